@@ -1,0 +1,322 @@
+package meshmpi
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"slices"
+	"sync/atomic"
+
+	"github.com/meshmpi/meshmpi/peer"
+)
+
+// Special ranks, tags and values (MPI_ANY_SOURCE, MPI_PROC_NULL,
+// MPI_ANY_TAG, MPI_UNDEFINED, MPI_TAG_UB).
+const (
+	// AnySource matches a message from any rank.
+	AnySource = peer.AnySource
+	// ProcNull is a rank that does not exist: operations on it complete at
+	// once and move nothing.
+	ProcNull = -2
+	// AnyTag matches a message with any tag.
+	AnyTag = peer.AnyTag
+	// Undefined is the color for Split that leaves a rank out, and the
+	// value returned where a rank or index does not exist.
+	Undefined = -32766
+	// TagUB is the largest valid tag.
+	TagUB = 1<<31 - 1
+)
+
+// Context ids. Each communicator owns an id c and, on the wire, two
+// matching contexts: 2c for point-to-point and 2c+1 for its collectives, so
+// user messages never match collective traffic. Ids are agreed collectively
+// (the lowest id no member uses), so every member of a communicator holds
+// the same one.
+const (
+	worldContext = 0
+	ctxWords     = 64 // 4096 ids
+)
+
+type ctxMask [ctxWords]uint64
+
+func (m *ctxMask) set(id int)   { m[id/64] |= 1 << (id % 64) }
+func (m *ctxMask) clear(id int) { m[id/64] &^= 1 << (id % 64) }
+
+// lowestFree returns the lowest id not set, or -1.
+func (m *ctxMask) lowestFree() int {
+	for i, w := range m {
+		if w != ^uint64(0) {
+			return i*64 + bits.TrailingZeros64(^w)
+		}
+	}
+	return -1
+}
+
+// Comm is a communicator (MPI_Comm): a group of ranks and the contexts their
+// messages travel in. A Comm belongs to one rank; methods and functions that
+// take it are collective where MPI says so. A Comm may be used from several
+// goroutines for point-to-point; collective calls on one Comm must be made
+// in the same order on every rank, from one goroutine at a time.
+type Comm struct {
+	p     *proc
+	id    int
+	rank  int
+	ranks []int   // world rank of each rank
+	local []int32 // rank of each world rank, or -1
+	name  string
+	seq   atomic.Uint32 // collective sequence: the tag of the next collective
+	freed atomic.Bool
+}
+
+func newComm(p *proc, id int, ranks []int) *Comm {
+	c := &Comm{p: p, id: id, ranks: ranks, local: make([]int32, p.ep.Size()), rank: Undefined}
+	for i := range c.local {
+		c.local[i] = -1
+	}
+	for r, w := range ranks {
+		c.local[w] = int32(r)
+		if w == p.ep.Rank() {
+			c.rank = r
+		}
+	}
+	return c
+}
+
+// Rank returns the calling rank's rank in c (MPI_Comm_rank).
+func (c *Comm) Rank() int {
+	if c == nil {
+		return Undefined
+	}
+	return c.rank
+}
+
+// Size returns the number of ranks in c (MPI_Comm_size).
+func (c *Comm) Size() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.ranks)
+}
+
+// String names the communicator for errors and logs.
+func (c *Comm) String() string {
+	if c == nil {
+		return "comm(nil)"
+	}
+	if c.name != "" {
+		return fmt.Sprintf("comm %s (rank %d of %d)", c.name, c.rank, len(c.ranks))
+	}
+	return fmt.Sprintf("comm %d (rank %d of %d)", c.id, c.rank, len(c.ranks))
+}
+
+func (c *Comm) p2pContext() uint32  { return uint32(c.id) << 1 }
+func (c *Comm) collContext() uint32 { return uint32(c.id)<<1 | 1 }
+
+func (c *Comm) check() error {
+	if c == nil {
+		return fmt.Errorf("nil communicator: %w", ErrComm)
+	}
+	if c.freed.Load() {
+		return fmt.Errorf("%s was freed: %w", c, ErrComm)
+	}
+	return nil
+}
+
+// Group returns the group of c (MPI_Comm_group).
+func (c *Comm) Group() (*Group, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return &Group{ranks: c.ranks, self: c.p.ep.Rank()}, nil
+}
+
+// Dup returns a new communicator with the same group and new contexts
+// (MPI_Comm_dup). Collective over c.
+func (c *Comm) Dup() (*Comm, error) {
+	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("dup: %w", err)
+	}
+	n, err := c.create(nil, func([][]byte) []int { return identityRanks(len(c.ranks)) })
+	if err != nil {
+		return nil, fmt.Errorf("dup on %s: %w", c, err)
+	}
+	return n, nil
+}
+
+// Split partitions c by color (MPI_Comm_split): ranks that pass the same
+// color form a new communicator, ordered by key and then by their rank in
+// c. A rank passing Undefined takes part but gets nil. Collective over c.
+func (c *Comm) Split(color, key int) (*Comm, error) {
+	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("split: %w", err)
+	}
+	if color < 0 && color != Undefined {
+		return nil, fmt.Errorf("split on %s: color %d: %w", c, color, ErrArg)
+	}
+	var rec [16]byte
+	binary.LittleEndian.PutUint64(rec[:], uint64(int64(color)))
+	binary.LittleEndian.PutUint64(rec[8:], uint64(int64(key)))
+	n, err := c.create(rec[:], func(recs [][]byte) []int {
+		if color == Undefined {
+			return nil
+		}
+		type member struct{ key, rank int }
+		var mine []member
+		for r, b := range recs {
+			if int(int64(binary.LittleEndian.Uint64(b))) == color {
+				mine = append(mine, member{int(int64(binary.LittleEndian.Uint64(b[8:]))), r})
+			}
+		}
+		slices.SortStableFunc(mine, func(a, b member) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.rank, b.rank)) })
+		ranks := make([]int, len(mine))
+		for i, m := range mine {
+			ranks[i] = m.rank
+		}
+		return ranks
+	})
+	if err != nil {
+		return nil, fmt.Errorf("split on %s: %w", c, err)
+	}
+	return n, nil
+}
+
+// Create returns a communicator over g, a subgroup of c's group
+// (MPI_Comm_create). Every rank of c calls it with the same group; ranks
+// outside g get nil.
+func (c *Comm) Create(g *Group) (*Comm, error) {
+	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("create: %w", err)
+	}
+	if g == nil {
+		return nil, fmt.Errorf("create on %s: nil group: %w", c, ErrGroup)
+	}
+	for _, w := range g.ranks {
+		if c.local[w] < 0 {
+			return nil, fmt.Errorf("create on %s: world rank %d is not in the communicator: %w", c, w, ErrGroup)
+		}
+	}
+	n, err := c.create(nil, func([][]byte) []int {
+		if !slices.Contains(g.ranks, c.p.ep.Rank()) {
+			return nil
+		}
+		ranks := make([]int, len(g.ranks))
+		for i, w := range g.ranks {
+			ranks[i] = int(c.local[w])
+		}
+		return ranks
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create on %s: %w", c, err)
+	}
+	return n, nil
+}
+
+// create is the collective core of Dup, Split and Create. Every rank of c
+// contributes rec and the context ids it uses; all take the lowest id no
+// rank of c uses, so members of the new communicator agree on it (ranks of
+// different Split colors may share it: their groups are disjoint). members
+// turns everyone's records into the caller's new group, as ranks of c in
+// order; nil means the caller is not a member.
+func (c *Comm) create(rec []byte, members func(recs [][]byte) []int) (*Comm, error) {
+	const maskLen = ctxWords * 8
+	local := make([]byte, maskLen+len(rec))
+	c.p.mu.Lock()
+	for i, w := range c.p.ctxUsed {
+		binary.LittleEndian.PutUint64(local[i*8:], w)
+	}
+	c.p.mu.Unlock()
+	copy(local[maskLen:], rec)
+	all, err := c.allgather(local)
+	if err != nil {
+		return nil, err
+	}
+	var union ctxMask
+	recs := make([][]byte, len(c.ranks))
+	for r := range recs {
+		b := all[r*len(local) : (r+1)*len(local)]
+		for i := range union {
+			union[i] |= binary.LittleEndian.Uint64(b[i*8:])
+		}
+		recs[r] = b[maskLen:]
+	}
+	id := union.lowestFree()
+	if id < 0 {
+		return nil, fmt.Errorf("no context id is free on every rank (%d in use): %w", ctxWords*64, ErrComm)
+	}
+	group := members(recs)
+	if len(group) == 0 {
+		return nil, nil
+	}
+	ranks := make([]int, len(group))
+	for i, r := range group {
+		ranks[i] = c.ranks[r]
+	}
+	c.p.mu.Lock()
+	c.p.ctxUsed.set(id)
+	c.p.mu.Unlock()
+	return newComm(c.p, id, ranks), nil
+}
+
+// Free releases c (MPI_Comm_free). Operations on c afterwards fail with
+// ErrComm. The world communicator cannot be freed.
+func (c *Comm) Free() error {
+	if err := c.check(); err != nil {
+		return fmt.Errorf("free: %w", err)
+	}
+	if c.id == worldContext {
+		return fmt.Errorf("free %s: the world cannot be freed: %w", c, ErrComm)
+	}
+	if c.freed.Swap(true) {
+		return fmt.Errorf("free %s: already freed: %w", c, ErrComm)
+	}
+	c.p.mu.Lock()
+	c.p.ctxUsed.clear(c.id)
+	c.p.mu.Unlock()
+	return nil
+}
+
+// Comparison is the result of comparing communicators or groups.
+type Comparison int
+
+// Results of Compare (MPI_IDENT, MPI_CONGRUENT, MPI_SIMILAR, MPI_UNEQUAL).
+const (
+	Ident     Comparison = iota // the same communicator, or groups with the same members in the same order
+	Congruent                   // same members in the same order, different contexts
+	Similar                     // same members, different order
+	Unequal                     // different members
+)
+
+func (r Comparison) String() string {
+	switch r {
+	case Ident:
+		return "ident"
+	case Congruent:
+		return "congruent"
+	case Similar:
+		return "similar"
+	case Unequal:
+		return "unequal"
+	}
+	return fmt.Sprintf("Comparison(%d)", int(r))
+}
+
+// Compare compares two communicators of the same rank (MPI_Comm_compare).
+func Compare(a, b *Comm) (Comparison, error) {
+	if err := a.check(); err != nil {
+		return Unequal, fmt.Errorf("compare: %w", err)
+	}
+	if err := b.check(); err != nil {
+		return Unequal, fmt.Errorf("compare: %w", err)
+	}
+	if a == b {
+		return Ident, nil
+	}
+	switch compareRanks(a.ranks, b.ranks) {
+	case Ident:
+		return Congruent, nil
+	case Similar:
+		return Similar, nil
+	}
+	return Unequal, nil
+}

@@ -1,0 +1,34 @@
+// Package meshmpi gives Go programs MPI semantics on machines no cluster
+// owns: browser tabs, WASI runtimes and native processes joined into one
+// job.
+//
+// This package is the API users import. A rank gets its world communicator
+// from Init (a launched job, or a world of one) or from Run (n ranks as
+// goroutines over in-process memory links). Communicators (Comm) carry
+// point-to-point operations over typed Go slices — Send, Recv, Isend,
+// Irecv, the persistent SendInit and RecvInit, probes and matched probes —
+// and every nonblocking or persistent operation is a Request, completed
+// with Wait, Test and their …all, …any and …some forms.
+//
+// # Architecture
+//
+// The root package stands on peer, the point-to-point layer (matching,
+// frames, the eager and rendezvous protocols, and the links: memory today,
+// WebRTC, browser and WASI next), and on op, the leaf that holds element
+// types and reductions. Arrows point down only: peer knows nothing of
+// communicators or requests; this package translates ranks, validates
+// arguments and owns the request state machine (MPI-4.1 §3.7–3.9).
+//
+// # Errors
+//
+// Every error wraps one of the MPI error classes declared here (ErrRank,
+// ErrTag, ErrTruncate, ErrProcFailed, …), so callers test them with
+// errors.Is. Nothing panics across the API: a panic inside a rank started
+// by Run becomes that rank's error and aborts the world.
+//
+// # Byte order
+//
+// Buffers travel in the machine's byte order; every meshmpi target (amd64,
+// arm64, wasm) is little-endian. Int, Uint and Uintptr are 8 bytes natively
+// and 4 on wasm: use sized types in messages between mixed ranks.
+package meshmpi

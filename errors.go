@@ -1,0 +1,47 @@
+package meshmpi
+
+import (
+	"errors"
+
+	"github.com/meshmpi/meshmpi/peer"
+)
+
+// MPI error classes (MPI-4.1 §9.4) as sentinel errors. Every error meshmpi
+// returns wraps one of them with context; test with errors.Is.
+var (
+	// ErrBuffer: an invalid buffer, such as a send and receive buffer that must differ.
+	ErrBuffer = errors.New("invalid buffer")
+	// ErrCount: an invalid count, or a message that is not a whole number of elements.
+	ErrCount = errors.New("invalid count")
+	// ErrType: an invalid or mismatched element type.
+	ErrType = errors.New("invalid datatype")
+	// ErrTag: a tag outside [0, TagUB] (or AnyTag where a wildcard is not allowed).
+	ErrTag = errors.New("invalid tag")
+	// ErrComm: a nil, freed or otherwise unusable communicator.
+	ErrComm = errors.New("invalid communicator")
+	// ErrRank: a rank outside the communicator (or a wildcard where none is allowed).
+	ErrRank = errors.New("invalid rank")
+	// ErrRoot: an invalid root rank.
+	ErrRoot = errors.New("invalid root")
+	// ErrGroup: an invalid group, or one that does not fit the operation.
+	ErrGroup = errors.New("invalid group")
+	// ErrOp: an invalid reduction operation.
+	ErrOp = errors.New("invalid operation")
+	// ErrArg: an invalid argument not covered by a more specific class.
+	ErrArg = errors.New("invalid argument")
+	// ErrRequest: an invalid request or a request used in the wrong state
+	// (starting an active request, waiting on a freed one, freeing an
+	// active persistent request, cancelling a send or a collective).
+	ErrRequest = errors.New("invalid request")
+	// ErrInStatus: a multiple-completion call (Waitall …) in which some
+	// request failed; the statuses say which, and the error joins theirs.
+	ErrInStatus = errors.New("error in status")
+	// ErrNotSupported: the operation is not available in this build or world.
+	ErrNotSupported = errors.New("not supported")
+	// ErrTruncate: a message longer than the receive buffer. The buffer
+	// holds the message's first bytes; nothing is written past its end.
+	ErrTruncate = peer.ErrTruncate
+	// ErrProcFailed: a process the operation involves has failed or left,
+	// or the world was aborted.
+	ErrProcFailed = peer.ErrProcFailed
+)

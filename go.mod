@@ -1,0 +1,5 @@
+module github.com/meshmpi/meshmpi
+
+go 1.26
+
+require github.com/stretchr/testify v1.12.1 // indirect

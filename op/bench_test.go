@@ -1,0 +1,79 @@
+package op
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkReduce measures Reduce on buffers of 1 KiB and 1 MiB per
+// operand; MB/s counts the bytes of one operand.
+func BenchmarkReduce(b *testing.B) {
+	const kib, mib = 1 << 10, 1 << 20
+	addf := New("addf", true, func(in, inout []float64) {
+		for i := range in {
+			inout[i] += in[i]
+		}
+	})
+	for _, c := range []struct {
+		op   *Op
+		typ  Type
+		size int
+	}{
+		{Sum, Float64, kib},
+		{Sum, Float64, mib},
+		{Sum, Float32, mib},
+		{Sum, Int32, mib},
+		{Sum, Complex128, mib},
+		{Prod, Int64, mib},
+		{Max, Int32, mib},
+		{Max, Float64, kib},
+		{Max, Float64, mib},
+		{Min, Float32, mib},
+		{Land, Uint8, mib},
+		{Band, Uint64, mib},
+		{Bxor, Uint8, mib},
+		{MaxLoc, LocFloat64, kib},
+		{MaxLoc, LocFloat64, mib},
+		{MinLoc, LocInt32, mib},
+		{Replace, Float64, mib},
+		{NoOp, Float64, mib},
+		{addf, Float64, kib},
+		{addf, Float64, mib},
+	} {
+		name := fmt.Sprintf("%v/%v/%dKiB", c.op, c.typ, c.size/kib)
+		if c.size >= mib {
+			name = fmt.Sprintf("%v/%v/%dMiB", c.op, c.typ, c.size/mib)
+		}
+		if c.typ >= locBase { // readable before Type knows the pair types
+			_, tn, _ := locTypeInfo(c.typ)
+			name = fmt.Sprintf("%v/%s/%s", c.op, tn, name[len(name)-len(fmt.Sprint(c.size/mib))-3:])
+		}
+		b.Run(name, func(b *testing.B) {
+			in, inout := make([]byte, c.size), make([]byte, c.size)
+			b.SetBytes(int64(c.size))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.op.Reduce(c.typ, in, inout); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkLoop is the plain Go loop that Sum/float64 dispatches to, the
+// floor for Reduce's overhead.
+func BenchmarkLoop(b *testing.B) {
+	for _, size := range []int{1 << 10, 1 << 20} {
+		b.Run(fmt.Sprintf("float64/%dB", size), func(b *testing.B) {
+			in, inout := make([]float64, size/8), make([]float64, size/8)
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range in {
+					inout[i] += in[i]
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,54 @@
+package meshmpi
+
+import "fmt"
+
+// Option configures a world. Every rank of a world gets the same options.
+type Option func(*config) error
+
+type config struct {
+	eagerLimit int // bytes; 0 = peer.DefaultEagerLimit, -1 = always rendezvous
+	frameSize  int // memory-link frame size; 0 = peer.DefaultMemoryFrame
+}
+
+// WithEagerLimit sets the largest message, in bytes, sent without a
+// rendezvous handshake; 0 sends every non-empty message by rendezvous.
+// Larger limits cut latency for mid-size messages and cost receiver memory
+// for unexpected ones.
+func WithEagerLimit(bytes int) Option {
+	return func(c *config) error {
+		if bytes < 0 {
+			return fmt.Errorf("eager limit %d: %w", bytes, ErrArg)
+		}
+		c.eagerLimit = bytes
+		if bytes == 0 {
+			c.eagerLimit = -1
+		}
+		return nil
+	}
+}
+
+// WithFrameSize sets the frame size, header included, of in-process memory
+// links. Small frames split rendezvous messages into many frames, which
+// tests use to exercise fragmentation without big buffers.
+func WithFrameSize(bytes int) Option {
+	return func(c *config) error {
+		if bytes <= headerLen {
+			return fmt.Errorf("frame size %d must exceed the %d-byte header: %w", bytes, headerLen, ErrArg)
+		}
+		c.frameSize = bytes
+		return nil
+	}
+}
+
+func newConfig(opts []Option) (config, error) {
+	var c config
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&c); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,504 @@
+package meshmpi
+
+import (
+	"fmt"
+
+	"github.com/meshmpi/meshmpi/op"
+	"github.com/meshmpi/meshmpi/peer"
+)
+
+// Numeric is the set of element types point-to-point operations and
+// reductions accept: every Go integer, float and complex type, and named
+// types built on them. []byte is []uint8.
+type Numeric = op.Numeric
+
+// Status describes a completed operation (MPI_Status).
+type Status struct {
+	Source    int   // rank of the message's sender in the communicator (receives, probes)
+	Tag       int   // the message's tag (receives, probes)
+	Count     int   // elements of the operation's type moved; bytes for probes
+	Bytes     int   // bytes moved; for probes, the message's length
+	Cancelled bool  // the receive was cancelled (MPI_Test_cancelled)
+	Err       error // the operation's error, as the call returned it
+}
+
+// GetCount returns the number of T elements a status describes
+// (MPI_Get_count): ErrCount if Bytes is not a whole number of them.
+func GetCount[T Numeric](st Status) (int, error) {
+	n := op.SizeOf[T]()
+	if st.Bytes%n != 0 {
+		return Undefined, fmt.Errorf("get count: %d bytes is not a whole number of %d-byte elements: %w", st.Bytes, n, ErrCount)
+	}
+	return st.Bytes / n, nil
+}
+
+type p2pKind uint8
+
+const (
+	p2pSend p2pKind = iota
+	p2pRecv
+	p2pMrecv
+)
+
+// p2pRequest is one point-to-point operation: the arguments it was called
+// with, validated, and the peer Op that carries it while active.
+type p2pRequest struct {
+	c     *Comm
+	kind  p2pKind
+	mode  peer.Mode
+	rank  int // as the caller gave it: a rank of c, AnySource or ProcNull
+	world int // the world rank, or AnySource
+	tag   int
+	ctx   uint32 // matching context: c's point-to-point context, or its collective one
+	buf   []byte
+	elem  int
+	op    *peer.Op
+	msg   *peer.Message // Mrecv
+}
+
+// prepare validates the arguments of a send (kind p2pSend) or receive.
+func (q *p2pRequest) prepare(c *Comm, kind p2pKind, rank, tag int, buf []byte, elem int) error {
+	*q = p2pRequest{c: c, kind: kind, rank: rank, tag: tag, buf: buf, elem: elem}
+	if err := c.check(); err != nil {
+		return err
+	}
+	q.ctx = c.p2pContext()
+	send := kind == p2pSend
+	switch {
+	case rank == ProcNull:
+	case rank == AnySource && !send:
+		q.world = AnySource
+	case rank < 0 || rank >= len(c.ranks):
+		return fmt.Errorf("%s on %s: rank %d: %w", q.verb(), c, rank, ErrRank)
+	default:
+		q.world = c.ranks[rank]
+	}
+	if (tag < 0 || tag > TagUB) && (send || tag != AnyTag) {
+		return fmt.Errorf("%s on %s: tag %d: %w", q.verb(), c, tag, ErrTag)
+	}
+	return nil
+}
+
+func (q *p2pRequest) verb() string {
+	if q.kind == p2pSend {
+		return "send"
+	}
+	return "receive"
+}
+
+func (q *p2pRequest) start() error {
+	if q.rank == ProcNull {
+		return nil
+	}
+	ep := q.c.p.ep
+	if q.op == nil {
+		q.op = ep.GetOp()
+	}
+	var err error
+	switch q.kind {
+	case p2pSend:
+		err = ep.StartSend(q.op, q.mode, q.world, q.ctx, int32(q.tag), q.buf)
+	case p2pRecv:
+		err = ep.StartRecv(q.op, q.world, q.ctx, int32(q.tag), q.buf)
+	case p2pMrecv:
+		err = ep.StartMrecv(q.op, q.msg, q.buf)
+		q.msg = nil
+	}
+	if err != nil {
+		ep.PutOp(q.op)
+		q.op = nil
+		return fmt.Errorf("%s on %s: %w", q.verb(), q.c, err)
+	}
+	return nil
+}
+
+func (q *p2pRequest) finished() bool { return q.rank == ProcNull || q.op.Finished() }
+
+func (q *p2pRequest) done() <-chan struct{} { return q.op.Done() }
+
+func (q *p2pRequest) endpoint() *peer.Endpoint {
+	if q.op == nil {
+		return nil
+	}
+	return q.c.p.ep
+}
+
+func (q *p2pRequest) result(keep bool) (Status, error) {
+	if q.rank == ProcNull {
+		return Status{Source: ProcNull, Tag: AnyTag}, nil
+	}
+	res := q.op.Result()
+	if !keep {
+		q.c.p.ep.PutOp(q.op)
+		q.op = nil
+	}
+	st := Status{Bytes: res.N, Count: res.N / q.elem, Cancelled: res.Cancelled}
+	if q.kind != p2pSend {
+		st.Source, st.Tag = int(q.c.local[res.Source]), res.Tag
+		if res.Cancelled {
+			st.Source, st.Tag = Undefined, Undefined
+		}
+	}
+	err := res.Err
+	if err == nil && res.N%q.elem != 0 {
+		err = fmt.Errorf("%d bytes is not a whole number of %d-byte elements: %w", res.N, q.elem, ErrCount)
+	}
+	if err != nil {
+		if q.kind == p2pSend {
+			err = fmt.Errorf("send to %d tag %d on %s: %w", q.rank, q.tag, q.c, err)
+		} else {
+			err = fmt.Errorf("receive from %d tag %d on %s: %w", q.rank, q.tag, q.c, err)
+		}
+		st.Err = err
+	}
+	return st, err
+}
+
+func (q *p2pRequest) cancel() error {
+	if q.kind == p2pSend {
+		return fmt.Errorf("cancel: only receives can be cancelled: %w", ErrRequest)
+	}
+	if q.rank != ProcNull {
+		q.c.p.ep.Cancel(q.op)
+	}
+	return nil
+}
+
+func (q *p2pRequest) detach() {
+	if q.op != nil {
+		q.c.p.ep.Detach(q.op)
+		q.op = nil
+	}
+}
+
+func (q *p2pRequest) release() {
+	if q.op != nil {
+		q.c.p.ep.PutOp(q.op)
+		q.op = nil
+	}
+}
+
+// run performs a blocking operation: start, wait, result, with the Op back
+// in the pool. Nothing here allocates unless the operation fails.
+func (q *p2pRequest) run() (Status, error) {
+	if err := q.start(); err != nil {
+		return Status{}, err
+	}
+	if q.op != nil {
+		for !q.op.Finished() {
+			<-q.op.Done()
+		}
+	}
+	return q.result(false)
+}
+
+// newRequest wraps a prepared p2pRequest, starting it unless persistent.
+func newRequest(q *p2pRequest, persistent bool) (*Request, error) {
+	r := &Request{persistent: persistent, p2p: *q}
+	r.impl = &r.p2p
+	if persistent {
+		if r.p2p.rank != ProcNull {
+			r.p2p.op = r.p2p.c.p.ep.GetOp() // held for the request's life
+		}
+		return r, nil
+	}
+	if err := r.p2p.start(); err != nil {
+		return nil, err
+	}
+	r.state = Active
+	return r, nil
+}
+
+func send[T Numeric](c *Comm, mode peer.Mode, buf []T, dest, tag int) error {
+	var q p2pRequest
+	if err := q.prepare(c, p2pSend, dest, tag, op.Bytes(buf), op.SizeOf[T]()); err != nil {
+		return err
+	}
+	q.mode = mode
+	_, err := q.run()
+	return err
+}
+
+// Send sends buf to rank dest of c with tag (MPI_Send). It returns when buf
+// may be reused: at once for messages up to the eager limit, after the
+// receiver matched larger ones.
+func Send[T Numeric](c *Comm, buf []T, dest, tag int) error {
+	return send(c, peer.Standard, buf, dest, tag)
+}
+
+// Ssend sends buf and returns only after the receiver matched the message
+// (MPI_Ssend).
+func Ssend[T Numeric](c *Comm, buf []T, dest, tag int) error {
+	return send(c, peer.Synchronous, buf, dest, tag)
+}
+
+// Recv receives a message from rank source (or AnySource) with tag (or
+// AnyTag) into buf (MPI_Recv). A message longer than buf fills it and
+// returns ErrTruncate.
+func Recv[T Numeric](c *Comm, buf []T, source, tag int) (Status, error) {
+	var q p2pRequest
+	if err := q.prepare(c, p2pRecv, source, tag, op.Bytes(buf), op.SizeOf[T]()); err != nil {
+		return Status{}, err
+	}
+	return q.run()
+}
+
+func isend[T Numeric](c *Comm, mode peer.Mode, buf []T, dest, tag int, persistent bool) (*Request, error) {
+	var q p2pRequest
+	if err := q.prepare(c, p2pSend, dest, tag, op.Bytes(buf), op.SizeOf[T]()); err != nil {
+		return nil, err
+	}
+	q.mode = mode
+	return newRequest(&q, persistent)
+}
+
+func irecv[T Numeric](c *Comm, buf []T, source, tag int, persistent bool) (*Request, error) {
+	var q p2pRequest
+	if err := q.prepare(c, p2pRecv, source, tag, op.Bytes(buf), op.SizeOf[T]()); err != nil {
+		return nil, err
+	}
+	return newRequest(&q, persistent)
+}
+
+// Isend starts a send (MPI_Isend); buf must not change until it completes.
+func Isend[T Numeric](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	return isend(c, peer.Standard, buf, dest, tag, false)
+}
+
+// Issend starts a synchronous send (MPI_Issend): it completes once matched.
+func Issend[T Numeric](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	return isend(c, peer.Synchronous, buf, dest, tag, false)
+}
+
+// Irecv starts a receive (MPI_Irecv).
+func Irecv[T Numeric](c *Comm, buf []T, source, tag int) (*Request, error) {
+	return irecv(c, buf, source, tag, false)
+}
+
+// SendInit creates a persistent send (MPI_Send_init): each Start sends buf's
+// current contents to dest with tag.
+func SendInit[T Numeric](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	return isend(c, peer.Standard, buf, dest, tag, true)
+}
+
+// SsendInit creates a persistent synchronous send (MPI_Ssend_init).
+func SsendInit[T Numeric](c *Comm, buf []T, dest, tag int) (*Request, error) {
+	return isend(c, peer.Synchronous, buf, dest, tag, true)
+}
+
+// RecvInit creates a persistent receive (MPI_Recv_init).
+func RecvInit[T Numeric](c *Comm, buf []T, source, tag int) (*Request, error) {
+	return irecv(c, buf, source, tag, true)
+}
+
+// Sendrecv sends sendbuf to dest and receives into recvbuf from source, in
+// either order, without deadlocking against a matching Sendrecv (MPI_Sendrecv).
+func Sendrecv[T, U Numeric](c *Comm, sendbuf []T, dest, sendtag int, recvbuf []U, source, recvtag int) (Status, error) {
+	var s, r p2pRequest
+	if err := r.prepare(c, p2pRecv, source, recvtag, op.Bytes(recvbuf), op.SizeOf[U]()); err != nil {
+		return Status{}, fmt.Errorf("sendrecv: %w", err)
+	}
+	if err := s.prepare(c, p2pSend, dest, sendtag, op.Bytes(sendbuf), op.SizeOf[T]()); err != nil {
+		return Status{}, fmt.Errorf("sendrecv: %w", err)
+	}
+	if err := r.start(); err != nil {
+		return Status{}, fmt.Errorf("sendrecv: %w", err)
+	}
+	_, serr := s.run()
+	if r.op != nil {
+		for !r.op.Finished() {
+			<-r.op.Done()
+		}
+	}
+	st, rerr := r.result(false)
+	if serr != nil {
+		return st, fmt.Errorf("sendrecv: %w", serr)
+	}
+	return st, rerr
+}
+
+// SendrecvReplace sends buf to dest and replaces its contents with a message
+// from source (MPI_Sendrecv_replace). It needs one temporary copy of buf.
+func SendrecvReplace[T Numeric](c *Comm, buf []T, dest, sendtag, source, recvtag int) (Status, error) {
+	tmp := append([]T(nil), buf...)
+	return Sendrecv(c, tmp, dest, sendtag, buf, source, recvtag)
+}
+
+// Message is a message taken out of matching by Mprobe or Improbe
+// (MPI_Message): only Mrecv or Imrecv can receive it, exactly once.
+type Message struct {
+	c      *Comm
+	m      *peer.Message
+	noProc bool // from a probe of ProcNull (MPI_MESSAGE_NO_PROC)
+	used   bool
+}
+
+func (c *Comm) probeArgs(verb string, source, tag int) (int, error) {
+	if err := c.check(); err != nil {
+		return 0, fmt.Errorf("%s: %w", verb, err)
+	}
+	if tag != AnyTag && (tag < 0 || tag > TagUB) {
+		return 0, fmt.Errorf("%s on %s: tag %d: %w", verb, c, tag, ErrTag)
+	}
+	switch {
+	case source == AnySource, source == ProcNull:
+		return source, nil
+	case source < 0 || source >= len(c.ranks):
+		return 0, fmt.Errorf("%s on %s: rank %d: %w", verb, c, source, ErrRank)
+	}
+	return c.ranks[source], nil
+}
+
+func (c *Comm) probeStatus(env peer.Envelope) Status {
+	return Status{Source: int(c.local[env.Source]), Tag: env.Tag, Count: env.Len, Bytes: env.Len}
+}
+
+var procNullStatus = Status{Source: ProcNull, Tag: AnyTag}
+
+// Iprobe reports whether a message that Recv(source, tag) would match has
+// arrived, without receiving it (MPI_Iprobe). Status.Count is in bytes; use
+// GetCount for elements.
+func (c *Comm) Iprobe(source, tag int) (Status, bool, error) {
+	w, err := c.probeArgs("iprobe", source, tag)
+	if err != nil || source == ProcNull {
+		return procNullStatus, err == nil, err
+	}
+	env, ok, err := c.p.ep.Iprobe(w, c.p2pContext(), int32(tag))
+	if err != nil {
+		return Status{}, false, fmt.Errorf("iprobe on %s: %w", c, err)
+	}
+	if !ok {
+		return Status{}, false, nil
+	}
+	return c.probeStatus(env), true, nil
+}
+
+// Probe blocks until a message that Recv(source, tag) would match has
+// arrived and describes it (MPI_Probe).
+func (c *Comm) Probe(source, tag int) (Status, error) {
+	var st Status
+	var err error
+	c.wait(func() bool {
+		var ok bool
+		st, ok, err = c.Iprobe(source, tag)
+		return ok || err != nil
+	})
+	return st, err
+}
+
+// Improbe is Iprobe that also takes the message out of matching for
+// Mrecv (MPI_Improbe).
+func (c *Comm) Improbe(source, tag int) (*Message, Status, bool, error) {
+	w, err := c.probeArgs("improbe", source, tag)
+	if err != nil {
+		return nil, Status{}, false, err
+	}
+	if source == ProcNull {
+		return &Message{c: c, noProc: true}, procNullStatus, true, nil
+	}
+	m, err := c.p.ep.Improbe(w, c.p2pContext(), int32(tag))
+	if err != nil {
+		return nil, Status{}, false, fmt.Errorf("improbe on %s: %w", c, err)
+	}
+	if m == nil {
+		return nil, Status{}, false, nil
+	}
+	return &Message{c: c, m: m}, c.probeStatus(m.Envelope()), true, nil
+}
+
+// Mprobe blocks until a matching message arrives and takes it out of
+// matching for Mrecv (MPI_Mprobe).
+func (c *Comm) Mprobe(source, tag int) (*Message, Status, error) {
+	var m *Message
+	var st Status
+	var err error
+	c.wait(func() bool {
+		var ok bool
+		m, st, ok, err = c.Improbe(source, tag)
+		return ok || err != nil
+	})
+	return m, st, err
+}
+
+// wait polls until poll reports done, sleeping on the endpoint in between.
+func (c *Comm) wait(poll func() bool) {
+	if poll() {
+		return
+	}
+	wake := make(chan struct{}, 1)
+	c.p.ep.Watch(wake)
+	defer c.p.ep.Unwatch(wake)
+	for !poll() {
+		<-wake
+	}
+}
+
+func (m *Message) prepare(q *p2pRequest, buf []byte, elem int) error {
+	if m == nil || m.used {
+		return fmt.Errorf("mrecv: message is nil or already received: %w", ErrRequest)
+	}
+	rank := ProcNull
+	if !m.noProc {
+		rank = int(m.c.local[m.m.Envelope().Source])
+	}
+	*q = p2pRequest{c: m.c, kind: p2pMrecv, rank: rank, tag: AnyTag, buf: buf, elem: elem, msg: m.m}
+	if err := m.c.check(); err != nil {
+		return fmt.Errorf("mrecv: %w", err)
+	}
+	m.used, m.m = true, nil
+	return nil
+}
+
+// Mrecv receives a message taken by Mprobe or Improbe (MPI_Mrecv).
+func Mrecv[T Numeric](m *Message, buf []T) (Status, error) {
+	var q p2pRequest
+	if err := m.prepare(&q, op.Bytes(buf), op.SizeOf[T]()); err != nil {
+		return Status{}, err
+	}
+	return q.run()
+}
+
+// Imrecv starts receiving a message taken by Mprobe or Improbe (MPI_Imrecv).
+func Imrecv[T Numeric](m *Message, buf []T) (*Request, error) {
+	var q p2pRequest
+	if err := m.prepare(&q, op.Bytes(buf), op.SizeOf[T]()); err != nil {
+		return nil, err
+	}
+	return newRequest(&q, false)
+}
+
+// allgather is the collective the communicator constructors and Finalize
+// need before the collective engine exists beneath them: every rank's
+// equal-length record, gathered at rank 0 and sent back to all, in c's
+// collective context under a fresh collective sequence number.
+func (c *Comm) allgather(rec []byte) ([]byte, error) {
+	tag := int(int32(c.seq.Add(1) - 1))
+	n, size := len(rec), len(c.ranks)
+	xfer := func(kind p2pKind, rank int, b []byte) error {
+		q := p2pRequest{c: c, kind: kind, rank: rank, world: c.ranks[rank], tag: tag, ctx: c.collContext(), buf: b, elem: 1}
+		st, err := q.run()
+		if err == nil && st.Bytes != len(b) {
+			err = fmt.Errorf("rank %d sent %d bytes, want %d: %w", rank, st.Bytes, len(b), ErrCount)
+		}
+		return err
+	}
+	all := make([]byte, n*size)
+	if c.rank != 0 {
+		if err := xfer(p2pSend, 0, rec); err != nil {
+			return nil, err
+		}
+		return all, xfer(p2pRecv, 0, all)
+	}
+	copy(all, rec)
+	for r := 1; r < size; r++ {
+		if err := xfer(p2pRecv, r, all[r*n:(r+1)*n]); err != nil {
+			return nil, err
+		}
+	}
+	for r := 1; r < size; r++ {
+		if err := xfer(p2pSend, r, all); err != nil {
+			return nil, err
+		}
+	}
+	return all, nil
+}

@@ -1,0 +1,194 @@
+package peer
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// conn is the endpoint's side of one link: the send queues for that peer and
+// the handler of the frames it delivers. One goroutine at a time writes to
+// the link (whoever finds it idle drains the queues: the drain-loop pattern),
+// and the link delivers frames one at a time, so neither side needs a lock
+// held across link calls.
+type conn struct {
+	ep       *Endpoint
+	rank     int
+	link     Link
+	maxData  int // payload bytes per frame
+	eagerMax int
+
+	dead atomic.Bool // set before pending operations are failed
+
+	mu      sync.Mutex
+	ctrl    opList // CTS frames; they go first, they unblock the peer's data
+	queue   opList // sends in order: eager frames, RTS, data phases
+	writing bool
+	blocked bool // the link is above its high-water mark
+	failed  error
+	hdr     [HeaderLen]byte // the writer's header scratch
+}
+
+// enqueue appends op to q and drains if nobody else is.
+func (c *conn) enqueue(op *Op, q *opList) {
+	c.mu.Lock()
+	if c.failed != nil {
+		err := c.failed
+		c.mu.Unlock()
+		c.drop(op, err)
+		return
+	}
+	q.push(op)
+	c.drainLocked()
+}
+
+// drainLocked writes queued frames until the queues are empty, the link is
+// blocked, or it fails. Called with c.mu held; returns with it released.
+func (c *conn) drainLocked() {
+	if c.writing || c.blocked {
+		c.mu.Unlock()
+		return
+	}
+	c.writing = true
+	for c.failed == nil {
+		var (
+			h       Header
+			payload []byte
+			done    *Op // completes once its frame is written
+		)
+		if op := c.ctrl.pop(); op != nil {
+			h = Header{Kind: KindCTS, Seq: op.seq, RID: op.rid, Total: uint64(op.want)}
+			done = op
+		} else if op := c.queue.head; op != nil {
+			h = Header{Context: op.ctx, Tag: op.tag, Total: uint64(len(op.buf))}
+			switch op.phase {
+			case phaseEager:
+				h.Kind, payload, done = KindEager, op.buf, op
+				c.queue.pop()
+			case phaseRTS:
+				h.Kind, h.Seq = KindRTS, op.slot
+				op.phase = phaseWaitCTS // before the write: the CTS may come back inside it
+				c.queue.pop()
+			case phaseData:
+				n := min(c.maxData, op.want-op.off)
+				h = Header{Kind: KindData, RID: op.rid, Total: uint64(op.want), Offset: uint64(op.off)}
+				payload = op.buf[op.off : op.off+n]
+				if op.off += n; op.off == op.want {
+					c.queue.pop()
+					done = op
+				}
+			}
+		} else {
+			break
+		}
+		h.Source = uint32(c.ep.rank)
+		h.Encode(c.hdr[:])
+		c.mu.Unlock()
+		ready, err := c.link.WriteFrame(c.hdr[:], payload)
+		if err != nil {
+			err = fmt.Errorf("link to rank %d: %w: %w", c.rank, ErrProcFailed, err)
+		}
+		if done != nil {
+			c.drop(done, err)
+		}
+		c.mu.Lock()
+		if err != nil {
+			c.writing = false
+			c.mu.Unlock()
+			c.fail(err)
+			return
+		}
+		if !ready {
+			c.blocked = true
+			break
+		}
+	}
+	c.writing = false
+	if c.failed != nil {
+		c.failQueuedLocked() // unlocks
+		return
+	}
+	c.mu.Unlock()
+}
+
+// drop finishes an op taken off the queue: a written CTS goes back to the
+// pool, a send completes (with err if its frame was not delivered).
+func (c *conn) drop(op *Op, err error) {
+	if op.kind == opCTS {
+		c.ep.PutOp(op)
+		return
+	}
+	c.ep.complete(op, err)
+}
+
+// fail marks the peer lost and fails everything pending with it.
+func (c *conn) fail(err error) {
+	c.dead.Store(true)
+	c.mu.Lock()
+	if c.failed != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.failed = err
+	if c.writing {
+		// the writer is inside WriteFrame with a queued op's buffer; it
+		// fails the queue when it returns
+		c.mu.Unlock()
+	} else {
+		c.failQueuedLocked()
+	}
+	c.ep.peerFailed(c.rank, err)
+}
+
+// failQueuedLocked completes every queued op with c.failed. Called with c.mu
+// held; returns with it released.
+func (c *conn) failQueuedLocked() {
+	var q opList
+	for op := c.ctrl.pop(); op != nil; op = c.ctrl.pop() {
+		q.push(op)
+	}
+	for op := c.queue.pop(); op != nil; op = c.queue.pop() {
+		q.push(op)
+	}
+	err := c.failed
+	c.mu.Unlock()
+	for op := q.pop(); op != nil; op = q.pop() {
+		c.drop(op, err)
+	}
+}
+
+// HandleFrame implements LinkHandler.
+func (c *conn) HandleFrame(hdr, payload []byte) {
+	var h Header
+	err := h.Decode(hdr, len(payload))
+	if err == nil && h.Source != uint32(c.rank) {
+		err = fmt.Errorf("%w: rank %d's link carries a frame from rank %d", ErrFrame, c.rank, h.Source)
+	}
+	if err == nil {
+		switch h.Kind {
+		case KindEager, KindRTS:
+			c.ep.arrive(c, &h, payload)
+		case KindCTS:
+			err = c.ep.ctsArrived(c, &h)
+		case KindData:
+			err = c.ep.dataArrived(c, &h, payload)
+		}
+	}
+	if err != nil {
+		// a peer that breaks the protocol is treated as lost
+		c.fail(fmt.Errorf("rank %d: %w: %w", c.rank, ErrProcFailed, err))
+		c.link.Close()
+	}
+}
+
+// HandleWritable implements LinkHandler.
+func (c *conn) HandleWritable() {
+	c.mu.Lock()
+	c.blocked = false
+	c.drainLocked()
+}
+
+// HandleClose implements LinkHandler.
+func (c *conn) HandleClose(err error) {
+	c.fail(fmt.Errorf("link to rank %d: %w: %w", c.rank, ErrProcFailed, err))
+}

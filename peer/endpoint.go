@@ -1,0 +1,666 @@
+package peer
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+)
+
+// DefaultEagerLimit is the largest message sent eagerly unless configured
+// otherwise; each link lowers it to what fits one frame.
+const DefaultEagerLimit = 64 << 10
+
+// Config describes an endpoint.
+type Config struct {
+	Rank, Size int // this endpoint's world rank and the world's size
+	// EagerLimit is the largest message, in bytes, sent without a
+	// rendezvous; 0 means DefaultEagerLimit, a negative value sends every
+	// message by rendezvous. An unexpected message buffers at most this
+	// much at the receiver.
+	EagerLimit int
+}
+
+// Endpoint is one rank's point-to-point engine: MPI matching over a posted
+// receive queue and an unexpected message queue (MPI-4.1 §3.5, non-overtaking
+// per source and context), the eager and rendezvous protocols, and one Link
+// per peer rank. It is safe for concurrent use.
+type Endpoint struct {
+	rank, size int
+	eagerLimit int
+	conns      []*conn
+
+	mu        sync.Mutex // matching state below
+	posted    opList
+	unexp     msgList
+	slots     []*Op
+	slotGen   []uint32
+	freeSlots []uint32
+	closed    error
+
+	poolMu sync.Mutex
+	ops    []*Op
+	msgs   []*Message
+	bufs   [bufClasses][][]byte
+
+	nwatch   atomic.Int32
+	watchMu  sync.Mutex
+	watchers []chan struct{}
+}
+
+// NewEndpoint returns an endpoint with no links attached.
+func NewEndpoint(cfg Config) (*Endpoint, error) {
+	if cfg.Size < 1 || cfg.Rank < 0 || cfg.Rank >= cfg.Size {
+		return nil, fmt.Errorf("peer: rank %d of a world of %d", cfg.Rank, cfg.Size)
+	}
+	if cfg.EagerLimit == 0 {
+		cfg.EagerLimit = DefaultEagerLimit
+	}
+	return &Endpoint{rank: cfg.Rank, size: cfg.Size, eagerLimit: cfg.EagerLimit, conns: make([]*conn, cfg.Size)}, nil
+}
+
+// Rank returns the endpoint's world rank.
+func (e *Endpoint) Rank() int { return e.rank }
+
+// Size returns the world's size.
+func (e *Endpoint) Size() int { return e.size }
+
+// Attach makes l the link to rank, binding it to the endpoint.
+func (e *Endpoint) Attach(rank int, l Link) error {
+	if rank < 0 || rank >= e.size {
+		return fmt.Errorf("peer: attach rank %d of %d", rank, e.size)
+	}
+	if l.MaxFrame() <= HeaderLen {
+		return fmt.Errorf("peer: link to rank %d carries %d-byte frames, need more than %d", rank, l.MaxFrame(), HeaderLen)
+	}
+	c := &conn{ep: e, rank: rank, link: l, maxData: l.MaxFrame() - HeaderLen}
+	c.eagerMax = min(e.eagerLimit, c.maxData)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.conns[rank] != nil {
+		return fmt.Errorf("peer: rank %d already has a link", rank)
+	}
+	e.conns[rank] = c
+	l.Bind(c)
+	return nil
+}
+
+// GetOp returns an idle Op from the pool.
+func (e *Endpoint) GetOp() *Op {
+	e.poolMu.Lock()
+	if n := len(e.ops); n > 0 {
+		op := e.ops[n-1]
+		e.ops = e.ops[:n-1]
+		e.poolMu.Unlock()
+		return op
+	}
+	e.poolMu.Unlock()
+	return &Op{ep: e, done: make(chan struct{}, 1)}
+}
+
+// PutOp returns an Op that is not active to the pool.
+func (e *Endpoint) PutOp(op *Op) {
+	op.buf, op.completer, op.res = nil, nil, Result{}
+	op.state.Store(opIdle)
+	e.poolMu.Lock()
+	e.ops = append(e.ops, op)
+	e.poolMu.Unlock()
+}
+
+// Detach gives up the caller's interest in an active op (MPI_Request_free on
+// an active request): the op runs to completion and then returns to the pool.
+func (e *Endpoint) Detach(op *Op) {
+	for {
+		switch op.state.Load() {
+		case opActive:
+			if op.state.CompareAndSwap(opActive, opDetached) {
+				return
+			}
+		case opCompleting:
+			// the completer is between its CAS and publishing; it is brief
+		default:
+			e.PutOp(op)
+			return
+		}
+	}
+}
+
+func (e *Endpoint) checkPeer(rank int, any bool) error {
+	if rank >= 0 && rank < e.size || any && rank == AnySource {
+		return nil
+	}
+	return fmt.Errorf("peer: rank %d outside a world of %d", rank, e.size)
+}
+
+// StartSend starts sending buf to world rank dst. It returns an error only
+// for arguments the endpoint cannot accept; a send that fails later (lost
+// peer) completes op with the error.
+func (e *Endpoint) StartSend(op *Op, mode Mode, dst int, ctx uint32, tag int32, buf []byte) error {
+	if err := e.checkPeer(dst, false); err != nil {
+		return err
+	}
+	if op.Active() {
+		return errors.New("peer: op already active")
+	}
+	op.arm(opSend, dst, ctx, tag, buf)
+	op.mode = mode
+	c := e.conns[dst]
+	if c == nil {
+		e.complete(op, fmt.Errorf("no link to rank %d: %w", dst, ErrProcFailed))
+		return nil
+	}
+	op.phase = phaseEager
+	if mode == Synchronous || len(buf) > c.eagerMax {
+		op.phase = phaseRTS
+		e.mu.Lock()
+		e.register(op)
+		e.mu.Unlock()
+	}
+	c.enqueue(op, &c.queue)
+	return nil
+}
+
+// StartRecv starts a receive into buf from world rank src (or AnySource)
+// with tag (or AnyTag) in context ctx.
+func (e *Endpoint) StartRecv(op *Op, src int, ctx uint32, tag int32, buf []byte) error {
+	if err := e.checkPeer(src, true); err != nil {
+		return err
+	}
+	if op.Active() {
+		return errors.New("peer: op already active")
+	}
+	op.arm(opRecv, src, ctx, tag, buf)
+	e.mu.Lock()
+	if m := e.unexp.match(ctx, src, tag); m != nil {
+		e.unexp.remove(m)
+		e.receiveLocked(op, m) // unlocks
+		return nil
+	}
+	var err error
+	switch {
+	case e.closed != nil:
+		err = e.closed
+	case src != AnySource && (e.conns[src] == nil || e.conns[src].dead.Load()):
+		err = fmt.Errorf("receive from rank %d: %w", src, ErrProcFailed)
+	default:
+		op.inPosted = true
+		e.posted.push(op)
+	}
+	e.mu.Unlock()
+	if err != nil {
+		e.complete(op, err)
+	}
+	return nil
+}
+
+// Envelope describes a message found by a probe.
+type Envelope struct {
+	Source int // world rank
+	Tag    int
+	Len    int // bytes
+}
+
+// Iprobe looks for a message that a receive with these arguments would match,
+// without receiving it (MPI_Iprobe).
+func (e *Endpoint) Iprobe(src int, ctx uint32, tag int32) (Envelope, bool, error) {
+	if err := e.checkPeer(src, true); err != nil {
+		return Envelope{}, false, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if m := e.unexp.match(ctx, src, tag); m != nil {
+		return m.envelope(), true, nil
+	}
+	if e.closed != nil {
+		return Envelope{}, false, e.closed
+	}
+	if src != AnySource && (e.conns[src] == nil || e.conns[src].dead.Load()) {
+		return Envelope{}, false, fmt.Errorf("probe rank %d: %w", src, ErrProcFailed)
+	}
+	return Envelope{}, false, nil
+}
+
+// Improbe is Iprobe that also removes the message from matching, so only
+// StartMrecv can receive it (MPI_Improbe).
+func (e *Endpoint) Improbe(src int, ctx uint32, tag int32) (*Message, error) {
+	if err := e.checkPeer(src, true); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if m := e.unexp.match(ctx, src, tag); m != nil {
+		e.unexp.remove(m)
+		return m, nil
+	}
+	if e.closed != nil {
+		return nil, e.closed
+	}
+	if src != AnySource && (e.conns[src] == nil || e.conns[src].dead.Load()) {
+		return nil, fmt.Errorf("probe rank %d: %w", src, ErrProcFailed)
+	}
+	return nil, nil
+}
+
+// StartMrecv receives a message taken by Improbe. m must not be used after.
+func (e *Endpoint) StartMrecv(op *Op, m *Message, buf []byte) error {
+	if op.Active() {
+		return errors.New("peer: op already active")
+	}
+	op.arm(opRecv, m.src, m.ctx, m.tag, buf)
+	e.mu.Lock()
+	e.receiveLocked(op, m)
+	return nil
+}
+
+// Cancel cancels a receive that has not matched yet (MPI_Cancel) and reports
+// whether it did; a cancelled op completes with Result.Cancelled set.
+func (e *Endpoint) Cancel(op *Op) bool {
+	e.mu.Lock()
+	if !op.inPosted {
+		e.mu.Unlock()
+		return false
+	}
+	e.posted.remove(op)
+	op.inPosted = false
+	e.mu.Unlock()
+	op.res.Cancelled = true
+	e.complete(op, nil)
+	return true
+}
+
+// receiveLocked delivers unexpected message m into op. Called with e.mu
+// held; returns with it released.
+func (e *Endpoint) receiveLocked(op *Op, m *Message) {
+	op.res.Source, op.res.Tag, op.res.Total = m.src, int(m.tag), m.total
+	if m.kind == KindEager {
+		n := copy(op.buf, m.data)
+		e.mu.Unlock()
+		e.putMessage(m)
+		e.finishRecv(op, n)
+		return
+	}
+	op.want = min(len(op.buf), m.total)
+	if op.want > 0 {
+		e.register(op)
+	}
+	e.mu.Unlock()
+	c, seq := e.conns[m.src], m.seq
+	e.putMessage(m)
+	e.clearToSend(c, op, seq)
+}
+
+// clearToSend answers a matched RTS; op's slot (if it wants data) is registered.
+func (e *Endpoint) clearToSend(c *conn, op *Op, seq uint32) {
+	cts := e.GetOp()
+	cts.kind, cts.seq, cts.rid, cts.want = opCTS, seq, op.slot, op.want
+	c.enqueue(cts, &c.ctrl)
+	if op.want == 0 {
+		e.finishRecv(op, 0)
+	}
+}
+
+func (e *Endpoint) finishRecv(op *Op, n int) {
+	var err error
+	if op.res.Total > n {
+		err = fmt.Errorf("%d-byte message from rank %d tag %d into a %d-byte buffer: %w",
+			op.res.Total, op.res.Source, op.res.Tag, len(op.buf), ErrTruncate)
+	}
+	op.res.N = n
+	e.complete(op, err)
+}
+
+// arrive matches an eager or RTS frame from c against the posted receives,
+// or queues it as unexpected.
+func (e *Endpoint) arrive(c *conn, h *Header, payload []byte) {
+	e.mu.Lock()
+	if op := e.posted.match(h.Context, c.rank, h.Tag); op != nil {
+		e.posted.remove(op)
+		op.inPosted = false
+		op.res.Source, op.res.Tag, op.res.Total = c.rank, int(h.Tag), int(h.Total)
+		if h.Kind == KindEager {
+			e.mu.Unlock()
+			e.finishRecv(op, copy(op.buf, payload))
+			return
+		}
+		op.want = min(len(op.buf), int(h.Total))
+		if op.want > 0 {
+			e.register(op)
+		}
+		e.mu.Unlock()
+		e.clearToSend(c, op, h.Seq)
+		return
+	}
+	m := e.getMessage(len(payload))
+	m.kind, m.ctx, m.src, m.tag, m.total, m.seq = h.Kind, h.Context, c.rank, h.Tag, int(h.Total), h.Seq
+	m.data = m.data[:copy(m.data[:len(payload)], payload)]
+	e.unexp.push(m)
+	e.mu.Unlock()
+	e.wake()
+}
+
+// ctsArrived starts the data phase of the send that RTS seq announced.
+func (e *Endpoint) ctsArrived(c *conn, h *Header) error {
+	e.mu.Lock()
+	op := e.lookup(h.Seq)
+	if op == nil || op.kind != opSend || op.peer != c.rank || op.phase != phaseWaitCTS || h.Total > uint64(len(op.buf)) {
+		e.mu.Unlock()
+		return fmt.Errorf("%w: cts for unknown send %#x", ErrFrame, h.Seq)
+	}
+	e.unregister(op)
+	e.mu.Unlock()
+	if h.Total == 0 {
+		e.complete(op, nil)
+		return nil
+	}
+	op.phase, op.rid, op.want, op.off = phaseData, h.RID, int(h.Total), 0
+	c.enqueue(op, &c.queue)
+	return nil
+}
+
+// dataArrived copies rendezvous payload straight into the matched receive's
+// buffer: the receiver never holds more of a large message than one frame.
+func (e *Endpoint) dataArrived(c *conn, h *Header, payload []byte) error {
+	e.mu.Lock()
+	op := e.lookup(h.RID)
+	if op == nil || op.kind != opRecv || op.res.Source != c.rank || h.Total != uint64(op.want) || h.Offset != uint64(op.off) {
+		e.mu.Unlock()
+		return fmt.Errorf("%w: data for unknown receive %#x", ErrFrame, h.RID)
+	}
+	e.mu.Unlock()
+	op.off += copy(op.buf[op.off:op.want], payload)
+	if op.off == op.want {
+		e.mu.Lock()
+		e.unregister(op)
+		e.mu.Unlock()
+		e.finishRecv(op, op.want)
+	}
+	return nil
+}
+
+// complete publishes op's result and wakes whoever waits for it.
+func (e *Endpoint) complete(op *Op, err error) {
+	if !op.state.CompareAndSwap(opActive, opCompleting) {
+		if op.state.CompareAndSwap(opDetached, opIdle) {
+			e.PutOp(op)
+		}
+		return
+	}
+	op.res.Err = err
+	if op.kind == opSend {
+		op.res.N = len(op.buf)
+		if err != nil {
+			op.res.N = 0
+		}
+	}
+	// once opDone is visible the owner may recycle op: read what we need first
+	c, id, n := op.completer, op.cid, op.res.N
+	op.state.Store(opDone)
+	if c != nil {
+		c.Complete(id, n, err)
+	} else {
+		select {
+		case op.done <- struct{}{}:
+		default:
+		}
+	}
+	e.wake()
+}
+
+// Watch registers ch to receive a token (non-blocking) whenever any
+// operation of this endpoint completes or an unexpected message arrives;
+// Waitany, Waitsome and blocking probes sleep on it.
+func (e *Endpoint) Watch(ch chan struct{}) {
+	e.watchMu.Lock()
+	e.watchers = append(e.watchers, ch)
+	e.nwatch.Add(1)
+	e.watchMu.Unlock()
+}
+
+// Unwatch removes ch registered by Watch.
+func (e *Endpoint) Unwatch(ch chan struct{}) {
+	e.watchMu.Lock()
+	for i, w := range e.watchers {
+		if w == ch {
+			e.watchers = append(e.watchers[:i], e.watchers[i+1:]...)
+			e.nwatch.Add(-1)
+			break
+		}
+	}
+	e.watchMu.Unlock()
+}
+
+// Wake pokes every watcher; completions of operations outside the endpoint
+// (collective schedules) call it too.
+func (e *Endpoint) Wake() { e.wake() }
+
+func (e *Endpoint) wake() {
+	if e.nwatch.Load() == 0 {
+		return
+	}
+	e.watchMu.Lock()
+	for _, w := range e.watchers {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+	e.watchMu.Unlock()
+}
+
+// Close shuts the endpoint down: every link closes, every pending operation
+// completes with err (ErrClosed if nil), and later operations fail with it.
+func (e *Endpoint) Close(err error) {
+	if err == nil {
+		err = ErrClosed
+	}
+	e.mu.Lock()
+	if e.closed != nil {
+		e.mu.Unlock()
+		return
+	}
+	e.closed = err
+	e.mu.Unlock()
+	for _, c := range e.conns {
+		if c != nil {
+			c.fail(err)
+			c.link.Close()
+		}
+	}
+	e.mu.Lock()
+	var failed opList
+	for op := e.posted.pop(); op != nil; op = e.posted.pop() {
+		op.inPosted = false
+		failed.push(op)
+	}
+	for m := e.unexp.head; m != nil; m = e.unexp.head {
+		e.unexp.remove(m)
+	}
+	e.mu.Unlock()
+	for op := failed.pop(); op != nil; op = failed.pop() {
+		e.complete(op, err)
+	}
+	e.wake()
+}
+
+// peerFailed completes every operation waiting on rank with err: posted
+// receives from it or from AnySource (ULFM's pending semantics: a wildcard
+// receive cannot know the failed rank will not be its sender) and
+// rendezvous transfers in either direction.
+func (e *Endpoint) peerFailed(rank int, err error) {
+	var failed opList
+	e.mu.Lock()
+	for op := e.posted.head; op != nil; {
+		next := op.next
+		if op.peer == rank || op.peer == AnySource {
+			e.posted.remove(op)
+			op.inPosted = false
+			failed.push(op)
+		}
+		op = next
+	}
+	for _, op := range e.slots {
+		if op != nil && (op.kind == opSend && op.peer == rank || op.kind == opRecv && op.res.Source == rank) {
+			e.unregister(op)
+			failed.push(op)
+		}
+	}
+	e.mu.Unlock()
+	for op := failed.pop(); op != nil; op = failed.pop() {
+		e.complete(op, err)
+	}
+	e.wake()
+}
+
+// Slot ids name rendezvous operations on the wire: the low 20 bits index
+// the slot table (plus one, so 0 is never an id), the high 12 bits are the
+// slot's generation, so a stale frame cannot reach the slot's next tenant.
+const slotBits = 20
+
+func (e *Endpoint) register(op *Op) {
+	var i uint32
+	if n := len(e.freeSlots); n > 0 {
+		i = e.freeSlots[n-1]
+		e.freeSlots = e.freeSlots[:n-1]
+	} else {
+		i = uint32(len(e.slots))
+		e.slots = append(e.slots, nil)
+		e.slotGen = append(e.slotGen, 0)
+	}
+	e.slots[i] = op
+	op.slot = e.slotGen[i]<<slotBits | (i + 1)
+	if op.kind == opSend {
+		op.phase = phaseRTS
+	}
+}
+
+func (e *Endpoint) lookup(id uint32) *Op {
+	i := id&(1<<slotBits-1) - 1
+	if int(i) >= len(e.slots) || e.slotGen[i] != id>>slotBits {
+		return nil
+	}
+	return e.slots[i]
+}
+
+func (e *Endpoint) unregister(op *Op) {
+	i := op.slot&(1<<slotBits-1) - 1
+	e.slots[i] = nil
+	e.slotGen[i] = (e.slotGen[i] + 1) & (1<<(32-slotBits) - 1)
+	e.freeSlots = append(e.freeSlots, i)
+	op.slot = 0
+}
+
+// Message is a message removed from matching by Improbe (MPI_Message), and
+// the unexpected queue's entry type. An eager message holds its payload; a
+// rendezvous message holds only its announcement.
+type Message struct {
+	kind       Kind
+	ctx        uint32
+	src        int
+	tag        int32
+	total      int
+	seq        uint32
+	data       []byte
+	prev, next *Message
+}
+
+// Envelope describes m.
+func (m *Message) envelope() Envelope { return Envelope{Source: m.src, Tag: int(m.tag), Len: m.total} }
+
+// Envelope returns the source, tag and length of m.
+func (m *Message) Envelope() Envelope { return m.envelope() }
+
+type msgList struct{ head, tail *Message }
+
+func (l *msgList) push(m *Message) {
+	m.next, m.prev = nil, l.tail
+	if l.tail == nil {
+		l.head = m
+	} else {
+		l.tail.next = m
+	}
+	l.tail = m
+}
+
+func (l *msgList) remove(m *Message) {
+	if m.prev == nil {
+		l.head = m.next
+	} else {
+		m.prev.next = m.next
+	}
+	if m.next == nil {
+		l.tail = m.prev
+	} else {
+		m.next.prev = m.prev
+	}
+	m.prev, m.next = nil, nil
+}
+
+// match returns the oldest unexpected message a receive (src, tag) in ctx
+// takes: arrival order is what makes matching non-overtaking.
+func (l *msgList) match(ctx uint32, src int, tag int32) *Message {
+	for m := l.head; m != nil; m = m.next {
+		if m.ctx == ctx && (src == AnySource || m.src == src) && (tag == AnyTag || m.tag == tag) {
+			return m
+		}
+	}
+	return nil
+}
+
+// match returns the oldest posted receive that takes a message (src, tag) in ctx.
+func (l *opList) match(ctx uint32, src int, tag int32) *Op {
+	for op := l.head; op != nil; op = op.next {
+		if op.ctx == ctx && (op.peer == AnySource || op.peer == src) && (op.tag == AnyTag || op.tag == tag) {
+			return op
+		}
+	}
+	return nil
+}
+
+// Unexpected payloads come from per-size-class free lists (powers of two
+// from 64 B), so a steady stream of unexpected eager messages allocates
+// nothing.
+const (
+	bufMinShift = 6
+	bufClasses  = 32 - bufMinShift
+)
+
+func bufClass(n int) int {
+	if n <= 1<<bufMinShift {
+		return 0
+	}
+	return bits.Len(uint(n-1)) - bufMinShift
+}
+
+func (e *Endpoint) getMessage(n int) *Message {
+	cl := bufClass(n)
+	e.poolMu.Lock()
+	var m *Message
+	if k := len(e.msgs); k > 0 {
+		m = e.msgs[k-1]
+		e.msgs = e.msgs[:k-1]
+	} else {
+		m = new(Message)
+	}
+	if n > 0 {
+		if k := len(e.bufs[cl]); k > 0 {
+			m.data = e.bufs[cl][k-1]
+			e.bufs[cl] = e.bufs[cl][:k-1]
+		} else {
+			m.data = make([]byte, 1<<(cl+bufMinShift))
+		}
+	}
+	e.poolMu.Unlock()
+	return m
+}
+
+func (e *Endpoint) putMessage(m *Message) {
+	e.poolMu.Lock()
+	if cap(m.data) > 0 {
+		cl := bufClass(cap(m.data))
+		e.bufs[cl] = append(e.bufs[cl], m.data[:cap(m.data)])
+	}
+	*m = Message{}
+	e.msgs = append(e.msgs, m)
+	e.poolMu.Unlock()
+}

@@ -1,0 +1,20 @@
+package peer
+
+import "errors"
+
+// Errors of the point-to-point layer. The root package re-exports the MPI
+// error classes among them, so users test them with errors.Is.
+var (
+	// ErrTruncate means a message was longer than the receive buffer; the
+	// buffer holds the message's first bytes and nothing past its end.
+	ErrTruncate = errors.New("message truncated")
+	// ErrProcFailed means the peer an operation involves is gone: its link
+	// closed or failed, or the job was aborted.
+	ErrProcFailed = errors.New("process failed")
+	// ErrFrame means a malformed frame arrived; the link that carried it is closed.
+	ErrFrame = errors.New("malformed frame")
+	// ErrVersion means a frame of an unknown protocol version arrived.
+	ErrVersion = errors.New("unsupported frame version")
+	// ErrClosed means the endpoint or link was closed locally.
+	ErrClosed = errors.New("endpoint closed")
+)

@@ -1,0 +1,36 @@
+package peer
+
+// Link is one reliable, ordered, message-preserving connection from this
+// endpoint to one peer. The in-process memory link, the WebRTC data channel
+// (native pion), the browser's RTCDataChannel and the WASI host link all
+// implement it; the Endpoint is its only consumer.
+//
+// Backpressure follows the data channel's bufferedAmount model: WriteFrame
+// always takes the frame (copies or transmits it before returning) and
+// reports whether the link is still below its high-water mark. After a false
+// report the endpoint stops writing until the link calls HandleWritable.
+type Link interface {
+	// Bind installs the receiver of this link's events. The endpoint calls it
+	// once, before the first WriteFrame; the link must not deliver before.
+	Bind(h LinkHandler)
+	// WriteFrame sends one frame made of hdr followed by payload, with
+	// len(hdr)+len(payload) ≤ MaxFrame(). It never blocks on the network.
+	// Both slices may be reused as soon as it returns.
+	WriteFrame(hdr, payload []byte) (ready bool, err error)
+	// MaxFrame is the largest frame, header included, the remote accepts:
+	// min(remote max-message-size, 65535) for WebRTC.
+	MaxFrame() int
+	// Close tears the link down; the remote side sees HandleClose.
+	Close() error
+}
+
+// LinkHandler receives a link's events. HandleFrame calls arrive one at a
+// time, in the order the remote wrote the frames; the slices are only valid
+// during the call.
+type LinkHandler interface {
+	HandleFrame(hdr, payload []byte)
+	// HandleWritable reports that the link dropped below its low-water mark.
+	HandleWritable()
+	// HandleClose reports that the link is gone; no frame follows.
+	HandleClose(err error)
+}

@@ -1,0 +1,91 @@
+package peer
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+)
+
+var errRemoteClosed = errors.New("memory link closed by its remote end")
+
+// DefaultMemoryFrame is the frame size of memory links: large, because a
+// frame costs one function call and rendezvous data is copied once, straight
+// from the sender's buffer into the receiver's.
+const DefaultMemoryFrame = 4 << 20
+
+// memLink is one side of an in-process link. WriteFrame hands the frame to
+// the remote endpoint synchronously, on the writer's goroutine, so the link
+// itself never buffers and is always writable. The endpoint keeps a single
+// writer per link, which gives HandleFrame its one-at-a-time order.
+type memLink struct {
+	maxFrame int
+	remote   *memLink
+
+	mu     sync.Mutex // guards h and closed against Close racing delivery
+	h      LinkHandler
+	closed bool
+}
+
+// NewMemoryLinks returns the two ends of an in-process link whose frames are
+// at most maxFrame bytes (0 means DefaultMemoryFrame).
+func NewMemoryLinks(maxFrame int) (Link, Link) {
+	if maxFrame <= 0 {
+		maxFrame = DefaultMemoryFrame
+	}
+	a, b := &memLink{maxFrame: maxFrame}, &memLink{maxFrame: maxFrame}
+	a.remote, b.remote = b, a
+	return a, b
+}
+
+// NewLoopbackLink returns a memory link whose frames come back to the same
+// endpoint: a rank's link to itself.
+func NewLoopbackLink(maxFrame int) Link {
+	if maxFrame <= 0 {
+		maxFrame = DefaultMemoryFrame
+	}
+	l := &memLink{maxFrame: maxFrame}
+	l.remote = l
+	return l
+}
+
+func (l *memLink) Bind(h LinkHandler) {
+	l.mu.Lock()
+	l.h = h
+	l.mu.Unlock()
+}
+
+func (l *memLink) MaxFrame() int { return l.maxFrame }
+
+func (l *memLink) WriteFrame(hdr, payload []byte) (bool, error) {
+	if n := len(hdr) + len(payload); n > l.maxFrame {
+		return false, fmt.Errorf("memory link: %d-byte frame exceeds %d", n, l.maxFrame)
+	}
+	r := l.remote
+	r.mu.Lock()
+	h, closed := r.h, r.closed
+	r.mu.Unlock()
+	if closed || h == nil {
+		return false, ErrClosed
+	}
+	h.HandleFrame(hdr, payload)
+	return true, nil
+}
+
+func (l *memLink) Close() error {
+	l.mu.Lock()
+	already := l.closed
+	l.closed = true
+	l.mu.Unlock()
+	if already || l.remote == l {
+		return nil
+	}
+	r := l.remote
+	r.mu.Lock()
+	h, rclosed := r.h, r.closed
+	r.closed = true
+	r.mu.Unlock()
+	if !rclosed && h != nil {
+		h.HandleClose(errRemoteClosed)
+	}
+	return nil
+}

@@ -1,0 +1,165 @@
+package peer
+
+import "sync/atomic"
+
+// Wildcards for receives and probes (MPI_ANY_SOURCE, MPI_ANY_TAG).
+const (
+	AnySource = -1
+	AnyTag    = -1
+)
+
+// Mode selects a send's protocol.
+type Mode uint8
+
+const (
+	// Standard sends eagerly up to the endpoint's eager limit and by
+	// rendezvous above it (MPI_Send).
+	Standard Mode = iota
+	// Synchronous always uses rendezvous, so the send completes only after
+	// the receiver matched it (MPI_Ssend).
+	Synchronous
+)
+
+// Completer receives the completion of an Op started with SetCompleter:
+// exactly one Complete(id, n, err) per start, where n is the number of bytes
+// moved. It runs on whatever goroutine completed the operation, with no
+// endpoint lock held, and must not block.
+type Completer interface {
+	Complete(id int32, n int, err error)
+}
+
+type opKind uint8
+
+const (
+	opSend opKind = 1 + iota
+	opRecv
+	opCTS // a clear-to-send control frame waiting in a conn's queue
+)
+
+// Op life cycle. Only the goroutine that wins the CAS from opActive writes
+// the result, so a completion racing a failure cannot tear it.
+const (
+	opIdle uint32 = iota
+	opActive
+	opCompleting
+	opDone
+	opDetached // freed by its owner while active; released on completion
+)
+
+// Send phases.
+const (
+	phaseEager   uint8 = iota // one eager frame to write
+	phaseRTS                  // RTS to write, then wait for CTS
+	phaseWaitCTS              // RTS written; registered in the slot table
+	phaseData                 // data frames to write
+)
+
+// Result is the outcome of a completed Op.
+type Result struct {
+	Source    int   // world rank the message came from (receives)
+	Tag       int   // tag of the matched message (receives)
+	N         int   // bytes moved into or out of the buffer
+	Total     int   // bytes the message had (receives; > N after truncation)
+	Err       error // nil, or why the operation failed
+	Cancelled bool  // the receive was cancelled before it matched
+}
+
+// Op is one point-to-point operation in flight: a send or a receive. Ops
+// come from an Endpoint's pool and are reused, which is what keeps the
+// message path free of allocation; a persistent request keeps one Op for
+// its whole life.
+type Op struct {
+	ep    *Endpoint
+	kind  opKind
+	mode  Mode
+	phase uint8
+	ctx   uint32
+	peer  int // destination, or source / AnySource
+	tag   int32
+	buf   []byte
+
+	state     atomic.Uint32
+	done      chan struct{} // one token per completion; created once
+	completer Completer
+	cid       int32
+
+	slot     uint32 // our rendezvous id while registered
+	rid      uint32 // send: the receiver's id; cts: the receive's id
+	seq      uint32 // cts: the sender's id
+	want     int    // bytes the data phase moves
+	off      int    // data bytes sent or received so far
+	inPosted bool
+
+	res Result
+
+	prev, next *Op // posted queue or a conn's send queue
+}
+
+// SetCompleter makes the next completions of op call c.Complete(id, …)
+// instead of waking Done. Call it only while op is not active.
+func (op *Op) SetCompleter(c Completer, id int32) { op.completer, op.cid = c, id }
+
+// Done returns a channel that receives a token when op completes. A token may
+// be stale (left from an earlier start), so check Finished after waking.
+func (op *Op) Done() <-chan struct{} { return op.done }
+
+// Finished reports whether op has completed.
+func (op *Op) Finished() bool { return op.state.Load() == opDone }
+
+// Active reports whether op was started and has not completed.
+func (op *Op) Active() bool {
+	s := op.state.Load()
+	return s == opActive || s == opCompleting
+}
+
+// Result returns op's outcome; valid once Finished reports true.
+func (op *Op) Result() Result { return op.res }
+
+// arm prepares op for a new start.
+func (op *Op) arm(kind opKind, peer int, ctx uint32, tag int32, buf []byte) {
+	select { // drop a token a previous start left unread
+	case <-op.done:
+	default:
+	}
+	op.kind, op.peer, op.ctx, op.tag, op.buf = kind, peer, ctx, tag, buf
+	op.slot, op.rid, op.seq, op.want, op.off = 0, 0, 0, 0, 0
+	op.res = Result{}
+	op.state.Store(opActive)
+}
+
+// opList is an intrusive FIFO of Ops.
+type opList struct{ head, tail *Op }
+
+func (l *opList) empty() bool { return l.head == nil }
+
+func (l *opList) push(op *Op) {
+	op.next, op.prev = nil, l.tail
+	if l.tail == nil {
+		l.head = op
+	} else {
+		l.tail.next = op
+	}
+	l.tail = op
+}
+
+func (l *opList) remove(op *Op) {
+	if op.prev == nil {
+		l.head = op.next
+	} else {
+		op.prev.next = op.next
+	}
+	if op.next == nil {
+		l.tail = op.prev
+	} else {
+		op.next.prev = op.prev
+	}
+	op.prev, op.next = nil, nil
+}
+
+func (l *opList) pop() *Op {
+	op := l.head
+	if op != nil {
+		l.remove(op)
+	}
+	return op
+}
