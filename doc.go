@@ -29,6 +29,6 @@
 // # Byte order
 //
 // Buffers travel in the machine's byte order; every meshmpi target (amd64,
-// arm64, wasm) is little-endian. Int, Uint and Uintptr are 8 bytes natively
-// and 4 on wasm: use sized types in messages between mixed ranks.
+// arm64, wasm) is little-endian and 64-bit, so a []int means the same on
+// every rank of a mixed job.
 package meshmpi

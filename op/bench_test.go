@@ -40,13 +40,13 @@ func BenchmarkReduce(b *testing.B) {
 		{addf, Float64, kib},
 		{addf, Float64, mib},
 	} {
-		name := fmt.Sprintf("%v/%v/%dKiB", c.op, c.typ, c.size/kib)
-		if c.size >= mib {
-			name = fmt.Sprintf("%v/%v/%dMiB", c.op, c.typ, c.size/mib)
+		typ := c.typ.String()
+		if _, loc, ok := locTypeInfo(c.typ); ok { // until Type.String knows pairs
+			typ = loc
 		}
-		if c.typ >= locBase { // readable before Type knows the pair types
-			_, tn, _ := locTypeInfo(c.typ)
-			name = fmt.Sprintf("%v/%s/%s", c.op, tn, name[len(name)-len(fmt.Sprint(c.size/mib))-3:])
+		name := fmt.Sprintf("%v/%s/%dKiB", c.op, typ, c.size/kib)
+		if c.size >= mib {
+			name = fmt.Sprintf("%v/%s/%dMiB", c.op, typ, c.size/mib)
 		}
 		b.Run(name, func(b *testing.B) {
 			in, inout := make([]byte, c.size), make([]byte, c.size)

@@ -1,5 +1,7 @@
 package op
 
+import "unsafe"
+
 // The element-wise loops behind the predefined operations. Each computes
 // inout[i] = in[i] ⊕ inout[i]; the caller guarantees len(in) == len(inout).
 // They are generic over the element type so that one body serves every
@@ -77,25 +79,53 @@ func lxor[T integer](in, inout []T) {
 	}
 }
 
-func band[T integer](in, inout []T) {
-	inout = inout[:len(in)]
-	for i, x := range in {
-		inout[i] = x & inout[i]
+// The bitwise operations do not depend on the element type, so one loop
+// over 64-bit words serves every integer type: eight times fewer
+// iterations for bytes. Buffers that are not both 8-byte aligned (a []byte
+// sliced at an odd offset) take the byte loop alone.
+
+func band(in, inout []byte) {
+	a, b, ta, tb := words(in, inout)
+	for i, x := range a {
+		b[i] = x & b[i]
+	}
+	for i, x := range ta {
+		tb[i] = x & tb[i]
 	}
 }
 
-func bor[T integer](in, inout []T) {
-	inout = inout[:len(in)]
-	for i, x := range in {
-		inout[i] = x | inout[i]
+func bor(in, inout []byte) {
+	a, b, ta, tb := words(in, inout)
+	for i, x := range a {
+		b[i] = x | b[i]
+	}
+	for i, x := range ta {
+		tb[i] = x | tb[i]
 	}
 }
 
-func bxor[T integer](in, inout []T) {
-	inout = inout[:len(in)]
-	for i, x := range in {
-		inout[i] = x ^ inout[i]
+func bxor(in, inout []byte) {
+	a, b, ta, tb := words(in, inout)
+	for i, x := range a {
+		b[i] = x ^ b[i]
 	}
+	for i, x := range ta {
+		tb[i] = x ^ tb[i]
+	}
+}
+
+// words splits two equal-length buffers into their whole 64-bit words and
+// the bytes after them, or returns no words when either buffer is not
+// 8-byte aligned. The results have equal lengths pairwise, which lets the
+// loops above drop their bounds checks.
+func words(in, inout []byte) (a, b []uint64, ta, tb []byte) {
+	inout = inout[:len(in)]
+	if (uintptr(unsafe.Pointer(unsafe.SliceData(in)))|uintptr(unsafe.Pointer(unsafe.SliceData(inout))))%8 != 0 {
+		return nil, nil, in, inout
+	}
+	n := len(in) &^ 7
+	a, b = View[uint64](in[:n]), View[uint64](inout[:n])
+	return a, b[:len(a)], in[n:], inout[n:len(in)]
 }
 
 // maxLoc keeps the pair with the larger value and, on equal values, the

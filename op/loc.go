@@ -27,8 +27,8 @@ type Loc[T LocValue] struct {
 // pair type is locBase + the Type of its value, and both fit in a Type.
 const locBase Type = 64
 
-// The pair types, one per LocValue element type. Each is locBase plus the
-// Type of its value, so the mapping needs no table.
+// The pair types, the Type of Loc[T] for each LocValue type T. Each is 64
+// (locBase) plus the Type of its value, so the mapping needs no table.
 const (
 	LocInt8    = locBase + Int8
 	LocInt16   = locBase + Int16

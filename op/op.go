@@ -48,9 +48,10 @@ var (
 	MinLoc = predefined("MinLoc", true)
 
 	// Replace (MPI_REPLACE) sets inout to in, and NoOp (MPI_NO_OP) leaves
-	// inout as it is. They serve accumulating receives and one-sided
-	// accumulates, are defined on every element and pair type, and are not
-	// commutative: the result is one operand, not a combination of both.
+	// inout as it is. They serve the accumulating receive (Replace makes
+	// it an ordinary receive), are defined on every element and pair type,
+	// and are not commutative: the result is one operand, not a combination
+	// of both.
 	Replace = predefined("Replace", false)
 	NoOp    = predefined("NoOp", false)
 )
@@ -69,9 +70,9 @@ func defineInteger[T integer]() {
 	Land.kernels[t] = typed(land[T])
 	Lor.kernels[t] = typed(lor[T])
 	Lxor.kernels[t] = typed(lxor[T])
-	Band.kernels[t] = typed(band[T])
-	Bor.kernels[t] = typed(bor[T])
-	Bxor.kernels[t] = typed(bxor[T])
+	Band.kernels[t] = band
+	Bor.kernels[t] = bor
+	Bxor.kernels[t] = bxor
 }
 
 func defineFloat[T ~float32 | ~float64]() {
@@ -199,8 +200,9 @@ func (o *Op) Defined(t Type) bool {
 // as MPI_Reduce_local(in, inout, count, t, o) does: in is the left operand,
 // so for a non-commutative op it must hold the lower ranks' data. Both
 // buffers hold elements of type t and must have the same length, a whole
-// number of elements; the views from Bytes and LocBytes qualify. in and
-// inout may be the same buffer but must not otherwise overlap.
+// number of elements, aligned as View requires; the views from Bytes and
+// LocBytes qualify. in and inout may be the same buffer but must not
+// otherwise overlap.
 //
 // Reduce allocates nothing unless it fails, and never panics (a user op's
 // function aside).

@@ -353,6 +353,37 @@ func TestReduceCases(t *testing.T) {
 	}
 }
 
+// TestBitwiseOffsets runs the bitwise ops, which work in 64-bit words
+// when they can, on byte buffers at every alignment and on lengths around
+// a word.
+func TestBitwiseOffsets(t *testing.T) {
+	ref := map[*Op]func(a, b byte) byte{
+		Band: func(a, b byte) byte { return a & b },
+		Bor:  func(a, b byte) byte { return a | b },
+		Bxor: func(a, b byte) byte { return a ^ b },
+	}
+	for o, f := range ref {
+		for inOff := range 8 {
+			for inoutOff := range 8 {
+				for _, n := range []int{0, 1, 7, 8, 9, 16, 63, 100} {
+					in := intValues[uint8](n+inOff, 3)[inOff:]
+					inout := intValues[uint8](n+inoutOff, 4)[inoutOff:]
+					want := make([]byte, n)
+					for i := range want {
+						want[i] = f(in[i], inout[i])
+					}
+					if err := o.Reduce(Uint8, in, inout); err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Equal(inout, want) {
+						t.Fatalf("%v, offsets %d/%d, n=%d: %v, want %v", o, inOff, inoutOff, n, inout, want)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestDefined checks every op against every one of the 256 Type values:
 // Defined agrees with MPI's table, and Reduce rejects the rest with ErrType
 // whatever the buffers.

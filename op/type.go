@@ -18,8 +18,9 @@ type Numeric interface {
 // Type identifies an element type. The zero value is Invalid.
 type Type uint8
 
-// The element types. Int, Uint and Uintptr are 8 bytes on 64-bit targets and
-// 4 bytes on wasm: ranks of a mixed job should use sized types on the wire.
+// The element types. Int, Uint and Uintptr take their size from the target
+// (8 bytes on amd64, arm64 and wasm); sized types say on the wire exactly
+// what they are.
 const (
 	Invalid Type = iota
 	Int8
@@ -58,6 +59,9 @@ func (t Type) String() string {
 	if t < numTypes {
 		return typeNames[t]
 	}
+	if _, name, ok := locTypeInfo(t); ok {
+		return name
+	}
 	return fmt.Sprintf("Type(%d)", uint8(t))
 }
 
@@ -66,11 +70,17 @@ func (t Type) Size() int {
 	if t < numTypes {
 		return typeSizes[t]
 	}
+	if size, _, ok := locTypeInfo(t); ok {
+		return size
+	}
 	return 0
 }
 
 // Valid reports whether t names an element type.
-func (t Type) Valid() bool { return t > Invalid && t < numTypes }
+func (t Type) Valid() bool {
+	_, _, ok := locTypeInfo(t)
+	return t > Invalid && t < numTypes || ok
+}
 
 var kindTypes = [...]Type{
 	reflect.Int: Int, reflect.Int8: Int8, reflect.Int16: Int16, reflect.Int32: Int32, reflect.Int64: Int64,
