@@ -1,0 +1,177 @@
+package peer
+
+import (
+	"bytes"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var _ Link = (*memLink)(nil)
+
+// rawLink is a link the test drives by hand: it records what the endpoint
+// writes, and the test delivers frames through its handler.
+type rawLink struct {
+	mu     sync.Mutex
+	h      LinkHandler
+	frames [][]byte
+	ready  bool
+	closed bool
+}
+
+func (l *rawLink) Bind(h LinkHandler) { l.h = h }
+func (l *rawLink) MaxFrame() int      { return 1024 }
+func (l *rawLink) WriteFrame(hdr, payload []byte) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.frames = append(l.frames, append(append([]byte(nil), hdr...), payload...))
+	return l.ready, nil
+}
+func (l *rawLink) Close() error {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	return nil
+}
+func (l *rawLink) written() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.frames)
+}
+
+func newEndpoint(t *testing.T, rank, size int) *Endpoint {
+	t.Helper()
+	e, err := NewEndpoint(Config{Rank: rank, Size: size})
+	require.NoError(t, err)
+	return e
+}
+
+func frame(h Header) []byte {
+	b := make([]byte, HeaderLen)
+	h.Encode(b)
+	return b
+}
+
+func wait(op *Op) Result {
+	for !op.Finished() {
+		<-op.Done()
+	}
+	return op.Result()
+}
+
+// A peer that breaks the protocol is treated as lost: its link is closed
+// and everything waiting on it fails with ErrProcFailed, never a panic.
+func TestProtocolViolationFailsPeer(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		hdr     []byte
+		payload []byte
+		want    error
+	}{
+		{"spoofed source", frame(Header{Kind: KindEager, Source: 0, Total: 1}), []byte{1}, ErrFrame},
+		{"bad version", func() []byte { b := frame(Header{Kind: KindEager, Source: 1}); b[0] = 9; return b }(), nil, ErrVersion},
+		{"short header", []byte{1, 1, 0}, nil, ErrFrame},
+		{"cts for unknown send", frame(Header{Kind: KindCTS, Source: 1, Seq: 12345, Total: 4}), nil, ErrFrame},
+		{"data for unknown receive", frame(Header{Kind: KindData, Source: 1, RID: 99, Total: 4}), []byte{1, 2, 3, 4}, ErrFrame},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEndpoint(t, 0, 2)
+			l := &rawLink{ready: true}
+			require.NoError(t, e.Attach(1, l))
+			specific, wild := e.GetOp(), e.GetOp()
+			require.NoError(t, e.StartRecv(specific, 1, 0, 0, make([]byte, 8)))
+			require.NoError(t, e.StartRecv(wild, AnySource, 0, AnyTag, make([]byte, 8)))
+
+			l.h.HandleFrame(tc.hdr, tc.payload)
+
+			require.True(t, l.closed, "the offending link must be closed")
+			for _, op := range []*Op{specific, wild} {
+				res := wait(op)
+				require.ErrorIs(t, res.Err, ErrProcFailed)
+				require.ErrorIs(t, res.Err, tc.want)
+			}
+			// later operations with the lost peer fail at once
+			send := e.GetOp()
+			require.NoError(t, e.StartSend(send, Standard, 1, 0, 0, []byte{1}))
+			require.ErrorIs(t, wait(send).Err, ErrProcFailed)
+		})
+	}
+}
+
+// The endpoint stops writing when the link reports it is above its
+// high-water mark and resumes only on HandleWritable: backpressure without
+// polling.
+func TestBackpressure(t *testing.T) {
+	e := newEndpoint(t, 0, 2)
+	l := &rawLink{ready: false}
+	require.NoError(t, e.Attach(1, l))
+	var ops []*Op
+	for i := range 3 {
+		op := e.GetOp()
+		require.NoError(t, e.StartSend(op, Standard, 1, 0, int32(i), []byte{byte(i)}))
+		ops = append(ops, op)
+	}
+	require.Equal(t, 1, l.written(), "one frame, then the link is full")
+	require.True(t, ops[0].Finished())
+	require.False(t, ops[1].Finished())
+	l.h.HandleWritable()
+	require.Equal(t, 2, l.written())
+	l.ready = true
+	l.h.HandleWritable()
+	require.Equal(t, 3, l.written())
+	for i, op := range ops {
+		require.NoError(t, wait(op).Err)
+		var h Header
+		require.NoError(t, h.Decode(l.frames[i][:HeaderLen], 1))
+		require.Equal(t, int32(i), h.Tag, "frames leave in order")
+	}
+}
+
+// Rendezvous over frames far smaller than the message: the receiver gets
+// the message intact, and never holds more than its own buffer.
+func TestRendezvousManyFrames(t *testing.T) {
+	a, b := newEndpoint(t, 0, 2), newEndpoint(t, 1, 2)
+	la, lb := NewMemoryLinks(HeaderLen + 7)
+	require.NoError(t, a.Attach(1, la))
+	require.NoError(t, b.Attach(0, lb))
+	msg := make([]byte, 1000)
+	for i := range msg {
+		msg[i] = byte(i * 7)
+	}
+	send := a.GetOp()
+	require.NoError(t, a.StartSend(send, Standard, 1, 4, 9, msg))
+	require.False(t, send.Finished(), "a rendezvous send waits for its receiver")
+	got := make([]byte, 1000)
+	recv := b.GetOp()
+	require.NoError(t, b.StartRecv(recv, 0, 4, 9, got))
+	require.NoError(t, wait(recv).Err)
+	require.NoError(t, wait(send).Err)
+	require.True(t, bytes.Equal(msg, got))
+}
+
+// Eager messages between two endpoints and through the unexpected queue
+// allocate nothing once the pools are warm.
+func TestEagerZeroAlloc(t *testing.T) {
+	a, b := newEndpoint(t, 0, 2), newEndpoint(t, 1, 2)
+	la, lb := NewMemoryLinks(0)
+	require.NoError(t, a.Attach(1, la))
+	require.NoError(t, b.Attach(0, lb))
+	msg, got := make([]byte, 256), make([]byte, 256)
+	cycle := func() {
+		s, r := a.GetOp(), b.GetOp()
+		_ = a.StartSend(s, Standard, 1, 0, 1, msg) // unexpected at b
+		wait(s)
+		_ = b.StartRecv(r, 0, 0, 1, got)
+		wait(r)
+		r2 := b.GetOp()
+		_ = b.StartRecv(r2, AnySource, 0, AnyTag, got) // posted first
+		_ = a.StartSend(s, Standard, 1, 0, 2, msg)
+		wait(r2)
+		a.PutOp(s)
+		b.PutOp(r)
+		b.PutOp(r2)
+	}
+	cycle()
+	require.Zero(t, testing.AllocsPerRun(1000, cycle))
+}
