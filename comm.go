@@ -120,6 +120,9 @@ func (c *Comm) check() error {
 	if c.freed.Load() {
 		return fmt.Errorf("%s was freed: %w", c, ErrComm)
 	}
+	if c.p.finalized.Load() {
+		return fmt.Errorf("%s: rank finalized: %w", c, ErrComm)
+	}
 	return nil
 }
 

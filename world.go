@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/meshmpi/meshmpi/peer"
 )
@@ -19,6 +20,8 @@ type proc struct {
 
 	mu      sync.Mutex
 	ctxUsed ctxMask // context ids this rank's live communicators hold
+
+	finalized atomic.Bool
 }
 
 func newProc(rank, size int, cfg config) (*proc, error) {
@@ -45,6 +48,7 @@ func identityRanks(n int) []int {
 // its links while another still talks to it, then the links close.
 func (p *proc) finalize() error {
 	_, err := p.world.allgather(nil)
+	p.finalized.Store(true)
 	p.ep.Close(nil)
 	if err != nil {
 		return fmt.Errorf("finalize: %w", err)
@@ -90,17 +94,23 @@ func Run(n int, fn func(world *Comm) error, opts ...Option) error {
 		}
 	}
 	var (
-		wg    sync.WaitGroup
-		errs  = make([]error, n)
-		abort sync.Once
+		wg      sync.WaitGroup
+		errs    = make([]error, n)
+		abort   sync.Once
+		aborted atomic.Bool
 	)
 	for i, p := range procs {
 		wg.Go(func() {
 			err := runRank(p, fn)
 			if err == nil {
-				err = p.finalize()
+				// a rank that finished its work is not to blame for an
+				// abort that breaks its final barrier
+				if ferr := p.finalize(); !aborted.Load() {
+					err = ferr
+				}
 			} else {
 				abort.Do(func() {
+					aborted.Store(true)
 					cause := fmt.Errorf("world aborted by rank %d: %w", i, ErrProcFailed)
 					for _, q := range procs {
 						q.ep.Close(cause)
