@@ -2,6 +2,7 @@ package peer
 
 import (
 	"bytes"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -174,4 +175,46 @@ func TestEagerZeroAlloc(t *testing.T) {
 	}
 	cycle()
 	require.Zero(t, testing.AllocsPerRun(1000, cycle))
+}
+
+func BenchmarkHeaderEncodeDecode(b *testing.B) {
+	b.ReportAllocs()
+	var buf [HeaderLen]byte
+	h := Header{Kind: KindData, Context: 3, Tag: 7, Source: 1, RID: 9, Total: 1 << 20, Offset: 4096}
+	var got Header
+	for range b.N {
+		h.Encode(buf[:])
+		if err := got.Decode(buf[:], 4096); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMatch posts a receive behind depth non-matching ones and
+// delivers an eager message to it: matching cost per queue depth.
+func BenchmarkMatch(b *testing.B) {
+	for _, depth := range []int{0, 16, 256} {
+		b.Run(fmt.Sprint("depth", depth), func(b *testing.B) {
+			b.ReportAllocs()
+			e, err := NewEndpoint(Config{Rank: 0, Size: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := e.Attach(0, NewLoopbackLink(0)); err != nil {
+				b.Fatal(err)
+			}
+			for i := range depth { // receives that never match
+				_ = e.StartRecv(e.GetOp(), 0, 0, int32(1000+i), nil)
+			}
+			msg := make([]byte, 8)
+			s, r := e.GetOp(), e.GetOp()
+			b.ResetTimer()
+			for range b.N {
+				_ = e.StartRecv(r, 0, 0, 1, msg)
+				_ = e.StartSend(s, Standard, 0, 0, 1, msg)
+				wait(r)
+				wait(s)
+			}
+		})
+	}
 }
