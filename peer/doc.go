@@ -1,0 +1,25 @@
+// Package peer is meshmpi's point-to-point layer: everything between a
+// typed Send or Recv in the root package and the bytes on a link.
+//
+// An Endpoint is one rank. It matches incoming messages against posted
+// receives by (context, source, tag) with AnySource and AnyTag wildcards,
+// keeping MPI's non-overtaking order per sender and context (MPI-4.1 §3.5);
+// what arrives before its receive waits in the unexpected queue.
+//
+// Messages up to the eager limit travel as one Eager frame. Larger ones,
+// and every synchronous send, use a rendezvous: the sender announces the
+// message (RTS), the receiver answers once it has matched it (CTS), and the
+// data frames land straight in the receive buffer. An unexpected large
+// message therefore costs the receiver one queue entry, never a copy of the
+// message. The frame format is in frame.go.
+//
+// Each peer rank is reached through a Link: reliable, ordered,
+// message-preserving, with data-channel-style backpressure. The memory link
+// here serves in-process worlds and tests; the WebRTC, browser and WASI
+// links implement the same interface. peer knows nothing of communicators,
+// groups or requests: ranks here are world ranks and contexts are numbers
+// the root package assigns.
+//
+// Nothing on the message path allocates once the endpoint's pools are
+// warm: Ops, unexpected-message entries and their buffers are recycled.
+package peer
