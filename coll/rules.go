@@ -1,0 +1,43 @@
+package coll
+
+// Rules is the default selection table (MPICH's generic.json as Go data):
+// per collective, the first line whose bounds and restrictions hold wins.
+// Every collective's lines end with an unbounded one.
+var Rules = []Rule{
+	{Coll: Barrier, Alg: "dissemination"},
+
+	{Coll: Bcast, MaxBytes: 12 << 10, Alg: "binomial"},
+	{Coll: Bcast, MaxSize: 2, Alg: "binomial"},
+	{Coll: Bcast, Alg: "scatter_allgather"},
+
+	{Coll: Gather, Alg: "binomial"},
+	{Coll: Gatherv, Alg: "linear"},
+	{Coll: Scatter, Alg: "binomial"},
+	{Coll: Scatterv, Alg: "linear"},
+
+	{Coll: Allgather, MaxBytes: 32 << 10, Alg: "recursive_doubling"},
+	{Coll: Allgather, MaxBytes: 32 << 10, Alg: "bruck"},
+	{Coll: Allgather, Alg: "ring"},
+	{Coll: Allgatherv, Alg: "ring"},
+
+	{Coll: Alltoall, MaxBytes: 256, Alg: "bruck"},
+	{Coll: Alltoall, Alg: "pairwise"},
+	{Coll: Alltoallv, Alg: "pairwise"},
+
+	{Coll: Reduce, MaxBytes: 64 << 10, Alg: "binomial"},
+	{Coll: Reduce, Alg: "rabenseifner"},
+	{Coll: Reduce, Alg: "binomial"},
+
+	{Coll: Allreduce, MaxBytes: 16 << 10, Alg: "recursive_doubling"},
+	{Coll: Allreduce, MaxSize: 2, Alg: "recursive_doubling"},
+	{Coll: Allreduce, Alg: "rabenseifner"},
+	{Coll: Allreduce, Alg: "ring"},
+	{Coll: Allreduce, Alg: "recursive_doubling"},
+
+	{Coll: ReduceScatterBlock, Alg: "recursive_halving"},
+	{Coll: ReduceScatterBlock, Alg: "pairwise"},
+	{Coll: ReduceScatter, Alg: "pairwise"},
+
+	{Coll: Scan, Alg: "recursive_doubling"},
+	{Coll: Exscan, Alg: "recursive_doubling"},
+}

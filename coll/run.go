@@ -1,0 +1,196 @@
+package coll
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// ErrMismatch means ranks called a collective with arguments that do not
+// fit together (counts, root, op or algorithm): a message of the wrong size
+// arrived.
+var ErrMismatch = errors.New("collective arguments differ across ranks")
+
+// Run is one execution of a Plan: its buffers, counters, tag and outcome.
+// A persistent collective keeps one Run and Resets it at every start.
+type Run struct {
+	plan *Plan
+	t    Transport
+	tag  uint32
+	bufs [numBufs][]byte
+
+	mu       sync.Mutex
+	pending  []int32 // unmet dependencies per step
+	ready    []int32 // issued by whoever drains
+	draining bool
+	inflight int32 // steps issued and not complete
+	left     int32 // steps not complete
+	err      error
+
+	finished atomic.Bool
+	done     chan struct{} // one token per completion
+	notify   func()        // called after every completion, e.g. to wake Waitany
+}
+
+// NewRun binds plan to a transport and tag. Scratch is allocated here, once.
+func NewRun(plan *Plan, t Transport, tag uint32, notify func()) *Run {
+	r := &Run{plan: plan, t: t, tag: tag, notify: notify,
+		pending: make([]int32, len(plan.Steps)),
+		ready:   make([]int32, 0, len(plan.Steps)),
+		done:    make(chan struct{}, 1)}
+	if plan.Scratch > 0 {
+		r.bufs[BufScratch] = make([]byte, plan.Scratch)
+	}
+	r.finished.Store(true)
+	return r
+}
+
+// Bind sets the caller's buffers for the next start. They must be at least
+// as long as the plan needs.
+func (r *Run) Bind(send, recv []byte) error {
+	if len(send) < r.plan.Need[BufSend] || len(recv) < r.plan.Need[BufRecv] {
+		return fmt.Errorf("%s needs %d-byte send and %d-byte receive buffers, got %d and %d",
+			r.plan.Name, r.plan.Need[BufSend], r.plan.Need[BufRecv], len(send), len(recv))
+	}
+	r.bufs[BufSend], r.bufs[BufRecv] = send, recv
+	return nil
+}
+
+// Plan returns the run's plan.
+func (r *Run) Plan() *Plan { return r.plan }
+
+// Done returns a channel that receives a token when the run completes; a
+// token may be stale, so check Finished.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Finished reports whether the run is not active.
+func (r *Run) Finished() bool { return r.finished.Load() }
+
+// Err returns the outcome of the last completed start.
+func (r *Run) Err() error { return r.err }
+
+// Reset rearms the counters (MPIR_TSP_sched_reset); the run must not be active.
+func (r *Run) Reset() {
+	for i := range r.plan.Steps {
+		r.pending[i] = r.plan.Steps[i].NDeps
+	}
+	r.ready = r.ready[:0]
+	r.inflight, r.left, r.err = 0, int32(len(r.plan.Steps)), nil
+	select {
+	case <-r.done:
+	default:
+	}
+}
+
+// Start resets the run and issues its first steps. An empty plan completes
+// at once.
+func (r *Run) Start() error {
+	if !r.finished.Load() {
+		return errors.New("collective already active")
+	}
+	r.Reset()
+	r.finished.Store(false)
+	r.mu.Lock()
+	if r.left == 0 {
+		r.mu.Unlock()
+		r.finish()
+		return nil
+	}
+	r.ready = append(r.ready, r.plan.roots...)
+	r.drainLocked()
+	return nil
+}
+
+// Complete implements Completer for the run's transfers.
+func (r *Run) Complete(id int32, n int, err error) {
+	s := &r.plan.Steps[id]
+	if err == nil && s.Kind == StepRecv && n != s.A.Len {
+		err = fmt.Errorf("%s step %d: received %d bytes from rank %d, expected %d: %w", r.plan.Name, id, n, s.Peer, s.A.Len, ErrMismatch)
+	}
+	r.mu.Lock()
+	r.inflight--
+	r.stepDone(id, err)
+	r.drainLocked()
+}
+
+// stepDone records a completed step and readies its successors. Called
+// with r.mu held.
+func (r *Run) stepDone(id int32, err error) {
+	r.left--
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	for _, s := range r.plan.Successors(int(id)) {
+		if r.pending[s]--; r.pending[s] == 0 {
+			r.ready = append(r.ready, s)
+		}
+	}
+}
+
+// drainLocked issues ready steps until none is left; if another goroutine
+// is already draining it leaves the work to it. Called with r.mu held;
+// returns with it released. Transfers are issued without the lock, since
+// their completion may come back inside the call.
+func (r *Run) drainLocked() {
+	if r.draining {
+		r.mu.Unlock()
+		return
+	}
+	r.draining = true
+	for len(r.ready) > 0 && r.err == nil {
+		id := r.ready[len(r.ready)-1]
+		r.ready = r.ready[:len(r.ready)-1]
+		s := &r.plan.Steps[id]
+		switch s.Kind {
+		case StepSend, StepRecv:
+			r.inflight++
+			r.mu.Unlock()
+			var err error
+			if s.Kind == StepSend {
+				err = r.t.Send(int(s.Peer), r.tag, r.ref(s.A), r, id)
+			} else {
+				err = r.t.Recv(int(s.Peer), r.tag, r.ref(s.A), r, id)
+			}
+			r.mu.Lock()
+			if err != nil { // not started: no completion will come
+				r.inflight--
+				r.stepDone(id, fmt.Errorf("%s step %d (%s rank %d): %w", r.plan.Name, id, s.Kind, s.Peer, err))
+			}
+		case StepReduce:
+			err := r.plan.Op.Reduce(r.plan.Type, r.ref(s.A), r.ref(s.B))
+			if err != nil {
+				err = fmt.Errorf("%s step %d: %w", r.plan.Name, id, err)
+			}
+			r.stepDone(id, err)
+		case StepCopy:
+			copy(r.ref(s.B), r.ref(s.A))
+			r.stepDone(id, nil)
+		default:
+			r.stepDone(id, nil)
+		}
+	}
+	r.draining = false
+	// after an error, nothing new is issued; the run ends when the
+	// transfers already in flight have completed
+	end := r.left == 0 || r.err != nil && r.inflight == 0
+	r.mu.Unlock()
+	if end {
+		r.finish()
+	}
+}
+
+func (r *Run) finish() {
+	if r.finished.Swap(true) {
+		return
+	}
+	select {
+	case r.done <- struct{}{}:
+	default:
+	}
+	if r.notify != nil {
+		r.notify()
+	}
+}
+
+func (r *Run) ref(x Ref) []byte { return r.bufs[x.Buf][x.Off : x.Off+x.Len : x.Off+x.Len] }

@@ -1,0 +1,20 @@
+package coll
+
+// Transport is what a communicator gives the engine: point-to-point in the
+// communicator's collective context, ranks local to the communicator.
+type Transport interface {
+	Rank() int
+	Size() int
+	// Send and Recv start a transfer and return at once. Exactly one
+	// c.Complete(id, n, err) follows, possibly before they return; it is
+	// called with no lock held that the engine might need. A receive
+	// completes with n, the bytes received; receiving more than len(p)
+	// is an error.
+	Send(peer int, tag uint32, p []byte, c Completer, id int32) error
+	Recv(peer int, tag uint32, p []byte, c Completer, id int32) error
+}
+
+// Completer receives the completion of one transfer.
+type Completer interface {
+	Complete(id int32, n int, err error)
+}
