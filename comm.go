@@ -67,10 +67,12 @@ type Comm struct {
 	name  string
 	seq   atomic.Uint32 // collective sequence: the tag of the next collective
 	freed atomic.Bool
+	refs  atomic.Int32 // 1 until freed, plus one per pending operation
 }
 
 func newComm(p *proc, id int, ranks []int) *Comm {
 	c := &Comm{p: p, id: id, ranks: ranks, local: make([]int32, p.ep.Size()), rank: Undefined}
+	c.refs.Store(1)
 	for i := range c.local {
 		c.local[i] = -1
 	}
@@ -221,48 +223,109 @@ func (c *Comm) Create(g *Group) (*Comm, error) {
 // different Split colors may share it: their groups are disjoint). members
 // turns everyone's records into the caller's new group, as ranks of c in
 // order; nil means the caller is not a member.
+//
+// Constructions on different communicators may run at once on one rank
+// (from several goroutines), so the rank's mask of used ids is lent to one
+// construction at a time (MPICH's mask lock): the others contribute "all
+// used", which makes their round fail on every rank alike, and try again.
+// The waiting construction whose parent has the lowest id gets the mask
+// next, so the oldest communicators make progress and no round repeats
+// forever.
 func (c *Comm) create(rec []byte, members func(recs [][]byte) []int) (*Comm, error) {
-	const maskLen = ctxWords * 8
+	const maskLen = 1 + ctxWords*8 // a "real mask" flag, then the mask
+	p := c.p
+	p.mu.Lock()
+	p.waiting = append(p.waiting, c.id)
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.waiting = slices.Delete(p.waiting, slices.Index(p.waiting, c.id), slices.Index(p.waiting, c.id)+1)
+		p.mu.Unlock()
+	}()
 	local := make([]byte, maskLen+len(rec))
-	c.p.mu.Lock()
-	for i, w := range c.p.ctxUsed {
-		binary.LittleEndian.PutUint64(local[i*8:], w)
-	}
-	c.p.mu.Unlock()
 	copy(local[maskLen:], rec)
-	all, err := c.allgather(local)
-	if err != nil {
-		return nil, err
-	}
-	var union ctxMask
-	recs := make([][]byte, len(c.ranks))
-	for r := range recs {
-		b := all[r*len(local) : (r+1)*len(local)]
-		for i := range union {
-			union[i] |= binary.LittleEndian.Uint64(b[i*8:])
+	for {
+		p.mu.Lock()
+		lent := !p.maskLent && c.id == slices.Min(p.waiting)
+		for i, w := range p.ctxUsed {
+			if !lent {
+				w = ^uint64(0)
+			}
+			binary.LittleEndian.PutUint64(local[1+i*8:], w)
 		}
-		recs[r] = b[maskLen:]
+		p.maskLent = p.maskLent || lent
+		p.mu.Unlock()
+		local[0] = 0
+		if lent {
+			local[0] = 1
+		}
+		all, err := c.allgather(local)
+		if err != nil {
+			c.returnMask(lent)
+			return nil, err
+		}
+		var union ctxMask
+		allLent := true
+		recs := make([][]byte, len(c.ranks))
+		for r := range recs {
+			b := all[r*len(local) : (r+1)*len(local)]
+			allLent = allLent && b[0] == 1
+			for i := range union {
+				union[i] |= binary.LittleEndian.Uint64(b[1+i*8:])
+			}
+			recs[r] = b[maskLen:]
+		}
+		// a borrowed-out mask reads "all used", so a free id means every
+		// rank lent its real one
+		id := union.lowestFree()
+		if id < 0 {
+			c.returnMask(lent)
+			if allLent {
+				return nil, fmt.Errorf("no context id is free on every rank (%d in use): %w", ctxWords*64, ErrComm)
+			}
+			continue
+		}
+		var n *Comm
+		if group := members(recs); len(group) > 0 {
+			ranks := make([]int, len(group))
+			for i, r := range group {
+				ranks[i] = c.ranks[r]
+			}
+			n = newComm(p, id, ranks)
+			p.mu.Lock()
+			p.ctxUsed.set(id)
+			p.mu.Unlock()
+		}
+		c.returnMask(lent)
+		return n, nil
 	}
-	id := union.lowestFree()
-	if id < 0 {
-		return nil, fmt.Errorf("no context id is free on every rank (%d in use): %w", ctxWords*64, ErrComm)
+}
+
+func (c *Comm) returnMask(lent bool) {
+	if lent {
+		c.p.mu.Lock()
+		c.p.maskLent = false
+		c.p.mu.Unlock()
 	}
-	group := members(recs)
-	if len(group) == 0 {
-		return nil, nil
+}
+
+// hold and drop count the operations pending on c: a freed communicator's
+// context id is released only when the last one is done (MPI-4.1 §7.4.3:
+// pending operations complete normally), so a new communicator cannot
+// capture their messages.
+func (c *Comm) hold() { c.refs.Add(1) }
+
+func (c *Comm) drop() {
+	if c.refs.Add(-1) == 0 {
+		c.p.mu.Lock()
+		c.p.ctxUsed.clear(c.id)
+		c.p.mu.Unlock()
 	}
-	ranks := make([]int, len(group))
-	for i, r := range group {
-		ranks[i] = c.ranks[r]
-	}
-	c.p.mu.Lock()
-	c.p.ctxUsed.set(id)
-	c.p.mu.Unlock()
-	return newComm(c.p, id, ranks), nil
 }
 
 // Free releases c (MPI_Comm_free). Operations on c afterwards fail with
-// ErrComm. The world communicator cannot be freed.
+// ErrComm; operations already pending complete normally, and c's context
+// is reused only after they have. The world communicator cannot be freed.
 func (c *Comm) Free() error {
 	if err := c.check(); err != nil {
 		return fmt.Errorf("free: %w", err)
@@ -273,9 +336,7 @@ func (c *Comm) Free() error {
 	if c.freed.Swap(true) {
 		return fmt.Errorf("free %s: already freed: %w", c, ErrComm)
 	}
-	c.p.mu.Lock()
-	c.p.ctxUsed.clear(c.id)
-	c.p.mu.Unlock()
+	c.drop()
 	return nil
 }
 

@@ -54,6 +54,7 @@ type p2pRequest struct {
 	elem  int
 	op    *peer.Op
 	msg   *peer.Message // Mrecv
+	held  bool          // holds a reference on c (see Comm.hold)
 }
 
 // prepare validates the arguments of a send (kind p2pSend) or receive.
@@ -123,7 +124,17 @@ func (q *p2pRequest) endpoint() *peer.Endpoint {
 	return q.c.p.ep
 }
 
+func (q *p2pRequest) unhold() {
+	if q.held {
+		q.held = false
+		q.c.drop()
+	}
+}
+
 func (q *p2pRequest) result(keep bool) (Status, error) {
+	if !keep {
+		q.unhold()
+	}
 	if q.rank == ProcNull {
 		return Status{Source: ProcNull, Tag: AnyTag}, nil
 	}
@@ -164,7 +175,11 @@ func (q *p2pRequest) cancel() error {
 	return nil
 }
 
+// detach lets an active operation finish unobserved. Its hold on the
+// communicator ends now: a context freed and reused while a detached
+// receive is still pending could see that receive take a new message.
 func (q *p2pRequest) detach() {
+	q.unhold()
 	if q.op != nil {
 		q.c.p.ep.Detach(q.op)
 		q.op = nil
@@ -172,6 +187,7 @@ func (q *p2pRequest) detach() {
 }
 
 func (q *p2pRequest) release() {
+	q.unhold()
 	if q.op != nil {
 		q.c.p.ep.PutOp(q.op)
 		q.op = nil
@@ -181,7 +197,10 @@ func (q *p2pRequest) release() {
 // run performs a blocking operation: start, wait, result, with the Op back
 // in the pool. Nothing here allocates unless the operation fails.
 func (q *p2pRequest) run() (Status, error) {
+	q.c.hold()
+	q.held = true
 	if err := q.start(); err != nil {
+		q.unhold()
 		return Status{}, err
 	}
 	if q.op != nil {
@@ -196,6 +215,8 @@ func (q *p2pRequest) run() (Status, error) {
 func newRequest(q *p2pRequest, persistent bool) (*Request, error) {
 	r := &Request{persistent: persistent, p2p: *q}
 	r.impl = &r.p2p
+	r.p2p.c.hold() // for a persistent request, until it is freed
+	r.p2p.held = true
 	if persistent {
 		if r.p2p.rank != ProcNull {
 			r.p2p.op = r.p2p.c.p.ep.GetOp() // held for the request's life
@@ -203,6 +224,7 @@ func newRequest(q *p2pRequest, persistent bool) (*Request, error) {
 		return r, nil
 	}
 	if err := r.p2p.start(); err != nil {
+		r.p2p.unhold()
 		return nil, err
 	}
 	r.state = Active

@@ -18,8 +18,10 @@ type proc struct {
 	ep    *peer.Endpoint
 	world *Comm
 
-	mu      sync.Mutex
-	ctxUsed ctxMask // context ids this rank's live communicators hold
+	mu       sync.Mutex
+	ctxUsed  ctxMask // context ids this rank's live communicators hold
+	maskLent bool    // ctxUsed is lent to a construction in progress
+	waiting  []int   // parent ids of the constructions in progress
 
 	finalized atomic.Bool
 }

@@ -84,8 +84,8 @@ type StepID int32
 type Plan struct {
 	Steps   []Step
 	succ    []int32
-	roots   []int32 // steps with no dependencies
-	Scratch int     // bytes of scratch the Run needs
+	roots   []int32      // steps with no dependencies
+	Scratch int          // bytes of scratch the Run needs
 	Need    [numBufs]int // bytes each buffer must hold
 	Op      *op.Op
 	Type    op.Type

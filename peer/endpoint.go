@@ -101,7 +101,7 @@ func (e *Endpoint) GetOp() *Op {
 
 // PutOp returns an Op that is not active to the pool.
 func (e *Endpoint) PutOp(op *Op) {
-	op.buf, op.completer, op.res = nil, nil, Result{}
+	op.buf, op.completer, op.res, op.auto = nil, nil, Result{}, false
 	op.state.Store(opIdle)
 	e.poolMu.Lock()
 	e.ops = append(e.ops, op)
@@ -158,6 +158,30 @@ func (e *Endpoint) StartSend(op *Op, mode Mode, dst int, ctx uint32, tag int32, 
 		e.mu.Unlock()
 	}
 	c.enqueue(op, &c.queue)
+	return nil
+}
+
+// SendNotify starts a send on an Op of the endpoint's own, which reports
+// its completion to c.Complete(id, …) and goes back to the pool: the
+// collective engine's transfers, with nothing for the caller to release.
+func (e *Endpoint) SendNotify(mode Mode, dst int, ctx uint32, tag int32, buf []byte, c Completer, id int32) error {
+	op := e.GetOp()
+	op.completer, op.cid, op.auto = c, id, true
+	if err := e.StartSend(op, mode, dst, ctx, tag, buf); err != nil {
+		e.PutOp(op)
+		return err
+	}
+	return nil
+}
+
+// RecvNotify is SendNotify for a receive.
+func (e *Endpoint) RecvNotify(src int, ctx uint32, tag int32, buf []byte, c Completer, id int32) error {
+	op := e.GetOp()
+	op.completer, op.cid, op.auto = c, id, true
+	if err := e.StartRecv(op, src, ctx, tag, buf); err != nil {
+		e.PutOp(op)
+		return err
+	}
 	return nil
 }
 
@@ -394,9 +418,12 @@ func (e *Endpoint) complete(op *Op, err error) {
 		}
 	}
 	// once opDone is visible the owner may recycle op: read what we need first
-	c, id, n := op.completer, op.cid, op.res.N
+	c, id, n, auto := op.completer, op.cid, op.res.N, op.auto
 	op.state.Store(opDone)
 	if c != nil {
+		if auto {
+			e.PutOp(op)
+		}
 		c.Complete(id, n, err)
 	} else {
 		select {

@@ -82,6 +82,7 @@ type Op struct {
 	done      chan struct{} // one token per completion; created once
 	completer Completer
 	cid       int32
+	auto      bool // the endpoint owns the op: back to the pool after Complete
 
 	slot     uint32 // our rendezvous id while registered
 	rid      uint32 // send: the receiver's id; cts: the receive's id
