@@ -1,6 +1,10 @@
 package meshmpi
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/meshmpi/meshmpi/coll"
+)
 
 // Option configures a world. Every rank of a world gets the same options.
 type Option func(*config) error
@@ -8,6 +12,7 @@ type Option func(*config) error
 type config struct {
 	eagerLimit int // bytes; 0 = peer.DefaultEagerLimit, -1 = always rendezvous
 	frameSize  int // memory-link frame size; 0 = peer.DefaultMemoryFrame
+	collAlgs   [coll.NumColls]string
 }
 
 // WithEagerLimit sets the largest message, in bytes, sent without a
@@ -38,6 +43,34 @@ func WithFrameSize(bytes int) Option {
 		c.frameSize = bytes
 		return nil
 	}
+}
+
+// WithCollAlgorithm makes every rank of the world use the named algorithm
+// for a collective ("allreduce", "bcast", … as coll.Coll names them) unless
+// a call's Hint says otherwise. It is a job-wide setting: ranks must agree
+// on algorithms, so it is never read from a rank's own environment.
+func WithCollAlgorithm(collective, algorithm string) Option {
+	return func(c *config) error {
+		for k := range coll.NumColls {
+			if k.String() == collective {
+				if !hasAlgorithm(k, algorithm) {
+					return fmt.Errorf("%s has no algorithm %q: %w", collective, algorithm, ErrAlgorithm)
+				}
+				c.collAlgs[k] = algorithm
+				return nil
+			}
+		}
+		return fmt.Errorf("no collective %q: %w", collective, ErrArg)
+	}
+}
+
+func hasAlgorithm(k coll.Coll, name string) bool {
+	for _, a := range coll.Algorithms(k) {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func newConfig(opts []Option) (config, error) {

@@ -178,12 +178,13 @@ func (q *p2pRequest) cancel() error {
 // detach lets an active operation finish unobserved. Its hold on the
 // communicator ends now: a context freed and reused while a detached
 // receive is still pending could see that receive take a new message.
-func (q *p2pRequest) detach() {
+func (q *p2pRequest) detach() error {
 	q.unhold()
 	if q.op != nil {
 		q.c.p.ep.Detach(q.op)
 		q.op = nil
 	}
+	return nil
 }
 
 func (q *p2pRequest) release() {

@@ -47,8 +47,9 @@ type operation interface {
 	// request will start it again (persistent), so its resources stay.
 	result(keep bool) (Status, error)
 	cancel() error
-	// detach hands an active operation its own cleanup (Free while active).
-	detach()
+	// detach hands an active operation its own cleanup (Free while
+	// active), or refuses with ErrRequest.
+	detach() error
 	// release frees an inactive operation's resources.
 	release()
 	endpoint() *peer.Endpoint
@@ -64,7 +65,8 @@ type Request struct {
 	st         Status
 	err        error
 
-	p2p p2pRequest // the operation of point-to-point requests, in the same allocation
+	p2p  p2pRequest  // the operation of point-to-point requests, in the same allocation
+	coll collRequest // the operation of collective requests
 }
 
 // State returns the request's state.
@@ -195,7 +197,9 @@ func (r *Request) Free() error {
 		if r.persistent {
 			return fmt.Errorf("free: persistent request is active: %w", ErrRequest)
 		}
-		r.impl.detach()
+		if err := r.impl.detach(); err != nil {
+			return err
+		}
 	} else {
 		r.impl.release()
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/meshmpi/meshmpi/coll"
 	"github.com/meshmpi/meshmpi/peer"
 )
 
@@ -24,6 +25,8 @@ type proc struct {
 	waiting  []int   // parent ids of the constructions in progress
 
 	finalized atomic.Bool
+
+	collAlgorithms [coll.NumColls]string // job-wide algorithm choices
 }
 
 func newProc(rank, size int, cfg config) (*proc, error) {
@@ -31,7 +34,7 @@ func newProc(rank, size int, cfg config) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{ep: ep}
+	p := &proc{ep: ep, collAlgorithms: cfg.collAlgs}
 	p.ctxUsed.set(worldContext)
 	p.world = newComm(p, worldContext, identityRanks(size))
 	p.world.name = "world"

@@ -2,6 +2,7 @@ package coll
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/meshmpi/meshmpi/op"
 )
@@ -90,6 +91,9 @@ type Plan struct {
 	Op      *op.Op
 	Type    op.Type
 	Name    string // algorithm, for errors and traces
+
+	poolMu sync.Mutex
+	pool   []*Run // idle Runs (GetRun, PutRun)
 }
 
 // Successors returns the steps that depend on step i.

@@ -30,12 +30,15 @@ type Run struct {
 
 	finished atomic.Bool
 	done     chan struct{} // one token per completion
-	notify   func()        // called after every completion, e.g. to wake Waitany
+	waker    Waker         // woken after every completion, e.g. Waitany's watchers
 }
 
+// Waker is told whenever a Run completes.
+type Waker interface{ Wake() }
+
 // NewRun binds plan to a transport and tag. Scratch is allocated here, once.
-func NewRun(plan *Plan, t Transport, tag uint32, notify func()) *Run {
-	r := &Run{plan: plan, t: t, tag: tag, notify: notify,
+func NewRun(plan *Plan, t Transport, tag uint32, w Waker) *Run {
+	r := &Run{plan: plan, t: t, tag: tag, waker: w,
 		pending: make([]int32, len(plan.Steps)),
 		ready:   make([]int32, 0, len(plan.Steps)),
 		done:    make(chan struct{}, 1)}
@@ -188,9 +191,38 @@ func (r *Run) finish() {
 	case r.done <- struct{}{}:
 	default:
 	}
-	if r.notify != nil {
-		r.notify()
+	if r.waker != nil {
+		r.waker.Wake()
 	}
 }
 
 func (r *Run) ref(x Ref) []byte { return r.bufs[x.Buf][x.Off : x.Off+x.Len : x.Off+x.Len] }
+
+// GetRun returns an idle Run of p bound to t and tag, reusing one a
+// previous call returned with PutRun: nonblocking collectives of a cached
+// shape then allocate no schedule state.
+func (p *Plan) GetRun(t Transport, tag uint32, w Waker) *Run {
+	p.poolMu.Lock()
+	if n := len(p.pool); n > 0 {
+		r := p.pool[n-1]
+		p.pool = p.pool[:n-1]
+		p.poolMu.Unlock()
+		r.t, r.tag, r.waker = t, tag, w
+		return r
+	}
+	p.poolMu.Unlock()
+	return NewRun(p, t, tag, w)
+}
+
+// PutRun gives back a finished Run from GetRun.
+func (p *Plan) PutRun(r *Run) {
+	r.bufs[BufSend], r.bufs[BufRecv], r.t, r.waker = nil, nil, nil, nil
+	p.poolMu.Lock()
+	if len(p.pool) < maxPooledRuns {
+		p.pool = append(p.pool, r)
+	}
+	p.poolMu.Unlock()
+}
+
+// maxPooledRuns bounds the idle Runs a plan keeps.
+const maxPooledRuns = 64

@@ -1,0 +1,240 @@
+package meshmpi
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/meshmpi/meshmpi/coll"
+	"github.com/meshmpi/meshmpi/op"
+	"github.com/meshmpi/meshmpi/peer"
+)
+
+// ErrAlgorithm: a collective algorithm forced by a Hint or a job setting
+// does not exist or its restrictions do not hold for the call.
+var ErrAlgorithm = coll.ErrAlgorithm
+
+func wrapOpErr(what string, err error) error {
+	switch {
+	case errors.Is(err, op.ErrCount):
+		return fmt.Errorf("%s: %w: %w", what, ErrCount, err)
+	default:
+		return fmt.Errorf("%s: %w: %w", what, ErrOp, err)
+	}
+}
+
+// inPlace is the memory InPlace slices point at; 16-byte aligned, so a view
+// of it is valid for every element type.
+var inPlace [2]complex128
+
+// InPlace returns the marker that stands for a send (or, for Scatter at the
+// root, a receive) buffer in a collective that works in place
+// (MPI_IN_PLACE): Allreduce(c, InPlace[float64](), buf, Sum) reduces buf
+// in place. It is an empty slice that no other slice aliases.
+func InPlace[T Numeric]() []T { return unsafe.Slice((*T)(unsafe.Pointer(&inPlace)), 0)[:0:0] }
+
+func isInPlace(b []byte) bool {
+	return len(b) == 0 && cap(b) == 0 && unsafe.SliceData(b) == (*byte)(unsafe.Pointer(&inPlace))
+}
+
+// viewBytes views an InPlace marker of any type as bytes, keeping its
+// identity (op.Bytes drops the pointer of empty slices).
+func viewBytes[T Numeric](s []T) []byte {
+	if len(s) == 0 {
+		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), 0)[:0:0]
+	}
+	return op.Bytes(s)
+}
+
+// Hint tunes one collective call (MPI_Info hints). Hints never change a
+// result, only how it is computed; every rank must pass the same ones.
+type Hint func(*hints)
+
+type hints struct {
+	algorithm string
+	segment   int
+}
+
+// Algorithm forces the named algorithm for this call (see coll.Algorithms);
+// if its restrictions do not hold the call fails with ErrAlgorithm.
+func Algorithm(name string) Hint { return func(h *hints) { h.algorithm = name } }
+
+// Segment bounds the bytes of one message in algorithms that segment or
+// pipeline large messages.
+func Segment(bytes int) Hint { return func(h *hints) { h.segment = bytes } }
+
+// collTransport is a communicator seen by the collective engine:
+// point-to-point in its collective context, ranks local to it.
+type collTransport Comm
+
+func (t *collTransport) Rank() int { return t.rank }
+func (t *collTransport) Size() int { return len(t.ranks) }
+
+func (t *collTransport) Send(rank int, tag uint32, p []byte, c coll.Completer, id int32) error {
+	cm := (*Comm)(t)
+	return cm.p.ep.SendNotify(peer.Standard, cm.ranks[rank], cm.collContext(), int32(tag), p, c, id)
+}
+
+func (t *collTransport) Recv(rank int, tag uint32, p []byte, c coll.Completer, id int32) error {
+	cm := (*Comm)(t)
+	return cm.p.ep.RecvNotify(cm.ranks[rank], cm.collContext(), int32(tag), p, c, id)
+}
+
+// collRequest is a collective operation driven by a Request: a Run of the
+// collective's plan, started once (nonblocking) or at each Start
+// (persistent).
+type collRequest struct {
+	c          *Comm
+	run        *coll.Run
+	send, recv []byte
+	persistent bool
+}
+
+func (q *collRequest) start() error {
+	q.c.hold()
+	if err := q.run.Bind(q.send, q.recv); err != nil {
+		q.c.drop()
+		return fmt.Errorf("%s on %s: %w: %w", q.run.Plan().Name, q.c, ErrBuffer, err)
+	}
+	if err := q.run.Start(); err != nil {
+		q.c.drop()
+		return fmt.Errorf("%s on %s: %w: %w", q.run.Plan().Name, q.c, ErrRequest, err)
+	}
+	return nil
+}
+
+func (q *collRequest) finished() bool           { return q.run.Finished() }
+func (q *collRequest) done() <-chan struct{}    { return q.run.Done() }
+func (q *collRequest) endpoint() *peer.Endpoint { return q.c.p.ep }
+
+func (q *collRequest) result(keep bool) (Status, error) {
+	err := q.run.Err()
+	name := q.run.Plan().Name
+	q.c.drop()
+	if !keep {
+		q.run.Plan().PutRun(q.run)
+		q.run = nil
+	}
+	if err != nil {
+		err = fmt.Errorf("%s on %s: %w", name, q.c, collErr(err))
+		return Status{Err: err}, err
+	}
+	return Status{}, nil
+}
+
+// collErr gives engine errors their MPI class.
+func collErr(err error) error {
+	if errors.Is(err, coll.ErrMismatch) {
+		return fmt.Errorf("%w: %w", ErrArg, err)
+	}
+	return err
+}
+
+func (q *collRequest) cancel() error {
+	return fmt.Errorf("cancel: collectives cannot be cancelled: %w", ErrRequest)
+}
+
+func (q *collRequest) detach() error {
+	return fmt.Errorf("free: an active collective cannot be freed: %w", ErrRequest)
+}
+
+func (q *collRequest) release() {}
+
+type collForm uint8
+
+const (
+	blocking collForm = iota
+	nonblocking
+	persistent
+)
+
+// collective runs or prepares one collective: it takes the call's sequence
+// number (every rank does, whatever happens next, so the ranks' numbers
+// never drift apart), validates, selects the algorithm, gets the plan
+// (cached by shape) and then runs it to completion (blocking), starts it
+// (nonblocking) or keeps it for Start (persistent).
+func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hint) (*Request, error) {
+	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", a.Coll, err)
+	}
+	tag := c.seq.Add(1) - 1
+	var h hints
+	for _, f := range hs {
+		if f != nil {
+			f(&h)
+		}
+	}
+	if h.segment < 0 {
+		return nil, fmt.Errorf("%s on %s: segment %d: %w", a.Coll, c, h.segment, ErrArg)
+	}
+	a.Rank, a.Size, a.Segment = c.rank, len(c.ranks), h.segment
+	force := h.algorithm
+	if force == "" {
+		force = c.p.collAlgorithms[a.Coll]
+	}
+	alg, err := coll.Select(&a, force)
+	if err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", a.Coll, c, err)
+	}
+	plan, err := coll.Build(alg, &a)
+	if err != nil {
+		return nil, fmt.Errorf("%s on %s: %w: %w", a.Coll, c, ErrArg, err)
+	}
+	if len(send) < plan.Need[coll.BufSend] || len(recv) < plan.Need[coll.BufRecv] {
+		return nil, fmt.Errorf("%s on %s: needs %d-byte send and %d-byte receive buffers, got %d and %d: %w",
+			a.Coll, c, plan.Need[coll.BufSend], plan.Need[coll.BufRecv], len(send), len(recv), ErrCount)
+	}
+	t := (*collTransport)(c)
+	switch form {
+	case blocking:
+		run := plan.GetRun(t, tag, nil)
+		q := collRequest{c: c, run: run, send: send, recv: recv}
+		if err := q.start(); err != nil {
+			return nil, err
+		}
+		for !run.Finished() {
+			<-run.Done()
+		}
+		_, err := q.result(false)
+		return nil, err
+	case nonblocking:
+		r := &Request{state: Active}
+		r.coll = collRequest{c: c, run: plan.GetRun(t, tag, c.p.ep), send: send, recv: recv}
+		r.impl = &r.coll
+		if err := r.coll.start(); err != nil {
+			return nil, err
+		}
+		return r, nil
+	default:
+		r := &Request{persistent: true}
+		r.coll = collRequest{c: c, run: coll.NewRun(plan, t, tag, c.p.ep), send: send, recv: recv, persistent: true}
+		r.impl = &r.coll
+		return r, nil
+	}
+}
+
+func elemArgs[T Numeric](k coll.Coll) coll.Args {
+	return coll.Args{Coll: k, ElemSize: op.SizeOf[T](), Type: op.TypeOf[T]()}
+}
+
+func (c *Comm) checkRoot(k coll.Coll, root int) error {
+	if c == nil || root < 0 || root >= len(c.ranks) {
+		return fmt.Errorf("%s on %s: root %d: %w", k, c, root, ErrRoot)
+	}
+	return nil
+}
+
+func checkOp(k coll.Coll, o *Op, t op.Type) error {
+	if o == nil || !o.Defined(t) {
+		return fmt.Errorf("%s: %v is not defined on %s: %w", k, o, t, ErrOp)
+	}
+	return nil
+}
+
+// countOf returns len(b)/n elements, or an error if n does not divide it.
+func countOf(k coll.Coll, what string, elems, n int) (int, error) {
+	if n == 0 || elems%n != 0 {
+		return 0, fmt.Errorf("%s: %s of %d elements is not %d equal blocks: %w", k, what, elems, n, ErrCount)
+	}
+	return elems / n, nil
+}
