@@ -219,13 +219,12 @@ func (b *Builder) Plan(name string) (*Plan, error) {
 			count[d]++
 		}
 	}
-	p.succ = make([]int32, 0, len(b.steps))
 	off := int32(0)
 	for i := range p.Steps {
 		p.Steps[i].succLo, p.Steps[i].succ = off, off
 		off += count[i]
 	}
-	p.succ = p.succ[:off]
+	p.succ = make([]int32, off)
 	for i, ds := range b.deps {
 		for _, d := range ds {
 			s := &p.Steps[d]
