@@ -86,8 +86,9 @@ func lookup(c Coll, name string) (Algorithm, bool) {
 // picks the algorithm. Bounds of 0 mean "any".
 type Rule struct {
 	Coll     Coll
-	MaxSize  int // group size ≤ MaxSize
-	MaxBytes int // Args.TotalBytes() ≤ MaxBytes
+	MaxSize  int         // group size ≤ MaxSize
+	MaxBytes int         // Args.TotalBytes() ≤ MaxBytes
+	When     Restriction // the rule applies only where these hold
 	Alg      string
 }
 
@@ -106,7 +107,7 @@ func Select(a *Args, force string) (Algorithm, error) {
 		return alg, nil
 	}
 	for _, r := range Rules {
-		if r.Coll != a.Coll || r.MaxSize > 0 && a.Size > r.MaxSize || r.MaxBytes > 0 && a.TotalBytes() > r.MaxBytes {
+		if r.Coll != a.Coll || r.MaxSize > 0 && a.Size > r.MaxSize || r.MaxBytes > 0 && a.TotalBytes() > r.MaxBytes || r.When.holds(a) != nil {
 			continue
 		}
 		if alg, ok := lookup(a.Coll, r.Alg); ok && alg.Requires.holds(a) == nil {

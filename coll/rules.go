@@ -15,7 +15,8 @@ var Rules = []Rule{
 	{Coll: Scatter, Alg: "binomial"},
 	{Coll: Scatterv, Alg: "linear"},
 
-	{Coll: Allgather, MaxBytes: 32 << 10, Alg: "recursive_doubling"},
+	// recursive doubling needs two extra rounds off powers of two; Bruck does not
+	{Coll: Allgather, MaxBytes: 32 << 10, When: PowerOfTwo, Alg: "recursive_doubling"},
 	{Coll: Allgather, MaxBytes: 32 << 10, Alg: "bruck"},
 	{Coll: Allgather, Alg: "ring"},
 	{Coll: Allgatherv, Alg: "ring"},

@@ -27,6 +27,7 @@ type Run struct {
 	inflight int32 // steps issued and not complete
 	left     int32 // steps not complete
 	err      error
+	ended    bool // finish was called for this start
 
 	finished atomic.Bool
 	done     chan struct{} // one token per completion
@@ -79,7 +80,7 @@ func (r *Run) Reset() {
 		r.pending[i] = r.plan.Steps[i].NDeps
 	}
 	r.ready = r.ready[:0]
-	r.inflight, r.left, r.err = 0, int32(len(r.plan.Steps)), nil
+	r.inflight, r.left, r.err, r.ended = 0, int32(len(r.plan.Steps)), nil, false
 	select {
 	case <-r.done:
 	default:
@@ -96,6 +97,7 @@ func (r *Run) Start() error {
 	r.finished.Store(false)
 	r.mu.Lock()
 	if r.left == 0 {
+		r.ended = true
 		r.mu.Unlock()
 		r.finish()
 		return nil
@@ -176,7 +178,8 @@ func (r *Run) drainLocked() {
 	r.draining = false
 	// after an error, nothing new is issued; the run ends when the
 	// transfers already in flight have completed
-	end := r.left == 0 || r.err != nil && r.inflight == 0
+	end := !r.ended && (r.left == 0 || r.err != nil && r.inflight == 0)
+	r.ended = r.ended || end
 	r.mu.Unlock()
 	if end {
 		r.finish()
@@ -184,6 +187,9 @@ func (r *Run) drainLocked() {
 }
 
 func (r *Run) finish() {
+	// once finished is visible the owner may recycle r (PutRun): read the
+	// waker first
+	w := r.waker
 	if r.finished.Swap(true) {
 		return
 	}
@@ -191,8 +197,8 @@ func (r *Run) finish() {
 	case r.done <- struct{}{}:
 	default:
 	}
-	if r.waker != nil {
-		r.waker.Wake()
+	if w != nil {
+		w.Wake()
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/meshmpi/meshmpi"
@@ -39,20 +40,28 @@ var benches = map[string]bench{
 }
 
 func main() {
-	mode := flag.String("mode", "all", "benchmark: latency, bw or all")
+	mode := flag.String("mode", "all", "benchmark: latency, bw, coll or all")
 	link := flag.String("link", "memory", "link between the ranks: memory")
-	minSize := flag.Int("min", 1, "smallest message size in bytes (0 adds the empty message)")
-	maxSize := flag.Int("max", 16<<20, "largest message size in bytes")
-	iters := flag.Int("iters", 10000, "iterations of sizes up to 8 KiB; larger sizes run proportionally fewer")
+	minSize := flag.Int("min", 1, "smallest message size in bytes (0 adds the empty message; latency, bw)")
+	maxSize := flag.Int("max", 16<<20, "largest message size in bytes (latency, bw)")
+	iters := flag.Int("iters", 10000, "iterations of sizes up to 8 KiB; larger sizes run proportionally fewer, collectives a tenth")
+	colls := flag.String("colls", strings.Join(collNames, ","), "collectives of -mode coll")
+	forms := flag.String("forms", strings.Join(formNames, ","), "forms of -mode coll: blocking, nonblocking (I… + Wait), persistent (…Init, then Start + Wait)")
+	ranks := flag.String("ranks", "2,4,8,16", "world sizes of -mode coll")
+	collSizes := flag.String("sizes", "8,1024,65536,1048576", "per-rank message sizes in bytes of -mode coll")
 	flag.Parse()
 
-	if err := run(os.Stdout, *mode, *link, *minSize, *maxSize, *iters); err != nil {
+	cfg, err := parseCollConfig(*colls, *forms, *ranks, *collSizes, *iters)
+	if err == nil {
+		err = run(os.Stdout, *mode, *link, *minSize, *maxSize, *iters, cfg)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "meshbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out io.Writer, mode, link string, minSize, maxSize, iters int) error {
+func run(out io.Writer, mode, link string, minSize, maxSize, iters int, coll collConfig) error {
 	if link != "memory" {
 		return fmt.Errorf("link %q not available yet", link)
 	}
@@ -62,8 +71,9 @@ func run(out io.Writer, mode, link string, minSize, maxSize, iters int) error {
 		todo = []bench{benches["latency"], benches["bw"]}
 	case "latency", "bw":
 		todo = []bench{benches[mode]}
+	case "coll":
 	default:
-		return fmt.Errorf("mode %q: want latency, bw or all", mode)
+		return fmt.Errorf("mode %q: want latency, bw, coll or all", mode)
 	}
 	if minSize < 0 || maxSize < minSize || maxSize > 1<<30 {
 		return fmt.Errorf("sizes %d to %d: want 0 ≤ min ≤ max ≤ 1 GiB", minSize, maxSize)
@@ -77,6 +87,14 @@ func run(out io.Writer, mode, link string, minSize, maxSize, iters int) error {
 		}
 		if err := runBench(out, b, link, sizes(minSize, maxSize), iters); err != nil {
 			return fmt.Errorf("%s: %w", b.name, err)
+		}
+	}
+	if mode == "coll" || mode == "all" {
+		if len(todo) > 0 {
+			fmt.Fprintln(out)
+		}
+		if err := runColl(out, link, coll); err != nil {
+			return fmt.Errorf("coll: %w", err)
 		}
 	}
 	return nil

@@ -57,13 +57,13 @@ func Reference(args []coll.Args, send, recv [][]byte) ([][]byte, error) {
 		}
 	case coll.Scatter:
 		for r := range n {
-			if r != a.Root || !a.InPlace {
+			if r != a.Root || !args[r].InPlace {
 				copy(out[r][:cb], send[a.Root][r*cb:(r+1)*cb])
 			}
 		}
 	case coll.Scatterv:
 		for r := range n {
-			if r != a.Root || !a.InPlace {
+			if r != a.Root || !args[r].InPlace {
 				off := a.Displs[r] * e
 				copy(out[r], send[a.Root][off:off+a.Counts[r]*e])
 			}

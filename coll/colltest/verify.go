@@ -42,7 +42,7 @@ func Verify(plans []*coll.Plan) error {
 				return fmt.Errorf("rank %d: %s step %d: %s with rank %d of %d", r, p.Name, i, s.Kind, peer, n)
 			}
 			k := [2]int{int(s.Kind), peer}
-			if prev, ok := last[k]; ok && !reach[i][prev] {
+			if prev, ok := last[k]; ok && !reach[i].has(prev) {
 				return fmt.Errorf("rank %d: %s steps %d and %d: two %ss with rank %d not ordered by dependencies", r, p.Name, prev, i, s.Kind, peer)
 			}
 			last[k] = i
@@ -83,7 +83,7 @@ func topoOrder(p *coll.Plan) []int {
 			q = append(q, i)
 		}
 	}
-	var order []int
+	order := make([]int, 0, len(p.Steps))
 	for len(q) > 0 {
 		i := q[0]
 		q = q[1:]
@@ -100,24 +100,34 @@ func topoOrder(p *coll.Plan) []int {
 	return order
 }
 
-// reachability returns reach[i][j]: step j is a transitive dependency of i.
-func reachability(p *coll.Plan, order []int) []map[int]bool {
-	preds := make([][]int, len(p.Steps))
+// reachability returns reach[i]: the bitset of step i's transitive
+// dependencies.
+func reachability(p *coll.Plan, order []int) []bitset {
+	n := len(p.Steps)
+	preds := make([][]int, n)
 	for i := range p.Steps {
 		for _, s := range p.Successors(i) {
 			preds[s] = append(preds[s], i)
 		}
 	}
-	reach := make([]map[int]bool, len(p.Steps))
+	reach := make([]bitset, n)
 	for _, i := range order {
-		m := map[int]bool{}
+		b := make(bitset, (n+63)/64)
 		for _, d := range preds[i] {
-			m[d] = true
-			for k := range reach[d] {
-				m[k] = true
-			}
+			b.set(d)
+			b.or(reach[d])
 		}
-		reach[i] = m
+		reach[i] = b
 	}
 	return reach
+}
+
+type bitset []uint64
+
+func (b bitset) set(i int)      { b[i/64] |= 1 << (i % 64) }
+func (b bitset) has(i int) bool { return b[i/64]&(1<<(i%64)) != 0 }
+func (b bitset) or(c bitset) {
+	for k := range c {
+		b[k] |= c[k]
+	}
 }

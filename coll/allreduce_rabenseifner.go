@@ -1,0 +1,178 @@
+// Allreduce "rabenseifner": a recursive-halving reduce-scatter followed by
+// a recursive-doubling allgather.
+//
+// Source: R. Rabenseifner, "Optimization of collective reduction
+// operations" (ICCS 2004), and Thakur, Rabenseifner and Gropp,
+// "Optimization of collective communication operations in MPICH" (IJHPCA
+// 2005); MPICH's MPIR_Allreduce_intra_reduce_scatter_allgather and
+// libNBC's allred_sched_redscat_allgather. For a non-power-of-two size the
+// extras hand their whole input to their hosts first and get the result
+// last (topo.RecDbl, the same fold as recursive_doubling). The Count
+// elements are cut into Pof2 near-equal blocks, one per participant
+// (topo.Block; empty ones when Count < Pof2, whose messages both sides
+// skip, so no CountGESize restriction is needed). Halving round i
+// exchanges half of the range still held with the partner at distance
+// Pof2/2^(i+1), so each participant ends with its own block reduced over
+// everyone; doubling retraces the rounds backwards and gathers the blocks.
+// Halves are combined out of rank order, hence Requires: Commutative.
+//
+// Schedule length: 2·log2 Pof2 rounds, plus 2 for a non-power-of-two
+// size; a participant sends and receives about 2·Count elements in all,
+// against Count·log2 p for recursive doubling.
+// Memory: the largest half received, Count/2 elements of scratch (Count
+// on a host in place, which receives its extra's whole input). Not in
+// place, the first reduction reads the send buffer and writes the
+// receive buffer, so nothing is copied.
+// Restrictions: Commutative.
+//
+// 6 ranks (Pof2 4, Rem 2), participants p0..p3 = ranks 0 2 4 5; blocks
+// b0..b3, bK:xs reduced over xs (x01 is x0 ⊕ x1, folded).
+//
+//	          rank 0       rank 1   rank 2       rank 3   rank 4       rank 5
+//	fold      x01 <------- x1       x23 <------- x3
+//	halve 0   b01:x01,4 <----------------------------->   b23:x01,4    (p0 ↔ p2)
+//	                                b01:x23,5 <----------------------> b23:x23,5 (p1 ↔ p3)
+//	halve 1   b0:all <------------> b1:all                b2:all <---> b3:all
+//	double 1  b01 <---------------> b01                   b23 <------> b23
+//	double 0  b0123 <----------------------------------->  b0123
+//	                                b0123 <--------------------------> b0123
+//	unfold    all ---------> all    all ---------> all
+package coll
+
+import "github.com/meshmpi/meshmpi/coll/internal/topo"
+
+func init() {
+	Register(Algorithm{Coll: Allreduce, Name: "rabenseifner",
+		Desc:     "recursive-halving reduce-scatter + recursive-doubling allgather; large messages",
+		Requires: Commutative,
+		Build:    buildAllreduceRabenseifner})
+}
+
+func buildAllreduceRabenseifner(b *Builder, a *Args) error {
+	total := a.Bytes(a.Count)
+	if total == 0 || a.Size == 1 && a.InPlace {
+		return redNothing(b)
+	}
+	out := Ref{BufRecv, 0, total}
+	in := Ref{BufSend, 0, total}
+	if a.InPlace {
+		in = out
+	}
+	if a.Size == 1 {
+		b.Copy(in, out)
+		return nil
+	}
+	f := topo.NewRecDbl(a.Size)
+	p := newRedPieces(b, a)
+	rank := a.Rank
+	if f.Role(rank) == topo.Extra {
+		sent := p.send(rank-1, in)
+		var deps []StepID
+		if a.InPlace {
+			deps = sent[len(sent)-1:]
+		}
+		p.recv(rank-1, out, deps...)
+		return nil
+	}
+	blocks := func(lo, hi int) (off, n int) {
+		lo, hi = topo.BlockOff(a.Count, f.Pof2, lo), topo.BlockOff(a.Count, f.Pof2, hi)
+		return a.Bytes(lo), a.Bytes(hi - lo)
+	}
+	h := redHalving{b: b, p: p, f: f, rank: rank, in: in, acc: out, holds: a.InPlace, blocks: blocks}
+	h.reduceScatter()
+	v := f.NewRank(rank)
+	for i := f.Rounds - 1; i >= 0; i-- { // doubling: gather the blocks back
+		q := f.HalvingPartner(v, i)
+		p.send(f.OrigRank(q), h.part(out, v, i))
+		p.recv(f.OrigRank(q), h.part(out, q, i))
+		b.Fence()
+	}
+	if f.Role(rank) == topo.Host {
+		p.send(rank+1, out)
+	}
+	return nil
+}
+
+// redHalving emits the fold and the recursive-halving reduce-scatter of
+// a participant (Rabenseifner's first half; also ReduceScatterBlock's
+// recursive_halving). blocks maps a range [lo, hi) of participants to the
+// bytes of their blocks in the input, acc, which is where the reduced
+// blocks end at their own offsets.
+type redHalving struct {
+	b      *Builder
+	p      redPieces
+	f      topo.RecDbl
+	rank   int
+	in     Ref  // the rank's input
+	acc    Ref  // the accumulator, as long as in
+	holds  bool // acc holds the rank's input already (in place)
+	blocks func(lo, hi int) (off, n int)
+}
+
+// part returns the part of r (in or acc) holding the blocks participant w
+// keeps after halving round i.
+func (h *redHalving) part(r Ref, w, i int) Ref {
+	off, n := h.blocks(h.f.HalvingRange(w, i))
+	return r.Sub(off, n)
+}
+
+// reduceScatter leaves in acc, at its own offset, the participant's block
+// reduced over every rank, and on a host its extra's too. Until the first
+// reduction acc need not hold the input (holds false): that reduction
+// reads in and writes into acc, where the data was received, so nothing
+// is copied. Rounds are fenced: the scratch is reused every round.
+func (h *redHalving) reduceScatter() {
+	b, p, f := h.b, h.p, h.f
+	v := f.NewRank(h.rank)
+	host := f.Role(h.rank) == topo.Host
+	tmp := h.scratch(v, host)
+	// fold folds into r, a part of acc, the same part of peer's data
+	fold := func(peer int, r Ref) {
+		if h.holds {
+			got := p.recv(peer, tmp.Sub(0, r.Len))
+			p.reduce(tmp.Sub(0, r.Len), r, got)
+		} else { // r is unused yet: receive there, reduce the input in
+			got := p.recv(peer, r)
+			p.reduce(Ref{h.in.Buf, h.in.Off + r.Off - h.acc.Off, r.Len}, r, got)
+		}
+		h.holds = true
+		b.Fence()
+	}
+	if host {
+		fold(h.rank+1, h.acc)
+	}
+	for i := range f.Rounds {
+		q := f.HalvingPartner(v, i)
+		src := h.in
+		if h.holds {
+			src = h.acc
+		}
+		// the halves are disjoint: the send and the fold do not meet
+		p.send(f.OrigRank(q), h.part(src, q, i))
+		fold(f.OrigRank(q), h.part(h.acc, v, i))
+	}
+}
+
+// scratch reserves the receive buffer of reduceScatter: what the first
+// fold that finds acc holding the input receives, the largest.
+func (h *redHalving) scratch(v int, host bool) Ref {
+	need, holds := 0, h.holds
+	if host {
+		if holds {
+			need = h.in.Len
+		}
+		holds = true
+	}
+	for i := range h.f.Rounds {
+		if holds {
+			_, n := h.blocks(h.f.HalvingRange(v, i))
+			need = max(need, n)
+			break
+		}
+		holds = true
+	}
+	if need == 0 {
+		return Ref{}
+	}
+	return h.b.Scratch(need)
+}

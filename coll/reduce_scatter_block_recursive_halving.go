@@ -1,0 +1,88 @@
+// ReduceScatterBlock "recursive_halving": recursive halving over the
+// blocks, with a fold for any size.
+//
+// Source: Thakur, Rabenseifner and Gropp, "Optimization of collective
+// communication operations in MPICH" (IJHPCA 2005), MPICH's
+// MPIR_Reduce_scatter_block_intra_recursive_halving; the fold is
+// recursive_doubling's (topo.RecDbl). Extras hand their whole input to
+// their hosts; participant v is then responsible for the blocks of the
+// ranks it stands for, [OrigRank(v), OrigRank(v+1)) — one block, or two
+// on a host — and halving round i gives half of the blocks still held to
+// the partner at distance Pof2/2^(i+1) and folds in the partner's copy of
+// the other half. Hosts finally send their extras their blocks. Halves
+// are combined out of rank order, hence Requires: Commutative. It shares
+// the halving with allreduce's rabenseifner (redHalving).
+//
+// Schedule length: log2 Pof2 rounds, plus 2 for a non-power-of-two size;
+// a participant sends about Size·Count elements in all (a host twice that).
+// Memory: Size·Count elements of scratch to accumulate in, plus the
+// largest half received after the first reduction, about Size·Count/4
+// elements. The first reduction reads the input and writes the
+// accumulator, where the data was received, so nothing is copied in; in
+// place, the receive buffer is input only except for the result at its
+// start, written last.
+// Restrictions: Commutative.
+//
+// 5 ranks (Pof2 4, Rem 1), participants p0..p3 = ranks 0 2 3 4; p0 keeps
+// blocks b0 b1. bK:xs is block K reduced over xs.
+//
+//	          rank 0         rank 1   rank 2         rank 3         rank 4
+//	fold      x01 <--------- x1
+//	halve 0   b0-2:x01,3 <------------------------> b3-4:x01,3                   (p0 ↔ p2)
+//	                                  b0-2:x2,4 <------------------------> b3-4:x2,4 (p1 ↔ p3)
+//	halve 1   b0-1:all <------------> b2:all         b3:all <-----> b4:all
+//	unfold    b1:all ------> b1:all
+package coll
+
+import "github.com/meshmpi/meshmpi/coll/internal/topo"
+
+func init() {
+	Register(Algorithm{Coll: ReduceScatterBlock, Name: "recursive_halving",
+		Desc:     "recursive halving with a fold for any size; latency-optimal",
+		Requires: Commutative,
+		Build:    buildReduceScatterBlockRecursiveHalving})
+}
+
+func buildReduceScatterBlockRecursiveHalving(b *Builder, a *Args) error {
+	c := a.Bytes(a.Count)
+	total := c * a.Size
+	if c == 0 || a.Size == 1 && a.InPlace {
+		return redNothing(b)
+	}
+	out := Ref{BufRecv, 0, c}
+	in := Ref{BufSend, 0, total}
+	if a.InPlace {
+		in = Ref{BufRecv, 0, total}
+	}
+	if a.Size == 1 {
+		b.Copy(in, out)
+		return nil
+	}
+	f := topo.NewRecDbl(a.Size)
+	p := newRedPieces(b, a)
+	rank := a.Rank
+	if f.Role(rank) == topo.Extra {
+		sent := p.send(rank-1, in)
+		var deps []StepID
+		if a.InPlace {
+			deps = sent[len(sent)-1:]
+		}
+		p.recv(rank-1, out, deps...)
+		return nil
+	}
+	// in place too, the receive buffer past the result is input only
+	acc := b.Scratch(total)
+	blocks := func(lo, hi int) (off, n int) {
+		lo, hi = f.OrigRank(lo), f.OrigRank(hi)
+		return lo * c, (hi - lo) * c
+	}
+	h := redHalving{b: b, p: p, f: f, rank: rank, in: in, acc: acc, holds: false, blocks: blocks}
+	h.reduceScatter()
+	if f.Role(rank) == topo.Host {
+		p.send(rank+1, acc.Sub((rank+1)*c, c))
+	}
+	if mine := acc.Sub(rank*c, c); mine != out {
+		b.Copy(mine, out)
+	}
+	return nil
+}
