@@ -63,6 +63,69 @@ func Algorithm(name string) Hint { return func(h *hints) { h.algorithm = name } 
 // pipeline large messages.
 func Segment(bytes int) Hint { return func(h *hints) { h.segment = bytes } }
 
+func applyHints(hs []Hint) hints {
+	var h hints
+	for _, f := range hs {
+		if f != nil {
+			f(&h)
+		}
+	}
+	return h
+}
+
+// commPlanKey is the shape of a call as a communicator sees it; with the
+// communicator's rank and size it determines the plan.
+type commPlanKey struct {
+	coll        coll.Coll
+	count, root int
+	elem        int
+	typ         op.Type
+	op          *op.Op
+	inPlace     bool
+	segment     int
+	algorithm   string
+}
+
+// maxCommPlans bounds a communicator's plan memo.
+const maxCommPlans = 256
+
+// plan returns the plan for a call: from the communicator's memo when the
+// same shape was called before (no selection, no lookup in the engine's
+// global cache), else selected and built. V-collectives depend on their
+// count arrays and are planned every time.
+func (c *Comm) plan(a *coll.Args, force string) (*coll.Plan, error) {
+	v := a.Counts != nil || a.SendCounts != nil
+	key := commPlanKey{a.Coll, a.Count, a.Root, a.ElemSize, a.Type, a.Op, a.InPlace, a.Segment, force}
+	if !v {
+		c.planMu.Lock()
+		p := c.plans[key]
+		c.planMu.Unlock()
+		if p != nil {
+			return p, nil
+		}
+	}
+	ac := *a // the engine keeps what it is given; a stays on the caller's stack
+	alg, err := coll.Select(&ac, force)
+	if err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", a.Coll, c, err)
+	}
+	p, err := coll.Build(alg, &ac)
+	if err != nil {
+		return nil, fmt.Errorf("%s on %s: %w: %w", a.Coll, c, ErrArg, err)
+	}
+	if !v {
+		c.planMu.Lock()
+		if c.plans == nil {
+			c.plans = make(map[commPlanKey]*coll.Plan)
+		}
+		if len(c.plans) < maxCommPlans {
+			c.plans[key] = p
+		}
+		c.planMu.Unlock()
+	}
+	return p, nil
+}
+
 // collTransport is a communicator seen by the collective engine:
 // point-to-point in its collective context, ranks local to it.
 type collTransport Comm
@@ -159,10 +222,8 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 	}
 	tag := c.seq.Add(1) - 1
 	var h hints
-	for _, f := range hs {
-		if f != nil {
-			f(&h)
-		}
+	if len(hs) > 0 {
+		h = applyHints(hs)
 	}
 	if h.segment < 0 {
 		return nil, fmt.Errorf("%s on %s: segment %d: %w", a.Coll, c, h.segment, ErrArg)
@@ -172,13 +233,9 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 	if force == "" {
 		force = c.p.collAlgorithms[a.Coll]
 	}
-	alg, err := coll.Select(&a, force)
+	plan, err := c.plan(&a, force)
 	if err != nil {
-		return nil, fmt.Errorf("%s on %s: %w", a.Coll, c, err)
-	}
-	plan, err := coll.Build(alg, &a)
-	if err != nil {
-		return nil, fmt.Errorf("%s on %s: %w: %w", a.Coll, c, ErrArg, err)
+		return nil, err
 	}
 	if len(send) < plan.Need[coll.BufSend] || len(recv) < plan.Need[coll.BufRecv] {
 		return nil, fmt.Errorf("%s on %s: needs %d-byte send and %d-byte receive buffers, got %d and %d: %w",

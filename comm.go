@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sync"
 	"sync/atomic"
 
+	"github.com/meshmpi/meshmpi/coll"
 	"github.com/meshmpi/meshmpi/peer"
 )
 
@@ -68,6 +70,9 @@ type Comm struct {
 	seq   atomic.Uint32 // collective sequence: the tag of the next collective
 	freed atomic.Bool
 	refs  atomic.Int32 // 1 until freed, plus one per pending operation
+
+	planMu sync.Mutex
+	plans  map[commPlanKey]*coll.Plan // plans of the shapes called so far
 }
 
 func newComm(p *proc, id int, ranks []int) *Comm {
