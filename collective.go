@@ -3,6 +3,7 @@ package meshmpi
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"github.com/meshmpi/meshmpi/coll"
@@ -249,7 +250,11 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		if err := q.start(); err != nil {
 			return nil, err
 		}
-		for !run.Finished() {
+		for i := 0; !run.Finished(); i++ {
+			if i < yieldsBeforePark {
+				runtime.Gosched()
+				continue
+			}
 			<-run.Done()
 		}
 		_, err := q.result(false)
