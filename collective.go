@@ -1,6 +1,7 @@
 package meshmpi
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -94,30 +95,37 @@ const maxCommPlans = 256
 // same shape was called before (no selection, no lookup in the engine's
 // global cache), else selected and built. V-collectives depend on their
 // count arrays and are planned every time.
-func (c *Comm) plan(a *coll.Args, force string) (*coll.Plan, error) {
+// planned is a plan with the signature of the call it serves.
+type planned struct {
+	plan *coll.Plan
+	sig  uint32
+}
+
+func (c *Comm) plan(a *coll.Args, force string) (planned, error) {
 	v := a.Counts != nil || a.SendCounts != nil
 	key := commPlanKey{a.Coll, a.Count, a.Root, a.ElemSize, a.Type, a.Op, a.InPlace, a.Segment, force}
 	if !v {
 		c.planMu.Lock()
-		p := c.plans[key]
+		p, ok := c.plans[key]
 		c.planMu.Unlock()
-		if p != nil {
+		if ok {
 			return p, nil
 		}
 	}
 	ac := *a // the engine keeps what it is given; a stays on the caller's stack
 	alg, err := coll.Select(&ac, force)
 	if err != nil {
-		return nil, fmt.Errorf("%s on %s: %w", a.Coll, c, err)
+		return planned{}, fmt.Errorf("%s on %s: %w", a.Coll, c, err)
 	}
-	p, err := coll.Build(alg, &ac)
+	plan, err := coll.Build(alg, &ac)
 	if err != nil {
-		return nil, fmt.Errorf("%s on %s: %w: %w", a.Coll, c, ErrArg, err)
+		return planned{}, fmt.Errorf("%s on %s: %w: %w", a.Coll, c, ErrArg, err)
 	}
+	p := planned{plan, coll.Signature(&ac, alg.Name)}
 	if !v {
 		c.planMu.Lock()
 		if c.plans == nil {
-			c.plans = make(map[commPlanKey]*coll.Plan)
+			c.plans = make(map[commPlanKey]planned)
 		}
 		if len(c.plans) < maxCommPlans {
 			c.plans[key] = p
@@ -141,7 +149,113 @@ func (t *collTransport) Send(rank int, tag uint32, p []byte, c coll.Completer, i
 
 func (t *collTransport) Recv(rank int, tag uint32, p []byte, c coll.Completer, id int32) error {
 	cm := (*Comm)(t)
-	return cm.p.ep.RecvNotify(cm.ranks[rank], cm.collContext(), int32(tag), p, c, id)
+	return cm.p.ep.RecvNotify(cm.ranks[rank], cm.collContext(), int32(tag), collSeqMask, p, c, id)
+}
+
+// Abandon withdraws this rank's transfers of a failed collective and, if
+// the failure is a disagreement between ranks that this rank found, tells
+// every other rank, whose runs of the collective then fail too.
+func (t *collTransport) Abandon(tag uint32, err error) {
+	cm := (*Comm)(t)
+	cm.p.ep.CancelTagged(cm.collContext(), int32(tag), collSeqMask, err)
+	if !isMismatch(err) || errors.Is(err, errMismatchReported) {
+		return
+	}
+	for r, w := range cm.ranks {
+		if r != cm.rank {
+			notice := binary.LittleEndian.AppendUint32(nil, coll.Seq(tag))
+			_ = cm.p.ep.SendNotify(peer.Standard, w, cm.controlContext(), 0, notice, ignore{}, 0)
+		}
+	}
+}
+
+func isMismatch(err error) bool {
+	return errors.Is(err, coll.ErrMismatch) || errors.Is(err, peer.ErrTagMismatch)
+}
+
+// collSeqMask is coll.SeqMask as the frame's signed tag.
+const collSeqMask int32 = -1 << coll.SigBits
+
+// ignore is the completer of transfers nobody waits for.
+type ignore struct{}
+
+func (ignore) Complete(int32, int, error) {}
+
+var (
+	// errMismatchReported fails a collective that another rank found the
+	// ranks disagree on.
+	errMismatchReported = fmt.Errorf("another rank found that the ranks called this collective with different arguments: %w", coll.ErrMismatch)
+	errFreed            = errors.New("communicator freed")
+)
+
+// commControl receives a communicator's control notices.
+type commControl Comm
+
+// listen posts the receive for the next control notice.
+func (c *Comm) listen() {
+	_ = c.p.ep.RecvNotify(peer.AnySource, c.controlContext(), peer.AnyTag, -1, c.control[:], (*commControl)(c), 0)
+}
+
+// Complete takes a notice: the collective whose sequence number it holds
+// failed on its sender because the ranks disagree.
+func (cc *commControl) Complete(_ int32, n int, err error) {
+	c := (*Comm)(cc)
+	if err != nil { // cancelled: the communicator was freed or the rank closed
+		return
+	}
+	if n == len(c.control) {
+		c.abortSeq(binary.LittleEndian.Uint32(c.control[:]))
+	}
+	c.listen()
+}
+
+type activeRun struct {
+	seq uint32
+	run *coll.Run
+}
+
+// abortSeq fails the collective with sequence number seq: at once if it
+// runs here now, else when it starts.
+func (c *Comm) abortSeq(seq uint32) {
+	c.activeMu.Lock()
+	for _, a := range c.active {
+		if a.seq == seq {
+			c.activeMu.Unlock()
+			a.run.Abort(errMismatchReported)
+			return
+		}
+	}
+	if len(c.aborted) < 1024 {
+		c.aborted = append(c.aborted, seq)
+	}
+	c.activeMu.Unlock()
+}
+
+// enter registers a started run; it reports whether a notice already
+// failed the collective.
+func (c *Comm) enter(run *coll.Run, seq uint32) (aborted bool) {
+	c.activeMu.Lock()
+	defer c.activeMu.Unlock()
+	for i, s := range c.aborted {
+		if s == seq {
+			c.aborted = append(c.aborted[:i], c.aborted[i+1:]...)
+			aborted = true
+			break
+		}
+	}
+	c.active = append(c.active, activeRun{seq, run})
+	return aborted
+}
+
+func (c *Comm) leave(run *coll.Run) {
+	c.activeMu.Lock()
+	for i, a := range c.active {
+		if a.run == run {
+			c.active = append(c.active[:i], c.active[i+1:]...)
+			break
+		}
+	}
+	c.activeMu.Unlock()
 }
 
 // collRequest is a collective operation driven by a Request: a Run of the
@@ -149,6 +263,7 @@ func (t *collTransport) Recv(rank int, tag uint32, p []byte, c coll.Completer, i
 // (persistent).
 type collRequest struct {
 	c          *Comm
+	seq        uint32
 	run        *coll.Run
 	send, recv []byte
 	persistent bool
@@ -160,9 +275,14 @@ func (q *collRequest) start() error {
 		q.c.drop()
 		return fmt.Errorf("%s on %s: %w: %w", q.run.Plan().Name, q.c, ErrBuffer, err)
 	}
+	aborted := q.c.enter(q.run, q.seq)
 	if err := q.run.Start(); err != nil {
+		q.c.leave(q.run)
 		q.c.drop()
 		return fmt.Errorf("%s on %s: %w: %w", q.run.Plan().Name, q.c, ErrRequest, err)
+	}
+	if aborted {
+		q.run.Abort(errMismatchReported)
 	}
 	return nil
 }
@@ -174,6 +294,7 @@ func (q *collRequest) endpoint() *peer.Endpoint { return q.c.p.ep }
 func (q *collRequest) result(keep bool) (Status, error) {
 	err := q.run.Err()
 	name := q.run.Plan().Name
+	q.c.leave(q.run)
 	q.c.drop()
 	if !keep {
 		q.run.Plan().PutRun(q.run)
@@ -188,7 +309,7 @@ func (q *collRequest) result(keep bool) (Status, error) {
 
 // collErr gives engine errors their MPI class.
 func collErr(err error) error {
-	if errors.Is(err, coll.ErrMismatch) {
+	if isMismatch(err) {
 		return fmt.Errorf("%w: %w", ErrArg, err)
 	}
 	return err
@@ -221,7 +342,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 	if err := c.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", a.Coll, err)
 	}
-	tag := c.seq.Add(1) - 1
+	seq := c.seq.Add(1) - 1
 	var h hints
 	if len(hs) > 0 {
 		h = applyHints(hs)
@@ -234,10 +355,11 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 	if force == "" {
 		force = c.p.collAlgorithms[a.Coll]
 	}
-	plan, err := c.plan(&a, force)
+	pl, err := c.plan(&a, force)
 	if err != nil {
 		return nil, err
 	}
+	plan, tag := pl.plan, coll.Tag(seq, pl.sig)
 	if len(send) < plan.Need[coll.BufSend] || len(recv) < plan.Need[coll.BufRecv] {
 		return nil, fmt.Errorf("%s on %s: needs %d-byte send and %d-byte receive buffers, got %d and %d: %w",
 			a.Coll, c, plan.Need[coll.BufSend], plan.Need[coll.BufRecv], len(send), len(recv), ErrCount)
@@ -246,7 +368,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 	switch form {
 	case blocking:
 		run := plan.GetRun(t, tag, nil)
-		q := collRequest{c: c, run: run, send: send, recv: recv}
+		q := collRequest{c: c, seq: seq, run: run, send: send, recv: recv}
 		if err := q.start(); err != nil {
 			return nil, err
 		}
@@ -261,7 +383,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		return nil, err
 	case nonblocking:
 		r := &Request{state: Active}
-		r.coll = collRequest{c: c, run: plan.GetRun(t, tag, c.p.ep), send: send, recv: recv}
+		r.coll = collRequest{c: c, seq: seq, run: plan.GetRun(t, tag, c.p.ep), send: send, recv: recv}
 		r.impl = &r.coll
 		if err := r.coll.start(); err != nil {
 			return nil, err
@@ -269,7 +391,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		return r, nil
 	default:
 		r := &Request{persistent: true}
-		r.coll = collRequest{c: c, run: coll.NewRun(plan, t, tag, c.p.ep), send: send, recv: recv, persistent: true}
+		r.coll = collRequest{c: c, seq: seq, run: coll.NewRun(plan, t, tag, c.p.ep), send: send, recv: recv, persistent: true}
 		r.impl = &r.coll
 		return r, nil
 	}

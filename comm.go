@@ -9,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/meshmpi/meshmpi/coll"
 	"github.com/meshmpi/meshmpi/peer"
 )
 
@@ -30,8 +29,8 @@ const (
 	TagUB = 1<<31 - 1
 )
 
-// Context ids. Each communicator owns an id c and, on the wire, two
-// matching contexts: 2c for point-to-point and 2c+1 for its collectives, so
+// Context ids. Each communicator owns an id c and, on the wire, separate
+// matching contexts for point-to-point and collectives (p2pContext), so
 // user messages never match collective traffic. Ids are agreed collectively
 // (the lowest id no member uses), so every member of a communicator holds
 // the same one.
@@ -72,7 +71,12 @@ type Comm struct {
 	refs  atomic.Int32 // 1 until freed, plus one per pending operation
 
 	planMu sync.Mutex
-	plans  map[commPlanKey]*coll.Plan // plans of the shapes called so far
+	plans  map[commPlanKey]planned // plans of the shapes called so far
+
+	activeMu sync.Mutex
+	active   []activeRun // collectives running on this rank
+	aborted  []uint32    // sequence numbers reported mismatched before they started here
+	control  [4]byte     // the pending control notice
 }
 
 func newComm(p *proc, id int, ranks []int) *Comm {
@@ -87,6 +91,7 @@ func newComm(p *proc, id int, ranks []int) *Comm {
 			c.rank = r
 		}
 	}
+	c.listen()
 	return c
 }
 
@@ -117,8 +122,12 @@ func (c *Comm) String() string {
 	return fmt.Sprintf("comm %d (rank %d of %d)", c.id, c.rank, len(c.ranks))
 }
 
-func (c *Comm) p2pContext() uint32  { return uint32(c.id) << 1 }
-func (c *Comm) collContext() uint32 { return uint32(c.id)<<1 | 1 }
+// Each context id c gives three matching contexts: 4c for point-to-point,
+// 4c+1 for collectives and 4c+2 for the communicator's control notices
+// (a collective's ranks disagree; see abortSeq).
+func (c *Comm) p2pContext() uint32     { return uint32(c.id) << 2 }
+func (c *Comm) collContext() uint32    { return uint32(c.id)<<2 | 1 }
+func (c *Comm) controlContext() uint32 { return uint32(c.id)<<2 | 2 }
 
 func (c *Comm) check() error {
 	if c == nil {
@@ -341,6 +350,7 @@ func (c *Comm) Free() error {
 	if c.freed.Swap(true) {
 		return fmt.Errorf("free %s: already freed: %w", c, ErrComm)
 	}
+	c.p.ep.CancelTagged(c.controlContext(), 0, 0, errFreed) // stop listening for notices
 	c.drop()
 	return nil
 }

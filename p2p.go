@@ -3,6 +3,7 @@ package meshmpi
 import (
 	"fmt"
 
+	"github.com/meshmpi/meshmpi/coll"
 	"github.com/meshmpi/meshmpi/op"
 	"github.com/meshmpi/meshmpi/peer"
 )
@@ -490,12 +491,17 @@ func Imrecv[T Numeric](m *Message, buf []T) (*Request, error) {
 	return newRequest(&q, false)
 }
 
+// internalSig marks the tags of allgather, so they never agree with a
+// collective's in the signature bits.
+const internalSig = 1<<coll.SigBits - 1
+
 // allgather is the collective the communicator constructors and Finalize
 // need before the collective engine exists beneath them: every rank's
 // equal-length record, gathered at rank 0 and sent back to all, in c's
 // collective context under a fresh collective sequence number.
 func (c *Comm) allgather(rec []byte) ([]byte, error) {
-	tag := int(int32(c.seq.Add(1) - 1))
+	// an exact tag outside the signatures' range of the engine's tags
+	tag := int(int32(coll.Tag(c.seq.Add(1)-1, internalSig)))
 	n, size := len(rec), len(c.ranks)
 	xfer := func(kind p2pKind, rank int, b []byte) error {
 		q := p2pRequest{c: c, kind: kind, rank: rank, world: c.ranks[rank], tag: tag, ctx: c.collContext(), buf: b, elem: 1}

@@ -1,3 +1,5 @@
+package coll
+
 // Allreduce "rabenseifner": a recursive-halving reduce-scatter followed by
 // a recursive-doubling allgather.
 //
@@ -25,19 +27,19 @@
 // receive buffer, so nothing is copied.
 // Restrictions: Commutative.
 //
-// 6 ranks (Pof2 4, Rem 2), participants p0..p3 = ranks 0 2 4 5; blocks
-// b0..b3, bK:xs reduced over xs (x01 is x0 ⊕ x1, folded).
+// 6 ranks (Pof2 4, Rem 2), participants p0..p3 = ranks 0 2 4 5; halving
+// pairs p0-p2 and p1-p3 first (distance 2), then p0-p1 and p2-p3. x01 is x0 ⊕ x1; b0-1:014 is
+// blocks 0 to 1 reduced over ranks 0, 1 and 4.
 //
-//	          rank 0       rank 1   rank 2       rank 3   rank 4       rank 5
-//	fold      x01 <------- x1       x23 <------- x3
-//	halve 0   b01:x01,4 <----------------------------->   b23:x01,4    (p0 ↔ p2)
-//	                                b01:x23,5 <----------------------> b23:x23,5 (p1 ↔ p3)
-//	halve 1   b0:all <------------> b1:all                b2:all <---> b3:all
-//	double 1  b01 <---------------> b01                   b23 <------> b23
-//	double 0  b0123 <----------------------------------->  b0123
-//	                                b0123 <--------------------------> b0123
-//	unfold    all ---------> all    all ---------> all
-package coll
+//	          rank 0      rank 1      rank 2      rank 3      rank 4      rank 5
+//	fold      x01 <------ x1          x23 <------ x3
+//	halve 0   b0-1:014 <------------------------------------> b2-3:014
+//	                                  b0-1:235 <------------------------> b2-3:235
+//	halve 1   b0:all <--------------> b1:all                  b2:all <--> b3:all
+//	double 1  b0-1 <----------------> b0-1                    b2-3 <----> b2-3
+//	double 0  b0-3 <----------------------------------------> b0-3
+//	                                  b0-3 <----------------------------> b0-3
+//	unfold    b0-3 -----> b0-3        b0-3 -----> b0-3
 
 import "github.com/meshmpi/meshmpi/coll/internal/topo"
 
@@ -51,7 +53,7 @@ func init() {
 func buildAllreduceRabenseifner(b *Builder, a *Args) error {
 	total := a.Bytes(a.Count)
 	if total == 0 || a.Size == 1 && a.InPlace {
-		return redNothing(b)
+		return nil
 	}
 	out := Ref{BufRecv, 0, total}
 	in := Ref{BufSend, 0, total}
@@ -94,18 +96,18 @@ func buildAllreduceRabenseifner(b *Builder, a *Args) error {
 }
 
 // redHalving emits the fold and the recursive-halving reduce-scatter of
-// a participant (Rabenseifner's first half; also ReduceScatterBlock's
-// recursive_halving). blocks maps a range [lo, hi) of participants to the
-// bytes of their blocks in the input, acc, which is where the reduced
-// blocks end at their own offsets.
+// a participant: Rabenseifner's first half, and ReduceScatterBlock's
+// recursive_halving.
 type redHalving struct {
-	b      *Builder
-	p      redPieces
-	f      topo.RecDbl
-	rank   int
-	in     Ref  // the rank's input
-	acc    Ref  // the accumulator, as long as in
-	holds  bool // acc holds the rank's input already (in place)
+	b     *Builder
+	p     redPieces
+	f     topo.RecDbl
+	rank  int
+	in    Ref  // the rank's input
+	acc   Ref  // where the blocks are reduced, laid out as in
+	holds bool // acc holds the input already (allreduce in place)
+	// blocks returns the byte range, in in and in acc, of the blocks of
+	// the participants [lo, hi)
 	blocks func(lo, hi int) (off, n int)
 }
 

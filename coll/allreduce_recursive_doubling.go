@@ -1,3 +1,5 @@
+package coll
+
 // Allreduce "recursive_doubling": recursive doubling that keeps rank order,
 // so it serves non-commutative ops too.
 //
@@ -24,13 +26,12 @@
 // 5 ranks (Pof2 4, Rem 1): rank 1 is the extra of rank 0; ranks 0 2 3 4
 // are participants 0 1 2 3. x[a..b] is x_a ⊕ … ⊕ x_b in rank order.
 //
-//	          rank 0    rank 1    rank 2    rank 3    rank 4
+//	          rank 0      rank 1      rank 2      rank 3      rank 4
 //	fold      x[0..1] <-- x1
-//	round 0   x[0..2] <---------> x[0..2]   x[3..4] <-> x[3..4]
-//	round 1   x[0..4] <-----------------------> x[0..4]
-//	                              x[0..4] <-----------> x[0..4]
+//	round 0   x[0..2] <-------------> x[0..2]     x[3..4] <-> x[3..4]
+//	round 1   x[0..4] <-------------------------> x[0..4]
+//	                                  x[0..4] <-------------> x[0..4]
 //	unfold    x[0..4] --> x[0..4]
-package coll
 
 import "github.com/meshmpi/meshmpi/coll/internal/topo"
 
@@ -43,7 +44,7 @@ func init() {
 func buildAllreduceRecursiveDoubling(b *Builder, a *Args) error {
 	n := a.Bytes(a.Count)
 	if n == 0 || a.Size == 1 && a.InPlace {
-		return redNothing(b)
+		return nil
 	}
 	out := Ref{BufRecv, 0, n}
 	in := Ref{BufSend, 0, n}

@@ -1,3 +1,5 @@
+package coll
+
 // Allreduce "ring": a ring reduce-scatter followed by a ring allgather,
 // bandwidth-optimal for large messages.
 //
@@ -36,7 +38,6 @@
 //	holds  b1 (all)       b2 (all)       b3 (all)       b4 (all)       b0 (all)
 //	ag 0   b1 → 1         b2 → 2         b3 → 3         b4 → 4         b0 → 0
 //	ag 1..3: pass on the block received in the step before
-package coll
 
 import "github.com/meshmpi/meshmpi/coll/internal/topo"
 
@@ -50,7 +51,7 @@ func init() {
 func buildAllreduceRing(b *Builder, a *Args) error {
 	total := a.Bytes(a.Count)
 	if total == 0 || a.Size == 1 && a.InPlace {
-		return redNothing(b)
+		return nil
 	}
 	out := Ref{BufRecv, 0, total}
 	in := Ref{BufSend, 0, total}
@@ -119,17 +120,16 @@ func buildAllreduceRing(b *Builder, a *Args) error {
 		dst := blk(out, ri)
 		wrote[ri] = make([]StepID, p.count(dst.Len))
 		for k := range wrote[ri] {
-			var red StepID
+			dk := p.piece(dst, k)
 			if a.InPlace {
-				piece := p.piece(tmp, k)
-				lastRecv = b.Recv(ring.Left(), piece.Sub(0, p.piece(dst, k).Len), deps(lastRecv, tmpRead[k])...)
-				red = b.Reduce(piece.Sub(0, p.piece(dst, k).Len), p.piece(dst, k), lastRecv)
-				tmpRead[k] = red
+				tk := p.piece(tmp.Sub(0, dst.Len), k)
+				lastRecv = b.Recv(ring.Left(), tk, deps(lastRecv, tmpRead[k])...)
+				wrote[ri][k] = b.Reduce(tk, dk, lastRecv)
+				tmpRead[k] = wrote[ri][k]
 			} else { // the block's place in out is unused until now
-				lastRecv = b.Recv(ring.Left(), p.piece(dst, k), deps(lastRecv)...)
-				red = b.Reduce(p.piece(blk(in, ri), k), p.piece(dst, k), lastRecv)
+				lastRecv = b.Recv(ring.Left(), dk, deps(lastRecv)...)
+				wrote[ri][k] = b.Reduce(p.piece(blk(in, ri), k), dk, lastRecv)
 			}
-			wrote[ri][k] = red
 		}
 	}
 	for t := range ring.Steps() {

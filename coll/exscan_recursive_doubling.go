@@ -1,3 +1,5 @@
+package coll
+
 // Exscan "recursive_doubling": MPICH's recursive-doubling exclusive prefix
 // reduction, in rank order, so it serves non-commutative ops too.
 //
@@ -23,7 +25,6 @@
 //	  R       -         x0        x[0..1]   x[0..2]   -
 //	round 2   0 <---------------------------------------> 4
 //	  R       -         x0        x[0..1]   x[0..2]   x[0..3]
-package coll
 
 func init() {
 	Register(Algorithm{Coll: Exscan, Name: "recursive_doubling",

@@ -1,3 +1,5 @@
+package coll
+
 // ReduceScatterBlock "pairwise": n-1 pairwise exchange steps that fold
 // every block in rank order, so it serves non-commutative ops too.
 //
@@ -9,16 +11,18 @@
 //
 // Schedule length: n-1 steps, one send and one receive of Count elements
 // each.
-// Memory: 2·Count elements of scratch (a receive buffer and L), 3·Count in
-// place (and H); rank 0 needs one less, as its L is its input.
+// Memory: at most 2·Count elements of scratch not in place (a receive
+// buffer and L), 3·Count in place (and H); see reduce_scatter_pairwise.go.
 // Restrictions: none.
 //
-// 3 ranks, the arrivals at rank 1 (x_k is rank k's block 1):
+// 5 ranks, the arrivals at rank 1 (x_k is rank k's block 1); every rank
+// sends to r+s and receives from r-s:
 //
-//	step 1   from 0: L = x0 ⊕ x1        (0 → 1, 1 → 2, 2 → 0)
-//	step 2   from 2: H = x2             (0 → 2, 1 → 0, 2 → 1)
-//	end      result = L ⊕ H = x0 ⊕ x1 ⊕ x2
-package coll
+//	step 1   from 0: L = x0 ⊕ x1
+//	step 2   from 4: H = x4
+//	step 3   from 3: H = x3 ⊕ x4
+//	step 4   from 2: H = x2 ⊕ x3 ⊕ x4
+//	end      result = L ⊕ H = x0 ⊕ x1 ⊕ x2 ⊕ x3 ⊕ x4
 
 func init() {
 	Register(Algorithm{Coll: ReduceScatterBlock, Name: "pairwise",

@@ -1,3 +1,5 @@
+package coll
+
 // ReduceScatterBlock "recursive_halving": recursive halving over the
 // blocks, with a fold for any size.
 //
@@ -16,23 +18,24 @@
 // Schedule length: log2 Pof2 rounds, plus 2 for a non-power-of-two size;
 // a participant sends about Size·Count elements in all (a host twice that).
 // Memory: Size·Count elements of scratch to accumulate in, plus the
-// largest half received after the first reduction, about Size·Count/4
-// elements. The first reduction reads the input and writes the
+// largest part received after the first reduction: about Size·Count/4
+// elements, Size·Count/2 on a host (whose first reduction is the fold). The first reduction reads the input and writes the
 // accumulator, where the data was received, so nothing is copied in; in
 // place, the receive buffer is input only except for the result at its
 // start, written last.
 // Restrictions: Commutative.
 //
-// 5 ranks (Pof2 4, Rem 1), participants p0..p3 = ranks 0 2 3 4; p0 keeps
-// blocks b0 b1. bK:xs is block K reduced over xs.
+// 5 ranks (Pof2 4, Rem 1), participants p0..p3 = ranks 0 2 3 4; halving
+// pairs p0-p2 and p1-p3 first, then p0-p1 and p2-p3; p0 keeps blocks 0
+// and 1.
+// b0-2:013 is blocks 0 to 2 reduced over ranks 0, 1 and 3.
 //
-//	          rank 0         rank 1   rank 2         rank 3         rank 4
-//	fold      x01 <--------- x1
-//	halve 0   b0-2:x01,3 <------------------------> b3-4:x01,3                   (p0 ↔ p2)
-//	                                  b0-2:x2,4 <------------------------> b3-4:x2,4 (p1 ↔ p3)
-//	halve 1   b0-1:all <------------> b2:all         b3:all <-----> b4:all
-//	unfold    b1:all ------> b1:all
-package coll
+//	          rank 0      rank 1      rank 2      rank 3      rank 4
+//	fold      b0-4:01 <-- x1
+//	halve 0   b0-2:013 <------------------------> b3-4:013
+//	                                  b0-2:24 <-------------> b3-4:24
+//	halve 1   b0-1:all <------------> b2:all      b3:all <--> b4:all
+//	unfold    b1:all ---> b1:all
 
 import "github.com/meshmpi/meshmpi/coll/internal/topo"
 
@@ -47,7 +50,7 @@ func buildReduceScatterBlockRecursiveHalving(b *Builder, a *Args) error {
 	c := a.Bytes(a.Count)
 	total := c * a.Size
 	if c == 0 || a.Size == 1 && a.InPlace {
-		return redNothing(b)
+		return nil
 	}
 	out := Ref{BufRecv, 0, c}
 	in := Ref{BufSend, 0, total}

@@ -1,3 +1,5 @@
+package coll
+
 // ReduceScatter "pairwise": n-1 pairwise exchange steps that fold every
 // block in rank order, so it serves non-commutative ops too.
 //
@@ -15,20 +17,22 @@
 //
 // Schedule length: n-1 steps, one send and one receive each; every rank
 // sends its whole input but its own block once.
-// Memory, C = Counts[Rank] elements: not in place, C of scratch to
-// receive into and C for L (H is the receive buffer; rank 0's L is its
-// input and rank n-1 builds L in the receive buffer, so they need only
-// the first); in place, a third C for H, which is copied to the start of
-// the receive buffer at the end, once every input block has been sent.
+// Memory, C = Counts[Rank] elements of scratch: C to receive into; C for
+// L, except on rank 0 (whose L is its input block, never written) and,
+// not in place, on rank n-1 (which builds L in the receive buffer); in
+// place, C for H, except on rank n-1 (which has no H). Not in place, H is
+// the receive buffer; in place, the receive buffer is input only until
+// the end, when the result is copied to its start. At most 3C in all.
 // Restrictions: none.
 //
-// 4 ranks, the arrivals at rank 1 (x_k is rank k's block 1):
+// 5 ranks, the arrivals at rank 2 (x_k is rank k's block 2); every rank
+// sends to r+s and receives from r-s:
 //
-//	step 1   from 0: L = x0 ⊕ x1        (0 → 1, 1 → 2, 2 → 3, 3 → 0)
-//	step 2   from 3: H = x3             (0 → 2, 1 → 3, 2 → 0, 3 → 1)
-//	step 3   from 2: H = x2 ⊕ x3        (0 → 3, 1 → 0, 2 → 1, 3 → 2)
-//	end      result = L ⊕ H = x0 ⊕ x1 ⊕ x2 ⊕ x3
-package coll
+//	step 1   from 1: L = x1 ⊕ x2
+//	step 2   from 0: L = x0 ⊕ x1 ⊕ x2
+//	step 3   from 4: H = x4
+//	step 4   from 3: H = x3 ⊕ x4
+//	end      result = L ⊕ H = x0 ⊕ x1 ⊕ x2 ⊕ x3 ⊕ x4
 
 func init() {
 	Register(Algorithm{Coll: ReduceScatter, Name: "pairwise",
@@ -59,7 +63,7 @@ func buildReduceScatterPairwise(b *Builder, a *Args, counts []int) error {
 			b.Copy(block(me), out)
 			return nil
 		}
-		return redNothing(b)
+		return nil
 	}
 	p := newRedPieces(b, a)
 

@@ -79,12 +79,3 @@ func (p redPieces) local(src, dst Ref, after [][]StepID, add func(Ref, Ref, ...S
 	}
 	return ids
 }
-
-// redNothing builds the plan of a rank with nothing to do: a single join.
-// A plan without steps would do (Run.Start completes it at once), but
-// colltest.Verify mistakes one for a dependency cycle (topoOrder returns
-// nil for it).
-func redNothing(b *Builder) error {
-	b.Join()
-	return nil
-}

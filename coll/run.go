@@ -28,6 +28,8 @@ type Run struct {
 	left     int32 // steps not complete
 	err      error
 	ended    bool // finish was called for this start
+	// abandoning: the transport was told of the error (Abandon) once
+	abandoning bool
 
 	finished atomic.Bool
 	done     chan struct{} // one token per completion
@@ -80,7 +82,7 @@ func (r *Run) Reset() {
 		r.pending[i] = r.plan.Steps[i].NDeps
 	}
 	r.ready = r.ready[:0]
-	r.inflight, r.left, r.err, r.ended = 0, int32(len(r.plan.Steps)), nil, false
+	r.inflight, r.left, r.err, r.ended, r.abandoning = 0, int32(len(r.plan.Steps)), nil, false, false
 	select {
 	case <-r.done:
 	default:
@@ -176,14 +178,35 @@ func (r *Run) drainLocked() {
 		}
 	}
 	r.draining = false
-	// after an error, nothing new is issued; the run ends when the
-	// transfers already in flight have completed
+	// after an error nothing new is issued, the transport withdraws the
+	// transfers in flight, and the run ends when they have completed
 	end := !r.ended && (r.left == 0 || r.err != nil && r.inflight == 0)
 	r.ended = r.ended || end
+	abandon := r.err != nil && !r.abandoning
+	r.abandoning = r.abandoning || abandon
+	err := r.err
 	r.mu.Unlock()
+	if abandon {
+		r.t.Abandon(r.tag, err)
+	}
 	if end {
 		r.finish()
 	}
+}
+
+// Abort fails an active run with err (another rank reported that the
+// ranks disagree on this collective): its pending transfers are withdrawn
+// and it completes with err.
+func (r *Run) Abort(err error) {
+	r.mu.Lock()
+	if r.ended {
+		r.mu.Unlock()
+		return
+	}
+	if r.err == nil {
+		r.err = err
+	}
+	r.drainLocked()
 }
 
 func (r *Run) finish() {

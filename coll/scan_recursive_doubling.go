@@ -1,3 +1,5 @@
+package coll
+
 // Scan "recursive_doubling": MPICH's recursive-doubling prefix reduction,
 // in rank order, so it serves non-commutative ops too.
 //
@@ -27,7 +29,6 @@
 //	  R       x0        x[0..1]   x[0..2]   x[0..3]   x4
 //	round 2   0 <---------------------------------------> 4
 //	  R       x0        x[0..1]   x[0..2]   x[0..3]   x[0..4]
-package coll
 
 import "github.com/meshmpi/meshmpi/coll/internal/topo"
 
@@ -51,7 +52,7 @@ func buildScanRecursiveDoubling(b *Builder, a *Args, exclusive bool) error {
 		in = out
 	}
 	if c == 0 || n == 1 && (a.InPlace || exclusive) {
-		return redNothing(b)
+		return nil
 	}
 	if n == 1 {
 		b.Copy(in, out)

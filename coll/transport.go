@@ -9,9 +9,15 @@ type Transport interface {
 	// c.Complete(id, n, err) follows, possibly before they return; it is
 	// called with no lock held that the engine might need. A receive
 	// completes with n, the bytes received; receiving more than len(p)
-	// is an error.
+	// is an error. Receives match on the tag's sequence bits (SeqMask)
+	// and fail if the rest differs.
 	Send(peer int, tag uint32, p []byte, c Completer, id int32) error
 	Recv(peer int, tag uint32, p []byte, c Completer, id int32) error
+	// Abandon is called once when a run fails: the transport completes
+	// (with err) this rank's transfers still pending under tag, and when
+	// err says the ranks disagree (ErrMismatch) it tells the other ranks,
+	// whose runs of this collective then fail too instead of waiting.
+	Abandon(tag uint32, err error)
 }
 
 // Completer receives the completion of one transfer.

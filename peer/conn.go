@@ -66,9 +66,24 @@ func (c *conn) drainLocked() {
 				h.Kind, payload, done = KindEager, op.buf, op
 				c.queue.pop()
 			case phaseRTS:
-				h.Kind, h.Seq = KindRTS, op.slot
-				op.phase = phaseWaitCTS // before the write: the CTS may come back inside it
 				c.queue.pop()
+				// the phase changes before the write (the CTS may come back
+				// inside it) and under e.mu, where CancelTagged looks
+				c.ep.mu.Lock()
+				abandoned := op.abandon
+				if abandoned != nil {
+					c.ep.unregister(op)
+				} else {
+					op.phase = phaseWaitCTS
+				}
+				c.ep.mu.Unlock()
+				if abandoned != nil {
+					c.mu.Unlock()
+					c.ep.complete(op, abandoned)
+					c.mu.Lock()
+					continue
+				}
+				h.Kind, h.Seq = KindRTS, op.slot
 			case phaseData:
 				n := min(c.maxData, op.want-op.off)
 				h = Header{Kind: KindData, RID: op.rid, Total: uint64(op.want), Offset: uint64(op.off)}

@@ -174,11 +174,15 @@ func (e *Endpoint) SendNotify(mode Mode, dst int, ctx uint32, tag int32, buf []b
 	return nil
 }
 
-// RecvNotify is SendNotify for a receive.
-func (e *Endpoint) RecvNotify(src int, ctx uint32, tag int32, buf []byte, c Completer, id int32) error {
+// RecvNotify is SendNotify for a receive. It matches messages whose tag
+// agrees with tag in the bits of mask (-1: all bits); a match that differs
+// in the other bits fails with ErrTagMismatch. The collective engine keeps
+// a signature of each call's arguments there, so ranks that disagree see an
+// error instead of taking each other's data.
+func (e *Endpoint) RecvNotify(src int, ctx uint32, tag, mask int32, buf []byte, c Completer, id int32) error {
 	op := e.GetOp()
 	op.completer, op.cid, op.auto = c, id, true
-	if err := e.StartRecv(op, src, ctx, tag, buf); err != nil {
+	if err := e.startRecv(op, src, ctx, tag, mask, buf); err != nil {
 		e.PutOp(op)
 		return err
 	}
@@ -188,6 +192,10 @@ func (e *Endpoint) RecvNotify(src int, ctx uint32, tag int32, buf []byte, c Comp
 // StartRecv starts a receive into buf from world rank src (or AnySource)
 // with tag (or AnyTag) in context ctx.
 func (e *Endpoint) StartRecv(op *Op, src int, ctx uint32, tag int32, buf []byte) error {
+	return e.startRecv(op, src, ctx, tag, -1, buf)
+}
+
+func (e *Endpoint) startRecv(op *Op, src int, ctx uint32, tag, mask int32, buf []byte) error {
 	if err := e.checkPeer(src, true); err != nil {
 		return err
 	}
@@ -195,8 +203,9 @@ func (e *Endpoint) StartRecv(op *Op, src int, ctx uint32, tag int32, buf []byte)
 		return errors.New("peer: op already active")
 	}
 	op.arm(opRecv, src, ctx, tag, buf)
+	op.mask = mask
 	e.mu.Lock()
-	if m := e.unexp.match(ctx, src, tag); m != nil {
+	if m := e.unexp.match(ctx, src, tag, op.mask); m != nil {
 		e.unexp.remove(m)
 		e.receiveLocked(op, m) // unlocks
 		return nil
@@ -218,6 +227,43 @@ func (e *Endpoint) StartRecv(op *Op, src int, ctx uint32, tag int32, buf []byte)
 	return nil
 }
 
+// CancelTagged completes with err every pending operation in context ctx
+// whose tag agrees with tag in the bits of mask: posted receives, matched
+// receives still waiting for data, and sends still waiting for their
+// receiver to clear them. Sends already moving data finish. A failed collective withdraws its transfers this way, so
+// nothing waits on a schedule that will not run.
+func (e *Endpoint) CancelTagged(ctx uint32, tag, mask int32, err error) {
+	var failed opList
+	e.mu.Lock()
+	for op := e.posted.head; op != nil; {
+		next := op.next
+		if op.ctx == ctx && (op.tag^tag)&mask == 0 {
+			e.posted.remove(op)
+			op.inPosted = false
+			failed.push(op)
+		}
+		op = next
+	}
+	for _, op := range e.slots {
+		if op == nil || op.ctx != ctx || (op.tag^tag)&mask != 0 {
+			continue
+		}
+		switch {
+		case op.kind == opRecv, op.phase == phaseWaitCTS:
+			// a receive waiting for data, a send waiting for its CTS: what
+			// the peer still sends for them is dropped as stale
+			e.unregister(op)
+			failed.push(op)
+		case op.abandon == nil:
+			op.abandon = err // its RTS is still queued: the writer drops it
+		}
+	}
+	e.mu.Unlock()
+	for op := failed.pop(); op != nil; op = failed.pop() {
+		e.complete(op, err)
+	}
+}
+
 // Envelope describes a message found by a probe.
 type Envelope struct {
 	Source int // world rank
@@ -233,7 +279,7 @@ func (e *Endpoint) Iprobe(src int, ctx uint32, tag int32) (Envelope, bool, error
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if m := e.unexp.match(ctx, src, tag); m != nil {
+	if m := e.unexp.match(ctx, src, tag, -1); m != nil {
 		return m.envelope(), true, nil
 	}
 	if e.closed != nil {
@@ -253,7 +299,7 @@ func (e *Endpoint) Improbe(src int, ctx uint32, tag int32) (*Message, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if m := e.unexp.match(ctx, src, tag); m != nil {
+	if m := e.unexp.match(ctx, src, tag, -1); m != nil {
 		e.unexp.remove(m)
 		return m, nil
 	}
@@ -296,22 +342,37 @@ func (e *Endpoint) Cancel(op *Op) bool {
 // receiveLocked delivers unexpected message m into op. Called with e.mu
 // held; returns with it released.
 func (e *Endpoint) receiveLocked(op *Op, m *Message) {
-	op.res.Source, op.res.Tag, op.res.Total = m.src, int(m.tag), m.total
-	if m.kind == KindEager {
-		n := copy(op.buf, m.data)
+	e.deliverLocked(op, m.kind, m.src, m.tag, m.total, m.seq, m.data)
+	e.putMessage(m)
+}
+
+// deliverLocked gives a matched message to receive op: an eager payload is
+// copied, a rendezvous is answered with a CTS. A message whose tag differs
+// from the op's in the bits the op's mask ignores is refused (the sender's
+// rendezvous is released with a zero-byte CTS) and fails the receive.
+// Called with e.mu held; returns with it released. payload is not used
+// after return.
+func (e *Endpoint) deliverLocked(op *Op, kind Kind, src int, tag int32, total int, seq uint32, payload []byte) {
+	op.res.Source, op.res.Tag, op.res.Total = src, int(tag), total
+	refuse := op.tag != AnyTag && tag != op.tag
+	if kind == KindEager {
+		n := 0
+		if !refuse {
+			n = copy(op.buf, payload)
+		}
 		e.mu.Unlock()
-		e.putMessage(m)
 		e.finishRecv(op, n)
 		return
 	}
-	op.want = min(len(op.buf), m.total)
+	op.want = min(len(op.buf), total)
+	if refuse {
+		op.want = 0
+	}
 	if op.want > 0 {
 		e.register(op)
 	}
 	e.mu.Unlock()
-	c, seq := e.conns[m.src], m.seq
-	e.putMessage(m)
-	e.clearToSend(c, op, seq)
+	e.clearToSend(e.conns[src], op, seq)
 }
 
 // clearToSend answers a matched RTS; op's slot (if it wants data) is registered.
@@ -326,7 +387,9 @@ func (e *Endpoint) clearToSend(c *conn, op *Op, seq uint32) {
 
 func (e *Endpoint) finishRecv(op *Op, n int) {
 	var err error
-	if op.res.Total > n {
+	if op.tag != AnyTag && int32(op.res.Tag) != op.tag {
+		err = fmt.Errorf("message from rank %d tagged %#x where %#x was expected: %w", op.res.Source, uint32(op.res.Tag), uint32(op.tag), ErrTagMismatch)
+	} else if op.res.Total > n {
 		err = fmt.Errorf("%d-byte message from rank %d tag %d into a %d-byte buffer: %w",
 			op.res.Total, op.res.Source, op.res.Tag, len(op.buf), ErrTruncate)
 	}
@@ -341,18 +404,7 @@ func (e *Endpoint) arrive(c *conn, h *Header, payload []byte) {
 	if op := e.posted.match(h.Context, c.rank, h.Tag); op != nil {
 		e.posted.remove(op)
 		op.inPosted = false
-		op.res.Source, op.res.Tag, op.res.Total = c.rank, int(h.Tag), int(h.Total)
-		if h.Kind == KindEager {
-			e.mu.Unlock()
-			e.finishRecv(op, copy(op.buf, payload))
-			return
-		}
-		op.want = min(len(op.buf), int(h.Total))
-		if op.want > 0 {
-			e.register(op)
-		}
-		e.mu.Unlock()
-		e.clearToSend(c, op, h.Seq)
+		e.deliverLocked(op, h.Kind, c.rank, h.Tag, int(h.Total), h.Seq, payload)
 		return
 	}
 	m := e.getMessage(len(payload))
@@ -367,6 +419,10 @@ func (e *Endpoint) arrive(c *conn, h *Header, payload []byte) {
 func (e *Endpoint) ctsArrived(c *conn, h *Header) error {
 	e.mu.Lock()
 	op := e.lookup(h.Seq)
+	if op == nil && e.stale(h.Seq) {
+		e.mu.Unlock()
+		return nil // for a send withdrawn by CancelTagged
+	}
 	if op == nil || op.kind != opSend || op.peer != c.rank || op.phase != phaseWaitCTS || h.Total > uint64(len(op.buf)) {
 		e.mu.Unlock()
 		return fmt.Errorf("%w: cts for unknown send %#x", ErrFrame, h.Seq)
@@ -387,6 +443,10 @@ func (e *Endpoint) ctsArrived(c *conn, h *Header) error {
 func (e *Endpoint) dataArrived(c *conn, h *Header, payload []byte) error {
 	e.mu.Lock()
 	op := e.lookup(h.RID)
+	if op == nil && e.stale(h.RID) {
+		e.mu.Unlock()
+		return nil // for a receive withdrawn by CancelTagged
+	}
 	if op == nil || op.kind != opRecv || op.res.Source != c.rank || h.Total != uint64(op.want) || h.Offset != uint64(op.off) {
 		e.mu.Unlock()
 		return fmt.Errorf("%w: data for unknown receive %#x", ErrFrame, h.RID)
@@ -569,6 +629,14 @@ func (e *Endpoint) lookup(id uint32) *Op {
 	return e.slots[i]
 }
 
+// stale reports whether id names a slot that exists but has moved on to a
+// later generation: a frame for an operation withdrawn by CancelTagged,
+// which the peer could not know about when it sent it.
+func (e *Endpoint) stale(id uint32) bool {
+	i := id&(1<<slotBits-1) - 1
+	return id&(1<<slotBits-1) != 0 && int(i) < len(e.slots) && e.slotGen[i] != id>>slotBits
+}
+
 func (e *Endpoint) unregister(op *Op) {
 	i := op.slot&(1<<slotBits-1) - 1
 	e.slots[i] = nil
@@ -625,9 +693,9 @@ func (l *msgList) remove(m *Message) {
 
 // match returns the oldest unexpected message a receive (src, tag) in ctx
 // takes: arrival order is what makes matching non-overtaking.
-func (l *msgList) match(ctx uint32, src int, tag int32) *Message {
+func (l *msgList) match(ctx uint32, src int, tag, mask int32) *Message {
 	for m := l.head; m != nil; m = m.next {
-		if m.ctx == ctx && (src == AnySource || m.src == src) && (tag == AnyTag || m.tag == tag) {
+		if m.ctx == ctx && (src == AnySource || m.src == src) && (tag == AnyTag || (m.tag^tag)&mask == 0) {
 			return m
 		}
 	}
@@ -637,7 +705,7 @@ func (l *msgList) match(ctx uint32, src int, tag int32) *Message {
 // match returns the oldest posted receive that takes a message (src, tag) in ctx.
 func (l *opList) match(ctx uint32, src int, tag int32) *Op {
 	for op := l.head; op != nil; op = op.next {
-		if op.ctx == ctx && (op.peer == AnySource || op.peer == src) && (op.tag == AnyTag || op.tag == tag) {
+		if op.ctx == ctx && (op.peer == AnySource || op.peer == src) && (op.tag == AnyTag || (op.tag^tag)&op.mask == 0) {
 			return op
 		}
 	}

@@ -15,6 +15,9 @@ var (
 	ErrFrame = errors.New("malformed frame")
 	// ErrVersion means a frame of an unknown protocol version arrived.
 	ErrVersion = errors.New("unsupported frame version")
+	// ErrTagMismatch means a receive that matches on part of the tag
+	// (RecvNotify) met a message whose other tag bits differ.
+	ErrTagMismatch = errors.New("message tag differs from the receive's")
 	// ErrClosed means the endpoint or link was closed locally.
 	ErrClosed = errors.New("endpoint closed")
 )

@@ -76,6 +76,7 @@ type Op struct {
 	ctx   uint32
 	peer  int // destination, or source / AnySource
 	tag   int32
+	mask  int32 // tag bits a receive matches on (-1: all)
 	buf   []byte
 
 	state     atomic.Uint32
@@ -90,6 +91,7 @@ type Op struct {
 	want     int    // bytes the data phase moves
 	off      int    // data bytes sent or received so far
 	inPosted bool
+	abandon  error // set under e.mu by CancelTagged on a send whose RTS is not out yet
 
 	res Result
 
@@ -123,7 +125,8 @@ func (op *Op) arm(kind opKind, peer int, ctx uint32, tag int32, buf []byte) {
 	default:
 	}
 	op.kind, op.peer, op.ctx, op.tag, op.buf = kind, peer, ctx, tag, buf
-	op.slot, op.rid, op.seq, op.want, op.off = 0, 0, 0, 0, 0
+	op.mask = -1
+	op.slot, op.rid, op.seq, op.want, op.off, op.abandon = 0, 0, 0, 0, 0, nil
 	op.res = Result{}
 	op.state.Store(opActive)
 }

@@ -116,3 +116,17 @@ func deliver(r pendingRecv, msg []byte) {
 	}
 	r.c.Complete(r.id, copy(r.p, msg), nil)
 }
+
+// Abandon withdraws the rank's receives still waiting under tag.
+func (e endpoint) Abandon(tag uint32, err error) {
+	for r, ch := range e.f.queues {
+		if r.dst != e.rank || r.tag != tag {
+			continue
+		}
+		recvs := ch.recvs
+		ch.recvs = nil
+		for _, p := range recvs {
+			p.c.Complete(p.id, 0, err)
+		}
+	}
+}
