@@ -11,6 +11,7 @@ import (
 	"github.com/meshmpi/meshmpi/coll"
 	"github.com/meshmpi/meshmpi/coll/colltest"
 	"github.com/meshmpi/meshmpi/op"
+	"github.com/stretchr/testify/require"
 )
 
 // invoke calls collective a.Coll through the typed API in the given form,
@@ -370,4 +371,41 @@ func TestPersistentCollectiveZeroAlloc(t *testing.T) {
 			return errors.Join(r.Free(), step.Free())
 		})
 	}
+}
+
+// A job-wide algorithm setting reaches every rank's calls; a per-call hint
+// overrides it; an unknown name is refused when the world is configured.
+func TestJobWideAlgorithm(t *testing.T) {
+	world(t, 3, func(w *Comm) error {
+		// ring needs a commutative op: the setting is visibly in force
+		err := Allreduce(w, []uint64{1}, []uint64{0}, colltest.Affine)
+		if err := expectErr(err, ErrAlgorithm, "job-wide ring with a non-commutative op"); err != nil {
+			return err
+		}
+		got := []uint64{0}
+		if err := Allreduce(w, []uint64{1}, got, colltest.Affine, Algorithm("recursive_doubling")); err != nil {
+			return err
+		}
+		sum := []int64{0}
+		return errors.Join(Allreduce(w, []int64{2}, sum, Sum), expect(sum[0] == 6, "ring allreduce gave %d", sum[0]))
+	}, WithCollAlgorithm("allreduce", "ring"))
+	require.ErrorIs(t, Run(2, func(*Comm) error { return nil }, WithCollAlgorithm("allreduce", "nope")), ErrAlgorithm)
+	require.ErrorIs(t, Run(2, func(*Comm) error { return nil }, WithCollAlgorithm("allreduse", "ring")), ErrArg)
+}
+
+func TestReduceLocal(t *testing.T) {
+	in, inout := []int32{1, 5, -3}, []int32{4, 2, -7}
+	require.NoError(t, ReduceLocal(in, inout, Max))
+	require.Equal(t, []int32{4, 5, -3}, inout)
+	sub := NewOp("sub", false, func(in, inout []int64) {
+		for i := range inout {
+			inout[i] = in[i] - inout[i]
+		}
+	})
+	x := []int64{10}
+	require.NoError(t, ReduceLocal([]int64{3}, x, sub))
+	require.Equal(t, int64(-7), x[0], "in is the left operand")
+	require.ErrorIs(t, ReduceLocal([]float64{1}, []float64{2}, Bxor), ErrOp)
+	require.ErrorIs(t, ReduceLocal([]int64{1, 2}, []int64{2}, Sum), ErrCount)
+	require.ErrorIs(t, ReduceLocal([]int32{1}, []int32{2}, sub), ErrOp, "a user op on another type")
 }
