@@ -373,7 +373,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 			return nil, err
 		}
 		for i := 0; !run.Finished(); i++ {
-			if i < yieldsBeforePark {
+			if i < c.p.yields {
 				runtime.Gosched()
 				continue
 			}
@@ -382,7 +382,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		_, err := q.result(false)
 		return nil, err
 	case nonblocking:
-		r := &Request{state: Active}
+		r := &Request{state: Active, yields: c.p.yields}
 		r.coll = collRequest{c: c, seq: seq, run: plan.GetRun(t, tag, c.p.ep), send: send, recv: recv}
 		r.impl = &r.coll
 		if err := r.coll.start(); err != nil {
@@ -390,7 +390,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		}
 		return r, nil
 	default:
-		r := &Request{persistent: true}
+		r := &Request{persistent: true, yields: c.p.yields}
 		r.coll = collRequest{c: c, seq: seq, run: coll.NewRun(plan, t, tag, c.p.ep), send: send, recv: recv, persistent: true}
 		r.impl = &r.coll
 		return r, nil

@@ -215,7 +215,7 @@ func (q *p2pRequest) run() (Status, error) {
 
 // newRequest wraps a prepared p2pRequest, starting it unless persistent.
 func newRequest(q *p2pRequest, persistent bool) (*Request, error) {
-	r := &Request{persistent: persistent, p2p: *q}
+	r := &Request{persistent: persistent, p2p: *q, yields: q.c.p.yields}
 	r.impl = &r.p2p
 	r.p2p.c.hold() // for a persistent request, until it is freed
 	r.p2p.held = true

@@ -37,13 +37,14 @@ func (s RequestState) String() string {
 	return fmt.Sprintf("RequestState(%d)", uint8(s))
 }
 
-// yieldsBeforePark is how many times a waiting rank lets other goroutines
-// run before it parks. When ranks outnumber cores, the goroutine that
-// completes this rank's operation is often runnable right now: yielding
-// lets it run without the cost of parking and waking this one, the way
-// Open MPI yields when oversubscribed instead of spinning (MPICH) or
-// sleeping at once.
-const yieldsBeforePark = 8
+// oversubscribedYields is how many times a waiting rank lets other
+// goroutines run before it parks, in a process whose ranks outnumber its
+// cores. The goroutine that completes this rank's operation is then often
+// runnable right now: yielding lets it run without the cost of parking and
+// waking this one, the way Open MPI yields when it knows it is
+// oversubscribed instead of spinning (MPICH) or sleeping at once. With a
+// core per rank, yielding only delays the wake-up, so ranks park at once.
+const oversubscribedYields = 8
 
 // operation is what a Request drives: a point-to-point operation today,
 // collective schedules and generalized requests through the same methods.
@@ -70,6 +71,7 @@ type operation interface {
 type Request struct {
 	state      RequestState
 	persistent bool
+	yields     int // before Wait parks; see oversubscribedYields
 	impl       operation
 	st         Status
 	err        error
@@ -157,7 +159,7 @@ func (r *Request) Wait(ctx context.Context) (Status, error) {
 		ctx = context.Background()
 	}
 	for i := 0; !r.impl.finished(); i++ {
-		if i < yieldsBeforePark {
+		if i < r.yields {
 			runtime.Gosched()
 			continue
 		}

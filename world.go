@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,7 @@ type proc struct {
 	finalized atomic.Bool
 
 	collAlgorithms [coll.NumColls]string // job-wide algorithm choices
+	yields         int                   // see oversubscribedYields
 }
 
 func newProc(rank, size int, cfg config) (*proc, error) {
@@ -85,6 +87,9 @@ func Run(n int, fn func(world *Comm) error, opts ...Option) error {
 	for i := range procs {
 		if procs[i], err = newProc(i, n, cfg); err != nil {
 			return fmt.Errorf("run: %w", err)
+		}
+		if n > runtime.GOMAXPROCS(0) {
+			procs[i].yields = oversubscribedYields
 		}
 	}
 	for i := range n {
