@@ -590,6 +590,9 @@ func TestSendrecvReplace(t *testing.T) {
 
 func TestSingletonInit(t *testing.T) {
 	t.Setenv("MESHMPI_SIGNAL", "")
+	global.mu.Lock() // MPI allows one Init per process; tests run this more than once with -count
+	global.p, global.finalized = nil, false
+	global.mu.Unlock()
 	w, err := Init()
 	require.NoError(t, err)
 	require.Equal(t, 0, w.Rank())

@@ -184,10 +184,11 @@ func (r *Run) drainLocked() {
 	r.ended = r.ended || end
 	abandon := r.err != nil && !r.abandoning
 	r.abandoning = r.abandoning || abandon
-	err := r.err
+	// read under the lock: once the run ends its owner may recycle it
+	err, t, tag := r.err, r.t, r.tag
 	r.mu.Unlock()
 	if abandon {
-		r.t.Abandon(r.tag, err)
+		t.Abandon(tag, err)
 	}
 	if end {
 		r.finish()

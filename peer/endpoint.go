@@ -249,6 +249,8 @@ func (e *Endpoint) CancelTagged(ctx uint32, tag, mask int32, err error) {
 			continue
 		}
 		switch {
+		case op.copying:
+			op.abandon = err // its data is being copied: the copier fails it after
 		case op.kind == opRecv, op.phase == phaseWaitCTS:
 			// a receive waiting for data, a send waiting for its CTS: what
 			// the peer still sends for them is dropped as stale
@@ -451,14 +453,26 @@ func (e *Endpoint) dataArrived(c *conn, h *Header, payload []byte) error {
 		e.mu.Unlock()
 		return fmt.Errorf("%w: data for unknown receive %#x", ErrFrame, h.RID)
 	}
+	// copy without the lock; while copying is set, a withdrawal
+	// (CancelTagged, a failed peer) leaves op to this goroutine
+	op.copying = true
+	off := op.off
 	e.mu.Unlock()
-	op.off += copy(op.buf[op.off:op.want], payload)
-	if op.off == op.want {
-		e.mu.Lock()
+	n := copy(op.buf[off:op.want], payload)
+	e.mu.Lock()
+	op.copying = false
+	op.off += n
+	if err := op.abandon; err != nil || op.off == op.want {
 		e.unregister(op)
 		e.mu.Unlock()
-		e.finishRecv(op, op.want)
+		if err != nil {
+			e.complete(op, err)
+		} else {
+			e.finishRecv(op, op.want)
+		}
+		return nil
 	}
+	e.mu.Unlock()
 	return nil
 }
 
@@ -588,6 +602,10 @@ func (e *Endpoint) peerFailed(rank int, err error) {
 	}
 	for _, op := range e.slots {
 		if op != nil && (op.kind == opSend && op.peer == rank || op.kind == opRecv && op.res.Source == rank) {
+			if op.copying {
+				op.abandon = err // the copier fails it after
+				continue
+			}
 			e.unregister(op)
 			failed.push(op)
 		}

@@ -91,7 +91,8 @@ type Op struct {
 	want     int    // bytes the data phase moves
 	off      int    // data bytes sent or received so far
 	inPosted bool
-	abandon  error // set under e.mu by CancelTagged on a send whose RTS is not out yet
+	copying  bool  // under e.mu: a data frame is being copied into buf
+	abandon  error // under e.mu: withdrawn while its RTS was queued or its data copied
 
 	res Result
 
@@ -126,7 +127,7 @@ func (op *Op) arm(kind opKind, peer int, ctx uint32, tag int32, buf []byte) {
 	}
 	op.kind, op.peer, op.ctx, op.tag, op.buf = kind, peer, ctx, tag, buf
 	op.mask = -1
-	op.slot, op.rid, op.seq, op.want, op.off, op.abandon = 0, 0, 0, 0, 0, nil
+	op.slot, op.rid, op.seq, op.want, op.off, op.abandon, op.copying = 0, 0, 0, 0, 0, nil, false
 	op.res = Result{}
 	op.state.Store(opActive)
 }
