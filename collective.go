@@ -33,7 +33,7 @@ var inPlace [2]complex128
 // root, a receive) buffer in a collective that works in place
 // (MPI_IN_PLACE): Allreduce(c, InPlace[float64](), buf, Sum) reduces buf
 // in place. It is an empty slice that no other slice aliases.
-func InPlace[T Numeric]() []T { return unsafe.Slice((*T)(unsafe.Pointer(&inPlace)), 0)[:0:0] }
+func InPlace[T Element]() []T { return unsafe.Slice((*T)(unsafe.Pointer(&inPlace)), 0)[:0:0] }
 
 func isInPlace(b []byte) bool {
 	return len(b) == 0 && cap(b) == 0 && unsafe.SliceData(b) == (*byte)(unsafe.Pointer(&inPlace))
@@ -41,7 +41,7 @@ func isInPlace(b []byte) bool {
 
 // viewBytes views an InPlace marker of any type as bytes, keeping its
 // identity (op.Bytes drops the pointer of empty slices).
-func viewBytes[T Numeric](s []T) []byte {
+func viewBytes[T Element](s []T) []byte {
 	if len(s) == 0 {
 		return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), 0)[:0:0]
 	}
@@ -397,7 +397,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 	}
 }
 
-func elemArgs[T Numeric](k coll.Coll) coll.Args {
+func elemArgs[T Element](k coll.Coll) coll.Args {
 	return coll.Args{Coll: k, ElemSize: op.SizeOf[T](), Type: op.TypeOf[T]()}
 }
 

@@ -409,3 +409,41 @@ func TestReduceLocal(t *testing.T) {
 	require.ErrorIs(t, ReduceLocal([]int64{1, 2}, []int64{2}, Sum), ErrCount)
 	require.ErrorIs(t, ReduceLocal([]int32{1}, []int32{2}, sub), ErrOp, "a user op on another type")
 }
+
+// MaxLoc and MinLoc over Loc pairs: the extreme value and the lowest rank
+// holding it, through the typed API (MPI_DOUBLE_INT, MPI_2INT).
+func TestLocReductions(t *testing.T) {
+	world(t, 5, func(w *Comm) error {
+		r := w.Rank()
+		// values 3,1,3,0,1 per rank for element 0; rank-dependent for element 1
+		vals := []float64{3, 1, 3, 0, 1}
+		in := []Loc[float64]{{Value: vals[r], Index: int32(r)}, {Value: float64(-r), Index: int32(r)}}
+		out := make([]Loc[float64], 2)
+		if err := Allreduce(w, in, out, MaxLoc); err != nil {
+			return err
+		}
+		want := []Loc[float64]{{Value: 3, Index: 0}, {Value: 0, Index: 0}}
+		if out[0] != want[0] || out[1] != want[1] {
+			return fmt.Errorf("maxloc: %v, want %v", out, want)
+		}
+		mins := make([]Loc[int32], 1)
+		if err := Reduce(w, []Loc[int32]{{Value: int32(vals[r]), Index: int32(r)}}, mins, MinLoc, 4); err != nil {
+			return err
+		}
+		if r == 4 && mins[0] != (Loc[int32]{Value: 0, Index: 3}) {
+			return fmt.Errorf("minloc at the root: %v", mins[0])
+		}
+		// pairs travel point-to-point too
+		if r < 2 {
+			buf := []Loc[int64]{{Value: int64(r), Index: 7}}
+			if _, err := Sendrecv(w, buf, 1-r, 0, buf, 1-r, 0); !errors.Is(err, ErrBuffer) {
+				return fmt.Errorf("sendrecv with one buffer for both: %v", err)
+			}
+			st, err := SendrecvReplace(w, buf, 1-r, 0, 1-r, 0)
+			if err != nil || buf[0].Value != int64(1-r) || st.Count != 1 {
+				return fmt.Errorf("sendrecv of pairs: %v %+v %v", buf, st, err)
+			}
+		}
+		return expectErr(Allreduce(w, in, out, Sum), ErrOp, "sum over pairs")
+	})
+}

@@ -44,7 +44,7 @@ func (c *Comm) rootedInPlace(k coll.Coll, root int, b []byte) (bool, error) {
 	return ip, nil
 }
 
-func prepBcast[T Numeric](c *Comm, buf []T, root int) collCall {
+func prepBcast[T Element](c *Comm, buf []T, root int) collCall {
 	a := elemArgs[T](coll.Bcast)
 	if err := c.checkRoot(a.Coll, root); err != nil {
 		return collCall{err: err}
@@ -53,7 +53,7 @@ func prepBcast[T Numeric](c *Comm, buf []T, root int) collCall {
 	return collCall{a: a, recv: op.Bytes(buf)}
 }
 
-func prepGather[T Numeric](c *Comm, k coll.Coll, send, recv []T, counts, displs []int, root int) collCall {
+func prepGather[T Element](c *Comm, k coll.Coll, send, recv []T, counts, displs []int, root int) collCall {
 	a := elemArgs[T](k)
 	sb, rb := viewBytes(send), op.Bytes(recv)
 	ip, err := c.rootedInPlace(k, root, sb)
@@ -79,7 +79,7 @@ func prepGather[T Numeric](c *Comm, k coll.Coll, send, recv []T, counts, displs 
 	return collCall{a: a, send: sb, recv: rb}
 }
 
-func prepScatter[T Numeric](c *Comm, k coll.Coll, send []T, counts, displs []int, recv []T, root int) collCall {
+func prepScatter[T Element](c *Comm, k coll.Coll, send []T, counts, displs []int, recv []T, root int) collCall {
 	a := elemArgs[T](k)
 	sb, rb := op.Bytes(send), viewBytes(recv)
 	ip, err := c.rootedInPlace(k, root, rb)
@@ -129,7 +129,7 @@ func (c *Comm) vLayout(k coll.Coll, counts, displs []int, significant bool, mine
 	return counts, displs, nil
 }
 
-func prepAllgather[T Numeric](c *Comm, k coll.Coll, send, recv []T, counts, displs []int) collCall {
+func prepAllgather[T Element](c *Comm, k coll.Coll, send, recv []T, counts, displs []int) collCall {
 	a := elemArgs[T](k)
 	sb, rb := viewBytes(send), op.Bytes(recv)
 	a.InPlace = isInPlace(sb)
@@ -151,7 +151,7 @@ func prepAllgather[T Numeric](c *Comm, k coll.Coll, send, recv []T, counts, disp
 	return collCall{a: a, send: sb, recv: rb}
 }
 
-func prepAlltoall[T Numeric](c *Comm, send, recv []T) collCall {
+func prepAlltoall[T Element](c *Comm, send, recv []T) collCall {
 	a := elemArgs[T](coll.Alltoall)
 	sb, rb := viewBytes(send), op.Bytes(recv)
 	a.InPlace = isInPlace(sb)
@@ -168,7 +168,7 @@ func prepAlltoall[T Numeric](c *Comm, send, recv []T) collCall {
 	return collCall{a: a, send: sb, recv: rb}
 }
 
-func prepAlltoallv[T Numeric](c *Comm, send []T, sendcounts, senddispls []int, recv []T, recvcounts, recvdispls []int) collCall {
+func prepAlltoallv[T Element](c *Comm, send []T, sendcounts, senddispls []int, recv []T, recvcounts, recvdispls []int) collCall {
 	a := elemArgs[T](coll.Alltoallv)
 	sb, rb := viewBytes(send), op.Bytes(recv)
 	a.InPlace = isInPlace(sb)
@@ -199,7 +199,7 @@ func prepAlltoallv[T Numeric](c *Comm, send []T, sendcounts, senddispls []int, r
 	return collCall{a: a, send: sb, recv: rb}
 }
 
-func prepReduce[T Numeric](c *Comm, k coll.Coll, send, recv []T, o *Op, root int) collCall {
+func prepReduce[T Element](c *Comm, k coll.Coll, send, recv []T, o *Op, root int) collCall {
 	a := elemArgs[T](k)
 	if err := checkOp(k, o, a.Type); err != nil {
 		return failed(k, c, err)
@@ -222,7 +222,7 @@ func prepReduce[T Numeric](c *Comm, k coll.Coll, send, recv []T, o *Op, root int
 	return collCall{a: a, send: sb, recv: rb}
 }
 
-func prepReduceScatter[T Numeric](c *Comm, k coll.Coll, send, recv []T, counts []int, o *Op) collCall {
+func prepReduceScatter[T Element](c *Comm, k coll.Coll, send, recv []T, counts []int, o *Op) collCall {
 	a := elemArgs[T](k)
 	if err := checkOp(k, o, a.Type); err != nil {
 		return failed(k, c, err)

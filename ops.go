@@ -34,7 +34,7 @@ func NewOp[T Numeric](name string, commutative bool, fn func(in, inout []T)) *Op
 }
 
 // ReduceLocal computes inout[i] = in[i] ⊕ inout[i] with o (MPI_Reduce_local).
-func ReduceLocal[T Numeric](in, inout []T, o *Op) error {
+func ReduceLocal[T Element](in, inout []T, o *Op) error {
 	if err := op.ReduceSlices(o, in, inout); err != nil {
 		return wrapOpErr("reduce local", err)
 	}

@@ -2,16 +2,25 @@ package meshmpi
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/meshmpi/meshmpi/coll"
 	"github.com/meshmpi/meshmpi/op"
 	"github.com/meshmpi/meshmpi/peer"
 )
 
-// Numeric is the set of element types point-to-point operations and
-// reductions accept: every Go integer, float and complex type, and named
-// types built on them. []byte is []uint8.
+// Numeric is every Go integer, float and complex type, and named types
+// built on them; []byte is []uint8. User-defined ops (NewOp) work on them.
 type Numeric = op.Numeric
+
+// Element is the set of element types messages and collectives carry: the
+// Numeric types and the Loc pairs of MaxLoc and MinLoc (MPI's pair types).
+type Element = op.Element
+
+// Loc is a (value, index) pair, the element type of MaxLoc and MinLoc
+// (MPI_DOUBLE_INT and its kin): Allreduce over []Loc[float64] with MaxLoc
+// finds the largest value and the lowest index that holds it.
+type Loc[T op.LocValue] = op.Loc[T]
 
 // Status describes a completed operation (MPI_Status).
 type Status struct {
@@ -25,7 +34,7 @@ type Status struct {
 
 // GetCount returns the number of T elements a status describes
 // (MPI_Get_count): ErrCount if Bytes is not a whole number of them.
-func GetCount[T Numeric](st Status) (int, error) {
+func GetCount[T Element](st Status) (int, error) {
 	n := op.SizeOf[T]()
 	if st.Bytes%n != 0 {
 		return Undefined, fmt.Errorf("get count: %d bytes is not a whole number of %d-byte elements: %w", st.Bytes, n, ErrCount)
@@ -233,7 +242,7 @@ func newRequest(q *p2pRequest, persistent bool) (*Request, error) {
 	return r, nil
 }
 
-func send[T Numeric](c *Comm, mode peer.Mode, buf []T, dest, tag int) error {
+func send[T Element](c *Comm, mode peer.Mode, buf []T, dest, tag int) error {
 	var q p2pRequest
 	if err := q.prepare(c, p2pSend, dest, tag, op.Bytes(buf), op.SizeOf[T]()); err != nil {
 		return err
@@ -246,20 +255,20 @@ func send[T Numeric](c *Comm, mode peer.Mode, buf []T, dest, tag int) error {
 // Send sends buf to rank dest of c with tag (MPI_Send). It returns when buf
 // may be reused: at once for messages up to the eager limit, after the
 // receiver matched larger ones.
-func Send[T Numeric](c *Comm, buf []T, dest, tag int) error {
+func Send[T Element](c *Comm, buf []T, dest, tag int) error {
 	return send(c, peer.Standard, buf, dest, tag)
 }
 
 // Ssend sends buf and returns only after the receiver matched the message
 // (MPI_Ssend).
-func Ssend[T Numeric](c *Comm, buf []T, dest, tag int) error {
+func Ssend[T Element](c *Comm, buf []T, dest, tag int) error {
 	return send(c, peer.Synchronous, buf, dest, tag)
 }
 
 // Recv receives a message from rank source (or AnySource) with tag (or
 // AnyTag) into buf (MPI_Recv). A message longer than buf fills it and
 // returns ErrTruncate.
-func Recv[T Numeric](c *Comm, buf []T, source, tag int) (Status, error) {
+func Recv[T Element](c *Comm, buf []T, source, tag int) (Status, error) {
 	var q p2pRequest
 	if err := q.prepare(c, p2pRecv, source, tag, op.Bytes(buf), op.SizeOf[T]()); err != nil {
 		return Status{}, err
@@ -267,7 +276,7 @@ func Recv[T Numeric](c *Comm, buf []T, source, tag int) (Status, error) {
 	return q.run()
 }
 
-func isend[T Numeric](c *Comm, mode peer.Mode, buf []T, dest, tag int, persistent bool) (*Request, error) {
+func isend[T Element](c *Comm, mode peer.Mode, buf []T, dest, tag int, persistent bool) (*Request, error) {
 	var q p2pRequest
 	if err := q.prepare(c, p2pSend, dest, tag, op.Bytes(buf), op.SizeOf[T]()); err != nil {
 		return nil, err
@@ -276,7 +285,7 @@ func isend[T Numeric](c *Comm, mode peer.Mode, buf []T, dest, tag int, persisten
 	return newRequest(&q, persistent)
 }
 
-func irecv[T Numeric](c *Comm, buf []T, source, tag int, persistent bool) (*Request, error) {
+func irecv[T Element](c *Comm, buf []T, source, tag int, persistent bool) (*Request, error) {
 	var q p2pRequest
 	if err := q.prepare(c, p2pRecv, source, tag, op.Bytes(buf), op.SizeOf[T]()); err != nil {
 		return nil, err
@@ -285,40 +294,43 @@ func irecv[T Numeric](c *Comm, buf []T, source, tag int, persistent bool) (*Requ
 }
 
 // Isend starts a send (MPI_Isend); buf must not change until it completes.
-func Isend[T Numeric](c *Comm, buf []T, dest, tag int) (*Request, error) {
+func Isend[T Element](c *Comm, buf []T, dest, tag int) (*Request, error) {
 	return isend(c, peer.Standard, buf, dest, tag, false)
 }
 
 // Issend starts a synchronous send (MPI_Issend): it completes once matched.
-func Issend[T Numeric](c *Comm, buf []T, dest, tag int) (*Request, error) {
+func Issend[T Element](c *Comm, buf []T, dest, tag int) (*Request, error) {
 	return isend(c, peer.Synchronous, buf, dest, tag, false)
 }
 
 // Irecv starts a receive (MPI_Irecv).
-func Irecv[T Numeric](c *Comm, buf []T, source, tag int) (*Request, error) {
+func Irecv[T Element](c *Comm, buf []T, source, tag int) (*Request, error) {
 	return irecv(c, buf, source, tag, false)
 }
 
 // SendInit creates a persistent send (MPI_Send_init): each Start sends buf's
 // current contents to dest with tag.
-func SendInit[T Numeric](c *Comm, buf []T, dest, tag int) (*Request, error) {
+func SendInit[T Element](c *Comm, buf []T, dest, tag int) (*Request, error) {
 	return isend(c, peer.Standard, buf, dest, tag, true)
 }
 
 // SsendInit creates a persistent synchronous send (MPI_Ssend_init).
-func SsendInit[T Numeric](c *Comm, buf []T, dest, tag int) (*Request, error) {
+func SsendInit[T Element](c *Comm, buf []T, dest, tag int) (*Request, error) {
 	return isend(c, peer.Synchronous, buf, dest, tag, true)
 }
 
 // RecvInit creates a persistent receive (MPI_Recv_init).
-func RecvInit[T Numeric](c *Comm, buf []T, source, tag int) (*Request, error) {
+func RecvInit[T Element](c *Comm, buf []T, source, tag int) (*Request, error) {
 	return irecv(c, buf, source, tag, true)
 }
 
 // Sendrecv sends sendbuf to dest and receives into recvbuf from source, in
 // either order, without deadlocking against a matching Sendrecv (MPI_Sendrecv).
-func Sendrecv[T, U Numeric](c *Comm, sendbuf []T, dest, sendtag int, recvbuf []U, source, recvtag int) (Status, error) {
+func Sendrecv[T, U Element](c *Comm, sendbuf []T, dest, sendtag int, recvbuf []U, source, recvtag int) (Status, error) {
 	var s, r p2pRequest
+	if overlap(op.Bytes(sendbuf), op.Bytes(recvbuf)) {
+		return Status{}, fmt.Errorf("sendrecv on %s: send and receive buffers overlap (SendrecvReplace exchanges in place): %w", c, ErrBuffer)
+	}
 	if err := r.prepare(c, p2pRecv, source, recvtag, op.Bytes(recvbuf), op.SizeOf[U]()); err != nil {
 		return Status{}, fmt.Errorf("sendrecv: %w", err)
 	}
@@ -341,9 +353,18 @@ func Sendrecv[T, U Numeric](c *Comm, sendbuf []T, dest, sendtag int, recvbuf []U
 	return st, rerr
 }
 
+// overlap reports whether two byte slices share memory.
+func overlap(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
+}
+
 // SendrecvReplace sends buf to dest and replaces its contents with a message
 // from source (MPI_Sendrecv_replace). It needs one temporary copy of buf.
-func SendrecvReplace[T Numeric](c *Comm, buf []T, dest, sendtag, source, recvtag int) (Status, error) {
+func SendrecvReplace[T Element](c *Comm, buf []T, dest, sendtag, source, recvtag int) (Status, error) {
 	tmp := append([]T(nil), buf...)
 	return Sendrecv(c, tmp, dest, sendtag, buf, source, recvtag)
 }
@@ -474,7 +495,7 @@ func (m *Message) prepare(q *p2pRequest, buf []byte, elem int) error {
 }
 
 // Mrecv receives a message taken by Mprobe or Improbe (MPI_Mrecv).
-func Mrecv[T Numeric](m *Message, buf []T) (Status, error) {
+func Mrecv[T Element](m *Message, buf []T) (Status, error) {
 	var q p2pRequest
 	if err := m.prepare(&q, op.Bytes(buf), op.SizeOf[T]()); err != nil {
 		return Status{}, err
@@ -483,7 +504,7 @@ func Mrecv[T Numeric](m *Message, buf []T) (Status, error) {
 }
 
 // Imrecv starts receiving a message taken by Mprobe or Improbe (MPI_Imrecv).
-func Imrecv[T Numeric](m *Message, buf []T) (*Request, error) {
+func Imrecv[T Element](m *Message, buf []T) (*Request, error) {
 	var q p2pRequest
 	if err := m.prepare(&q, op.Bytes(buf), op.SizeOf[T]()); err != nil {
 		return nil, err

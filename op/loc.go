@@ -1,6 +1,9 @@
 package op
 
-import "unsafe"
+import (
+	"reflect"
+	"unsafe"
+)
 
 // LocValue is the set of value types a Loc pair can carry: the integer and
 // floating-point types, the ones with an order. MPI's pair types
@@ -98,7 +101,7 @@ func elemSize(t Type) int {
 // LocTypeOf returns the pair Type of Loc[T], the Type to pass to Reduce for
 // a buffer of Loc[T].
 func LocTypeOf[T LocValue]() Type {
-	return locBase + TypeOf[T]()
+	return locBase + kindTypes[reflect.TypeFor[T]().Kind()]
 }
 
 // LocBytes returns the memory of s as a byte slice, without copying, as

@@ -228,6 +228,6 @@ func (o *Op) Reduce(t Type, in, inout []byte) error {
 
 // ReduceSlices is Reduce on typed slices: inout[i] = in[i] ⊕ inout[i], with
 // the element type taken from T.
-func ReduceSlices[T Numeric](o *Op, in, inout []T) error {
+func ReduceSlices[T Element](o *Op, in, inout []T) error {
 	return o.Reduce(TypeOf[T](), Bytes(in), Bytes(inout))
 }

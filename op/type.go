@@ -15,6 +15,15 @@ type Numeric interface {
 		~float32 | ~float64 | ~complex64 | ~complex128
 }
 
+// Element is every element type meshmpi moves: the Numeric types and the
+// (value, index) pairs of MaxLoc and MinLoc, MPI's pair types.
+type Element interface {
+	Numeric |
+		Loc[int8] | Loc[int16] | Loc[int32] | Loc[int64] | Loc[int] |
+		Loc[uint8] | Loc[uint16] | Loc[uint32] | Loc[uint64] | Loc[uint] | Loc[uintptr] |
+		Loc[float32] | Loc[float64]
+}
+
 // Type identifies an element type. The zero value is Invalid.
 type Type uint8
 
@@ -90,20 +99,25 @@ var kindTypes = [...]Type{
 	reflect.Complex64: Complex64, reflect.Complex128: Complex128,
 }
 
-// TypeOf returns the Type of T's underlying type.
-func TypeOf[T Numeric]() Type {
-	return kindTypes[reflect.TypeFor[T]().Kind()]
+// TypeOf returns the Type of T's underlying type; for a Loc pair, the pair
+// Type of its value.
+func TypeOf[T Element]() Type {
+	t := reflect.TypeFor[T]()
+	if t.Kind() == reflect.Struct { // a Loc: its value is the first field
+		return locBase + kindTypes[t.Field(0).Type.Kind()]
+	}
+	return kindTypes[t.Kind()]
 }
 
 // SizeOf returns the size of one T in bytes.
-func SizeOf[T Numeric]() int {
+func SizeOf[T Element]() int {
 	var z T
 	return int(unsafe.Sizeof(z))
 }
 
 // Bytes returns the memory of s as a byte slice, without copying. The result
 // aliases s.
-func Bytes[T Numeric](s []T) []byte {
+func Bytes[T Element](s []T) []byte {
 	if len(s) == 0 {
 		return nil
 	}
@@ -114,7 +128,7 @@ func Bytes[T Numeric](s []T) []byte {
 // View returns b as a slice of T, without copying: the inverse of Bytes.
 // Trailing bytes that do not fill a whole element are left out. b must be
 // aligned for T, as every Bytes view and every Go allocation of T is.
-func View[T Numeric](b []byte) []T {
+func View[T Element](b []byte) []T {
 	var z T
 	n := len(b) / int(unsafe.Sizeof(z))
 	if n == 0 {
