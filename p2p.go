@@ -328,14 +328,14 @@ func RecvInit[T Element](c *Comm, buf []T, source, tag int) (*Request, error) {
 // either order, without deadlocking against a matching Sendrecv (MPI_Sendrecv).
 func Sendrecv[T, U Element](c *Comm, sendbuf []T, dest, sendtag int, recvbuf []U, source, recvtag int) (Status, error) {
 	var s, r p2pRequest
-	if overlap(op.Bytes(sendbuf), op.Bytes(recvbuf)) {
-		return Status{}, fmt.Errorf("sendrecv on %s: send and receive buffers overlap (SendrecvReplace exchanges in place): %w", c, ErrBuffer)
-	}
 	if err := r.prepare(c, p2pRecv, source, recvtag, op.Bytes(recvbuf), op.SizeOf[U]()); err != nil {
 		return Status{}, fmt.Errorf("sendrecv: %w", err)
 	}
 	if err := s.prepare(c, p2pSend, dest, sendtag, op.Bytes(sendbuf), op.SizeOf[T]()); err != nil {
 		return Status{}, fmt.Errorf("sendrecv: %w", err)
+	}
+	if overlap(s.buf, r.buf) {
+		return Status{}, fmt.Errorf("sendrecv on %s: send and receive buffers overlap (SendrecvReplace exchanges in place): %w", c, ErrBuffer)
 	}
 	if err := r.start(); err != nil {
 		return Status{}, fmt.Errorf("sendrecv: %w", err)
