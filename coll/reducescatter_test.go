@@ -17,9 +17,9 @@ func TestReduceScatterBlockPairwise(t *testing.T) {
 func TestReduceScatterPairwise(t *testing.T) { familySweep(t, coll.ReduceScatter, "pairwise") }
 
 func TestReduceScatterRegistered(t *testing.T) {
-	familyAlg(t, coll.ReduceScatterBlock, "recursive_halving")
-	familyAlg(t, coll.ReduceScatterBlock, "pairwise")
-	familyAlg(t, coll.ReduceScatter, "pairwise")
+	algorithm(t, coll.ReduceScatterBlock, "recursive_halving")
+	algorithm(t, coll.ReduceScatterBlock, "pairwise")
+	algorithm(t, coll.ReduceScatter, "pairwise")
 	familyRestricted(t, colltest.Case{Coll: coll.ReduceScatterBlock, Size: 5, Count: 2, Op: colltest.Affine}, "recursive_halving")
 	familyRestricted(t, colltest.Case{Coll: coll.ReduceScatterBlock, Size: 5, Count: 2, Op: op.NoOp}, "recursive_halving")
 	// pairwise takes any op

@@ -11,8 +11,8 @@ func TestScanRecursiveDoubling(t *testing.T)   { familySweep(t, coll.Scan, "recu
 func TestExscanRecursiveDoubling(t *testing.T) { familySweep(t, coll.Exscan, "recursive_doubling") }
 
 func TestScanRegistered(t *testing.T) {
-	familyAlg(t, coll.Scan, "recursive_doubling")
-	familyAlg(t, coll.Exscan, "recursive_doubling")
+	algorithm(t, coll.Scan, "recursive_doubling")
+	algorithm(t, coll.Exscan, "recursive_doubling")
 	for _, c := range []coll.Coll{coll.Scan, coll.Exscan} {
 		args := colltest.Case{Coll: c, Size: 6, Count: 2, Op: colltest.Affine}.Args()
 		if _, err := coll.Select(&args[0], "recursive_doubling"); err != nil {

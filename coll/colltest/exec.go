@@ -30,6 +30,12 @@ func Exec(alg coll.Algorithm, args []coll.Args, send, recv [][]byte) error {
 			return fmt.Errorf("rank %d: %w", r, err)
 		}
 	}
+	return startAll(runs, f)
+}
+
+// startAll starts every rank's run on f and checks that every rank
+// completed without an error and that nothing is left over.
+func startAll(runs []*coll.Run, f *Fabric) error {
 	for r, run := range runs {
 		if err := run.Start(); err != nil {
 			return fmt.Errorf("rank %d start: %w", r, err)
@@ -37,7 +43,7 @@ func Exec(alg coll.Algorithm, args []coll.Args, send, recv [][]byte) error {
 	}
 	for r, run := range runs {
 		if !run.Finished() {
-			return fmt.Errorf("rank %d: %s did not complete (a hang on a real network)", r, plans[r].Name)
+			return fmt.Errorf("rank %d: %s did not complete (a hang on a real network)", r, run.Plan().Name)
 		}
 		if err := run.Err(); err != nil {
 			return fmt.Errorf("rank %d: %w", r, err)

@@ -217,9 +217,17 @@ func Check(alg coll.Algorithm, c Case, seed int) error {
 	if err := Exec(alg, args, send, recv); err != nil {
 		return fmt.Errorf("%s %s: %w", c, alg.Name, err)
 	}
+	if err := compare(recv, want); err != nil {
+		return fmt.Errorf("%s %s: %w", c, alg.Name, err)
+	}
+	return nil
+}
+
+// compare reports the first rank whose receive buffer is not the reference's.
+func compare(recv, want [][]byte) error {
 	for r := range recv {
 		if !bytes.Equal(recv[r], want[r]) {
-			return fmt.Errorf("%s %s: rank %d's receive buffer differs from the reference (first difference at byte %d)", c, alg.Name, r, firstDiff(recv[r], want[r]))
+			return fmt.Errorf("rank %d's receive buffer differs from the reference (first difference at byte %d)", r, firstDiff(recv[r], want[r]))
 		}
 	}
 	return nil
