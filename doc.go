@@ -7,17 +7,21 @@
 // goroutines over in-process memory links). Communicators (Comm) carry
 // point-to-point operations over typed Go slices — Send, Recv, Isend,
 // Irecv, the persistent SendInit and RecvInit, probes and matched probes —
-// and every nonblocking or persistent operation is a Request, completed
+// and every collective in blocking, nonblocking (I…) and persistent (…Init)
+// form. Every nonblocking or persistent operation is a Request, completed
 // with Wait, Test and their …all, …any and …some forms.
 //
 // # Architecture
 //
 // The root package stands on peer, the point-to-point layer (matching,
 // frames, the eager and rendezvous protocols, and the links: memory today,
-// WebRTC, browser and WASI next), and on op, the leaf that holds element
-// types and reductions. Arrows point down only: peer knows nothing of
-// communicators or requests; this package translates ranks, validates
-// arguments and owns the request state machine (MPI-4.1 §3.7–3.9).
+// WebRTC, browser and WASI next), on coll, the collective schedule engine
+// (plans, runs, algorithms, selection), and on op, the leaf that holds
+// element types and reductions. Arrows point down only: peer and coll know
+// nothing of each other, of communicators or of requests; this package
+// translates ranks, validates arguments, gives coll a Transport over a
+// communicator's collective context (colltransport.go), and owns the
+// request state machine (MPI-4.1 §3.7–3.9).
 //
 // # Errors
 //

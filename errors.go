@@ -3,6 +3,7 @@ package meshmpi
 import (
 	"errors"
 
+	"github.com/meshmpi/meshmpi/coll"
 	"github.com/meshmpi/meshmpi/peer"
 )
 
@@ -44,4 +45,7 @@ var (
 	// ErrProcFailed: a process the operation involves has failed or left,
 	// or the world was aborted.
 	ErrProcFailed = peer.ErrProcFailed
+	// ErrAlgorithm: a collective algorithm forced by a Hint or a job
+	// setting does not exist or its restrictions do not hold for the call.
+	ErrAlgorithm = coll.ErrAlgorithm
 )

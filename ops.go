@@ -1,6 +1,11 @@
 package meshmpi
 
-import "github.com/meshmpi/meshmpi/op"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/meshmpi/meshmpi/op"
+)
 
 // Op is a reduction operation (MPI_Op). The predefined ones are below;
 // NewOp makes user-defined ones.
@@ -39,4 +44,13 @@ func ReduceLocal[T Element](in, inout []T, o *Op) error {
 		return wrapOpErr("reduce local", err)
 	}
 	return nil
+}
+
+func wrapOpErr(what string, err error) error {
+	switch {
+	case errors.Is(err, op.ErrCount):
+		return fmt.Errorf("%s: %w: %w", what, ErrCount, err)
+	default:
+		return fmt.Errorf("%s: %w: %w", what, ErrOp, err)
+	}
 }

@@ -1,0 +1,78 @@
+package meshmpi
+
+import (
+	"encoding/binary"
+
+	"github.com/meshmpi/meshmpi/coll"
+	"github.com/meshmpi/meshmpi/peer"
+)
+
+// commControl receives a communicator's control notices.
+type commControl Comm
+
+// listen posts the receive for the next control notice.
+func (c *Comm) listen() {
+	_ = c.p.ep.RecvNotify(peer.AnySource, c.controlContext(), peer.AnyTag, -1, c.control[:], (*commControl)(c), 0)
+}
+
+// Complete takes a notice: the collective whose sequence number it holds
+// failed on its sender because the ranks disagree.
+func (cc *commControl) Complete(_ int32, n int, err error) {
+	c := (*Comm)(cc)
+	if err != nil { // cancelled: the communicator was freed or the rank closed
+		return
+	}
+	if n == len(c.control) {
+		c.abortSeq(binary.LittleEndian.Uint32(c.control[:]))
+	}
+	c.listen()
+}
+
+type activeRun struct {
+	seq uint32
+	run *coll.Run
+}
+
+// abortSeq fails the collective with sequence number seq: at once if it
+// runs here now, else when it starts.
+func (c *Comm) abortSeq(seq uint32) {
+	c.activeMu.Lock()
+	for _, a := range c.active {
+		if a.seq == seq {
+			c.activeMu.Unlock()
+			a.run.Abort(errMismatchReported)
+			return
+		}
+	}
+	if len(c.aborted) < 1024 {
+		c.aborted = append(c.aborted, seq)
+	}
+	c.activeMu.Unlock()
+}
+
+// enter registers a started run; it reports whether a notice already
+// failed the collective.
+func (c *Comm) enter(run *coll.Run, seq uint32) (aborted bool) {
+	c.activeMu.Lock()
+	defer c.activeMu.Unlock()
+	for i, s := range c.aborted {
+		if s == seq {
+			c.aborted = append(c.aborted[:i], c.aborted[i+1:]...)
+			aborted = true
+			break
+		}
+	}
+	c.active = append(c.active, activeRun{seq, run})
+	return aborted
+}
+
+func (c *Comm) leave(run *coll.Run) {
+	c.activeMu.Lock()
+	for i, a := range c.active {
+		if a.run == run {
+			c.active = append(c.active[:i], c.active[i+1:]...)
+			break
+		}
+	}
+	c.activeMu.Unlock()
+}

@@ -1,0 +1,63 @@
+package meshmpi
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/meshmpi/meshmpi/coll"
+	"github.com/meshmpi/meshmpi/peer"
+)
+
+// collTransport is a communicator seen by the collective engine:
+// point-to-point in its collective context, ranks local to it.
+type collTransport Comm
+
+func (t *collTransport) Rank() int { return t.rank }
+func (t *collTransport) Size() int { return len(t.ranks) }
+
+func (t *collTransport) Send(rank int, tag uint32, p []byte, c coll.Completer, id int32) error {
+	cm := (*Comm)(t)
+	return cm.p.ep.SendNotify(peer.Standard, cm.ranks[rank], cm.collContext(), int32(tag), p, c, id)
+}
+
+func (t *collTransport) Recv(rank int, tag uint32, p []byte, c coll.Completer, id int32) error {
+	cm := (*Comm)(t)
+	return cm.p.ep.RecvNotify(cm.ranks[rank], cm.collContext(), int32(tag), collSeqMask, p, c, id)
+}
+
+// Abandon withdraws this rank's transfers of a failed collective and, if
+// the failure is a disagreement between ranks that this rank found, tells
+// every other rank, whose runs of the collective then fail too.
+func (t *collTransport) Abandon(tag uint32, err error) {
+	cm := (*Comm)(t)
+	cm.p.ep.CancelTagged(cm.collContext(), int32(tag), collSeqMask, err)
+	if !isMismatch(err) || errors.Is(err, errMismatchReported) {
+		return
+	}
+	for r, w := range cm.ranks {
+		if r != cm.rank {
+			notice := binary.LittleEndian.AppendUint32(nil, coll.Seq(tag))
+			_ = cm.p.ep.SendNotify(peer.Standard, w, cm.controlContext(), 0, notice, ignore{}, 0)
+		}
+	}
+}
+
+func isMismatch(err error) bool {
+	return errors.Is(err, coll.ErrMismatch) || errors.Is(err, peer.ErrTagMismatch)
+}
+
+// collSeqMask is coll.SeqMask as the frame's signed tag.
+const collSeqMask int32 = -1 << coll.SigBits
+
+// ignore is the completer of transfers nobody waits for.
+type ignore struct{}
+
+func (ignore) Complete(int32, int, error) {}
+
+var (
+	// errMismatchReported fails a collective that another rank found the
+	// ranks disagree on.
+	errMismatchReported = fmt.Errorf("another rank found that the ranks called this collective with different arguments: %w", coll.ErrMismatch)
+	errFreed            = errors.New("communicator freed")
+)
