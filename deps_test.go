@@ -1,0 +1,30 @@
+package meshmpi
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The layers only import downward (DESIGN.md): op is a leaf, and coll and
+// peer never import each other or the root package.
+func TestDependencyDirection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	const mod = "github.com/meshmpi/meshmpi"
+	for pkg, forbidden := range map[string][]string{
+		"op":   {mod + "/peer", mod + "/coll", mod + "\n"},
+		"peer": {mod + "/coll", mod + "\n"},
+		"coll": {mod + "/peer", mod + "\n"},
+	} {
+		out, err := exec.Command("go", "list", "-deps", "./"+pkg).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		deps := string(out)
+		for _, f := range forbidden {
+			require.NotContains(t, deps, f, "%s imports %s", pkg, strings.TrimSpace(f))
+		}
+	}
+}
