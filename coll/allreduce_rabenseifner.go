@@ -52,28 +52,15 @@ func init() {
 
 func buildAllreduceRabenseifner(b *Builder, a *Args) error {
 	total := a.Bytes(a.Count)
-	if total == 0 || a.Size == 1 && a.InPlace {
-		return nil
-	}
-	out := Ref{BufRecv, 0, total}
-	in := Ref{BufSend, 0, total}
-	if a.InPlace {
-		in = out
-	}
-	if a.Size == 1 {
-		b.Copy(in, out)
+	in, out, done := reduceIO(b, a, total, total)
+	if done {
 		return nil
 	}
 	f := topo.NewRecDbl(a.Size)
 	p := newRedPieces(b, a)
 	rank := a.Rank
 	if f.Role(rank) == topo.Extra {
-		sent := p.send(rank-1, in)
-		var deps []StepID
-		if a.InPlace {
-			deps = sent[len(sent)-1:]
-		}
-		p.recv(rank-1, out, deps...)
+		p.foldExtra(rank, in, out, a.InPlace)
 		return nil
 	}
 	blocks := func(lo, hi int) (off, n int) {

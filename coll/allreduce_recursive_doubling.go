@@ -43,28 +43,15 @@ func init() {
 
 func buildAllreduceRecursiveDoubling(b *Builder, a *Args) error {
 	n := a.Bytes(a.Count)
-	if n == 0 || a.Size == 1 && a.InPlace {
-		return nil
-	}
-	out := Ref{BufRecv, 0, n}
-	in := Ref{BufSend, 0, n}
-	if a.InPlace {
-		in = out
-	}
-	if a.Size == 1 {
-		b.Copy(in, out)
+	in, out, done := reduceIO(b, a, n, n)
+	if done {
 		return nil
 	}
 	f := topo.NewRecDbl(a.Size)
 	p := newRedPieces(b, a)
 	rank := a.Rank
 	if f.Role(rank) == topo.Extra {
-		sent := p.send(rank-1, in)
-		var deps []StepID
-		if a.InPlace { // the result overwrites the input being sent
-			deps = sent[len(sent)-1:]
-		}
-		p.recv(rank-1, out, deps...)
+		p.foldExtra(rank, in, out, a.InPlace)
 		return nil
 	}
 

@@ -50,16 +50,8 @@ func init() {
 
 func buildAllreduceRing(b *Builder, a *Args) error {
 	total := a.Bytes(a.Count)
-	if total == 0 || a.Size == 1 && a.InPlace {
-		return nil
-	}
-	out := Ref{BufRecv, 0, total}
-	in := Ref{BufSend, 0, total}
-	if a.InPlace {
-		in = out
-	}
-	if a.Size == 1 {
-		b.Copy(in, out)
+	in, out, done := reduceIO(b, a, total, total)
+	if done {
 		return nil
 	}
 	n := a.Size

@@ -49,28 +49,15 @@ func init() {
 func buildReduceScatterBlockRecursiveHalving(b *Builder, a *Args) error {
 	c := a.Bytes(a.Count)
 	total := c * a.Size
-	if c == 0 || a.Size == 1 && a.InPlace {
-		return nil
-	}
-	out := Ref{BufRecv, 0, c}
-	in := Ref{BufSend, 0, total}
-	if a.InPlace {
-		in = Ref{BufRecv, 0, total}
-	}
-	if a.Size == 1 {
-		b.Copy(in, out)
+	in, out, done := reduceIO(b, a, total, c)
+	if done {
 		return nil
 	}
 	f := topo.NewRecDbl(a.Size)
 	p := newRedPieces(b, a)
 	rank := a.Rank
 	if f.Role(rank) == topo.Extra {
-		sent := p.send(rank-1, in)
-		var deps []StepID
-		if a.InPlace {
-			deps = sent[len(sent)-1:]
-		}
-		p.recv(rank-1, out, deps...)
+		p.foldExtra(rank, in, out, a.InPlace)
 		return nil
 	}
 	// in place too, the receive buffer past the result is input only

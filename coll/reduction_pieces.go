@@ -79,3 +79,34 @@ func (p redPieces) local(src, dst Ref, after [][]StepID, add func(Ref, Ref, ...S
 	}
 	return ids
 }
+
+// reduceIO returns the input (inLen bytes) and output (outLen bytes) of a
+// reduction collective per args.go's conventions, and reports done when the
+// schedule needs no exchange at all: an empty message, or a group of one
+// (a copy, unless in place).
+func reduceIO(b *Builder, a *Args, inLen, outLen int) (in, out Ref, done bool) {
+	in, out = Ref{BufSend, 0, inLen}, Ref{BufRecv, 0, outLen}
+	if a.InPlace {
+		in = Ref{BufRecv, 0, inLen}
+	}
+	if outLen == 0 || a.Size == 1 {
+		if a.Size == 1 && !a.InPlace && outLen > 0 {
+			b.Copy(in.Sub(0, outLen), out)
+		}
+		return in, out, true
+	}
+	return in, out, false
+}
+
+// foldExtra is an extra rank's whole part in a folded recursive-doubling
+// schedule (topo.RecDbl): its input goes to its host, rank-1, and the
+// result comes back into out, after the input has left when they share
+// memory (in place).
+func (p redPieces) foldExtra(rank int, in, out Ref, inPlace bool) {
+	sent := p.send(rank-1, in)
+	var deps []StepID
+	if inPlace {
+		deps = sent[len(sent)-1:]
+	}
+	p.recv(rank-1, out, deps...)
+}
