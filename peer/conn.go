@@ -20,11 +20,14 @@ type conn struct {
 
 	dead atomic.Bool // set before pending operations are failed
 
+	// link and maxData are set at creation, or once by setLink for a conn
+	// that was connecting; until then blocked holds the writes back.
 	mu      sync.Mutex
 	ctrl    opList // CTS frames; they go first, they unblock the peer's data
 	queue   opList // sends in order: eager frames, RTS, data phases
 	writing bool
 	blocked bool // the link is above its high-water mark
+	rearm   bool // HandleWritable came while the writer was in WriteFrame
 	failed  error
 	hdr     [HeaderLen]byte // the writer's header scratch
 }
@@ -98,6 +101,7 @@ func (c *conn) drainLocked() {
 		}
 		h.Source = uint32(c.ep.rank)
 		h.Encode(c.hdr[:])
+		c.rearm = false // set by a HandleWritable that comes during the write
 		c.mu.Unlock()
 		ready, err := c.link.WriteFrame(c.hdr[:], payload)
 		if err != nil {
@@ -113,7 +117,7 @@ func (c *conn) drainLocked() {
 			c.fail(err)
 			return
 		}
-		if !ready {
+		if !ready && !c.rearm {
 			c.blocked = true
 			break
 		}
@@ -172,6 +176,46 @@ func (c *conn) failQueuedLocked() {
 	}
 }
 
+// setLink gives a connecting conn its link and starts writing what queued
+// up. A conn that already has l keeps it (both ends connected at once and
+// the dialer returned the link the remote attached); another link is an
+// error the caller resolves by closing it.
+func (c *conn) setLink(l Link) error {
+	c.mu.Lock()
+	switch {
+	case c.link == l:
+		c.mu.Unlock()
+		return nil
+	case c.link != nil:
+		c.mu.Unlock()
+		return fmt.Errorf("peer: rank %d already has a link", c.rank)
+	case c.failed != nil:
+		err := c.failed
+		c.mu.Unlock()
+		return err
+	case l.MaxFrame()-HeaderLen < c.eagerMax:
+		c.mu.Unlock()
+		return fmt.Errorf("peer: lazily connected link to rank %d carries %d-byte frames, need %d", c.rank, l.MaxFrame(), LazyFrame)
+	}
+	c.link, c.maxData = l, l.MaxFrame()-HeaderLen
+	c.mu.Unlock()
+	l.Bind(c) // without c.mu: a link may deliver frames it holds during Bind
+	c.mu.Lock()
+	c.blocked = false
+	c.drainLocked()
+	return nil
+}
+
+// closeLink closes the conn's link, if it has one yet.
+func (c *conn) closeLink() {
+	c.mu.Lock()
+	l := c.link
+	c.mu.Unlock()
+	if l != nil {
+		l.Close()
+	}
+}
+
 // HandleFrame implements LinkHandler.
 func (c *conn) HandleFrame(hdr, payload []byte) {
 	var h Header
@@ -200,6 +244,11 @@ func (c *conn) HandleFrame(hdr, payload []byte) {
 func (c *conn) HandleWritable() {
 	c.mu.Lock()
 	c.blocked = false
+	if c.writing {
+		// the writer is inside WriteFrame; if that write reports not
+		// ready it must not block on a low-water event already past
+		c.rearm = true
+	}
 	c.drainLocked()
 }
 

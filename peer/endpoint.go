@@ -1,6 +1,7 @@
 package peer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -12,9 +13,30 @@ import (
 // otherwise; each link lowers it to what fits one frame.
 const DefaultEagerLimit = 64 << 10
 
+// Dialer connects an endpoint to a rank on demand: links connect lazily, a
+// pair on its first message, so a job with sparse traffic does not pay for
+// N(N-1)/2 connections. The endpoint calls Dial from a goroutine of its
+// own, once per rank, and queues that rank's messages until it returns.
+// The Dialer resolves glare: if the rank is connecting to this endpoint at
+// the same time (and Attaches its link here first), Dial returns that same
+// link. ctx ends when the endpoint closes.
+type Dialer interface {
+	Dial(ctx context.Context, rank int) (Link, error)
+}
+
+// LazyFrame is the smallest frame a lazily connected link must carry: the
+// endpoint picks eager or rendezvous before the link exists, so eager
+// messages of a connecting rank are limited to what every link (a browser's
+// data channel included) accepts.
+const LazyFrame = 16 << 10
+
 // Config describes an endpoint.
 type Config struct {
 	Rank, Size int // this endpoint's world rank and the world's size
+	// Dialer connects to ranks with no link on their first message; nil
+	// means every link is attached up front and a rank without one is
+	// unreachable.
+	Dialer Dialer
 	// EagerLimit is the largest message, in bytes, sent without a
 	// rendezvous; 0 means DefaultEagerLimit, a negative value sends every
 	// message by rendezvous. An unexpected message buffers at most this
@@ -29,7 +51,10 @@ type Config struct {
 type Endpoint struct {
 	rank, size int
 	eagerLimit int
-	conns      []*conn
+	conns      []atomic.Pointer[conn]
+	dialer     Dialer
+	dialCtx    context.Context
+	stopDials  context.CancelFunc
 
 	mu        sync.Mutex // matching state below
 	posted    opList
@@ -57,7 +82,10 @@ func NewEndpoint(cfg Config) (*Endpoint, error) {
 	if cfg.EagerLimit == 0 {
 		cfg.EagerLimit = DefaultEagerLimit
 	}
-	return &Endpoint{rank: cfg.Rank, size: cfg.Size, eagerLimit: cfg.EagerLimit, conns: make([]*conn, cfg.Size)}, nil
+	e := &Endpoint{rank: cfg.Rank, size: cfg.Size, eagerLimit: cfg.EagerLimit,
+		conns: make([]atomic.Pointer[conn], cfg.Size), dialer: cfg.Dialer}
+	e.dialCtx, e.stopDials = context.WithCancel(context.Background())
+	return e, nil
 }
 
 // Rank returns the endpoint's world rank.
@@ -66,7 +94,8 @@ func (e *Endpoint) Rank() int { return e.rank }
 // Size returns the world's size.
 func (e *Endpoint) Size() int { return e.size }
 
-// Attach makes l the link to rank, binding it to the endpoint.
+// Attach makes l the link to rank, binding it to the endpoint. A rank being
+// dialed lazily takes l as its link (the remote connected first).
 func (e *Endpoint) Attach(rank int, l Link) error {
 	if rank < 0 || rank >= e.size {
 		return fmt.Errorf("peer: attach rank %d of %d", rank, e.size)
@@ -76,14 +105,43 @@ func (e *Endpoint) Attach(rank int, l Link) error {
 	}
 	c := &conn{ep: e, rank: rank, link: l, maxData: l.MaxFrame() - HeaderLen}
 	c.eagerMax = min(e.eagerLimit, c.maxData)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.conns[rank] != nil {
-		return fmt.Errorf("peer: rank %d already has a link", rank)
+	if e.conns[rank].CompareAndSwap(nil, c) {
+		l.Bind(c)
+		return nil
 	}
-	e.conns[rank] = c
-	l.Bind(c)
-	return nil
+	return e.conns[rank].Load().setLink(l)
+}
+
+// conn returns the conn of rank, dialing it if there is none and the
+// endpoint has a Dialer; nil if the rank is unreachable.
+func (e *Endpoint) conn(rank int) *conn {
+	if c := e.conns[rank].Load(); c != nil || e.dialer == nil {
+		return c
+	}
+	// a connecting conn: writes wait (blocked) until setLink
+	c := &conn{ep: e, rank: rank, blocked: true, eagerMax: min(e.eagerLimit, LazyFrame-HeaderLen)}
+	if !e.conns[rank].CompareAndSwap(nil, c) {
+		return e.conns[rank].Load()
+	}
+	go func() {
+		l, err := e.dialer.Dial(e.dialCtx, rank)
+		if err == nil {
+			if err = c.setLink(l); err != nil {
+				l.Close()
+			}
+		}
+		if err != nil {
+			c.fail(fmt.Errorf("connect to rank %d: %w: %w", rank, ErrProcFailed, err))
+		}
+	}()
+	return c
+}
+
+// unreachable reports whether operations with rank must fail at once: its
+// link failed, or it has none and none can be dialed.
+func (e *Endpoint) unreachable(rank int) bool {
+	c := e.conns[rank].Load()
+	return c == nil && e.dialer == nil || c != nil && c.dead.Load()
 }
 
 // GetOp returns an idle Op from the pool.
@@ -145,7 +203,7 @@ func (e *Endpoint) StartSend(op *Op, mode Mode, dst int, ctx uint32, tag int32, 
 	}
 	op.arm(opSend, dst, ctx, tag, buf)
 	op.mode = mode
-	c := e.conns[dst]
+	c := e.conn(dst)
 	if c == nil {
 		e.complete(op, fmt.Errorf("no link to rank %d: %w", dst, ErrProcFailed))
 		return nil
@@ -214,7 +272,7 @@ func (e *Endpoint) startRecv(op *Op, src int, ctx uint32, tag, mask int32, buf [
 	switch {
 	case e.closed != nil:
 		err = e.closed
-	case src != AnySource && (e.conns[src] == nil || e.conns[src].dead.Load()):
+	case src != AnySource && e.unreachable(src):
 		err = fmt.Errorf("receive from rank %d: %w", src, ErrProcFailed)
 	default:
 		op.inPosted = true
@@ -287,7 +345,7 @@ func (e *Endpoint) Iprobe(src int, ctx uint32, tag int32) (Envelope, bool, error
 	if e.closed != nil {
 		return Envelope{}, false, e.closed
 	}
-	if src != AnySource && (e.conns[src] == nil || e.conns[src].dead.Load()) {
+	if src != AnySource && e.unreachable(src) {
 		return Envelope{}, false, fmt.Errorf("probe rank %d: %w", src, ErrProcFailed)
 	}
 	return Envelope{}, false, nil
@@ -308,7 +366,7 @@ func (e *Endpoint) Improbe(src int, ctx uint32, tag int32) (*Message, error) {
 	if e.closed != nil {
 		return nil, e.closed
 	}
-	if src != AnySource && (e.conns[src] == nil || e.conns[src].dead.Load()) {
+	if src != AnySource && e.unreachable(src) {
 		return nil, fmt.Errorf("probe rank %d: %w", src, ErrProcFailed)
 	}
 	return nil, nil
@@ -374,7 +432,7 @@ func (e *Endpoint) deliverLocked(op *Op, kind Kind, src int, tag int32, total in
 		e.register(op)
 	}
 	e.mu.Unlock()
-	e.clearToSend(e.conns[src], op, seq)
+	e.clearToSend(e.conns[src].Load(), op, seq)
 }
 
 // clearToSend answers a matched RTS; op's slot (if it wants data) is registered.
@@ -562,10 +620,11 @@ func (e *Endpoint) Close(err error) {
 	}
 	e.closed = err
 	e.mu.Unlock()
-	for _, c := range e.conns {
-		if c != nil {
+	e.stopDials()
+	for i := range e.conns {
+		if c := e.conns[i].Load(); c != nil {
 			c.fail(err)
-			c.link.Close()
+			c.closeLink()
 		}
 	}
 	e.mu.Lock()

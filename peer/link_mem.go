@@ -21,9 +21,14 @@ type memLink struct {
 	maxFrame int
 	remote   *memLink
 
-	mu     sync.Mutex // guards h and closed against Close racing delivery
+	mu     sync.Mutex // guards h, closed and early against Close racing delivery
 	h      LinkHandler
 	closed bool
+	// early holds frames written before Bind (a lazily dialed link whose
+	// remote wrote first), as a data channel buffers until it is read;
+	// flushing keeps later frames behind them while Bind delivers them.
+	early    [][]byte
+	flushing bool
 }
 
 // NewMemoryLinks returns the two ends of an in-process link whose frames are
@@ -50,7 +55,15 @@ func NewLoopbackLink(maxFrame int) Link {
 
 func (l *memLink) Bind(h LinkHandler) {
 	l.mu.Lock()
-	l.h = h
+	l.h, l.flushing = h, true
+	for len(l.early) > 0 {
+		f := l.early[0]
+		l.early = l.early[1:]
+		l.mu.Unlock()
+		h.HandleFrame(f[:HeaderLen:HeaderLen], f[HeaderLen:])
+		l.mu.Lock()
+	}
+	l.flushing = false
 	l.mu.Unlock()
 }
 
@@ -63,8 +76,13 @@ func (l *memLink) WriteFrame(hdr, payload []byte) (bool, error) {
 	r := l.remote
 	r.mu.Lock()
 	h, closed := r.h, r.closed
+	if !closed && (h == nil || r.flushing) {
+		r.early = append(r.early, append(append(make([]byte, 0, len(hdr)+len(payload)), hdr...), payload...))
+		r.mu.Unlock()
+		return true, nil
+	}
 	r.mu.Unlock()
-	if closed || h == nil {
+	if closed {
 		return false, ErrClosed
 	}
 	h.HandleFrame(hdr, payload)
