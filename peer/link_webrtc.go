@@ -1,0 +1,587 @@
+//go:build !js && !wasip1
+
+package peer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/datachannel"
+	"github.com/pion/ice/v4"
+	"github.com/pion/webrtc/v4"
+)
+
+// WebRTC link defaults.
+const (
+	// DefaultHighWater is the buffered amount, in bytes, at or above which
+	// WriteFrame reports the link not ready.
+	DefaultHighWater = 1 << 20
+	// DefaultLowWater is the buffered amount at or below which the link
+	// calls HandleWritable again.
+	DefaultLowWater = 256 << 10
+	// DefaultSocketBuffer is the UDP send and receive buffer size asked of
+	// the kernel (which caps it at its rmem_max/wmem_max).
+	DefaultSocketBuffer = 4 << 20
+	// DefaultSetupTimeout bounds DialWebRTC and AcceptWebRTC when the
+	// context has no earlier deadline.
+	DefaultSetupTimeout = 20 * time.Second
+	// maxWebRTCFrame is the largest frame a WebRTC link sends or accepts:
+	// pion's value for a peer that advertises no max-message-size, and
+	// what this side advertises, so every peer agrees.
+	maxWebRTCFrame = 65535
+)
+
+// ICE timing: a peer that stops answering is declared disconnected after
+// 2 s and failed after 4 s, well inside the 10 s the job allows for
+// reporting a lost peer.
+const (
+	iceDisconnectedTimeout = 2 * time.Second
+	iceFailedTimeout       = 4 * time.Second
+	iceKeepalive           = 500 * time.Millisecond
+)
+
+// Signal kinds exchanged through a Signaler while a WebRTC link connects.
+const (
+	// SignalOffer carries the offerer's SDP (the text of the session description).
+	SignalOffer = "offer"
+	// SignalAnswer carries the answerer's SDP.
+	SignalAnswer = "answer"
+	// SignalCandidate carries one trickled ICE candidate, the JSON of an
+	// RTCIceCandidateInit ({"candidate": …, "sdpMid": …, "sdpMLineIndex": …}).
+	SignalCandidate = "candidate"
+)
+
+// Signaler carries connection set-up messages between this rank and one
+// remote rank; the signaling client implements it. Messages must arrive in
+// the order they were sent, and messages sent before the remote side
+// started receiving must be kept for it. Both methods must return promptly
+// once ctx is done. The link uses a Signaler only inside DialWebRTC and
+// AcceptWebRTC, never after they return.
+type Signaler interface {
+	Send(ctx context.Context, kind string, payload []byte) error
+	Recv(ctx context.Context) (kind string, payload []byte, err error)
+}
+
+// ICEServer is a STUN or TURN server (RTCIceServer).
+type ICEServer struct {
+	URLs       []string // stun:, turn: or turns: URLs
+	Username   string   // TURN only
+	Credential string   // TURN only
+}
+
+// WebRTCConfig configures a native WebRTC link. The zero value is LAN mode
+// with no ICE servers and the default water marks and socket buffers.
+type WebRTCConfig struct {
+	ICEServers []ICEServer
+	// Loopback keeps the connection on this host: loopback interface and
+	// addresses only, IPv4 UDP, no mDNS. Otherwise (LAN mode) every
+	// interface is used and mDNS is query-only, so browsers' .local host
+	// candidates resolve.
+	Loopback bool
+	// HighWater and LowWater are the flow-control marks on the data
+	// channel's buffered amount, in bytes; 0 means the default. LowWater
+	// must be below HighWater.
+	HighWater, LowWater int
+	// SocketBuffer is the UDP socket buffer size in bytes; 0 means
+	// DefaultSocketBuffer, a negative value keeps the kernel's default.
+	SocketBuffer int
+}
+
+func (c WebRTCConfig) withDefaults() WebRTCConfig {
+	if c.HighWater == 0 {
+		c.HighWater = DefaultHighWater
+	}
+	if c.LowWater == 0 {
+		c.LowWater = min(DefaultLowWater, c.HighWater/2)
+	}
+	if c.SocketBuffer == 0 {
+		c.SocketBuffer = DefaultSocketBuffer
+	}
+	return c
+}
+
+// Validate reports whether c can be used (after defaults are applied).
+func (c WebRTCConfig) Validate() error {
+	c = c.withDefaults()
+	if c.HighWater < 0 || c.LowWater < 0 || c.LowWater >= c.HighWater {
+		return fmt.Errorf("peer: webrtc water marks low %d, high %d: want 0 ≤ low < high", c.LowWater, c.HighWater)
+	}
+	for i, s := range c.ICEServers {
+		if len(s.URLs) == 0 {
+			return fmt.Errorf("peer: ICE server %d has no URL", i)
+		}
+		for _, u := range s.URLs {
+			scheme, _, _ := strings.Cut(u, ":")
+			switch scheme {
+			case "stun", "stuns":
+			case "turn", "turns":
+				if s.Username == "" || s.Credential == "" {
+					return fmt.Errorf("peer: TURN server %q needs a username and a credential", u)
+				}
+			default:
+				return fmt.Errorf("peer: ICE server URL %q: want stun:, stuns:, turn: or turns:", u)
+			}
+		}
+	}
+	return nil
+}
+
+// api builds the pion API for one peer connection.
+func (c WebRTCConfig) api() (*webrtc.API, error) {
+	var se webrtc.SettingEngine
+	se.DetachDataChannels()
+	se.SetICETimeouts(iceDisconnectedTimeout, iceFailedTimeout, iceKeepalive)
+	se.SetSCTPMaxMessageSize(maxWebRTCFrame)
+	if c.Loopback {
+		se.SetIncludeLoopbackCandidate(true)
+		se.SetInterfaceFilter(isLoopbackInterface)
+		se.SetIPFilter(func(ip net.IP) bool { return ip.IsLoopback() })
+		se.SetNetworkTypes([]webrtc.NetworkType{webrtc.NetworkTypeUDP4})
+		se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
+	} else {
+		se.SetICEMulticastDNSMode(ice.MulticastDNSModeQueryOnly)
+	}
+	if c.SocketBuffer > 0 {
+		n, err := newBufferedNet(c.SocketBuffer)
+		if err != nil {
+			return nil, fmt.Errorf("peer: webrtc network: %w", err)
+		}
+		se.SetNet(n)
+	}
+	return webrtc.NewAPI(webrtc.WithSettingEngine(se)), nil
+}
+
+func isLoopbackInterface(name string) bool {
+	ifi, err := net.InterfaceByName(name)
+	return err == nil && ifi.Flags&net.FlagLoopback != 0
+}
+
+// webrtcLink is a Link over one pion data channel: reliable, ordered,
+// negotiated out of band (id 0, no DCEP round trip) and detached, so reads
+// land in the link's own buffer.
+//
+// Goroutines: once bound, a reader (Read → HandleFrame, serial and in
+// order) and a control goroutine (HandleWritable on the low-water event,
+// HandleClose on loss, and teardown). pion's own event callbacks only
+// signal channels, never call the handler.
+type webrtcLink struct {
+	pc       *webrtc.PeerConnection
+	dc       *datachannel.DataChannel // detached
+	maxFrame int
+	high     uint64 // WriteFrame reports not ready at or above this buffered amount
+	low      uint64 // HandleWritable follows when it falls to this
+
+	wmu  sync.Mutex // guards wbuf; the endpoint writes from one goroutine at a time anyway
+	wbuf []byte
+	rbuf []byte // owned by the reader goroutine
+
+	mu      sync.Mutex
+	h       LinkHandler
+	started bool
+	closed  atomic.Bool // Close was called
+
+	writable  chan struct{} // cap 1: the buffered amount fell to low water
+	lost      chan struct{} // closed once the peer is lost
+	lostOnce  sync.Once
+	lostErr   error // set before lost is closed
+	closing   chan struct{}
+	closeOnce sync.Once
+	downOnce  sync.Once
+	ctlDone   chan struct{}
+	readDone  chan struct{}
+	inRead    atomic.Bool // the reader is inside HandleFrame
+	inCtl     atomic.Bool // the control goroutine is inside the handler
+
+	stalls atomic.Int64 // WriteFrame calls that reported not ready (tests)
+}
+
+// DialWebRTC connects to the remote rank that sig reaches, as the offerer:
+// it creates the offer and trickles its ICE candidates through sig. The
+// remote side calls AcceptWebRTC. It returns once the data channel is open,
+// or an error when ctx ends (bounded by DefaultSetupTimeout), the remote
+// misbehaves or ICE fails; nothing is left running on error.
+func DialWebRTC(ctx context.Context, cfg WebRTCConfig, sig Signaler) (Link, error) {
+	return connectWebRTC(ctx, cfg, sig, true)
+}
+
+// AcceptWebRTC is DialWebRTC's other side: it waits for the offer on sig
+// and answers it.
+func AcceptWebRTC(ctx context.Context, cfg WebRTCConfig, sig Signaler) (Link, error) {
+	return connectWebRTC(ctx, cfg, sig, false)
+}
+
+type sigMsg struct {
+	kind    string
+	payload []byte
+	err     error
+}
+
+type openResult struct {
+	dc  datachannel.ReadWriteCloser
+	err error
+}
+
+func connectWebRTC(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) (_ Link, err error) {
+	role := "accept"
+	if offerer {
+		role = "dial"
+	}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("peer: webrtc %s: %w", role, err)
+		}
+	}()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	api, err := cfg.api()
+	if err != nil {
+		return nil, err
+	}
+	servers := make([]webrtc.ICEServer, len(cfg.ICEServers))
+	for i, s := range cfg.ICEServers {
+		servers[i] = webrtc.ICEServer{URLs: s.URLs, Username: s.Username, Credential: s.Credential}
+	}
+	pc, err := api.NewPeerConnection(webrtc.Configuration{ICEServers: servers})
+	if err != nil {
+		return nil, err
+	}
+	l := &webrtcLink{
+		pc:       pc,
+		high:     uint64(cfg.HighWater),
+		low:      uint64(cfg.LowWater),
+		writable: make(chan struct{}, 1),
+		lost:     make(chan struct{}),
+		closing:  make(chan struct{}),
+		ctlDone:  make(chan struct{}),
+		readDone: make(chan struct{}),
+	}
+	defer func() {
+		if err != nil {
+			l.teardown()
+		}
+	}()
+
+	ctx, cancelTimeout := context.WithTimeout(ctx, DefaultSetupTimeout)
+	defer cancelTimeout()
+
+	// Local candidates are queued by pion's callback and sent from this
+	// goroutine, so sig is never used after we return.
+	var (
+		candMu    sync.Mutex
+		cands     []webrtc.ICECandidateInit
+		candReady = make(chan struct{}, 1)
+		opened    = make(chan openResult, 1)
+	)
+	pc.OnICECandidate(func(c *webrtc.ICECandidate) {
+		if c == nil {
+			return
+		}
+		candMu.Lock()
+		cands = append(cands, c.ToJSON())
+		candMu.Unlock()
+		select {
+		case candReady <- struct{}{}:
+		default:
+		}
+	})
+	pc.OnConnectionStateChange(func(s webrtc.PeerConnectionState) {
+		if s == webrtc.PeerConnectionStateFailed || s == webrtc.PeerConnectionStateClosed {
+			l.lose(fmt.Errorf("peer connection %s", s))
+		}
+	})
+	negotiated, id := true, uint16(0)
+	dc, err := pc.CreateDataChannel("meshmpi", &webrtc.DataChannelInit{Negotiated: &negotiated, ID: &id})
+	if err != nil {
+		return nil, err
+	}
+	dc.OnOpen(func() {
+		rwc, err := dc.Detach()
+		opened <- openResult{rwc, err}
+	})
+
+	// One goroutine receives signals; it ends before we return.
+	sctx, cancelRecv := context.WithCancel(ctx)
+	msgs := make(chan sigMsg)
+	var recvWG sync.WaitGroup
+	recvWG.Add(1)
+	go func() {
+		defer recvWG.Done()
+		for {
+			kind, payload, err := sig.Recv(sctx)
+			select {
+			case msgs <- sigMsg{kind, payload, err}:
+			case <-sctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		cancelRecv()
+		recvWG.Wait()
+	}()
+
+	if offerer {
+		offer, err := pc.CreateOffer(nil)
+		if err != nil {
+			return nil, err
+		}
+		if err := pc.SetLocalDescription(offer); err != nil {
+			return nil, err
+		}
+		if err := sig.Send(ctx, SignalOffer, []byte(offer.SDP)); err != nil {
+			return nil, fmt.Errorf("send offer: %w", err)
+		}
+	}
+	haveRemote := false
+	var pending []webrtc.ICECandidateInit
+	setRemote := func(d webrtc.SessionDescription) error {
+		if err := pc.SetRemoteDescription(d); err != nil {
+			return fmt.Errorf("remote %s: %w", d.Type, err)
+		}
+		haveRemote = true
+		for _, c := range pending {
+			if err := pc.AddICECandidate(c); err != nil {
+				return fmt.Errorf("remote candidate: %w", err)
+			}
+		}
+		pending = nil
+		return nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("not connected: %w", context.Cause(ctx))
+		case <-l.lost:
+			return nil, l.lostErr
+		case <-candReady:
+			candMu.Lock()
+			batch := cands
+			cands = nil
+			candMu.Unlock()
+			for _, c := range batch {
+				b, err := json.Marshal(c)
+				if err != nil {
+					return nil, err
+				}
+				if err := sig.Send(ctx, SignalCandidate, b); err != nil {
+					return nil, fmt.Errorf("send candidate: %w", err)
+				}
+			}
+		case m := <-msgs:
+			if m.err != nil {
+				return nil, fmt.Errorf("signaling: %w", m.err)
+			}
+			switch {
+			case m.kind == SignalOffer && !offerer && !haveRemote:
+				if err := setRemote(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: string(m.payload)}); err != nil {
+					return nil, err
+				}
+				answer, err := pc.CreateAnswer(nil)
+				if err != nil {
+					return nil, err
+				}
+				if err := pc.SetLocalDescription(answer); err != nil {
+					return nil, err
+				}
+				if err := sig.Send(ctx, SignalAnswer, []byte(answer.SDP)); err != nil {
+					return nil, fmt.Errorf("send answer: %w", err)
+				}
+			case m.kind == SignalAnswer && offerer && !haveRemote:
+				if err := setRemote(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: string(m.payload)}); err != nil {
+					return nil, err
+				}
+			case m.kind == SignalCandidate:
+				var c webrtc.ICECandidateInit
+				if err := json.Unmarshal(m.payload, &c); err != nil {
+					return nil, fmt.Errorf("remote candidate: %w", err)
+				}
+				if !haveRemote {
+					pending = append(pending, c)
+				} else if err := pc.AddICECandidate(c); err != nil {
+					return nil, fmt.Errorf("remote candidate: %w", err)
+				}
+			default:
+				return nil, fmt.Errorf("unexpected %q signal", m.kind)
+			}
+		case r := <-opened:
+			if r.err != nil {
+				return nil, fmt.Errorf("detach: %w", r.err)
+			}
+			return l.opened(r.dc)
+		}
+	}
+}
+
+// opened finishes the link once its data channel is open.
+func (l *webrtcLink) opened(rwc datachannel.ReadWriteCloser) (Link, error) {
+	dc, ok := rwc.(*datachannel.DataChannel)
+	if !ok {
+		rwc.Close()
+		return nil, fmt.Errorf("detached channel is a %T", rwc)
+	}
+	l.pc.OnICECandidate(nil)
+	l.dc = dc
+	l.maxFrame = maxWebRTCFrame
+	if s := l.pc.SCTP(); s != nil {
+		if m := int(s.GetCapabilities().MaxMessageSize); m > 0 {
+			l.maxFrame = min(m, maxWebRTCFrame)
+		}
+	}
+	l.rbuf = make([]byte, maxWebRTCFrame)
+	l.wbuf = make([]byte, 0, l.maxFrame)
+	dc.SetBufferedAmountLowThreshold(l.low)
+	return l, nil
+}
+
+// Bind implements Link: it starts the reader and the control goroutine.
+func (l *webrtcLink) Bind(h LinkHandler) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.started || l.closed.Load() {
+		return
+	}
+	l.h, l.started = h, true
+	// the callback only signals: no handler call on pion's goroutine
+	l.dc.OnBufferedAmountLow(func() {
+		select {
+		case l.writable <- struct{}{}:
+		default:
+		}
+	})
+	go l.readLoop()
+	go l.control()
+}
+
+func (l *webrtcLink) MaxFrame() int { return l.maxFrame }
+
+// WriteFrame implements Link. The data channel copies the frame (SCTP
+// packetizes it before Write returns), so one write buffer serves all
+// frames.
+func (l *webrtcLink) WriteFrame(hdr, payload []byte) (bool, error) {
+	n := len(hdr) + len(payload)
+	if n > l.maxFrame {
+		return false, fmt.Errorf("webrtc link: %d-byte frame exceeds %d", n, l.maxFrame)
+	}
+	if l.closed.Load() {
+		return false, ErrClosed
+	}
+	l.wmu.Lock()
+	l.wbuf = append(append(l.wbuf[:0], hdr...), payload...)
+	_, err := l.dc.Write(l.wbuf)
+	l.wmu.Unlock()
+	if err != nil {
+		err = fmt.Errorf("webrtc link: %w", err)
+		l.lose(err)
+		return false, err
+	}
+	if l.dc.BufferedAmount() >= l.high {
+		l.stalls.Add(1)
+		return false, nil
+	}
+	return true, nil
+}
+
+// readLoop delivers frames in order from the link's one read buffer.
+func (l *webrtcLink) readLoop() {
+	defer close(l.readDone)
+	for {
+		n, err := l.dc.Read(l.rbuf)
+		if err != nil {
+			if errors.Is(err, io.ErrShortBuffer) {
+				err = fmt.Errorf("%w: message larger than %d bytes", ErrFrame, len(l.rbuf))
+			}
+			l.lose(fmt.Errorf("read: %w", err))
+			return
+		}
+		f := l.rbuf[:n]
+		hdr, payload := f, []byte(nil)
+		if n > HeaderLen {
+			hdr, payload = f[:HeaderLen], f[HeaderLen:]
+		}
+		l.inRead.Store(true)
+		l.h.HandleFrame(hdr, payload)
+		l.inRead.Store(false)
+	}
+}
+
+// control runs the handler's writable and close events and the teardown.
+func (l *webrtcLink) control() {
+	defer close(l.ctlDone)
+	for {
+		select {
+		case <-l.writable:
+			l.inCtl.Store(true)
+			l.h.HandleWritable()
+			l.inCtl.Store(false)
+		case <-l.lost:
+			if !l.closed.Load() {
+				l.inCtl.Store(true)
+				l.h.HandleClose(fmt.Errorf("webrtc link: %w: %w", ErrProcFailed, l.lostErr))
+				l.inCtl.Store(false)
+			}
+			l.teardown()
+			return
+		case <-l.closing:
+			l.teardown()
+			return
+		}
+	}
+}
+
+// lose records the first reason the link failed.
+func (l *webrtcLink) lose(err error) {
+	l.lostOnce.Do(func() {
+		l.lostErr = err
+		close(l.lost)
+	})
+}
+
+// teardown closes the data channel and the peer connection and waits for
+// pion's goroutines. Never called from a pion callback.
+func (l *webrtcLink) teardown() {
+	l.downOnce.Do(func() {
+		if l.dc != nil {
+			_ = l.dc.Close()
+		}
+		_ = l.pc.GracefulClose()
+	})
+}
+
+// Close implements Link. It returns once the peer connection is closed and
+// the link's goroutines have ended, except the one it is called from when
+// called inside a handler callback (that one ends as soon as the callback
+// returns). The remote side sees HandleClose; this side does not.
+func (l *webrtcLink) Close() error {
+	l.closeOnce.Do(func() {
+		l.mu.Lock()
+		l.closed.Store(true)
+		started := l.started
+		l.mu.Unlock()
+		close(l.closing)
+		if !started {
+			l.teardown()
+			close(l.ctlDone)
+			close(l.readDone)
+		}
+	})
+	if !l.inCtl.Load() {
+		<-l.ctlDone
+	}
+	if !l.inRead.Load() {
+		<-l.readDone
+	}
+	return nil
+}

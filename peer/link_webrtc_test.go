@@ -1,0 +1,455 @@
+//go:build !js && !wasip1
+
+package peer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var _ Link = (*webrtcLink)(nil)
+
+// chanSignaler is one side of an in-memory signaling path.
+type chanSignaler struct {
+	in  <-chan sigMsg
+	out chan<- sigMsg
+}
+
+func newChanSignalers() (*chanSignaler, *chanSignaler) {
+	ab, ba := make(chan sigMsg, 64), make(chan sigMsg, 64)
+	return &chanSignaler{in: ba, out: ab}, &chanSignaler{in: ab, out: ba}
+}
+
+func (s *chanSignaler) Send(ctx context.Context, kind string, payload []byte) error {
+	select {
+	case s.out <- sigMsg{kind: kind, payload: append([]byte(nil), payload...)}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *chanSignaler) Recv(ctx context.Context) (string, []byte, error) {
+	select {
+	case m := <-s.in:
+		return m.kind, m.payload, nil
+	case <-ctx.Done():
+		return "", nil, ctx.Err()
+	}
+}
+
+var loopbackConfig = WebRTCConfig{Loopback: true}
+
+// connectWebRTCPair connects two links over real pion on loopback.
+func connectWebRTCPair(tb testing.TB, cfg WebRTCConfig) (*webrtcLink, *webrtcLink) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sa, sb := newChanSignalers()
+	var (
+		wg     sync.WaitGroup
+		lb     Link
+		errAcc error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		lb, errAcc = AcceptWebRTC(ctx, cfg, sb)
+	}()
+	la, err := DialWebRTC(ctx, cfg, sa)
+	wg.Wait()
+	if err != nil || errAcc != nil {
+		for _, l := range []Link{la, lb} {
+			if l != nil {
+				l.Close()
+			}
+		}
+		tb.Fatalf("connect: dial %v, accept %v", err, errAcc)
+	}
+	return la.(*webrtcLink), lb.(*webrtcLink)
+}
+
+// webrtcEndpoints returns ranks 0 and 1 joined by a WebRTC link; the
+// cleanup closes both.
+func webrtcEndpoints(tb testing.TB, cfg WebRTCConfig) (*Endpoint, *Endpoint, *webrtcLink, *webrtcLink) {
+	tb.Helper()
+	la, lb := connectWebRTCPair(tb, cfg)
+	a, err := NewEndpoint(Config{Rank: 0, Size: 2})
+	require.NoError(tb, err)
+	b, err := NewEndpoint(Config{Rank: 1, Size: 2})
+	require.NoError(tb, err)
+	require.NoError(tb, a.Attach(1, la))
+	require.NoError(tb, b.Attach(0, lb))
+	tb.Cleanup(func() {
+		a.Close(nil)
+		b.Close(nil)
+	})
+	return a, b, la, lb
+}
+
+// checkGoroutines fails the test if goroutines started during it are still
+// running a few seconds after its other cleanups ran. Register it first.
+func checkGoroutines(tb testing.TB) {
+	tb.Helper()
+	before := runtime.NumGoroutine()
+	tb.Cleanup(func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > before {
+			if time.Now().After(deadline) {
+				_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+				tb.Errorf("goroutines: %d before, %d after", before, runtime.NumGoroutine())
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+}
+
+// hangGuard dumps the goroutines and fails if the test runs past d.
+func hangGuard(tb testing.TB, d time.Duration) {
+	t := time.AfterFunc(d, func() {
+		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
+		panic("test hung: " + tb.Name())
+	})
+	tb.Cleanup(func() { t.Stop() })
+}
+
+func waitTimeout(tb testing.TB, op *Op, d time.Duration) Result {
+	tb.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for !op.Finished() {
+		select {
+		case <-op.Done():
+		case <-timer.C:
+			tb.Fatalf("operation did not complete in %v", d)
+		}
+	}
+	return op.Result()
+}
+
+func pattern(n, seed int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*31 + seed*7 + i>>8)
+	}
+	return b
+}
+
+func TestWebRTCConfigValidate(t *testing.T) {
+	require.NoError(t, WebRTCConfig{}.Validate())
+	require.NoError(t, WebRTCConfig{ICEServers: []ICEServer{{URLs: []string{"stun:stun.example.org:3478"}}}}.Validate())
+	for _, bad := range []WebRTCConfig{
+		{HighWater: 1000, LowWater: 1000},
+		{HighWater: -1},
+		{LowWater: -5},
+		{ICEServers: []ICEServer{{}}},
+		{ICEServers: []ICEServer{{URLs: []string{"http://x"}}}},
+		{ICEServers: []ICEServer{{URLs: []string{"turn:x:3478"}}}},
+	} {
+		require.Error(t, bad.Validate(), "%+v", bad)
+		_, err := DialWebRTC(context.Background(), bad, nil)
+		require.Error(t, err)
+	}
+}
+
+// A peer that never answers: Dial gives up at the context's deadline and
+// leaves nothing running.
+func TestWebRTCDialTimeout(t *testing.T) {
+	checkGoroutines(t)
+	sa, _ := newChanSignalers()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := DialWebRTC(ctx, loopbackConfig, sa)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}
+
+// Small eager messages arrive in order and intact; a 1 MiB message crosses
+// by rendezvous in many frames no larger than the data channel allows.
+func TestWebRTCEndpoints(t *testing.T) {
+	checkGoroutines(t)
+	hangGuard(t, 30*time.Second)
+	a, b, la, lb := webrtcEndpoints(t, loopbackConfig)
+	for _, l := range []*webrtcLink{la, lb} {
+		require.LessOrEqual(t, l.MaxFrame(), 65535)
+		require.Greater(t, l.MaxFrame(), HeaderLen)
+	}
+
+	const n = 200
+	sends := make([]*Op, n)
+	for i := range n {
+		sends[i] = a.GetOp()
+		require.NoError(t, a.StartSend(sends[i], Standard, 1, 0, 5, pattern(1+i%64, i)))
+	}
+	got := make([]byte, 64)
+	for i := range n {
+		r := b.GetOp()
+		require.NoError(t, b.StartRecv(r, 0, 0, 5, got))
+		res := waitTimeout(t, r, 10*time.Second)
+		require.NoError(t, res.Err)
+		require.Equal(t, pattern(1+i%64, i), got[:res.N], "message %d", i)
+		b.PutOp(r)
+	}
+	for _, s := range sends {
+		require.NoError(t, waitTimeout(t, s, 10*time.Second).Err)
+	}
+
+	// 1 MiB each way at once
+	big := [2][]byte{pattern(1<<20, 1), pattern(1<<20, 2)}
+	dst := [2][]byte{make([]byte, 1<<20), make([]byte, 1<<20)}
+	sa, sb, ra, rb := a.GetOp(), b.GetOp(), a.GetOp(), b.GetOp()
+	require.NoError(t, a.StartSend(sa, Standard, 1, 0, 9, big[0]))
+	require.NoError(t, b.StartSend(sb, Standard, 0, 0, 9, big[1]))
+	require.NoError(t, b.StartRecv(rb, 0, 0, 9, dst[0]))
+	require.NoError(t, a.StartRecv(ra, 1, 0, 9, dst[1]))
+	for _, op := range []*Op{sa, sb, ra, rb} {
+		require.NoError(t, waitTimeout(t, op, 20*time.Second).Err)
+	}
+	require.True(t, bytes.Equal(big[0], dst[0]))
+	require.True(t, bytes.Equal(big[1], dst[1]))
+}
+
+// Many large messages outstanding at once: the link runs above its
+// high-water mark, the endpoint waits for HandleWritable, and everything
+// arrives intact and in order.
+func TestWebRTCBackpressure(t *testing.T) {
+	checkGoroutines(t)
+	hangGuard(t, 30*time.Second)
+	a, b, la, _ := webrtcEndpoints(t, WebRTCConfig{Loopback: true, HighWater: 256 << 10, LowWater: 64 << 10})
+
+	const eager, rdv = 64, 6 // 60 KB eager messages sent before any receive, then 512 KiB ones
+	var sends []*Op
+	var msgs [][]byte
+	for i := range eager + rdv {
+		n := 60_000
+		if i >= eager {
+			n = 512 << 10
+		}
+		m := pattern(n, i)
+		msgs = append(msgs, m)
+		op := a.GetOp()
+		require.NoError(t, a.StartSend(op, Standard, 1, 0, 3, m))
+		sends = append(sends, op)
+	}
+	for i, m := range msgs {
+		dst := make([]byte, len(m))
+		r := b.GetOp()
+		require.NoError(t, b.StartRecv(r, 0, 0, 3, dst))
+		res := waitTimeout(t, r, 20*time.Second)
+		require.NoError(t, res.Err)
+		require.Equal(t, len(m), res.N)
+		require.True(t, bytes.Equal(m, dst), "message %d", i)
+	}
+	for _, s := range sends {
+		require.NoError(t, waitTimeout(t, s, 20*time.Second).Err)
+	}
+	require.Positive(t, la.stalls.Load(), "the link never reached its high-water mark")
+}
+
+// Closing one side completes the other side's pending receives (specific
+// and wildcard) with ErrProcFailed, and later sends to it fail too.
+func TestWebRTCPeerClosed(t *testing.T) {
+	checkGoroutines(t)
+	hangGuard(t, 30*time.Second)
+	a, b, _, _ := webrtcEndpoints(t, loopbackConfig)
+	specific, wild := b.GetOp(), b.GetOp()
+	require.NoError(t, b.StartRecv(specific, 0, 0, 1, make([]byte, 8)))
+	require.NoError(t, b.StartRecv(wild, AnySource, 0, AnyTag, make([]byte, 8)))
+
+	a.Close(nil)
+
+	for _, op := range []*Op{specific, wild} {
+		require.ErrorIs(t, waitTimeout(t, op, 15*time.Second).Err, ErrProcFailed)
+	}
+	s := b.GetOp()
+	require.NoError(t, b.StartSend(s, Standard, 0, 0, 1, []byte{1}))
+	require.ErrorIs(t, waitTimeout(t, s, 5*time.Second).Err, ErrProcFailed)
+}
+
+// A peer connection torn down under the link (no data-channel close from
+// the remote endpoint first) is reported the same way on both sides.
+func TestWebRTCPeerConnectionClosed(t *testing.T) {
+	checkGoroutines(t)
+	hangGuard(t, 30*time.Second)
+	a, b, la, _ := webrtcEndpoints(t, loopbackConfig)
+	ra, rb := a.GetOp(), b.GetOp()
+	require.NoError(t, a.StartRecv(ra, 1, 0, 1, nil))
+	require.NoError(t, b.StartRecv(rb, 0, 0, 1, nil))
+
+	require.NoError(t, la.pc.Close())
+
+	require.ErrorIs(t, waitTimeout(t, ra, 15*time.Second).Err, ErrProcFailed)
+	require.ErrorIs(t, waitTimeout(t, rb, 15*time.Second).Err, ErrProcFailed)
+}
+
+// Close with no handler bound and Close called twice are fine.
+func TestWebRTCCloseUnbound(t *testing.T) {
+	checkGoroutines(t)
+	la, lb := connectWebRTCPair(t, loopbackConfig)
+	require.NoError(t, la.Close())
+	require.NoError(t, la.Close())
+	require.NoError(t, lb.Close())
+	ok, err := la.WriteFrame(make([]byte, HeaderLen), nil)
+	require.False(t, ok)
+	require.True(t, errors.Is(err, ErrClosed))
+}
+
+// BenchmarkWebRTCPingPong is the 8 B round trip through two endpoints.
+func BenchmarkWebRTCPingPong(b *testing.B) {
+	a, z, _, _ := webrtcEndpoints(b, loopbackConfig)
+	msg, echo := make([]byte, 8), make([]byte, 8)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // rank 1 echoes
+		defer close(done)
+		r, s := z.GetOp(), z.GetOp()
+		for {
+			if z.StartRecv(r, 0, 0, 1, echo) != nil {
+				return
+			}
+			if wait(r).Err != nil {
+				return
+			}
+			_ = z.StartSend(s, Standard, 0, 0, 2, echo)
+			if wait(s).Err != nil {
+				return
+			}
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	}()
+	s, r := a.GetOp(), a.GetOp()
+	b.ResetTimer()
+	for range b.N {
+		_ = a.StartRecv(r, 1, 0, 2, msg)
+		_ = a.StartSend(s, Standard, 1, 0, 1, msg)
+		if err := wait(s).Err; err != nil {
+			b.Fatal(err)
+		}
+		if err := wait(r).Err; err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	close(stop)
+	z.Close(nil)
+	<-done
+}
+
+// BenchmarkWebRTCBandwidth sends 1 MiB messages one after another.
+func BenchmarkWebRTCBandwidth(b *testing.B) {
+	a, z, _, _ := webrtcEndpoints(b, loopbackConfig)
+	msg, dst := pattern(1<<20, 0), make([]byte, 1<<20)
+	b.SetBytes(1 << 20)
+	s, r := a.GetOp(), z.GetOp()
+	b.ResetTimer()
+	for range b.N {
+		_ = z.StartRecv(r, 0, 0, 1, dst)
+		_ = a.StartSend(s, Standard, 1, 0, 1, msg)
+		if err := wait(s).Err; err != nil {
+			b.Fatal(err)
+		}
+		if err := wait(r).Err; err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkWebRTCRawPingPong is the baseline: 8 B echoed over the same
+// detached pion data channels, no endpoint.
+func BenchmarkWebRTCRawPingPong(b *testing.B) {
+	la, lb := connectWebRTCPair(b, loopbackConfig)
+	defer la.Close()
+	defer lb.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 64)
+		for {
+			n, err := lb.dc.Read(buf)
+			if err != nil {
+				return
+			}
+			if _, err := lb.dc.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+	}()
+	msg, buf := make([]byte, 8), make([]byte, 64)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := la.dc.Write(msg); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := la.dc.Read(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	la.Close()
+	<-done
+}
+
+// BenchmarkWebRTCRawBandwidth is the baseline: 1 MiB per iteration in
+// 65535-byte messages over the same detached channels, with the same
+// buffered-amount flow control, the receiver counting bytes.
+func BenchmarkWebRTCRawBandwidth(b *testing.B) {
+	la, lb := connectWebRTCPair(b, loopbackConfig)
+	defer la.Close()
+	defer lb.Close()
+	const total = 1 << 20
+	got := make(chan struct{}, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 65535)
+		n := 0
+		for {
+			k, err := lb.dc.Read(buf)
+			if err != nil {
+				return
+			}
+			if n += k; n >= total {
+				n -= total
+				got <- struct{}{}
+			}
+		}
+	}()
+	low := make(chan struct{}, 1)
+	la.dc.SetBufferedAmountLowThreshold(la.low)
+	la.dc.OnBufferedAmountLow(func() {
+		select {
+		case low <- struct{}{}:
+		default:
+		}
+	})
+	msg := pattern(total, 0)
+	b.SetBytes(total)
+	b.ResetTimer()
+	for range b.N {
+		for off := 0; off < total; off += la.maxFrame {
+			if _, err := la.dc.Write(msg[off:min(off+la.maxFrame, total)]); err != nil {
+				b.Fatal(err)
+			}
+			if la.dc.BufferedAmount() >= la.high {
+				<-low
+			}
+		}
+		<-got
+	}
+	b.StopTimer()
+	la.Close()
+	<-done
+}
