@@ -1,0 +1,303 @@
+// Command signal runs the meshmpi signaling server and mints job tokens.
+//
+//	signal serve [flags]                       serve /ws, /healthz, /metrics (and /admin/token)
+//	signal token -job J -size N [-ttl 1h]      print a job token
+//
+// Every flag has an environment variable MESHMPI_SIGNAL_<NAME> (upper case,
+// dashes as underscores) that sets its default; the secret is best given that
+// way (MESHMPI_SIGNAL_SECRET) rather than on the command line.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/meshmpi/meshmpi/signaling"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "signal:", err)
+		os.Exit(2)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("usage: signal serve|token [flags]")
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:], stderr)
+	case "token":
+		return token(args[1:], stdout, stderr)
+	}
+	return fmt.Errorf("unknown command %q (want serve or token)", args[0])
+}
+
+// env returns MESHMPI_SIGNAL_<name> or def.
+func env(name, def string) string {
+	if v, ok := os.LookupEnv("MESHMPI_SIGNAL_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))); ok {
+		return v
+	}
+	return def
+}
+
+type flagSet struct {
+	*flag.FlagSet
+	errs []error
+}
+
+func (f *flagSet) str(name, def, usage string) *string {
+	return f.String(name, env(name, def), usage)
+}
+
+func (f *flagSet) int(name string, def int, usage string) *int {
+	v, err := strconv.Atoi(env(name, strconv.Itoa(def)))
+	if err != nil {
+		f.errs = append(f.errs, fmt.Errorf("env for -%s: %w", name, err))
+	}
+	return f.Int(name, v, usage)
+}
+
+func (f *flagSet) float(name string, def float64, usage string) *float64 {
+	v, err := strconv.ParseFloat(env(name, strconv.FormatFloat(def, 'g', -1, 64)), 64)
+	if err != nil {
+		f.errs = append(f.errs, fmt.Errorf("env for -%s: %w", name, err))
+	}
+	return f.Float64(name, v, usage)
+}
+
+func (f *flagSet) dur(name string, def time.Duration, usage string) *time.Duration {
+	v, err := time.ParseDuration(env(name, def.String()))
+	if err != nil {
+		f.errs = append(f.errs, fmt.Errorf("env for -%s: %w", name, err))
+	}
+	return f.Duration(name, v, usage)
+}
+
+func (f *flagSet) parse(args []string) error {
+	if err := f.Parse(args); err != nil {
+		return err
+	}
+	if f.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", f.Args())
+	}
+	return errors.Join(f.errs...)
+}
+
+func newFlagSet(name string, stderr io.Writer) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return &flagSet{FlagSet: fs}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+type serveConfig struct {
+	listen string
+	sig    signaling.Config
+	grace  time.Duration
+}
+
+func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
+	f := newFlagSet("signal serve", stderr)
+	listen := f.str("listen", "127.0.0.1:8080", "listen address")
+	secret := f.str("secret", "", "token secret, at least 16 bytes (required)")
+	adminKey := f.str("admin-key", "", "enables POST /admin/token with this bearer key")
+	origins := f.str("origins", "", "comma-separated browser origin patterns allowed (host patterns)")
+	ice := f.str("ice", "", "comma-separated ICE server URLs sent to ranks (stun:host:port, ...)")
+	maxMsg := f.int("max-message-bytes", 64<<10, "largest message")
+	rate := f.float("rate", 50, "messages per second per connection")
+	burst := f.int("burst", 200, "message burst per connection")
+	maxJobs := f.int("max-jobs", 1000, "jobs per server")
+	maxConns := f.int("max-conns", 10000, "connections per server")
+	maxSize := f.int("max-job-size", 1024, "ranks per job")
+	ping := f.dur("ping-interval", 20*time.Second, "websocket ping period")
+	pingTimeout := f.dur("ping-timeout", 10*time.Second, "pong wait before a socket counts as dead")
+	joinTimeout := f.dur("join-timeout", 10*time.Second, "time from connect to join")
+	grace := f.dur("shutdown-grace", 10*time.Second, "graceful shutdown limit")
+	logFormat := f.str("log-format", "text", "text or json")
+	logLevel := f.str("log-level", "info", "debug, info, warn or error")
+	if err := f.parse(args); err != nil {
+		return serveConfig{}, err
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(*logLevel)); err != nil {
+		return serveConfig{}, fmt.Errorf("-log-level: %w", err)
+	}
+	hopts := &slog.HandlerOptions{Level: lvl}
+	var h slog.Handler
+	switch *logFormat {
+	case "text":
+		h = slog.NewTextHandler(stderr, hopts)
+	case "json":
+		h = slog.NewJSONHandler(stderr, hopts)
+	default:
+		return serveConfig{}, fmt.Errorf("-log-format %q: want text or json", *logFormat)
+	}
+	if *secret == "" {
+		return serveConfig{}, errors.New("a secret is required (-secret or MESHMPI_SIGNAL_SECRET)")
+	}
+	cfg := signaling.Config{
+		Secret: []byte(*secret), AdminKey: *adminKey, OriginPatterns: splitList(*origins),
+		MaxMessageBytes: *maxMsg, MessageRate: *rate, MessageBurst: *burst,
+		MaxJobs: *maxJobs, MaxConns: *maxConns, MaxJobSize: *maxSize,
+		PingInterval: *ping, PingTimeout: *pingTimeout, JoinTimeout: *joinTimeout,
+		Logger: slog.New(h),
+	}
+	if urls := splitList(*ice); len(urls) > 0 {
+		cfg.ICEServers = []signaling.ICEServer{{URLs: urls}}
+	}
+	return serveConfig{listen: *listen, sig: cfg, grace: *grace}, nil
+}
+
+// newHandler serves the signaling server plus /healthz and /metrics.
+func newHandler(srv *signaling.Server, reg *prometheus.Registry) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/ws", srv)
+	mux.Handle("/admin/token", srv)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, "ok\n")
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// statsCollector exports Server.Stats as Prometheus metrics.
+type statsCollector struct {
+	srv                               *signaling.Server
+	jobs, conns, joins, relayed, errs *prometheus.Desc
+}
+
+func newStatsCollector(srv *signaling.Server) *statsCollector {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("meshmpi_signal_"+name, help, labels, nil)
+	}
+	return &statsCollector{
+		srv:     srv,
+		jobs:    d("jobs", "Jobs with at least one rank present."),
+		conns:   d("connections", "Open websocket connections."),
+		joins:   d("joins_total", "Successful joins."),
+		relayed: d("signals_relayed_total", "Signals relayed between ranks."),
+		errs:    d("errors_total", "Error messages sent to clients, by code.", "code"),
+	}
+}
+
+func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.jobs, c.conns, c.joins, c.relayed, c.errs} {
+		ch <- d
+	}
+}
+
+func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.srv.Stats()
+	ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(st.Jobs))
+	ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(st.Conns))
+	ch <- prometheus.MustNewConstMetric(c.joins, prometheus.CounterValue, float64(st.Joins))
+	ch <- prometheus.MustNewConstMetric(c.relayed, prometheus.CounterValue, float64(st.Relayed))
+	for code, n := range st.Rejected {
+		ch <- prometheus.MustNewConstMetric(c.errs, prometheus.CounterValue, float64(n), string(code))
+	}
+}
+
+func newRegistry(srv *signaling.Server) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(newStatsCollector(srv), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+func serve(args []string, stderr io.Writer) error {
+	sc, err := parseServe(args, stderr)
+	if err != nil {
+		return err
+	}
+	log := sc.sig.Logger
+	srv, err := signaling.NewServer(sc.sig)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Addr: sc.listen, Handler: newHandler(srv, newRegistry(srv)), ReadHeaderTimeout: 10 * time.Second}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- hs.ListenAndServe() }()
+	log.Info("signaling server listening", "addr", sc.listen)
+	select {
+	case err := <-errc:
+		_ = srv.Close()
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), sc.grace)
+	defer cancel()
+	err = hs.Shutdown(sctx) // stops accepting; websocket connections are hijacked
+	_ = srv.Close()         // sends each rank a shutdown error and waits for its handler
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+func token(args []string, stdout, stderr io.Writer) error {
+	f := newFlagSet("signal token", stderr)
+	secret := f.str("secret", "", "token secret (or MESHMPI_SIGNAL_SECRET)")
+	job := f.String("job", "", "job id (required)")
+	size := f.Int("size", 0, "ranks in the job (required)")
+	ttl := f.Duration("ttl", time.Hour, "token lifetime")
+	settings := f.String("settings", "", "comma-separated key=value job settings")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if *secret == "" {
+		return errors.New("a secret is required (-secret or MESHMPI_SIGNAL_SECRET)")
+	}
+	if *ttl <= 0 {
+		return errors.New("-ttl must be positive")
+	}
+	var set map[string]string
+	for _, kv := range splitList(*settings) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("-settings: %q is not key=value", kv)
+		}
+		if set == nil {
+			set = map[string]string{}
+		}
+		set[k] = v
+	}
+	tok, err := signaling.Mint([]byte(*secret), signaling.Claims{
+		Job: *job, Size: *size, Expires: time.Now().Add(*ttl).Unix(), Settings: set,
+	})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, tok)
+	return err
+}

@@ -1,0 +1,208 @@
+package signaling
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/coder/websocket"
+)
+
+// DialOptions tunes Dial. The zero value is fine.
+type DialOptions struct {
+	// Rank requests a rank; nil takes the next free one.
+	Rank *int
+	// Kind is this client's kind; empty picks browser under GOOS=js, wasi
+	// under GOOS=wasip1 and native otherwise.
+	Kind ClientKind
+	// Queue is how many incoming messages are buffered (default 256). When
+	// the buffer is full the client stops reading from the server.
+	Queue int
+}
+
+// Client is one rank's connection to the signaling server.
+type Client struct {
+	ws      *websocket.Conn
+	welcome Welcome
+	in      chan Message
+	done    chan struct{} // closed by Close
+	readEnd chan struct{} // closed when the reader goroutine returns
+
+	closeOnce sync.Once
+	mu        sync.Mutex
+	err       error // why the reader stopped
+}
+
+func defaultKind() ClientKind {
+	switch runtime.GOOS {
+	case "js":
+		return KindBrowser
+	case "wasip1":
+		return KindWASI
+	}
+	return KindNative
+}
+
+// Dial connects to the server's websocket endpoint url (ws://host/ws), joins
+// job with token and returns once the server has answered with a Welcome. A
+// refusal is a *RemoteError (wrapping ErrRejected, and ErrBadToken or
+// ErrExpired for token failures).
+func Dial(ctx context.Context, url, job, token string, opts *DialOptions) (_ *Client, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("signaling: join %s at %s: %w", job, url, err)
+		}
+	}()
+	var o DialOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Kind == "" {
+		o.Kind = defaultKind()
+	}
+	if o.Queue <= 0 {
+		o.Queue = 256
+	}
+	join := &Join{Job: job, Token: token, Rank: o.Rank, Kind: o.Kind}
+	data, err := Encode(join)
+	if err != nil {
+		return nil, err
+	}
+	ws, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	ws.SetReadLimit(MaxMessageBytes)
+	if err := ws.Write(ctx, websocket.MessageText, data); err != nil {
+		_ = ws.CloseNow()
+		return nil, err
+	}
+	m, err := readMessage(ctx, ws)
+	if err != nil {
+		_ = ws.CloseNow()
+		return nil, err
+	}
+	switch m := m.(type) {
+	case *Welcome:
+		c := &Client{
+			ws:      ws,
+			welcome: *m,
+			in:      make(chan Message, o.Queue),
+			done:    make(chan struct{}),
+			readEnd: make(chan struct{}),
+		}
+		go c.readLoop()
+		return c, nil
+	case *Error:
+		_ = ws.Close(websocket.StatusNormalClosure, "")
+		return nil, &RemoteError{Code: m.Code, Message: m.Message}
+	default:
+		_ = ws.CloseNow()
+		return nil, fmt.Errorf("%w: got %s before welcome", ErrInvalid, m.Type())
+	}
+}
+
+func readMessage(ctx context.Context, ws *websocket.Conn) (Message, error) {
+	typ, data, err := ws.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if typ != websocket.MessageText {
+		return nil, fmt.Errorf("%w: binary message", ErrMalformed)
+	}
+	return Decode(data)
+}
+
+func (c *Client) readLoop() {
+	defer close(c.readEnd)
+	defer close(c.in)
+	var last *Error
+	for {
+		m, err := readMessage(context.Background(), c.ws)
+		if err != nil {
+			if last != nil && last.Code != CodeRankAbsent {
+				err = &RemoteError{Code: last.Code, Message: last.Message}
+			}
+			c.setErr(err)
+			_ = c.ws.CloseNow()
+			return
+		}
+		if e, ok := m.(*Error); ok {
+			last = e
+		}
+		select {
+		case c.in <- m:
+		case <-c.done:
+			c.setErr(ErrClosed)
+			return
+		}
+	}
+}
+
+func (c *Client) setErr(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	c.mu.Unlock()
+}
+
+// Welcome returns the server's answer to the join.
+func (c *Client) Welcome() Welcome { return c.welcome }
+
+// Rank is this client's rank.
+func (c *Client) Rank() int { return c.welcome.Rank }
+
+// Size is the job's size.
+func (c *Client) Size() int { return c.welcome.Size }
+
+// Messages delivers incoming messages (*Ready, *Signal, *Left, *Error, *Pong)
+// in order. It is closed when the connection ends; Err then says why.
+func (c *Client) Messages() <-chan Message { return c.in }
+
+// Err is why Messages was closed: a *RemoteError if the server closed the
+// connection after an error message, ErrClosed after Close, else the
+// transport error. It is nil while the connection is up.
+func (c *Client) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Signal sends an SDP offer/answer or ICE candidate to rank to. payload must
+// be a JSON value (for instance a marshalled RTCSessionDescription).
+func (c *Client) Signal(ctx context.Context, to int, kind SignalKind, payload json.RawMessage) error {
+	return c.Send(ctx, &Signal{To: to, From: c.welcome.Rank, Kind: kind, Payload: payload})
+}
+
+// Send sends any message. Servers accept only Signal, Ping and Pong after
+// the join.
+func (c *Client) Send(ctx context.Context, m Message) error {
+	data, err := Encode(m)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-c.done:
+		return ErrClosed
+	default:
+	}
+	return c.ws.Write(ctx, websocket.MessageText, data)
+}
+
+// Close leaves the job and waits for the reader goroutine to end.
+func (c *Client) Close() error {
+	err := ErrClosed
+	c.closeOnce.Do(func() {
+		close(c.done)
+		err = c.ws.Close(websocket.StatusNormalClosure, "")
+		<-c.readEnd
+		if errors.Is(err, context.Canceled) {
+			err = nil
+		}
+	})
+	return err
+}

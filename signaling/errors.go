@@ -1,0 +1,62 @@
+package signaling
+
+import "errors"
+
+// Decoding and validation errors. Decode wraps exactly one of these.
+var (
+	// ErrTooLarge means a message is larger than the limit (MaxMessageBytes,
+	// or the server's configured limit).
+	ErrTooLarge = errors.New("signaling: message too large")
+	// ErrMalformed means a message is not a well-formed envelope: bad JSON,
+	// unknown fields or trailing data.
+	ErrMalformed = errors.New("signaling: malformed message")
+	// ErrVersion means the envelope carries a protocol version this package
+	// does not speak.
+	ErrVersion = errors.New("signaling: unsupported protocol version")
+	// ErrUnknownType means the envelope's type is not one of the message types.
+	ErrUnknownType = errors.New("signaling: unknown message type")
+	// ErrInvalid means a message decoded but a field is missing or out of range.
+	ErrInvalid = errors.New("signaling: invalid message")
+)
+
+// Token errors.
+var (
+	// ErrBadToken means a token is malformed, not signed with the server's
+	// secret, or minted for another job.
+	ErrBadToken = errors.New("signaling: bad token")
+	// ErrExpired means a token was valid but its expiry has passed.
+	ErrExpired = errors.New("signaling: token expired")
+)
+
+// Configuration and client errors.
+var (
+	// ErrConfig means a server Config is invalid.
+	ErrConfig = errors.New("signaling: invalid config")
+	// ErrRejected means the server answered with an error message; the
+	// *RemoteError in the chain carries its code.
+	ErrRejected = errors.New("signaling: rejected by server")
+	// ErrClosed means the client is closed.
+	ErrClosed = errors.New("signaling: client closed")
+)
+
+// RemoteError is an error message received from the server. It wraps
+// ErrRejected and, for token failures, ErrBadToken or ErrExpired.
+type RemoteError struct {
+	Code    ErrorCode
+	Message string
+}
+
+func (e *RemoteError) Error() string {
+	return "signaling: server error " + string(e.Code) + ": " + e.Message
+}
+
+// Unwrap lets errors.Is match ErrRejected and the token sentinels.
+func (e *RemoteError) Unwrap() []error {
+	switch e.Code {
+	case CodeBadToken:
+		return []error{ErrRejected, ErrBadToken}
+	case CodeExpiredToken:
+		return []error{ErrRejected, ErrExpired}
+	}
+	return []error{ErrRejected}
+}

@@ -1,0 +1,285 @@
+package signaling
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// Config configures a Server. Zero fields take the defaults named beside them;
+// negative values are errors.
+type Config struct {
+	// Secret signs job tokens (at least MinSecretLen bytes). Required.
+	Secret []byte
+	// AdminKey, if set, enables POST /admin/token, guarded by
+	// "Authorization: Bearer <AdminKey>".
+	AdminKey string
+	// ICEServers are sent to every rank in its Welcome.
+	ICEServers []ICEServer
+	// OriginPatterns lists the browser origins allowed to connect (host
+	// patterns as in websocket.AcceptOptions). Requests without an Origin
+	// header or from the server's own host are always allowed.
+	OriginPatterns []string
+
+	MaxMessageBytes int           // per message, default 64 KiB, at most MaxMessageBytes
+	MessageRate     float64       // messages per second per connection, default 50
+	MessageBurst    int           // token-bucket depth, default 200
+	MaxJobs         int           // jobs per server, default 1000
+	MaxConns        int           // connections per server, default 10000
+	MaxJobSize      int           // ranks per job, default 1024
+	SendQueue       int           // outbound messages queued per connection, default 1024
+	JoinTimeout     time.Duration // from accept to join, default 10s
+	PingInterval    time.Duration // websocket ping period, default 20s
+	PingTimeout     time.Duration // wait for a pong, default 10s
+	WriteTimeout    time.Duration // one write, default 10s
+	MaxTokenTTL     time.Duration // longest TTL the admin endpoint mints, default 7 days
+
+	// Logger receives structured logs; nil discards them.
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() (Config, error) {
+	bad := func(f string, v ...any) (Config, error) {
+		return Config{}, fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(f, v...))
+	}
+	if len(c.Secret) < MinSecretLen {
+		return bad("secret must have at least %d bytes", MinSecretLen)
+	}
+	if c.MaxMessageBytes < 0 || c.MaxMessageBytes > MaxMessageBytes {
+		return bad("MaxMessageBytes %d outside [0, %d]", c.MaxMessageBytes, MaxMessageBytes)
+	}
+	if c.MaxJobSize < 0 || c.MaxJobSize > MaxJobSize {
+		return bad("MaxJobSize %d outside [0, %d]", c.MaxJobSize, MaxJobSize)
+	}
+	if c.MessageRate < 0 || c.MessageBurst < 0 || c.MaxJobs < 0 || c.MaxConns < 0 || c.SendQueue < 0 ||
+		c.JoinTimeout < 0 || c.PingInterval < 0 || c.PingTimeout < 0 || c.WriteTimeout < 0 || c.MaxTokenTTL < 0 {
+		return bad("negative limit")
+	}
+	if len(c.ICEServers) > MaxICEServers {
+		return bad("more than %d ICE servers", MaxICEServers)
+	}
+	for _, s := range c.ICEServers {
+		if err := s.validate(); err != nil {
+			return bad("%v", err)
+		}
+	}
+	for _, p := range c.OriginPatterns {
+		if p == "" {
+			return bad("empty origin pattern")
+		}
+	}
+	def := func(p *int, v int) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	defd := func(p *time.Duration, v time.Duration) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	def(&c.MaxMessageBytes, 64<<10)
+	def(&c.MessageBurst, 200)
+	def(&c.MaxJobs, 1000)
+	def(&c.MaxConns, 10000)
+	def(&c.MaxJobSize, 1024)
+	def(&c.SendQueue, 1024)
+	if c.MessageRate == 0 {
+		c.MessageRate = 50
+	}
+	defd(&c.JoinTimeout, 10*time.Second)
+	defd(&c.PingInterval, 20*time.Second)
+	defd(&c.PingTimeout, 10*time.Second)
+	defd(&c.WriteTimeout, 10*time.Second)
+	defd(&c.MaxTokenTTL, 7*24*time.Hour)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	c.Secret = append([]byte(nil), c.Secret...)
+	return c, nil
+}
+
+// Server is the signaling server. It serves the websocket endpoint at /ws and,
+// when Config.AdminKey is set, POST /admin/token. Close it to end every
+// connection.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+	mux *http.ServeMux
+
+	mu     sync.Mutex
+	closed bool
+	jobs   map[string]*job
+	conns  map[*conn]struct{}
+	wg     sync.WaitGroup
+
+	joins    atomic.Uint64
+	relayed  atomic.Uint64
+	statsMu  sync.Mutex
+	rejected map[ErrorCode]uint64
+}
+
+// NewServer validates cfg and returns a server.
+func NewServer(cfg Config) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		mux:      http.NewServeMux(),
+		jobs:     make(map[string]*job),
+		conns:    make(map[*conn]struct{}),
+		rejected: make(map[ErrorCode]uint64),
+	}
+	s.mux.HandleFunc("GET /ws", s.serveWS)
+	s.mux.HandleFunc("POST /admin/token", s.serveAdminToken)
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Close sends every connection a shutdown error, closes it, and waits for its
+// handler to return. New connections are refused.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for c := range s.conns {
+		c.kill(&Error{Code: CodeShutdown, Message: "server shutting down"}, false)
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return nil
+}
+
+// Stats is a snapshot of the server's counters.
+type Stats struct {
+	Jobs     int                  // jobs with at least one rank present
+	Conns    int                  // open websocket connections
+	Joins    uint64               // successful joins
+	Relayed  uint64               // signals relayed
+	Rejected map[ErrorCode]uint64 // fatal and non-fatal errors sent, by code
+}
+
+// Stats returns a snapshot of the counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	st := Stats{Jobs: len(s.jobs), Conns: len(s.conns)}
+	s.mu.Unlock()
+	st.Joins, st.Relayed = s.joins.Load(), s.relayed.Load()
+	s.statsMu.Lock()
+	st.Rejected = make(map[ErrorCode]uint64, len(s.rejected))
+	for k, v := range s.rejected {
+		st.Rejected[k] = v
+	}
+	s.statsMu.Unlock()
+	return st
+}
+
+func (s *Server) countRejected(code ErrorCode) {
+	s.statsMu.Lock()
+	s.rejected[code]++
+	s.statsMu.Unlock()
+}
+
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.OriginPatterns})
+	if err != nil {
+		s.log.Info("websocket accept failed", "remote", r.RemoteAddr, "origin", r.Header.Get("Origin"), "err", err)
+		return
+	}
+	c := newConn(s, ws, r.RemoteAddr)
+	if e := s.register(c); e != nil {
+		c.reject(e)
+		return
+	}
+	defer s.unregister(c)
+	c.run()
+}
+
+func (s *Server) register(c *conn) *Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return &Error{Code: CodeShutdown, Message: "server shutting down"}
+	}
+	if len(s.conns) >= s.cfg.MaxConns {
+		return &Error{Code: CodeTooManyConns, Message: fmt.Sprintf("server holds %d connections", s.cfg.MaxConns)}
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	return nil
+}
+
+func (s *Server) unregister(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.wg.Done()
+}
+
+// tokenRequest is the body of POST /admin/token.
+type tokenRequest struct {
+	Job      string            `json:"job"`
+	Size     int               `json:"size"`
+	TTL      string            `json:"ttl,omitempty"` // Go duration, default 1h
+	Settings map[string]string `json:"settings,omitempty"`
+}
+
+type tokenResponse struct {
+	Token   string    `json:"token"`
+	Expires time.Time `json:"expires"`
+}
+
+func (s *Server) serveAdminToken(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.AdminKey == "" {
+		http.NotFound(w, r)
+		return
+	}
+	key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(key), []byte(s.cfg.AdminKey)) != 1 {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, MaxMessageBytes+1))
+	if err != nil || len(data) > MaxMessageBytes {
+		http.Error(w, "bad request body", http.StatusBadRequest)
+		return
+	}
+	var req tokenRequest
+	if err := strictUnmarshal(data, &req); err != nil {
+		http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	ttl := time.Hour
+	if req.TTL != "" {
+		if ttl, err = time.ParseDuration(req.TTL); err != nil || ttl <= 0 || ttl > s.cfg.MaxTokenTTL {
+			http.Error(w, fmt.Sprintf("bad ttl (must be in (0, %s])", s.cfg.MaxTokenTTL), http.StatusBadRequest)
+			return
+		}
+	}
+	if req.Size > s.cfg.MaxJobSize {
+		http.Error(w, fmt.Sprintf("size above the server's limit %d", s.cfg.MaxJobSize), http.StatusBadRequest)
+		return
+	}
+	exp := time.Now().Add(ttl).Truncate(time.Second)
+	tok, err := Mint(s.cfg.Secret, Claims{Job: req.Job, Size: req.Size, Expires: exp.Unix(), Settings: req.Settings})
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.log.Info("token minted", "job", req.Job, "size", req.Size, "expires", exp)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(tokenResponse{Token: tok, Expires: exp})
+}

@@ -1,0 +1,361 @@
+//go:build !js
+
+package signaling
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/stretchr/testify/require"
+)
+
+func joinAll(t *testing.T, url, job string, size int) []*Client {
+	t.Helper()
+	tok := mint(t, job, size)
+	cs := make([]*Client, size)
+	for i := range cs {
+		cs[i] = dial(t, url, job, tok, nil)
+	}
+	for _, c := range cs {
+		r := recvAs[*Ready](t, c)
+		require.Equal(t, size, r.Size)
+	}
+	return cs
+}
+
+func TestJoinReady(t *testing.T) {
+	for _, size := range []int{2, 4} {
+		t.Run(string(rune('0'+size)), func(t *testing.T) {
+			ice := []ICEServer{{URLs: []string{"stun:127.0.0.1:3478"}}}
+			_, url := startServer(t, func(c *Config) { c.ICEServers = ice })
+			settings := map[string]string{"coll.allreduce": "ring"}
+			tok, err := Mint(testSecret, Claims{Job: "job", Size: size, Expires: time.Now().Add(time.Hour).Unix(), Settings: settings})
+			require.NoError(t, err)
+			cs := make([]*Client, size)
+			for i := range cs {
+				cs[i] = dial(t, url, "job", tok, &DialOptions{Kind: []ClientKind{KindNative, KindBrowser, KindWASI}[i%3]})
+				w := cs[i].Welcome()
+				require.Equal(t, i, w.Rank, "join order")
+				require.Equal(t, size, w.Size)
+				require.Equal(t, ice, w.ICEServers)
+				require.Equal(t, settings, w.Settings)
+			}
+			for _, c := range cs {
+				r := recvAs[*Ready](t, c)
+				require.Equal(t, size, r.Size)
+				require.Equal(t, KindBrowser, r.Kinds[1])
+			}
+		})
+	}
+}
+
+func TestRequestedRank(t *testing.T) {
+	_, url := startServer(t, nil)
+	tok := mint(t, "job", 3)
+	c2 := dial(t, url, "job", tok, &DialOptions{Rank: intp(2)})
+	require.Equal(t, 2, c2.Rank())
+	c0 := dial(t, url, "job", tok, nil)
+	require.Equal(t, 0, c0.Rank())
+
+	var re *RemoteError
+	_, err := Dial(context.Background(), url, "job", tok, &DialOptions{Rank: intp(2)})
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, CodeRankTaken, re.Code)
+	_, err = Dial(context.Background(), url, "job", tok, &DialOptions{Rank: intp(3)})
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, CodeBadRank, re.Code)
+
+	c1 := dial(t, url, "job", tok, nil)
+	require.Equal(t, 1, c1.Rank())
+	for _, c := range []*Client{c0, c1, c2} {
+		recvAs[*Ready](t, c)
+	}
+	_, err = Dial(context.Background(), url, "job", tok, nil)
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, CodeJobFull, re.Code)
+}
+
+func TestTokenRejectedAtJoin(t *testing.T) {
+	_, url := startServer(t, nil)
+	other, err := MintToken([]byte("some-other-secret-123"), "job", 2, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	expired, err := MintToken(testSecret, "job", 2, time.Now().Add(-time.Second))
+	require.NoError(t, err)
+
+	_, err = Dial(context.Background(), url, "job", other, nil)
+	require.ErrorIs(t, err, ErrBadToken, "wrong secret")
+	_, err = Dial(context.Background(), url, "job", mint(t, "another-job", 2), nil)
+	require.ErrorIs(t, err, ErrBadToken, "token for another job")
+	_, err = Dial(context.Background(), url, "job", expired, nil)
+	require.ErrorIs(t, err, ErrExpired)
+
+	// A job's world is fixed by its first token.
+	dial(t, url, "job", mint(t, "job", 2), nil)
+	var re *RemoteError
+	_, err = Dial(context.Background(), url, "job", mint(t, "job", 3), nil)
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, CodeJobMismatch, re.Code)
+}
+
+func TestSignalRelayedWithinJob(t *testing.T) {
+	srv, url := startServer(t, nil)
+	a := joinAll(t, url, "a", 2)
+	b := joinAll(t, url, "b", 2)
+	ctx := context.Background()
+
+	// Rank 0 of a claims to be rank 1: the server stamps the truth.
+	payload := json.RawMessage(`{"type":"offer","sdp":"v=0"}`)
+	require.NoError(t, a[0].Send(ctx, &Signal{To: 1, From: 1, Kind: SignalOffer, Payload: payload}))
+	got := recvAs[*Signal](t, a[1])
+	require.Equal(t, 0, got.From)
+	require.Equal(t, 1, got.To)
+	require.JSONEq(t, string(payload), string(got.Payload))
+
+	require.NoError(t, a[1].Signal(ctx, 0, SignalAnswer, json.RawMessage(`"answer"`)))
+	require.Equal(t, 1, recvAs[*Signal](t, a[0]).From)
+
+	// Job b saw none of it: its first message after ready is its own signal.
+	require.NoError(t, b[0].Signal(ctx, 1, SignalCandidate, json.RawMessage(`"cand-b"`)))
+	gb := recvAs[*Signal](t, b[1])
+	require.JSONEq(t, `"cand-b"`, string(gb.Payload))
+	require.NoError(t, b[1].Send(ctx, &Ping{ID: 9}))
+	require.Equal(t, uint64(9), recvAs[*Pong](t, b[1]).ID)
+	require.Equal(t, uint64(3), srv.Stats().Relayed)
+}
+
+// checkAlive proves that a healthy job still relays.
+func checkAlive(t *testing.T, cs []*Client) {
+	t.Helper()
+	require.NoError(t, cs[0].Signal(context.Background(), 1, SignalCandidate, json.RawMessage(`"alive"`)))
+	require.JSONEq(t, `"alive"`, string(recvAs[*Signal](t, cs[1]).Payload))
+}
+
+func TestViolations(t *testing.T) {
+	srv, url := startServer(t, func(c *Config) {
+		c.MaxMessageBytes = 4096
+		c.MessageRate = 1
+		c.MessageBurst = 20
+	})
+	healthy := joinAll(t, url, "healthy", 2)
+	ctx := context.Background()
+	// Each violator joins a job of its own, so that a departure still in
+	// flight cannot make the next one's job ready.
+	n := 0
+	violator := func(t *testing.T) (*Client, string, string) {
+		n++
+		job := "bad-" + strconv.Itoa(n)
+		tok := mint(t, job, 2)
+		return dial(t, url, job, tok, nil), job, tok
+	}
+
+	t.Run("malformed", func(t *testing.T) {
+		ws := rawDial(t, url)
+		require.NoError(t, ws.Write(ctx, websocket.MessageText, []byte(`{"v":1,"type":`)))
+		rawExpectError(t, ws, CodeBadMessage)
+	})
+	t.Run("binary", func(t *testing.T) {
+		ws := rawDial(t, url)
+		require.NoError(t, ws.Write(ctx, websocket.MessageBinary, []byte(`{}`)))
+		rawExpectError(t, ws, CodeBadMessage)
+	})
+	t.Run("unknown version", func(t *testing.T) {
+		ws := rawDial(t, url)
+		require.NoError(t, ws.Write(ctx, websocket.MessageText, []byte(`{"v":9,"type":"ping"}`)))
+		rawExpectError(t, ws, CodeBadMessage)
+	})
+	t.Run("signal before join", func(t *testing.T) {
+		ws := rawDial(t, url)
+		rawSend(t, ws, &Signal{To: 1, Kind: SignalOffer, Payload: json.RawMessage(`"x"`)})
+		rawExpectError(t, ws, CodeProtocol)
+	})
+	t.Run("oversized", func(t *testing.T) {
+		c, _, _ := violator(t)
+		big := json.RawMessage(`"` + strings.Repeat("x", 8000) + `"`)
+		require.NoError(t, c.Signal(ctx, 1, SignalOffer, big))
+		expectClosedWith(t, c, CodeTooLarge)
+	})
+	t.Run("flood", func(t *testing.T) {
+		c, _, _ := violator(t)
+		for i := 0; i < 500; i++ {
+			if c.Send(ctx, &Ping{ID: uint64(i)}) != nil {
+				break // the server closed us already
+			}
+		}
+		expectClosedWith(t, c, CodeRateLimited)
+	})
+	t.Run("rank outside job", func(t *testing.T) {
+		c, _, _ := violator(t)
+		require.NoError(t, c.Signal(ctx, 7, SignalOffer, json.RawMessage(`"x"`)))
+		expectClosedWith(t, c, CodeBadRank)
+	})
+	t.Run("signal to self", func(t *testing.T) {
+		c, _, _ := violator(t)
+		require.NoError(t, c.Signal(ctx, c.Rank(), SignalOffer, json.RawMessage(`"x"`)))
+		expectClosedWith(t, c, CodeBadRank)
+	})
+	t.Run("server-only message", func(t *testing.T) {
+		c, _, _ := violator(t)
+		require.NoError(t, c.Send(ctx, &Left{Rank: 1}))
+		expectClosedWith(t, c, CodeProtocol)
+	})
+	t.Run("second join", func(t *testing.T) {
+		c, job, tok := violator(t)
+		require.NoError(t, c.Send(ctx, &Join{Job: job, Token: tok, Kind: KindNative}))
+		expectClosedWith(t, c, CodeProtocol)
+	})
+	t.Run("absent rank is not fatal", func(t *testing.T) {
+		c, _, _ := violator(t)
+		require.NoError(t, c.Signal(ctx, 1-c.Rank(), SignalOffer, json.RawMessage(`"x"`)))
+		require.Equal(t, CodeRankAbsent, recvAs[*Error](t, c).Code)
+		require.NoError(t, c.Send(ctx, &Ping{ID: 1}))
+		recvAs[*Pong](t, c)
+	})
+	checkAlive(t, healthy)
+	st := srv.Stats()
+	for _, code := range []ErrorCode{CodeBadMessage, CodeProtocol, CodeTooLarge, CodeRateLimited, CodeBadRank, CodeRankAbsent} {
+		require.NotZero(t, st.Rejected[code], code)
+	}
+}
+
+func TestDeparture(t *testing.T) {
+	_, url := startServer(t, nil)
+	cs := joinAll(t, url, "job", 3)
+	require.NoError(t, cs[1].Close())
+	for _, c := range []*Client{cs[0], cs[2]} {
+		l := recvAs[*Left](t, c)
+		require.Equal(t, 1, l.Rank)
+	}
+	// The job has started: nobody takes the freed rank.
+	var re *RemoteError
+	_, err := Dial(context.Background(), url, "job", mint(t, "job", 3), nil)
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, CodeJobFull, re.Code)
+}
+
+func TestDeadSocketDetected(t *testing.T) {
+	_, url := startServer(t, func(c *Config) {
+		c.PingInterval = 20 * time.Millisecond
+		c.PingTimeout = 20 * time.Millisecond
+	})
+	tok := mint(t, "job", 2)
+	alive := dial(t, url, "job", tok, nil)
+	// A raw socket that joins and then never reads, so never answers pings.
+	ws := rawDial(t, url)
+	rawSend(t, ws, &Join{Job: "job", Token: tok, Kind: KindNative})
+	recvAs[*Ready](t, alive)
+	l := recvAs[*Left](t, alive)
+	require.Equal(t, 1, l.Rank)
+}
+
+func TestJoinTimeout(t *testing.T) {
+	_, url := startServer(t, func(c *Config) { c.JoinTimeout = 20 * time.Millisecond })
+	rawExpectError(t, rawDial(t, url), CodeJoinTimeout)
+}
+
+func TestServerLimits(t *testing.T) {
+	t.Run("jobs", func(t *testing.T) {
+		_, url := startServer(t, func(c *Config) { c.MaxJobs = 1 })
+		dial(t, url, "a", mint(t, "a", 2), nil)
+		var re *RemoteError
+		_, err := Dial(context.Background(), url, "b", mint(t, "b", 2), nil)
+		require.ErrorAs(t, err, &re)
+		require.Equal(t, CodeTooManyJobs, re.Code)
+	})
+	t.Run("conns", func(t *testing.T) {
+		_, url := startServer(t, func(c *Config) { c.MaxConns = 1 })
+		dial(t, url, "a", mint(t, "a", 2), nil)
+		var re *RemoteError
+		_, err := Dial(context.Background(), url, "a", mint(t, "a", 2), nil)
+		require.ErrorAs(t, err, &re)
+		require.Equal(t, CodeTooManyConns, re.Code)
+	})
+	t.Run("job size", func(t *testing.T) {
+		_, url := startServer(t, func(c *Config) { c.MaxJobSize = 4 })
+		var re *RemoteError
+		_, err := Dial(context.Background(), url, "a", mint(t, "a", 5), nil)
+		require.ErrorAs(t, err, &re)
+		require.Equal(t, CodeJobMismatch, re.Code)
+	})
+}
+
+func TestOriginAllowList(t *testing.T) {
+	_, url := startServer(t, func(c *Config) { c.OriginPatterns = []string{"good.example"} })
+	for origin, ok := range map[string]bool{"https://good.example": true, "https://evil.example": false} {
+		ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+		ws, resp, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {origin}}})
+		cancel()
+		if ok {
+			require.NoError(t, err, origin)
+			_ = ws.CloseNow()
+		} else {
+			require.Error(t, err, origin)
+			require.Equal(t, http.StatusForbidden, resp.StatusCode)
+			_ = resp.Body.Close()
+		}
+	}
+}
+
+func TestShutdown(t *testing.T) {
+	srv, url := startServer(t, nil)
+	c := dial(t, url, "job", mint(t, "job", 2), nil)
+	require.NoError(t, srv.Close())
+	expectClosedWith(t, c, CodeShutdown)
+	_, err := Dial(context.Background(), url, "job", mint(t, "job", 2), nil)
+	require.ErrorIs(t, err, ErrRejected)
+}
+
+func TestAdminToken(t *testing.T) {
+	srv, url := startServer(t, func(c *Config) { c.AdminKey = "admin-key" })
+	hurl := "http" + strings.TrimSuffix(strings.TrimPrefix(url, "ws"), "/ws") + "/admin/token"
+	post := func(key, body string) (*http.Response, []byte) {
+		req, err := http.NewRequest(http.MethodPost, hurl, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		data, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp, data
+	}
+	resp, _ := post("wrong", `{"job":"j","size":2}`)
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	resp, _ = post("admin-key", `{"job":"j","size":0}`)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	resp, _ = post("admin-key", `{"job":"j","size":2,"ttl":"10000h"}`)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	resp, data := post("admin-key", `{"job":"j","size":2,"ttl":"5m","settings":{"k":"v"}}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(data))
+	var tr tokenResponse
+	require.NoError(t, json.Unmarshal(data, &tr))
+	c := dial(t, url, "j", tr.Token, nil)
+	require.Equal(t, map[string]string{"k": "v"}, c.Welcome().Settings)
+	require.Equal(t, uint64(1), srv.Stats().Joins)
+	http.DefaultClient.CloseIdleConnections()
+}
+
+func TestConfigValidation(t *testing.T) {
+	for name, cfg := range map[string]Config{
+		"no secret":    {},
+		"short secret": {Secret: []byte("short")},
+		"negative":     {Secret: testSecret, MaxJobs: -1},
+		"huge message": {Secret: testSecret, MaxMessageBytes: MaxMessageBytes + 1},
+		"huge job":     {Secret: testSecret, MaxJobSize: MaxJobSize + 1},
+		"bad ice":      {Secret: testSecret, ICEServers: []ICEServer{{}}},
+		"empty origin": {Secret: testSecret, OriginPatterns: []string{""}},
+	} {
+		_, err := NewServer(cfg)
+		require.ErrorIs(t, err, ErrConfig, name)
+	}
+	srv, err := NewServer(Config{Secret: testSecret})
+	require.NoError(t, err)
+	require.Equal(t, 64<<10, srv.cfg.MaxMessageBytes)
+	require.NoError(t, srv.Close())
+}

@@ -1,0 +1,106 @@
+package signaling
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+)
+
+// MinSecretLen is the shortest server secret accepted.
+const MinSecretLen = 16
+
+// Claims is what a job token vouches for. Every rank of a job must present a
+// token with the same Size and Settings: they define the job's world.
+type Claims struct {
+	Job      string            `json:"j"`
+	Size     int               `json:"n"`
+	Expires  int64             `json:"e"` // unix seconds
+	Settings map[string]string `json:"s,omitempty"`
+}
+
+// tokenDomain separates token MACs from any other use of the secret.
+const tokenDomain = "meshmpi-signal-token-v1\x00"
+
+func tokenMAC(secret, payload []byte) []byte {
+	h := hmac.New(sha256.New, secret)
+	h.Write([]byte(tokenDomain))
+	h.Write(payload)
+	return h.Sum(nil)
+}
+
+// MintToken returns a token for job with size ranks that expires at expires.
+func MintToken(secret []byte, job string, size int, expires time.Time) (string, error) {
+	return Mint(secret, Claims{Job: job, Size: size, Expires: expires.Unix()})
+}
+
+// Mint returns a token for the claims: base64url(JSON claims) "." base64url(
+// HMAC-SHA256(secret, domain || JSON claims)).
+func Mint(secret []byte, c Claims) (string, error) {
+	if len(secret) < MinSecretLen {
+		return "", fmt.Errorf("%w: secret shorter than %d bytes", ErrConfig, MinSecretLen)
+	}
+	if err := validJobID(c.Job); err != nil {
+		return "", err
+	}
+	if err := validSize(c.Size); err != nil {
+		return "", err
+	}
+	if err := validSettings(c.Settings); err != nil {
+		return "", err
+	}
+	payload, err := json.Marshal(c)
+	if err != nil {
+		return "", fmt.Errorf("mint token: %w", err)
+	}
+	enc := base64.RawURLEncoding
+	tok := enc.EncodeToString(payload) + "." + enc.EncodeToString(tokenMAC(secret, payload))
+	if len(tok) > MaxTokenLen {
+		return "", invalid("token longer than %d bytes (too many settings)", MaxTokenLen)
+	}
+	return tok, nil
+}
+
+// VerifyToken checks that token was minted with secret for job and has not
+// expired at now. Its errors wrap ErrBadToken or ErrExpired.
+func VerifyToken(secret []byte, token, job string, now time.Time) (Claims, error) {
+	var c Claims
+	if len(secret) == 0 {
+		return c, fmt.Errorf("%w: no secret", ErrBadToken)
+	}
+	p, m, ok := strings.Cut(token, ".")
+	if !ok || len(token) > MaxTokenLen {
+		return c, fmt.Errorf("%w: malformed", ErrBadToken)
+	}
+	enc := base64.RawURLEncoding
+	payload, err1 := enc.DecodeString(p)
+	mac, err2 := enc.DecodeString(m)
+	if err1 != nil || err2 != nil {
+		return c, fmt.Errorf("%w: malformed", ErrBadToken)
+	}
+	if !hmac.Equal(mac, tokenMAC(secret, payload)) {
+		return c, fmt.Errorf("%w: signature mismatch", ErrBadToken)
+	}
+	if err := strictUnmarshal(payload, &c); err != nil {
+		return Claims{}, fmt.Errorf("%w: payload: %v", ErrBadToken, err)
+	}
+	if c.Job != job {
+		return Claims{}, fmt.Errorf("%w: token is for another job", ErrBadToken)
+	}
+	if validSize(c.Size) != nil || validSettings(c.Settings) != nil {
+		return Claims{}, fmt.Errorf("%w: claims out of range", ErrBadToken)
+	}
+	if now.Unix() >= c.Expires {
+		return Claims{}, fmt.Errorf("%w: at %s", ErrExpired, time.Unix(c.Expires, 0).UTC().Format(time.RFC3339))
+	}
+	return c, nil
+}
+
+// sameWorld reports whether two claims describe the same job world.
+func (c Claims) sameWorld(o Claims) bool {
+	return c.Size == o.Size && maps.Equal(c.Settings, o.Settings)
+}
