@@ -52,17 +52,11 @@ func init() {
 
 func buildAllreduceRabenseifner(b *Builder, a *Args) error {
 	total := a.Bytes(a.Count)
-	in, out, done := reduceIO(b, a, total, total)
+	f, p, in, out, done := foldedStart(b, a, total, total)
 	if done {
 		return nil
 	}
-	f := topo.NewRecDbl(a.Size)
-	p := newRedPieces(b, a)
 	rank := a.Rank
-	if f.Role(rank) == topo.Extra {
-		p.foldExtra(rank, in, out, a.InPlace)
-		return nil
-	}
 	blocks := func(lo, hi int) (off, n int) {
 		lo, hi = topo.BlockOff(a.Count, f.Pof2, lo), topo.BlockOff(a.Count, f.Pof2, hi)
 		return a.Bytes(lo), a.Bytes(hi - lo)

@@ -43,17 +43,11 @@ func init() {
 
 func buildAllreduceRecursiveDoubling(b *Builder, a *Args) error {
 	n := a.Bytes(a.Count)
-	in, out, done := reduceIO(b, a, n, n)
+	f, p, in, out, done := foldedStart(b, a, n, n)
 	if done {
 		return nil
 	}
-	f := topo.NewRecDbl(a.Size)
-	p := newRedPieces(b, a)
 	rank := a.Rank
-	if f.Role(rank) == topo.Extra {
-		p.foldExtra(rank, in, out, a.InPlace)
-		return nil
-	}
 
 	// The exchanges: the host's fold (receive only) and one per round.
 	// left: our data is the left operand.

@@ -49,17 +49,11 @@ func init() {
 func buildReduceScatterBlockRecursiveHalving(b *Builder, a *Args) error {
 	c := a.Bytes(a.Count)
 	total := c * a.Size
-	in, out, done := reduceIO(b, a, total, c)
+	f, p, in, out, done := foldedStart(b, a, total, c)
 	if done {
 		return nil
 	}
-	f := topo.NewRecDbl(a.Size)
-	p := newRedPieces(b, a)
 	rank := a.Rank
-	if f.Role(rank) == topo.Extra {
-		p.foldExtra(rank, in, out, a.InPlace)
-		return nil
-	}
 	// in place too, the receive buffer past the result is input only
 	acc := b.Scratch(total)
 	blocks := func(lo, hi int) (off, n int) {

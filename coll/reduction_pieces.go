@@ -110,3 +110,20 @@ func (p redPieces) foldExtra(rank int, in, out Ref, inPlace bool) {
 	}
 	p.recv(rank-1, out, deps...)
 }
+
+// foldedStart begins a reduction over the folded recursive-doubling
+// pattern (topo.RecDbl): it returns the pattern, the piece emitter and the
+// input and output, and done when nothing is left to build: no exchange is
+// needed (reduceIO), or the rank is an extra, whose whole part is the fold.
+func foldedStart(b *Builder, a *Args, inLen, outLen int) (f topo.RecDbl, p redPieces, in, out Ref, done bool) {
+	in, out, done = reduceIO(b, a, inLen, outLen)
+	if done {
+		return f, p, in, out, true
+	}
+	f, p = topo.NewRecDbl(a.Size), newRedPieces(b, a)
+	if f.Role(a.Rank) == topo.Extra {
+		p.foldExtra(a.Rank, in, out, a.InPlace)
+		return f, p, in, out, true
+	}
+	return f, p, in, out, false
+}
