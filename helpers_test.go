@@ -13,8 +13,15 @@ import (
 // test goroutine).
 func world(t *testing.T, n int, fn func(w *Comm) error, opts ...Option) {
 	t.Helper()
+	if worldJob != nil {
+		opts = append(opts, WithJob(worldJob(t, n)))
+	}
 	require.NoError(t, Run(n, fn, opts...))
 }
+
+// worldJob, when set, gives world a fresh job of n ranks: the same tests
+// then run over the real WebRTC mesh instead of memory links.
+var worldJob func(t *testing.T, n int) JobSpec
 
 // expect returns an error built from format unless ok.
 func expect(ok bool, format string, args ...any) error {

@@ -13,6 +13,21 @@ type config struct {
 	eagerLimit int // bytes; 0 = peer.DefaultEagerLimit, -1 = always rendezvous
 	frameSize  int // memory-link frame size; 0 = peer.DefaultMemoryFrame
 	collAlgs   [coll.NumColls]string
+	job        *JobSpec // Run's ranks join this job instead of using memory links
+}
+
+// WithJob makes Run's n ranks join the job at a signaling server as ranks
+// 0 … n-1 and talk over WebRTC data channels instead of memory links: a
+// whole job over the real mesh in one process, for tests, benchmarks and
+// demonstrations. spec.Rank is ignored. Only Run accepts it.
+func WithJob(spec JobSpec) Option {
+	return func(c *config) error {
+		if spec.Signal == "" || spec.Job == "" || spec.Token == "" {
+			return fmt.Errorf("job needs a signaling URL, a job id and a token: %w", ErrArg)
+		}
+		c.job = &spec
+		return nil
+	}
 }
 
 // WithEagerLimit sets the largest message, in bytes, sent without a

@@ -1,13 +1,14 @@
 package meshmpi
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/meshmpi/meshmpi/coll"
 	"github.com/meshmpi/meshmpi/peer"
@@ -31,9 +32,14 @@ type proc struct {
 	yields         int                   // see oversubscribedYields
 }
 
-func newProc(rank, size int, cfg config) (*proc, error) {
-	ep, err := peer.NewEndpoint(peer.Config{Rank: rank, Size: size, EagerLimit: cfg.eagerLimit})
+// newProc makes rank's runtime. dialer connects links on demand; nil means
+// the caller attaches them all.
+func newProc(rank, size int, cfg config, dialer peer.Dialer) (*proc, error) {
+	ep, err := peer.NewEndpoint(peer.Config{Rank: rank, Size: size, EagerLimit: cfg.eagerLimit, Dialer: dialer})
 	if err != nil {
+		return nil, err
+	}
+	if err := ep.Attach(rank, peer.NewLoopbackLink(cfg.frameSize)); err != nil {
 		return nil, err
 	}
 	p := &proc{ep: ep, collAlgorithms: cfg.collAlgs}
@@ -51,11 +57,23 @@ func identityRanks(n int) []int {
 	return r
 }
 
+// finalizeLinger bounds how long the root of the finalize barrier waits for
+// the other ranks to close their links.
+const finalizeLinger = 10 * time.Second
+
 // finalize ends a rank cleanly: a barrier over the world, so no rank closes
-// its links while another still talks to it, then the links close.
+// its links while another still talks to it, then the links close. The
+// barrier gathers to rank 0 and broadcasts back, so every other rank has
+// all it will receive once its barrier ends; rank 0's last messages may
+// still be in flight, so it waits for the others to close first.
 func (p *proc) finalize() error {
 	_, err := p.world.allgather(nil)
 	p.finalized.Store(true)
+	if err == nil && p.world.rank == 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), finalizeLinger)
+		_ = p.ep.Linger(ctx) // a rank that never closes is no reason to fail
+		cancel()
+	}
 	p.ep.Close(nil)
 	if err != nil {
 		return fmt.Errorf("finalize: %w", err)
@@ -64,8 +82,9 @@ func (p *proc) finalize() error {
 }
 
 // Run starts an in-process world of n ranks, each a goroutine running fn with
-// its world communicator, over memory links. It is for tests, teaching and
-// one-machine jobs; the ranks share nothing but the links.
+// its world communicator, over memory links (or, WithJob, over the WebRTC
+// mesh of a job). It is for tests, teaching and one-machine jobs; the ranks
+// share nothing but the links.
 //
 // When every fn returns nil, each rank finalizes (a world barrier) and Run
 // returns nil. When a rank returns an error or panics, the world is aborted
@@ -83,9 +102,12 @@ func Run(n int, fn func(world *Comm) error, opts ...Option) error {
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
 	}
+	if cfg.job != nil {
+		return runJob(n, fn, *cfg.job, opts)
+	}
 	procs := make([]*proc, n)
 	for i := range procs {
-		if procs[i], err = newProc(i, n, cfg); err != nil {
+		if procs[i], err = newProc(i, n, cfg, nil); err != nil {
 			return fmt.Errorf("run: %w", err)
 		}
 		if n > runtime.GOMAXPROCS(0) {
@@ -93,9 +115,6 @@ func Run(n int, fn func(world *Comm) error, opts ...Option) error {
 		}
 	}
 	for i := range n {
-		if err := procs[i].ep.Attach(i, peer.NewLoopbackLink(cfg.frameSize)); err != nil {
-			return fmt.Errorf("run: %w", err)
-		}
 		for j := i + 1; j < n; j++ {
 			a, b := peer.NewMemoryLinks(cfg.frameSize)
 			if err := errors.Join(procs[i].ep.Attach(j, a), procs[j].ep.Attach(i, b)); err != nil {
@@ -103,9 +122,69 @@ func Run(n int, fn func(world *Comm) error, opts ...Option) error {
 			}
 		}
 	}
+	return runRanks(procs, fn,
+		func(i int) error { return procs[i].finalize() },
+		func(cause error) {
+			for _, q := range procs {
+				q.ep.Close(cause)
+			}
+		})
+}
+
+// runJob is Run over a job's mesh: the ranks join concurrently (a job forms
+// only when all are present), then run as Run's do.
+func runJob(n int, fn func(*Comm) error, spec JobSpec, opts []Option) error {
+	d, err := joinTimeout()
+	if err != nil {
+		return fmt.Errorf("run: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	sessions := make([]*Session, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			s := spec
+			s.Rank = i
+			sessions[i], errs[i] = Join(ctx, s, opts...)
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("rank %d: %w", i, errs[i])
+				cancel() // the job cannot form: stop the others waiting
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, s := range sessions {
+			if s != nil {
+				s.Abort(err)
+			}
+		}
+		return fmt.Errorf("run: %w", err)
+	}
+	procs := make([]*proc, n)
+	for i, s := range sessions {
+		procs[i] = s.p
+		if n > runtime.GOMAXPROCS(0) {
+			procs[i].yields = oversubscribedYields
+		}
+	}
+	return runRanks(procs, fn,
+		func(i int) error { return sessions[i].Finalize() },
+		func(cause error) {
+			for _, s := range sessions {
+				s.Abort(cause)
+			}
+		})
+}
+
+// runRanks runs fn on every proc, finalizing those that succeed and
+// aborting the world at the first failure.
+func runRanks(procs []*proc, fn func(*Comm) error, finalize func(i int) error, abortAll func(cause error)) error {
 	var (
 		wg      sync.WaitGroup
-		errs    = make([]error, n)
+		errs    = make([]error, len(procs))
 		abort   sync.Once
 		aborted atomic.Bool
 	)
@@ -115,16 +194,13 @@ func Run(n int, fn func(world *Comm) error, opts ...Option) error {
 			if err == nil {
 				// a rank that finished its work is not to blame for an
 				// abort that breaks its final barrier
-				if ferr := p.finalize(); !aborted.Load() {
+				if ferr := finalize(i); !aborted.Load() {
 					err = ferr
 				}
 			} else {
 				abort.Do(func() {
 					aborted.Store(true)
-					cause := fmt.Errorf("world aborted by rank %d: %w", i, ErrProcFailed)
-					for _, q := range procs {
-						q.ep.Close(cause)
-					}
+					abortAll(fmt.Errorf("world aborted by rank %d: %w", i, ErrProcFailed))
 				})
 			}
 			if err != nil {
@@ -149,6 +225,7 @@ func runRank(p *proc, fn func(*Comm) error) (err error) {
 var global struct {
 	mu        sync.Mutex
 	p         *proc
+	session   *Session // when the process joined a job
 	finalized bool
 }
 
@@ -156,27 +233,33 @@ var global struct {
 // (MPI_Init). A process started without a launcher is a world of one rank,
 // as in MPI ("singleton init"). Init may be called once per process.
 //
-// Launchers configure ranks through the environment; MESHMPI_SIGNAL names
-// the signaling server of a job to join. Joining a job needs the WebRTC
-// peer mesh, which this build does not have yet: Init reports
-// ErrNotSupported rather than silently starting a singleton.
+// A launcher (meshrun, a lab page) starts ranks with the job in the
+// environment (EnvSignal, EnvJob, EnvToken, EnvRank, see JobFromEnv); Init
+// then joins that job through its signaling server and returns once every
+// rank is present, or fails after EnvJoinTimeout (DefaultJoinTimeout).
 func Init(opts ...Option) (*Comm, error) {
 	global.mu.Lock()
 	defer global.mu.Unlock()
 	if global.p != nil || global.finalized {
 		return nil, fmt.Errorf("init: already initialized: %w", ErrArg)
 	}
-	if url := os.Getenv("MESHMPI_SIGNAL"); url != "" {
-		return nil, fmt.Errorf("init: joining the job at %s: %w: no WebRTC mesh in this build", url, ErrNotSupported)
+	spec, launched, err := JobFromEnv()
+	if err != nil {
+		return nil, fmt.Errorf("init: %w", err)
+	}
+	if launched {
+		s, err := initJob(spec, opts)
+		if err != nil {
+			return nil, fmt.Errorf("init: %w", err)
+		}
+		global.p, global.session = s.p, s
+		return s.p.world, nil
 	}
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, fmt.Errorf("init: %w", err)
 	}
-	p, err := newProc(0, 1, cfg)
-	if err == nil {
-		err = p.ep.Attach(0, peer.NewLoopbackLink(cfg.frameSize))
-	}
+	p, err := newProc(0, 1, cfg, nil)
 	if err != nil {
 		return nil, fmt.Errorf("init: %w", err)
 	}
@@ -192,7 +275,10 @@ func Finalize() error {
 	if global.p == nil {
 		return fmt.Errorf("finalize: not initialized: %w", ErrArg)
 	}
-	p := global.p
-	global.p, global.finalized = nil, true
+	p, s := global.p, global.session
+	global.p, global.session, global.finalized = nil, nil, true
+	if s != nil {
+		return s.Finalize()
+	}
 	return p.finalize()
 }

@@ -157,6 +157,14 @@ func (c *conn) fail(err error) {
 		c.failQueuedLocked()
 	}
 	c.ep.peerFailed(c.rank, err)
+	c.ep.peerLost()
+}
+
+// hasLink reports whether the conn has (or had) a link.
+func (c *conn) hasLink() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.link != nil
 }
 
 // failQueuedLocked completes every queued op with c.failed. Called with c.mu

@@ -72,6 +72,9 @@ type Endpoint struct {
 	nwatch   atomic.Int32
 	watchMu  sync.Mutex
 	watchers []chan struct{}
+
+	lingerMu sync.Mutex
+	lingers  []chan struct{} // goroutines in Linger
 }
 
 // NewEndpoint returns an endpoint with no links attached.
@@ -605,6 +608,87 @@ func (e *Endpoint) wake() {
 		}
 	}
 	e.watchMu.Unlock()
+}
+
+// FailPeer declares rank lost (a departure the signaling server announced,
+// say): every pending operation involving it completes with err, later ones
+// fail with it, and its link, if any, closes. A rank with no link yet is
+// never dialed.
+func (e *Endpoint) FailPeer(rank int, err error) {
+	if rank < 0 || rank >= e.size || rank == e.rank {
+		return
+	}
+	c := e.conns[rank].Load()
+	if c == nil {
+		c = &conn{ep: e, rank: rank, blocked: true, eagerMax: min(e.eagerLimit, LazyFrame-HeaderLen)}
+		if !e.conns[rank].CompareAndSwap(nil, c) {
+			c = e.conns[rank].Load()
+		}
+	}
+	c.fail(err)
+	c.closeLink()
+}
+
+// Links counts the ranks other than this one that have a link (connected,
+// live or since lost): with lazy links, the peer connections a job opened.
+func (e *Endpoint) Links() int {
+	n := 0
+	for i := range e.conns {
+		if c := e.conns[i].Load(); i != e.rank && c != nil && c.hasLink() {
+			n++
+		}
+	}
+	return n
+}
+
+// Linger waits until every peer that has a live link closes it, or ctx
+// ends. A rank whose last messages may still be in flight calls it before
+// Close, so closing does not cut them off: the peers close once they have
+// received everything.
+func (e *Endpoint) Linger(ctx context.Context) error {
+	ch := make(chan struct{}, 1)
+	e.lingerMu.Lock()
+	e.lingers = append(e.lingers, ch)
+	e.lingerMu.Unlock()
+	defer func() {
+		e.lingerMu.Lock()
+		for i, w := range e.lingers {
+			if w == ch {
+				e.lingers = append(e.lingers[:i], e.lingers[i+1:]...)
+				break
+			}
+		}
+		e.lingerMu.Unlock()
+	}()
+	for {
+		live := false
+		for i := range e.conns {
+			if c := e.conns[i].Load(); i != e.rank && c != nil && c.hasLink() && !c.dead.Load() {
+				live = true
+				break
+			}
+		}
+		if !live {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// peerLost pokes the goroutines in Linger.
+func (e *Endpoint) peerLost() {
+	e.lingerMu.Lock()
+	for _, w := range e.lingers {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+	e.lingerMu.Unlock()
 }
 
 // Close shuts the endpoint down: every link closes, every pending operation

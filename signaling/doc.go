@@ -21,7 +21,7 @@
 //	join     C→S        job, token, rank? (requested), kind (native|browser|wasi)
 //	welcome  S→C        protocol, job, rank, size, iceServers?, settings?
 //	ready    S→C        size, kinds[rank]            (all N ranks present)
-//	signal   C→S→C      to, from, kind (sdp-offer|sdp-answer|ice-candidate), payload (JSON value)
+//	signal   C→S→C      to, from, kind (sdp-offer|sdp-answer|ice-candidate|connect), payload (JSON value)
 //	left     S→C        rank, reason?               (a rank's connection is gone)
 //	error    S→C        code, message?              (then a close, unless code is rank-absent)
 //	ping     both       id?                          (answered by pong with the same id)

@@ -64,10 +64,14 @@ const (
 	SignalOffer     SignalKind = "sdp-offer"
 	SignalAnswer    SignalKind = "sdp-answer"
 	SignalCandidate SignalKind = "ice-candidate"
+	// SignalConnect asks the receiver to open a connection by sending an
+	// offer. Ranks use it to keep one offerer per pair (the lower rank), so
+	// two ranks that start talking at once never make two connections.
+	SignalConnect SignalKind = "connect"
 )
 
 func (k SignalKind) valid() bool {
-	return k == SignalOffer || k == SignalAnswer || k == SignalCandidate
+	return k == SignalOffer || k == SignalAnswer || k == SignalCandidate || k == SignalConnect
 }
 
 // ErrorCode is the machine-readable part of an Error message.

@@ -1,0 +1,344 @@
+package meshmpi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/meshmpi/meshmpi/peer"
+	"github.com/meshmpi/meshmpi/signaling"
+)
+
+// meshNet is how a job's ranks reach each other: the ICE servers from the
+// welcome and the SettingNetwork mode.
+type meshNet struct {
+	ice      []signaling.ICEServer
+	loopback bool
+}
+
+// maxPairSignals bounds the set-up messages queued for one connection; a
+// remote that sends more is broken.
+const maxPairSignals = 256
+
+// mesh connects this rank to the others on demand (it is the endpoint's
+// Dialer) through the signaling client, and routes what the server sends:
+// set-up signals to the connection they belong to, departures to the
+// endpoint as lost peers.
+//
+// Each pair has exactly one offerer, the lower rank, so two ranks that
+// start talking at once never build two connections (no glare): a higher
+// rank that wants a link sends the lower one a connect request and answers
+// the offer that follows.
+type mesh struct {
+	client *signaling.Client
+	net    meshNet
+	rank   int
+	size   int
+	ep     *peer.Endpoint
+
+	ctx    context.Context // ends at close: pending connects give up
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // router and connect goroutines
+
+	ready     chan struct{} // closed when the server said all ranks are present
+	readyOnce sync.Once
+
+	mu      sync.Mutex
+	pairs   map[int]*pair
+	gone    error // why the signaling connection ended; nil while it is up
+	stopped bool
+}
+
+// pair is this rank's connection to one remote rank while it is set up,
+// and the result afterwards.
+type pair struct {
+	m      *mesh
+	remote int
+
+	mu     sync.Mutex
+	queue  []pairSignal
+	dead   error
+	notify chan struct{} // cap 1: queue or dead changed
+
+	done chan struct{} // closed when link or err is set
+	link peer.Link
+	err  error
+}
+
+type pairSignal struct {
+	kind    string // peer.Signal*
+	payload []byte
+}
+
+func newMesh(c *signaling.Client, net meshNet) *mesh {
+	m := &mesh{client: c, net: net, rank: c.Rank(), size: c.Size(),
+		ready: make(chan struct{}), pairs: map[int]*pair{}}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	return m
+}
+
+// start begins routing the server's messages to ep.
+func (m *mesh) start(ep *peer.Endpoint) {
+	m.ep = ep
+	m.wg.Add(1)
+	go m.route()
+}
+
+// waitReady returns once every rank of the job has joined.
+func (m *mesh) waitReady(ctx context.Context) error {
+	select {
+	case <-m.ready:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the job's ranks: %w", context.Cause(ctx))
+	case <-m.ctx.Done():
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return fmt.Errorf("signaling connection lost before the job formed: %w", m.gone)
+	}
+}
+
+// Dial implements peer.Dialer.
+func (m *mesh) Dial(ctx context.Context, rank int) (peer.Link, error) {
+	p := m.pair(rank, true)
+	select {
+	case <-p.done:
+		return p.link, p.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// pair returns the pair of remote, starting its connection if it has
+// none; initiate says this rank wants to talk (rather than answering the
+// remote's request or offer).
+func (m *mesh) pair(remote int, initiate bool) *pair {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p := m.pairs[remote]; p != nil {
+		return p
+	}
+	p := &pair{m: m, remote: remote, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	m.pairs[remote] = p
+	if m.stopped || m.gone != nil {
+		p.err = fmt.Errorf("connect to rank %d: %w: signaling is closed", remote, ErrProcFailed)
+		close(p.done)
+		return p
+	}
+	m.wg.Add(1)
+	go p.connect(initiate)
+	return p
+}
+
+func (p *pair) connect(initiate bool) {
+	m := p.m
+	defer m.wg.Done()
+	var (
+		l   peer.Link
+		err error
+	)
+	if m.rank < p.remote {
+		l, err = connectLink(m.ctx, m.net, p, true)
+	} else {
+		if initiate {
+			err = m.client.Signal(m.ctx, p.remote, signaling.SignalConnect, json.RawMessage("{}"))
+		}
+		if err == nil {
+			l, err = connectLink(m.ctx, m.net, p, false)
+		}
+	}
+	if err == nil {
+		if err = m.ep.Attach(p.remote, l); err != nil {
+			l.Close()
+		}
+	}
+	if err != nil {
+		err = fmt.Errorf("connect to rank %d: %w: %w", p.remote, ErrProcFailed, err)
+		l = nil
+	}
+	p.link, p.err = l, err
+	close(p.done)
+}
+
+// Send implements peer.Signaler.
+func (p *pair) Send(ctx context.Context, kind string, payload []byte) error {
+	var (
+		k   signaling.SignalKind
+		raw json.RawMessage
+		err error
+	)
+	switch kind {
+	case peer.SignalOffer, peer.SignalAnswer:
+		k = signaling.SignalOffer
+		if kind == peer.SignalAnswer {
+			k = signaling.SignalAnswer
+		}
+		raw, err = json.Marshal(string(payload)) // SDP text as a JSON string
+	case peer.SignalCandidate:
+		k, raw = signaling.SignalCandidate, payload
+	default:
+		err = fmt.Errorf("signal kind %q", kind)
+	}
+	if err != nil {
+		return err
+	}
+	return p.m.client.Signal(ctx, p.remote, k, raw)
+}
+
+// Recv implements peer.Signaler.
+func (p *pair) Recv(ctx context.Context) (string, []byte, error) {
+	for {
+		p.mu.Lock()
+		if len(p.queue) > 0 {
+			s := p.queue[0]
+			p.queue = p.queue[1:]
+			p.mu.Unlock()
+			return s.kind, s.payload, nil
+		}
+		dead := p.dead
+		p.mu.Unlock()
+		if dead != nil {
+			return "", nil, dead
+		}
+		select {
+		case <-p.notify:
+		case <-ctx.Done():
+			return "", nil, context.Cause(ctx)
+		}
+	}
+}
+
+// push queues a set-up message from the remote.
+func (p *pair) push(kind string, payload []byte) {
+	p.mu.Lock()
+	if len(p.queue) >= maxPairSignals {
+		p.mu.Unlock()
+		p.kill(fmt.Errorf("rank %d sent more than %d set-up messages", p.remote, maxPairSignals))
+		return
+	}
+	p.queue = append(p.queue, pairSignal{kind, payload})
+	p.mu.Unlock()
+	p.poke()
+}
+
+// kill makes a connection in progress fail with err.
+func (p *pair) kill(err error) {
+	p.mu.Lock()
+	if p.dead == nil {
+		p.dead = err
+	}
+	p.mu.Unlock()
+	p.poke()
+}
+
+func (p *pair) poke() {
+	select {
+	case p.notify <- struct{}{}:
+	default:
+	}
+}
+
+// existing returns remote's pair, or nil.
+func (m *mesh) existing(remote int) *pair {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pairs[remote]
+}
+
+// route handles the server's messages until the signaling connection ends.
+func (m *mesh) route() {
+	defer m.wg.Done()
+	for msg := range m.client.Messages() {
+		switch msg := msg.(type) {
+		case *signaling.Ready:
+			m.readyOnce.Do(func() { close(m.ready) })
+		case *signaling.Signal:
+			m.signal(msg)
+		case *signaling.Left:
+			m.left(msg)
+		}
+		// errors: rank-absent needs nothing (the connect times out or the
+		// rank's departure follows); fatal ones end Messages
+	}
+	err := m.client.Err()
+	if err == nil {
+		err = signaling.ErrClosed
+	}
+	m.mu.Lock()
+	m.gone = err
+	pairs := make([]*pair, 0, len(m.pairs))
+	for _, p := range m.pairs {
+		pairs = append(pairs, p)
+	}
+	m.mu.Unlock()
+	for _, p := range pairs {
+		p.kill(fmt.Errorf("signaling connection lost: %w", err))
+	}
+	select {
+	case <-m.ready:
+	default:
+		m.cancel() // Join is waiting: fail it
+	}
+}
+
+func (m *mesh) signal(s *signaling.Signal) {
+	from := s.From
+	if from < 0 || from >= m.size || from == m.rank {
+		return
+	}
+	switch s.Kind {
+	case signaling.SignalConnect:
+		if m.rank < from { // only a higher rank asks this one to offer
+			m.pair(from, false)
+		}
+	case signaling.SignalOffer:
+		if from < m.rank { // only a lower rank offers
+			var sdp string
+			if json.Unmarshal(s.Payload, &sdp) != nil {
+				m.pair(from, false).kill(fmt.Errorf("rank %d sent an offer that is not an SDP string", from))
+				return
+			}
+			m.pair(from, false).push(peer.SignalOffer, []byte(sdp))
+		}
+	case signaling.SignalAnswer:
+		if p := m.existing(from); p != nil {
+			var sdp string
+			if json.Unmarshal(s.Payload, &sdp) != nil {
+				p.kill(fmt.Errorf("rank %d sent an answer that is not an SDP string", from))
+				return
+			}
+			p.push(peer.SignalAnswer, []byte(sdp))
+		}
+	case signaling.SignalCandidate:
+		if p := m.existing(from); p != nil {
+			p.push(peer.SignalCandidate, s.Payload)
+		}
+	}
+}
+
+func (m *mesh) left(l *signaling.Left) {
+	if l.Rank < 0 || l.Rank >= m.size || l.Rank == m.rank {
+		return
+	}
+	why := "left the job"
+	if l.Reason != "" {
+		why += " (" + l.Reason + ")"
+	}
+	err := fmt.Errorf("rank %d %s: %w", l.Rank, why, ErrProcFailed)
+	if p := m.existing(l.Rank); p != nil {
+		p.kill(err)
+	}
+	m.ep.FailPeer(l.Rank, err)
+}
+
+// close leaves the job: connections in progress give up, the signaling
+// connection closes and every goroutine of the mesh ends.
+func (m *mesh) close() {
+	m.mu.Lock()
+	m.stopped = true
+	m.mu.Unlock()
+	m.cancel()
+	_ = m.client.Close() // only ever says it was closed already
+	m.wg.Wait()
+}

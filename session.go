@@ -1,0 +1,220 @@
+package meshmpi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/meshmpi/meshmpi/signaling"
+)
+
+// Environment variables through which a launcher (meshrun, a lab page)
+// tells Init which job to join.
+const (
+	EnvSignal      = "MESHMPI_SIGNAL"       // websocket URL of the signaling server (ws://host:port/ws)
+	EnvJob         = "MESHMPI_JOB"          // job id
+	EnvToken       = "MESHMPI_TOKEN"        // job token
+	EnvRank        = "MESHMPI_RANK"         // requested rank (optional)
+	EnvJoinTimeout = "MESHMPI_JOIN_TIMEOUT" // how long Init waits for the whole job, a Go duration (optional)
+)
+
+// DefaultJoinTimeout bounds how long Init waits for every rank of a job to
+// join when EnvJoinTimeout is not set.
+const DefaultJoinTimeout = 2 * time.Minute
+
+// Job settings: the key/value pairs a job token carries and every rank
+// receives identically at join. Unknown keys are an error, so ranks of
+// different builds never silently disagree.
+const (
+	// SettingNetwork picks the ICE mode: "loopback" keeps connections on
+	// the loopback interface (every rank on one host, as meshrun's embedded
+	// server runs them); "lan" (the default) uses every interface.
+	SettingNetwork = "net"
+	// SettingCollPrefix followed by a collective's name ("coll.allreduce")
+	// forces that collective's algorithm for the job, as WithCollAlgorithm.
+	SettingCollPrefix = "coll."
+)
+
+// AnyRank asks for the next free rank of a job.
+const AnyRank = -1
+
+// JobSpec names a job on a signaling server and this process's seat in it.
+type JobSpec struct {
+	Signal string // websocket URL of the server's /ws endpoint
+	Job    string // job id
+	Token  string // job token (signal token, or the server's admin endpoint)
+	Rank   int    // rank to take, or AnyRank for the next free one
+}
+
+// JobFromEnv reads the job a launcher started this process for from the
+// environment (EnvSignal, EnvJob, EnvToken, EnvRank). ok is false when
+// EnvSignal is unset: the process was not launched into a job.
+func JobFromEnv() (spec JobSpec, ok bool, err error) {
+	spec = JobSpec{Signal: os.Getenv(EnvSignal), Job: os.Getenv(EnvJob), Token: os.Getenv(EnvToken), Rank: AnyRank}
+	if spec.Signal == "" {
+		return spec, false, nil
+	}
+	if r := os.Getenv(EnvRank); r != "" {
+		n, err := strconv.Atoi(r)
+		if err != nil || n < 0 {
+			return spec, true, fmt.Errorf("%s=%q: want a rank ≥ 0: %w", EnvRank, r, ErrArg)
+		}
+		spec.Rank = n
+	}
+	if spec.Job == "" || spec.Token == "" {
+		return spec, true, fmt.Errorf("%s is set but %s or %s is not: %w", EnvSignal, EnvJob, EnvToken, ErrArg)
+	}
+	return spec, true, nil
+}
+
+// Session is this process's membership of a job: one rank of a world whose
+// ranks reach each other over WebRTC data channels that a signaling server
+// helped to set up. Several sessions may live in one process (tests and
+// benchmarks run whole jobs that way); each is a separate rank.
+type Session struct {
+	p    *proc
+	mesh *mesh
+
+	once sync.Once
+	err  error
+}
+
+// Join joins the job spec names and returns once every rank of it is
+// present, or when ctx ends. The job's settings (SettingNetwork, collective
+// algorithms) apply on top of opts.
+func Join(ctx context.Context, spec JobSpec, opts ...Option) (_ *Session, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("join job %q at %s: %w", spec.Job, spec.Signal, err)
+		}
+	}()
+	if spec.Rank < AnyRank {
+		return nil, fmt.Errorf("requested rank %d: %w", spec.Rank, ErrRank)
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	var do signaling.DialOptions
+	if spec.Rank != AnyRank {
+		do.Rank = &spec.Rank
+	}
+	client, err := signaling.Dial(ctx, spec.Signal, spec.Job, spec.Token, &do)
+	if err != nil {
+		return nil, err
+	}
+	w := client.Welcome()
+	net, err := applySettings(&cfg, w.Settings)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	net.ice = w.ICEServers
+	m := newMesh(client, net)
+	p, err := newProc(w.Rank, w.Size, cfg, m)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	m.start(p.ep)
+	s := &Session{p: p, mesh: m}
+	if err := m.waitReady(ctx); err != nil {
+		s.Abort(err)
+		return nil, err
+	}
+	return s, nil
+}
+
+// applySettings applies a job's settings to cfg and returns its network.
+func applySettings(cfg *config, settings map[string]string) (meshNet, error) {
+	var net meshNet
+	for k, v := range settings {
+		switch {
+		case k == SettingNetwork:
+			switch v {
+			case "loopback":
+				net.loopback = true
+			case "lan", "":
+			default:
+				return net, fmt.Errorf("job setting %s=%q: want loopback or lan: %w", k, v, ErrArg)
+			}
+		case strings.HasPrefix(k, SettingCollPrefix):
+			if err := WithCollAlgorithm(strings.TrimPrefix(k, SettingCollPrefix), v)(cfg); err != nil {
+				return net, fmt.Errorf("job setting %s: %w", k, err)
+			}
+		default:
+			return net, fmt.Errorf("job setting %q is unknown to this build: %w", k, ErrNotSupported)
+		}
+	}
+	return net, nil
+}
+
+// World returns the session's world communicator.
+func (s *Session) World() *Comm { return s.p.world }
+
+// Links counts the peer connections this rank has opened or accepted.
+// Links connect lazily, on the first message between two ranks.
+func (s *Session) Links() int { return s.p.ep.Links() }
+
+// Finalize ends the rank (MPI_Finalize): it waits for every rank of the
+// world, closes the peer connections and leaves the job. Later calls
+// return the first call's result.
+func (s *Session) Finalize() error {
+	s.once.Do(func() {
+		err := s.p.finalize()
+		s.mesh.close()
+		s.err = err
+	})
+	return s.err
+}
+
+// Abort leaves the job at once, as a failed process would: this rank's
+// pending operations fail with cause (ErrProcFailed if nil), and the other
+// ranks see ErrProcFailed for everything involving this one.
+func (s *Session) Abort(cause error) {
+	if cause == nil {
+		cause = ErrProcFailed
+	}
+	// first the endpoint, outside once: a Finalize stuck in its barrier
+	// holds once and needs this to fail
+	s.p.finalized.Store(true)
+	s.p.ep.Close(fmt.Errorf("rank aborted: %w: %w", ErrProcFailed, cause))
+	s.once.Do(func() {
+		s.mesh.close()
+		s.err = fmt.Errorf("finalize after abort: %w", ErrProcFailed)
+	})
+}
+
+// joinTimeout is how long Init waits for the job to form.
+func joinTimeout() (time.Duration, error) {
+	v := os.Getenv(EnvJoinTimeout)
+	if v == "" {
+		return DefaultJoinTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s=%q: want a positive duration: %w", EnvJoinTimeout, v, ErrArg)
+	}
+	return d, nil
+}
+
+// initJob is Init's path for a process a launcher started into a job.
+func initJob(spec JobSpec, opts []Option) (*Session, error) {
+	d, err := joinTimeout()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeoutCause(context.Background(), d,
+		fmt.Errorf("the job did not form within %v (%s): %w", d, EnvJoinTimeout, ErrProcFailed))
+	defer cancel()
+	s, err := Join(ctx, spec, opts...)
+	if err != nil && errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("%w: %w", err, context.Cause(ctx))
+	}
+	return s, err
+}
