@@ -218,3 +218,33 @@ func initJob(spec JobSpec, opts []Option) (*Session, error) {
 	}
 	return s, err
 }
+
+// Main runs fn as this process's part of a job, the way example programs
+// and tools start: a process a launcher started into a job (JobFromEnv)
+// joins it as one rank and runs fn once; any other process runs an
+// in-process world of n ranks (Run). A rank whose fn fails aborts the
+// job, so the others see ErrProcFailed instead of waiting for it.
+func Main(n int, fn func(world *Comm) error, opts ...Option) error {
+	spec, launched, err := JobFromEnv()
+	if err != nil {
+		return err
+	}
+	if !launched {
+		return Run(n, fn, opts...)
+	}
+	if fn == nil {
+		return fmt.Errorf("main: nil rank function: %w", ErrArg)
+	}
+	s, err := initJob(spec, opts)
+	if err != nil {
+		return err
+	}
+	if err := runRank(s.p, fn); err != nil {
+		s.Abort(err)
+		return fmt.Errorf("rank %d: %w", s.p.world.rank, err)
+	}
+	if err := s.Finalize(); err != nil {
+		return fmt.Errorf("rank %d: %w", s.p.world.rank, err)
+	}
+	return nil
+}

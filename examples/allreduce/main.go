@@ -40,10 +40,10 @@ const (
 )
 
 func main() {
-	n := flag.Int("n", 4, "number of ranks")
+	n := flag.Int("n", 4, "number of in-process ranks (a rank launched by meshrun joins its job instead)")
 	flag.Parse()
 
-	if err := meshmpi.Run(*n, allreduce); err != nil {
+	if err := meshmpi.Main(*n, allreduce); err != nil {
 		fmt.Fprintln(os.Stderr, "allreduce:", err)
 		os.Exit(1)
 	}

@@ -29,7 +29,7 @@ import (
 )
 
 func main() {
-	n := flag.Int("n", 4, "number of ranks")
+	n := flag.Int("n", 4, "number of in-process ranks (a rank launched by meshrun joins its job instead)")
 	steps := flag.Int64("steps", 10_000_000, "integration steps")
 	flag.Parse()
 	if *steps < 1 {
@@ -37,7 +37,7 @@ func main() {
 		os.Exit(2)
 	}
 
-	err := meshmpi.Run(*n, func(world *meshmpi.Comm) error { return pi(world, *steps) })
+	err := meshmpi.Main(*n, func(world *meshmpi.Comm) error { return pi(world, *steps) })
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "pi:", err)
 		os.Exit(1)

@@ -33,7 +33,7 @@ const (
 )
 
 func main() {
-	n := flag.Int("n", 4, "number of ranks")
+	n := flag.Int("n", 4, "number of in-process ranks (a rank launched by meshrun joins its job instead)")
 	laps := flag.Int("laps", 3, "times the token goes round the ring")
 	flag.Parse()
 	if *laps < 0 {
@@ -41,7 +41,7 @@ func main() {
 		os.Exit(2)
 	}
 
-	if err := meshmpi.Run(*n, func(world *meshmpi.Comm) error { return ring(world, *laps) }); err != nil {
+	if err := meshmpi.Main(*n, func(world *meshmpi.Comm) error { return ring(world, *laps) }); err != nil {
 		fmt.Fprintln(os.Stderr, "ring:", err)
 		os.Exit(1)
 	}
