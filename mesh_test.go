@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshmpi/meshmpi/coll"
+	"github.com/meshmpi/meshmpi/coll/colltest"
 	"github.com/meshmpi/meshmpi/signaling"
 	"github.com/stretchr/testify/require"
 )
@@ -90,4 +92,65 @@ func TestMeshPointToPoint(t *testing.T) {
 	} {
 		t.Run(tc.name, tc.fn)
 	}
+}
+
+// A collective subset in all three forms on 2-, 4- and 8-rank jobs over
+// the real mesh, against the sequential reference: counts that travel
+// eagerly and by rendezvous.
+func TestMeshCollectives(t *testing.T) {
+	if testing.Short() {
+		t.Skip("WebRTC jobs in -short mode")
+	}
+	noLeaks(t)
+	worldJob = localJobs(t, nil)
+	t.Cleanup(func() { worldJob = nil })
+	for _, k := range []coll.Coll{coll.Barrier, coll.Bcast, coll.Reduce, coll.Allreduce, coll.Allgather, coll.Alltoall, coll.ReduceScatterBlock, coll.Scan} {
+		for _, size := range []int{2, 4, 8} {
+			for _, count := range []int{1, 5000} {
+				cs := colltest.Case{Coll: k, Size: size, Count: count, Root: size - 1}
+				if k.Reduces() {
+					cs.Op = colltest.Affine
+				}
+				for _, f := range forms {
+					t.Run(fmt.Sprintf("%s/%s", cs, f.name), func(t *testing.T) {
+						collCase(t, f.form, cs, 3)
+					})
+				}
+			}
+		}
+	}
+}
+
+// A 16-rank job on one machine forms, a ring exchange over lazy links opens
+// at most two connections per rank, and an Allreduce and a Barrier
+// complete.
+func TestMeshSixteenRanks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("WebRTC jobs in -short mode")
+	}
+	noLeaks(t)
+	const n = 16
+	jobs := localJobs(t, nil)
+	require.NoError(t, Run(n, func(w *Comm) error {
+		r := w.Rank()
+		got := []int64{-1}
+		if _, err := Sendrecv(w, []int64{int64(r)}, (r+1)%n, 0, got, (r+n-1)%n, 0); err != nil {
+			return err
+		}
+		if err := expect(got[0] == int64((r+n-1)%n), "ring: got %d", got[0]); err != nil {
+			return err
+		}
+		// exactly the two neighbours' links: no more, and real ones
+		if links := w.p.ep.Links(); links != 2 {
+			return fmt.Errorf("ring opened %d connections at rank %d, want 2", links, r)
+		}
+		sum := []int64{0}
+		if err := Allreduce(w, []int64{int64(r + 1)}, sum, Sum); err != nil {
+			return err
+		}
+		if err := expect(sum[0] == n*(n+1)/2, "allreduce: got %d", sum[0]); err != nil {
+			return err
+		}
+		return Barrier(w)
+	}, WithJob(jobs(t, n))))
 }

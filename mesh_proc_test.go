@@ -1,0 +1,123 @@
+//go:build !js && !wasip1
+
+package meshmpi
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// rankMainEnv makes the test binary run as a rank process (rankMain)
+// instead of running tests: multi-process tests start copies of it.
+const rankMainEnv = "MESHMPI_TEST_RANK_MAIN"
+
+// exitProcFailed is a rank process's exit code for an error that wraps
+// ErrProcFailed.
+const exitProcFailed = 7
+
+func TestMain(m *testing.M) {
+	if what := os.Getenv(rankMainEnv); what != "" {
+		os.Exit(rankMain(what))
+	}
+	os.Exit(m.Run())
+}
+
+// rankMain is a rank process: it joins the job in its environment through
+// Init and runs the program what names.
+func rankMain(what string) int {
+	w, err := Init()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "init:", err)
+		return 1
+	}
+	switch what {
+	case "allreduce-forever":
+		// print once the loop runs, then reduce until a peer fails
+		sum := []int64{0}
+		for i := 0; ; i++ {
+			if err = Allreduce(w, []int64{1}, sum, Sum); err != nil {
+				break
+			}
+			if i == 100 {
+				fmt.Println("running")
+			}
+		}
+	default:
+		err = fmt.Errorf("unknown rank program %q", what)
+	}
+	fmt.Fprintln(os.Stderr, "rank error:", err)
+	if errors.Is(err, ErrProcFailed) {
+		return exitProcFailed
+	}
+	return 1
+}
+
+// A rank killed in the middle of a collective: the other ranks' collective
+// fails with ErrProcFailed instead of hanging, and they exit.
+func TestMeshKilledRank(t *testing.T) {
+	if testing.Short() {
+		t.Skip("WebRTC jobs in -short mode")
+	}
+	const n, victim = 4, 2
+	spec := localJobs(t, nil)(t, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
+	defer cancel()
+	var (
+		cmds    [n]*exec.Cmd
+		running sync.WaitGroup
+	)
+	running.Add(n)
+	for r := range n {
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), rankMainEnv+"=allreduce-forever",
+			EnvSignal+"="+spec.Signal, EnvJob+"="+spec.Job, EnvToken+"="+spec.Token, fmt.Sprintf("%s=%d", EnvRank, r))
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		require.NoError(t, cmd.Start())
+		go func() {
+			sc := bufio.NewScanner(out)
+			once := sync.Once{}
+			for sc.Scan() {
+				if sc.Text() == "running" {
+					once.Do(running.Done)
+				}
+			}
+			once.Do(running.Done) // it ended early: the exit checks say why
+		}()
+		cmds[r] = cmd
+		t.Cleanup(func() {
+			if cmd.ProcessState == nil {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+			}
+			if t.Failed() {
+				t.Logf("rank %d stderr:\n%s", r, stderr.String())
+			}
+		})
+	}
+	running.Wait()
+	require.NoError(t, cmds[victim].Process.Kill())
+	killed := time.Now()
+	for r, cmd := range cmds {
+		err := cmd.Wait()
+		if r == victim {
+			continue
+		}
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "rank %d", r)
+		require.Equal(t, exitProcFailed, exit.ExitCode(), "rank %d's error should wrap ErrProcFailed", r)
+	}
+	t.Logf("every survivor failed with ErrProcFailed %v after the kill", time.Since(killed).Round(time.Millisecond))
+}
