@@ -3,6 +3,8 @@
 package meshmpi
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -153,4 +155,87 @@ func TestMeshSixteenRanks(t *testing.T) {
 		}
 		return Barrier(w)
 	}, WithJob(jobs(t, n))))
+}
+
+// Join fails cleanly, leaving nothing running: a wrong token, an expired
+// one, a setting this build does not know, and a job that never fills.
+func TestMeshJoinRejected(t *testing.T) {
+	noLeaks(t)
+	srv, err := signaling.ListenLocal(signaling.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, srv.Close()) })
+	token := func(job string, n int, settings map[string]string, ttl time.Duration) string {
+		tok, err := srv.Token(job, n, settings, ttl)
+		require.NoError(t, err)
+		return tok
+	}
+	other, err := signaling.ListenLocal(signaling.Config{})
+	require.NoError(t, err)
+	foreign, err := other.Token("j", 1, nil, time.Hour)
+	require.NoError(t, err)
+	require.NoError(t, other.Close())
+
+	for _, tc := range []struct {
+		name  string
+		spec  JobSpec
+		short bool // a bounded wait for a job that never forms
+		want  error
+	}{
+		{"foreign token", JobSpec{Job: "j", Token: foreign}, false, signaling.ErrBadToken},
+		{"token of another job", JobSpec{Job: "j", Token: token("k", 1, nil, time.Hour)}, false, signaling.ErrBadToken},
+		{"expired token", JobSpec{Job: "j", Token: token("j", 1, nil, -time.Minute)}, false, signaling.ErrExpired},
+		{"unknown setting", JobSpec{Job: "j", Token: token("j", 1, map[string]string{"frobnicate": "yes"}, time.Hour)}, false, ErrNotSupported},
+		{"bad algorithm", JobSpec{Job: "j", Token: token("j", 1, map[string]string{"coll.allreduce": "magic"}, time.Hour)}, false, ErrAlgorithm},
+		{"job never fills", JobSpec{Job: "j", Token: token("j", 2, nil, time.Hour)}, true, context.DeadlineExceeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.spec.Signal, tc.spec.Rank = srv.URL(), AnyRank
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // hang guard
+			if tc.short {
+				ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
+			}
+			defer cancel()
+			s, err := Join(ctx, tc.spec)
+			require.ErrorIs(t, err, tc.want)
+			require.Nil(t, s)
+		})
+	}
+}
+
+// A member of the job that is not a meshmpi rank sends rank 0 garbage in
+// place of an offer: rank 0's messages to it fail with ErrProcFailed, and
+// the rest of the job is unharmed.
+func TestMeshBadPeerSignals(t *testing.T) {
+	noLeaks(t)
+	spec := localJobs(t, nil)(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+	defer cancel()
+	two := 2
+	rogue, err := signaling.Dial(ctx, spec.Signal, spec.Job, spec.Token, &signaling.DialOptions{Rank: &two})
+	require.NoError(t, err)
+	defer rogue.Close()
+	go func() {
+		for m := range rogue.Messages() {
+			if s, ok := m.(*signaling.Signal); ok && s.Kind == signaling.SignalOffer {
+				_ = rogue.Signal(ctx, s.From, signaling.SignalAnswer, json.RawMessage(`{"not":"sdp"}`))
+			}
+		}
+	}()
+	err = Run(2, func(w *Comm) error {
+		if w.Rank() == 0 {
+			// the world is 3 ranks; rank 2 is the rogue
+			err := Send(w, []byte("hi"), 2, 0)
+			if err := expectErr(err, ErrProcFailed, "send to the rogue"); err != nil {
+				return err
+			}
+		}
+		got := []byte{0}
+		_, err := Sendrecv(w, []byte{byte(w.Rank())}, 1-w.Rank(), 1, got, 1-w.Rank(), 1)
+		if err != nil {
+			return err
+		}
+		return expect(got[0] == byte(1-w.Rank()), "got %d", got[0])
+	}, WithJob(spec))
+	// Run's final barrier spans the world of 3, which the rogue never joins
+	require.ErrorIs(t, err, ErrProcFailed)
 }
