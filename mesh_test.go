@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -238,4 +239,50 @@ func TestMeshBadPeerSignals(t *testing.T) {
 	}, WithJob(spec))
 	// Run's final barrier spans the world of 3, which the rogue never joins
 	require.ErrorIs(t, err, ErrProcFailed)
+}
+
+// Point-to-point among every pair of an 8-rank job at once: each rank
+// sends every other an eager and a rendezvous message and receives with
+// AnySource, so every pair connects while traffic flows in both
+// directions (both ranks of a pair dial at once: one connection each).
+func TestMeshAllPairs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("WebRTC jobs in -short mode")
+	}
+	noLeaks(t)
+	const n = 8
+	sizes := []int{3, 40_000} // int64s: eager, and rendezvous across several frames
+	world := localJobs(t, nil)
+	require.NoError(t, Run(n, func(w *Comm) error {
+		r := w.Rank()
+		var reqs []*Request
+		for d := range n {
+			if d == r {
+				continue
+			}
+			for i, sz := range sizes {
+				q, err := Isend(w, fill(r, d*10+i, sz), d, i)
+				if err != nil {
+					return err
+				}
+				reqs = append(reqs, q)
+			}
+		}
+		for i, sz := range sizes {
+			for range n - 1 {
+				got := make([]int64, sz)
+				st, err := Recv(w, got, AnySource, i)
+				if err != nil {
+					return err
+				}
+				if !slices.Equal(got, fill(st.Source, r*10+i, sz)) {
+					return fmt.Errorf("message %d from rank %d differs", i, st.Source)
+				}
+			}
+		}
+		if err := Waitall(context.Background(), reqs, nil); err != nil {
+			return err
+		}
+		return expect(w.p.ep.Links() == n-1, "rank %d has %d links, want %d", r, w.p.ep.Links(), n-1)
+	}, WithJob(world(t, n))))
 }
