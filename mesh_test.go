@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/meshmpi/meshmpi/coll"
 	"github.com/meshmpi/meshmpi/coll/colltest"
+	"github.com/meshmpi/meshmpi/internal/leaktest"
 	"github.com/meshmpi/meshmpi/signaling"
 	"github.com/stretchr/testify/require"
 )
@@ -49,34 +49,23 @@ func sanitizeJob(s string) string {
 	return string(b)
 }
 
-// noLeaks fails the test if goroutines started during it are still running
-// a few seconds after its other cleanups. Register it first.
-func noLeaks(t *testing.T) {
+// overMesh makes world run every world of the test as a job over the real
+// mesh, and checks that nothing outlives the test.
+func overMesh(t *testing.T) {
 	t.Helper()
-	base := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(10 * time.Second)
-		for runtime.NumGoroutine() > base {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				t.Errorf("goroutine leak: %d > %d\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	})
+	if testing.Short() {
+		t.Skip("WebRTC jobs in -short mode")
+	}
+	leaktest.Check(t)
+	worldJob = localJobs(t, nil)
+	t.Cleanup(func() { worldJob = nil })
 }
 
 // The point-to-point semantics tests, run again with every world a job
 // whose ranks talk over real pion data channels on loopback, set up through
 // a real signaling server.
 func TestMeshPointToPoint(t *testing.T) {
-	if testing.Short() {
-		t.Skip("WebRTC jobs in -short mode")
-	}
-	noLeaks(t)
-	worldJob = localJobs(t, nil)
-	t.Cleanup(func() { worldJob = nil })
+	overMesh(t)
 	for _, tc := range []struct {
 		name string
 		fn   func(*testing.T)
@@ -101,12 +90,7 @@ func TestMeshPointToPoint(t *testing.T) {
 // the real mesh, against the sequential reference: counts that travel
 // eagerly and by rendezvous.
 func TestMeshCollectives(t *testing.T) {
-	if testing.Short() {
-		t.Skip("WebRTC jobs in -short mode")
-	}
-	noLeaks(t)
-	worldJob = localJobs(t, nil)
-	t.Cleanup(func() { worldJob = nil })
+	overMesh(t)
 	for _, k := range []coll.Coll{coll.Barrier, coll.Bcast, coll.Reduce, coll.Allreduce, coll.Allgather, coll.Alltoall, coll.ReduceScatterBlock, coll.Scan} {
 		for _, size := range []int{2, 4, 8} {
 			for _, count := range []int{1, 5000} {
@@ -131,7 +115,7 @@ func TestMeshSixteenRanks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("WebRTC jobs in -short mode")
 	}
-	noLeaks(t)
+	leaktest.Check(t)
 	const n = 16
 	jobs := localJobs(t, nil)
 	require.NoError(t, Run(n, func(w *Comm) error {
@@ -161,7 +145,7 @@ func TestMeshSixteenRanks(t *testing.T) {
 // Join fails cleanly, leaving nothing running: a wrong token, an expired
 // one, a setting this build does not know, and a job that never fills.
 func TestMeshJoinRejected(t *testing.T) {
-	noLeaks(t)
+	leaktest.Check(t)
 	srv, err := signaling.ListenLocal(signaling.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, srv.Close()) })
@@ -207,7 +191,7 @@ func TestMeshJoinRejected(t *testing.T) {
 // place of an offer: rank 0's messages to it fail with ErrProcFailed, and
 // the rest of the job is unharmed.
 func TestMeshBadPeerSignals(t *testing.T) {
-	noLeaks(t)
+	leaktest.Check(t)
 	spec := localJobs(t, nil)(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
 	defer cancel()
@@ -249,7 +233,7 @@ func TestMeshAllPairs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("WebRTC jobs in -short mode")
 	}
-	noLeaks(t)
+	leaktest.Check(t)
 	const n = 8
 	sizes := []int{3, 40_000} // int64s: eager, and rendezvous across several frames
 	world := localJobs(t, nil)

@@ -157,7 +157,6 @@ func (c *conn) fail(err error) {
 		c.failQueuedLocked()
 	}
 	c.ep.peerFailed(c.rank, err)
-	c.ep.peerLost()
 }
 
 // hasLink reports whether the conn has (or had) a link.

@@ -72,9 +72,6 @@ type Endpoint struct {
 	nwatch   atomic.Int32
 	watchMu  sync.Mutex
 	watchers []chan struct{}
-
-	lingerMu sync.Mutex
-	lingers  []chan struct{} // goroutines in Linger
 }
 
 // NewEndpoint returns an endpoint with no links attached.
@@ -647,19 +644,8 @@ func (e *Endpoint) Links() int {
 // received everything.
 func (e *Endpoint) Linger(ctx context.Context) error {
 	ch := make(chan struct{}, 1)
-	e.lingerMu.Lock()
-	e.lingers = append(e.lingers, ch)
-	e.lingerMu.Unlock()
-	defer func() {
-		e.lingerMu.Lock()
-		for i, w := range e.lingers {
-			if w == ch {
-				e.lingers = append(e.lingers[:i], e.lingers[i+1:]...)
-				break
-			}
-		}
-		e.lingerMu.Unlock()
-	}()
+	e.Watch(ch) // a lost peer wakes the watchers (peerFailed)
+	defer e.Unwatch(ch)
 	for {
 		live := false
 		for i := range e.conns {
@@ -677,18 +663,6 @@ func (e *Endpoint) Linger(ctx context.Context) error {
 			return context.Cause(ctx)
 		}
 	}
-}
-
-// peerLost pokes the goroutines in Linger.
-func (e *Endpoint) peerLost() {
-	e.lingerMu.Lock()
-	for _, w := range e.lingers {
-		select {
-		case w <- struct{}{}:
-		default:
-		}
-	}
-	e.lingerMu.Unlock()
 }
 
 // Close shuts the endpoint down: every link closes, every pending operation

@@ -7,12 +7,12 @@ import (
 	"context"
 	"errors"
 	"os"
-	"runtime"
 	"runtime/pprof"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/meshmpi/meshmpi/internal/leaktest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -96,24 +96,6 @@ func webrtcEndpoints(tb testing.TB, cfg WebRTCConfig) (*Endpoint, *Endpoint, *we
 	return a, b, la, lb
 }
 
-// checkGoroutines fails the test if goroutines started during it are still
-// running a few seconds after its other cleanups ran. Register it first.
-func checkGoroutines(tb testing.TB) {
-	tb.Helper()
-	before := runtime.NumGoroutine()
-	tb.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > before {
-			if time.Now().After(deadline) {
-				_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
-				tb.Errorf("goroutines: %d before, %d after", before, runtime.NumGoroutine())
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	})
-}
-
 // hangGuard dumps the goroutines and fails if the test runs past d.
 func hangGuard(tb testing.TB, d time.Duration) {
 	t := time.AfterFunc(d, func() {
@@ -165,7 +147,7 @@ func TestWebRTCConfigValidate(t *testing.T) {
 // A peer that never answers: Dial gives up at the context's deadline and
 // leaves nothing running.
 func TestWebRTCDialTimeout(t *testing.T) {
-	checkGoroutines(t)
+	leaktest.Check(t)
 	sa, _ := newChanSignalers()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
@@ -176,7 +158,7 @@ func TestWebRTCDialTimeout(t *testing.T) {
 // Small eager messages arrive in order and intact; a 1 MiB message crosses
 // by rendezvous in many frames no larger than the data channel allows.
 func TestWebRTCEndpoints(t *testing.T) {
-	checkGoroutines(t)
+	leaktest.Check(t)
 	hangGuard(t, 30*time.Second)
 	a, b, la, lb := webrtcEndpoints(t, loopbackConfig)
 	for _, l := range []*webrtcLink{la, lb} {
@@ -222,7 +204,7 @@ func TestWebRTCEndpoints(t *testing.T) {
 // high-water mark, the endpoint waits for HandleWritable, and everything
 // arrives intact and in order.
 func TestWebRTCBackpressure(t *testing.T) {
-	checkGoroutines(t)
+	leaktest.Check(t)
 	hangGuard(t, 30*time.Second)
 	a, b, la, _ := webrtcEndpoints(t, WebRTCConfig{Loopback: true, HighWater: 256 << 10, LowWater: 64 << 10})
 
@@ -258,7 +240,7 @@ func TestWebRTCBackpressure(t *testing.T) {
 // Closing one side completes the other side's pending receives (specific
 // and wildcard) with ErrProcFailed, and later sends to it fail too.
 func TestWebRTCPeerClosed(t *testing.T) {
-	checkGoroutines(t)
+	leaktest.Check(t)
 	hangGuard(t, 30*time.Second)
 	a, b, _, _ := webrtcEndpoints(t, loopbackConfig)
 	specific, wild := b.GetOp(), b.GetOp()
@@ -278,7 +260,7 @@ func TestWebRTCPeerClosed(t *testing.T) {
 // A peer connection torn down under the link (no data-channel close from
 // the remote endpoint first) is reported the same way on both sides.
 func TestWebRTCPeerConnectionClosed(t *testing.T) {
-	checkGoroutines(t)
+	leaktest.Check(t)
 	hangGuard(t, 30*time.Second)
 	a, b, la, _ := webrtcEndpoints(t, loopbackConfig)
 	ra, rb := a.GetOp(), b.GetOp()
@@ -293,7 +275,7 @@ func TestWebRTCPeerConnectionClosed(t *testing.T) {
 
 // Close with no handler bound and Close called twice are fine.
 func TestWebRTCCloseUnbound(t *testing.T) {
-	checkGoroutines(t)
+	leaktest.Check(t)
 	la, lb := connectWebRTCPair(t, loopbackConfig)
 	require.NoError(t, la.Close())
 	require.NoError(t, la.Close())

@@ -5,12 +5,12 @@ package signaling
 import (
 	"context"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/meshmpi/meshmpi/internal/leaktest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,28 +18,10 @@ import (
 // timing assertion.
 const hangGuard = 10 * time.Second
 
-// checkGoroutines fails the test if goroutines started during it outlive it.
-// Register it first so that its cleanup runs last.
-func checkGoroutines(t *testing.T) {
-	t.Helper()
-	base := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > base {
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<20)
-				t.Errorf("goroutine leak: %d > %d\n%s", runtime.NumGoroutine(), base, buf[:runtime.Stack(buf, true)])
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-}
-
 // startServer runs a Server on loopback; cleanup closes it.
 func startServer(t *testing.T, mutate func(*Config)) (*Server, string) {
 	t.Helper()
-	checkGoroutines(t)
+	leaktest.Check(t)
 	cfg := Config{Secret: testSecret}
 	if mutate != nil {
 		mutate(&cfg)
