@@ -31,8 +31,10 @@ const (
 	// the kernel (which caps it at its rmem_max/wmem_max).
 	DefaultSocketBuffer = 4 << 20
 	// DefaultSetupTimeout bounds DialWebRTC and AcceptWebRTC when the
-	// context has no earlier deadline.
-	DefaultSetupTimeout = 20 * time.Second
+	// context has no earlier deadline: a peer that cannot be reached is
+	// reported lost within the 10 s a job allows (set-up takes about 4 ms
+	// between native ranks, at most a few hundred with a browser).
+	DefaultSetupTimeout = 10 * time.Second
 	// maxWebRTCFrame is the largest frame a WebRTC link sends or accepts:
 	// pion's value for a peer that advertises no max-message-size, and
 	// what this side advertises, so every peer agrees.
