@@ -3,8 +3,10 @@
 // job.
 //
 // This package is the API users import. A rank gets its world communicator
-// from Init (a launched job, or a world of one) or from Run (n ranks as
-// goroutines over in-process memory links). Communicators (Comm) carry
+// from Init (a process meshrun launched into a job, or a world of one), from
+// Join (a Session: one rank of a job, several per process allowed), or from
+// Run (n ranks as goroutines over in-process memory links, or WithJob over
+// a real job's mesh). Main picks Init or Run for a program's main function. Communicators (Comm) carry
 // point-to-point operations over typed Go slices — Send, Recv, Isend,
 // Irecv, the persistent SendInit and RecvInit, probes and matched probes —
 // and every collective in blocking, nonblocking (I…) and persistent (…Init)
@@ -14,8 +16,11 @@
 // # Architecture
 //
 // The root package stands on peer, the point-to-point layer (matching,
-// frames, the eager and rendezvous protocols, and the links: memory today,
-// WebRTC, browser and WASI next), on coll, the collective schedule engine
+// frames, the eager and rendezvous protocols, and the links: memory and
+// native WebRTC today, browser and WASI next), on signaling's client (a
+// job's rendezvous: join, ranks, settings, the relay of connection set-up
+// messages; mesh.go turns it into peer's Dialer, so links connect on a
+// pair's first message), on coll, the collective schedule engine
 // (plans, runs, algorithms, selection), and on op, the leaf that holds
 // element types and reductions. Arrows point down only: peer and coll know
 // nothing of each other, of communicators or of requests; this package
