@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -34,7 +35,14 @@ type Client struct {
 	closeOnce sync.Once
 	mu        sync.Mutex
 	err       error // why the reader stopped
+
+	paceMu sync.Mutex
+	pace   *bucket // the server's rate limit, with a margin; nil if it told none
 }
+
+// paceMargin keeps the client this far inside the server's limits: the
+// server measures arrivals, which network jitter can bunch up.
+const paceMargin = 0.8
 
 func defaultKind() ClientKind {
 	switch runtime.GOOS {
@@ -93,6 +101,11 @@ func Dial(ctx context.Context, url, job, token string, opts *DialOptions) (_ *Cl
 			in:      make(chan Message, o.Queue),
 			done:    make(chan struct{}),
 			readEnd: make(chan struct{}),
+		}
+		if l := m.Limits; l != nil {
+			// the join spent one of the burst's tokens
+			burst := max(1, float64(l.MessageBurst)*paceMargin-1)
+			c.pace = &bucket{rate: l.MessageRate * paceMargin, burst: burst}
 		}
 		go c.readLoop()
 		return c, nil
@@ -179,7 +192,8 @@ func (c *Client) Signal(ctx context.Context, to int, kind SignalKind, payload js
 }
 
 // Send sends any message. Servers accept only Signal, Ping and Pong after
-// the join.
+// the join. When the server told its rate limit, Send waits as long as it
+// takes to stay inside it (senders queue in order).
 func (c *Client) Send(ctx context.Context, m Message) error {
 	data, err := Encode(m)
 	if err != nil {
@@ -190,7 +204,36 @@ func (c *Client) Send(ctx context.Context, m Message) error {
 		return ErrClosed
 	default:
 	}
+	if err := c.waitPace(ctx); err != nil {
+		return err
+	}
 	return c.ws.Write(ctx, websocket.MessageText, data)
+}
+
+// waitPace waits until sending one more message keeps the client inside
+// the server's rate limit.
+func (c *Client) waitPace(ctx context.Context) error {
+	if c.pace == nil {
+		return nil
+	}
+	c.paceMu.Lock()
+	defer c.paceMu.Unlock()
+	for {
+		wait := c.pace.take(time.Now())
+		if wait == 0 {
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return context.Cause(ctx)
+		case <-c.done:
+			t.Stop()
+			return ErrClosed
+		}
+	}
 }
 
 // Close leaves the job and waits for the reader goroutine to end.

@@ -19,7 +19,7 @@
 //
 //	type     direction  data
 //	join     C→S        job, token, rank? (requested), kind (native|browser|wasi)
-//	welcome  S→C        protocol, job, rank, size, iceServers?, settings?
+//	welcome  S→C        protocol, job, rank, size, iceServers?, settings?, limits? (rate, burst, bytes)
 //	ready    S→C        size, kinds[rank]            (all N ranks present)
 //	signal   C→S→C      to, from, kind (sdp-offer|sdp-answer|ice-candidate|connect), payload (JSON value)
 //	left     S→C        rank, reason?               (a rank's connection is gone)
@@ -64,6 +64,9 @@
 // server limits on jobs, connections and job size. A signal to a rank of the
 // job that is not connected gets a rank-absent error but no close. Browser
 // origins are checked against Config.OriginPatterns during the upgrade (403).
+// The welcome tells the client the rate limit, and Client.Send paces itself
+// inside it (with a margin), so a rank that opens many connections at once
+// slows down rather than being cut off.
 // The server pings every connection each Config.PingInterval; a socket that
 // does not answer within Config.PingTimeout is dropped and announced as left.
 //

@@ -321,6 +321,7 @@ func (s *Server) join(c *conn, m *Join) *Error {
 	c.send(&Welcome{
 		Protocol: Version, Job: j.id, Rank: rank, Size: claims.Size,
 		ICEServers: s.cfg.ICEServers, Settings: claims.Settings,
+		Limits: &Limits{MessageRate: s.cfg.MessageRate, MessageBurst: s.cfg.MessageBurst, MessageBytes: s.cfg.MaxMessageBytes},
 	})
 	if j.present == claims.Size {
 		j.started = true
@@ -382,24 +383,4 @@ func (s *Server) leave(c *conn, cause error) {
 	if j.present == 0 {
 		delete(s.jobs, j.id)
 	}
-}
-
-// bucket is a token bucket: rate tokens per second, at most burst.
-type bucket struct {
-	rate, burst, tokens float64
-	last                time.Time
-}
-
-func (b *bucket) allow(now time.Time) bool {
-	if b.last.IsZero() {
-		b.tokens = b.burst
-	} else {
-		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
-	}
-	b.last = now
-	if b.tokens >= 1 {
-		b.tokens--
-		return true
-	}
-	return false
 }

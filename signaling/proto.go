@@ -124,6 +124,15 @@ type Welcome struct {
 	Size       int               `json:"size"`
 	ICEServers []ICEServer       `json:"iceServers,omitempty"`
 	Settings   map[string]string `json:"settings,omitempty"`
+	Limits     *Limits           `json:"limits,omitempty"`
+}
+
+// Limits are the server's limits on a connection, told to the client so it
+// can stay inside them.
+type Limits struct {
+	MessageRate  float64 `json:"messageRate"`  // messages per second
+	MessageBurst int     `json:"messageBurst"` // token-bucket depth
+	MessageBytes int     `json:"messageBytes"` // largest message
 }
 
 // ICEServer is one STUN or TURN server, in the shape of WebRTC's RTCIceServer.
@@ -255,6 +264,9 @@ func (m *Welcome) Validate() error {
 		if err := s.validate(); err != nil {
 			return err
 		}
+	}
+	if l := m.Limits; l != nil && (l.MessageRate <= 0 || l.MessageBurst < 1 || l.MessageBytes < 1) {
+		return invalid("limits must be positive")
 	}
 	return validSettings(m.Settings)
 }

@@ -182,13 +182,40 @@ func TestViolations(t *testing.T) {
 		expectClosedWith(t, c, CodeTooLarge)
 	})
 	t.Run("flood", func(t *testing.T) {
-		c, _, _ := violator(t)
+		// a raw socket: the Client would pace itself
+		ws := rawDial(t, url)
+		rawSend(t, ws, &Join{Job: "flood", Token: mint(t, "flood", 2), Kind: KindNative})
 		for i := 0; i < 500; i++ {
-			if c.Send(ctx, &Ping{ID: uint64(i)}) != nil {
+			data, err := Encode(&Ping{ID: uint64(i)})
+			require.NoError(t, err)
+			if ws.Write(ctx, websocket.MessageText, data) != nil {
 				break // the server closed us already
 			}
 		}
-		expectClosedWith(t, c, CodeRateLimited)
+		rawExpectError(t, ws, CodeRateLimited)
+	})
+	t.Run("client paces itself", func(t *testing.T) {
+		// the Client knows the limit from its welcome: past the burst it
+		// waits instead of flooding, and the server keeps it
+		c, _, _ := violator(t)
+		require.Equal(t, &Limits{MessageRate: 1, MessageBurst: 20, MessageBytes: 4096}, c.Welcome().Limits)
+		wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		defer cancel()
+		sent := 0
+		for ; sent < 40; sent++ {
+			if err := c.Send(wctx, &Ping{ID: uint64(sent)}); err != nil {
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+				break
+			}
+		}
+		require.Less(t, sent, 20, "the client should stop inside the burst")
+		require.NoError(t, c.Send(ctx, &Ping{ID: 99}), "a paced send still goes through")
+		for m := range c.Messages() {
+			if p, ok := m.(*Pong); ok && p.ID == 99 {
+				break
+			}
+			require.IsType(t, &Pong{}, m)
+		}
 	})
 	t.Run("rank outside job", func(t *testing.T) {
 		c, _, _ := violator(t)
