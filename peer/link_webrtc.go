@@ -35,10 +35,10 @@ const (
 	// reported lost within the 10 s a job allows (set-up takes about 4 ms
 	// between native ranks, at most a few hundred with a browser).
 	DefaultSetupTimeout = 10 * time.Second
-	// maxWebRTCFrame is the largest frame a WebRTC link sends or accepts:
+	// MaxWebRTCFrame is the largest frame a WebRTC link sends or accepts:
 	// pion's value for a peer that advertises no max-message-size, and
 	// what this side advertises, so every peer agrees.
-	maxWebRTCFrame = 65535
+	MaxWebRTCFrame = 65535
 )
 
 // ICE timing: a peer that stops answering is declared disconnected after
@@ -107,12 +107,17 @@ func (c WebRTCConfig) Validate() error {
 	return nil
 }
 
-// api builds the pion API for one peer connection.
-func (c WebRTCConfig) api() (*webrtc.API, error) {
+// API builds the pion API a WebRTC link's peer connection is made with:
+// detached data channels, the ICE timing that reports a lost peer in
+// time, MaxWebRTCFrame messages, the network filters of c's mode and
+// c's socket buffers (defaults applied). Benchmarks that measure raw pion
+// against the link build their pair from it, so both run on one set-up.
+func (c WebRTCConfig) API() (*webrtc.API, error) {
+	c = c.withDefaults()
 	var se webrtc.SettingEngine
 	se.DetachDataChannels()
 	se.SetICETimeouts(iceDisconnectedTimeout, iceFailedTimeout, iceKeepalive)
-	se.SetSCTPMaxMessageSize(maxWebRTCFrame)
+	se.SetSCTPMaxMessageSize(MaxWebRTCFrame)
 	if c.Loopback {
 		se.SetIncludeLoopbackCandidate(true)
 		se.SetInterfaceFilter(isLoopbackInterface)
@@ -216,7 +221,7 @@ func connectWebRTC(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer 
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	api, err := cfg.api()
+	api, err := cfg.API()
 	if err != nil {
 		return nil, err
 	}
@@ -407,13 +412,13 @@ func (l *webrtcLink) opened(rwc datachannel.ReadWriteCloser) (Link, error) {
 	}
 	l.pc.OnICECandidate(nil)
 	l.dc = dc
-	l.maxFrame = maxWebRTCFrame
+	l.maxFrame = MaxWebRTCFrame
 	if s := l.pc.SCTP(); s != nil {
 		if m := int(s.GetCapabilities().MaxMessageSize); m > 0 {
-			l.maxFrame = min(m, maxWebRTCFrame)
+			l.maxFrame = min(m, MaxWebRTCFrame)
 		}
 	}
-	l.rbuf = make([]byte, maxWebRTCFrame)
+	l.rbuf = make([]byte, MaxWebRTCFrame)
 	l.wbuf = make([]byte, 0, l.maxFrame)
 	dc.SetBufferedAmountLowThreshold(l.low)
 	return l, nil

@@ -97,7 +97,7 @@ func collIters(base, ranks, size int) int {
 }
 
 // runColl prints the coll tables.
-func runColl(out io.Writer, link string, cfg collConfig) error {
+func runColl(out io.Writer, lk *links, cfg collConfig) error {
 	first := true
 	for _, name := range cfg.colls {
 		sizes := cfg.sizes
@@ -114,9 +114,9 @@ func runColl(out io.Writer, link string, cfg collConfig) error {
 				if n == 1 {
 					ranks = "rank"
 				}
-				fmt.Fprintf(out, "# meshmpi %s latency, %s (%s links, %d %s)\n", name, form, link, n, ranks)
+				fmt.Fprintf(out, "# meshmpi %s latency, %s (%s links, %d %s)\n", name, form, lk.name, n, ranks)
 				fmt.Fprintf(out, "%-10s%18s\n", "# Size", "Avg Latency(us)")
-				if err := collTable(out, name, form, n, sizes, cfg.iters); err != nil {
+				if err := collTable(out, lk, name, form, n, sizes, cfg.iters); err != nil {
 					return fmt.Errorf("%s %s on %d ranks: %w", name, form, n, err)
 				}
 			}
@@ -129,9 +129,9 @@ func runColl(out io.Writer, link string, cfg collConfig) error {
 // collective benchmarks, every rank times each call on its own, ranks meet
 // in a barrier between calls (untimed; not for barrier itself), and the
 // figure is the mean over ranks of each rank's mean latency.
-func collTable(out io.Writer, name, form string, n int, sizes []int, base int) error {
+func collTable(out io.Writer, lk *links, name, form string, n int, sizes []int, base int) error {
 	ctx := context.Background()
-	return meshmpi.Run(n, func(w *meshmpi.Comm) error {
+	return lk.run(n, func(w *meshmpi.Comm) error {
 		for _, size := range sizes {
 			ops, err := newCollOps(w, name, size)
 			if err != nil {

@@ -21,39 +21,77 @@ const (
 	ackBytes   = 4
 	minLatency = 10 // fewest timed iterations of a latency size
 	minBW      = 5  // fewest timed iterations of a bw size
+
+	defaultIters = 10000 // -iters' default (osu_latency's)
+
+	// Over WebRTC (about 60–90 MB/s on loopback) a bw window holds at
+	// most webrtcWindowBytes (64 messages of 64 KiB, 4 of 1 MiB, 1 of
+	// 16 MiB), and a size moves about webrtcBWBytes a round at the default
+	// -iters.
+	webrtcWindowBytes = 4 << 20
+	webrtcBWBytes     = 48 << 20
+	minBWWebRTC       = 2 // fewest timed iterations of a bw size over webrtc
+	webrtcRounds      = 3 // -rounds' default over webrtc
 )
 
-// bench is one OSU-style benchmark: run performs iters timed iterations
-// (after skip untimed ones) of one size between ranks 0 and 1 and returns,
-// on rank 0, the figure to print.
+// Links (-link).
+const (
+	linkMemory = "memory"
+	linkWebRTC = "webrtc"
+)
+
+// plan is how one size of a point-to-point benchmark runs: iters timed
+// iterations after skip untimed ones, each moving window messages (1 for
+// latency).
+type plan struct {
+	iters, skip, window int
+}
+
+// bench is one OSU-style benchmark: run performs one size's plan between
+// ranks 0 and 1 and returns, on rank 0, the figure to print.
 type bench struct {
 	name    string
 	column  string
-	iters   func(base, size int) int
-	run     func(w *meshmpi.Comm, buf []byte, iters, skip int) (float64, error)
-	scratch int // buffers the benchmark needs, in multiples of the largest size
+	plan    func(link string, base, size int) plan
+	run     func(w *meshmpi.Comm, buf []byte, p plan) (float64, error)
+	scratch int  // buffers the benchmark needs, in multiples of the largest size
+	lower   bool // a lower figure is better (latency)
+}
+
+// best returns the better of two figures of b; ok is false for a first.
+func (b bench) best(prev, fig float64, ok bool) float64 {
+	if !ok || b.lower && fig < prev || !b.lower && fig > prev {
+		return fig
+	}
+	return prev
 }
 
 var benches = map[string]bench{
-	"latency": {"latency", "Latency (us)", latencyIters, latency, 1},
-	"bw":      {"bw", "Bandwidth (MB/s)", bwIters, bandwidth, 2},
+	"latency": {"latency", "Latency (us)", latencyPlan, latency, 1, true},
+	"bw":      {"bw", "Bandwidth (MB/s)", bwPlan, bandwidth, 2, false},
+}
+
+// config is one meshbench run, its flags checked and the link's defaults
+// applied.
+type config struct {
+	mode, link string
+	latSizes   []int // latency and raw latency sizes
+	bwSizes    []int // bw and raw bw sizes
+	iters      int
+	rounds     int // runs of each latency, bw and raw size; the best is printed
+	coll       collConfig
+	readyRanks []int // -mode ready
+	reps       int   // -mode ready
+	costRanks  []int // -mode conncost
 }
 
 func main() {
-	mode := flag.String("mode", "all", "benchmark: latency, bw, coll or all")
-	link := flag.String("link", "memory", "link between the ranks: memory")
-	minSize := flag.Int("min", 1, "smallest message size in bytes (0 adds the empty message; latency, bw)")
-	maxSize := flag.Int("max", 16<<20, "largest message size in bytes (latency, bw)")
-	iters := flag.Int("iters", 10000, "iterations of sizes up to 8 KiB; larger sizes run proportionally fewer, collectives a tenth")
-	colls := flag.String("colls", strings.Join(collNames, ","), "collectives of -mode coll")
-	forms := flag.String("forms", strings.Join(formNames, ","), "forms of -mode coll: blocking, nonblocking (I… + Wait), persistent (…Init, then Start + Wait)")
-	ranks := flag.String("ranks", "2,4,8,16", "world sizes of -mode coll")
-	collSizes := flag.String("sizes", "8,1024,65536,1048576", "per-rank message sizes in bytes of -mode coll")
-	flag.Parse()
-
-	cfg, err := parseCollConfig(*colls, *forms, *ranks, *collSizes, *iters)
+	cfg, err := parseArgs(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
 	if err == nil {
-		err = run(os.Stdout, *mode, *link, *minSize, *maxSize, *iters, cfg)
+		err = run(os.Stdout, cfg)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "meshbench:", err)
@@ -61,40 +99,212 @@ func main() {
 	}
 }
 
-func run(out io.Writer, mode, link string, minSize, maxSize, iters int, coll collConfig) error {
-	if link != "memory" {
-		return fmt.Errorf("link %q not available yet", link)
+// parseArgs reads the command line. Flags left unset take the link's
+// defaults: over webrtc, 8 B latency, bw at 64 KiB, 1 MiB and 16 MiB, and
+// allreduce of 8 B on 4 ranks.
+func parseArgs(args []string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("meshbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	mode := fs.String("mode", "all", "benchmark: latency, bw, raw, coll, ready, conncost or all")
+	link := fs.String("link", linkMemory, "link between the ranks: memory or webrtc")
+	minSize := fs.Int("min", 1, "smallest message size in bytes (0 adds the empty message; latency, bw, raw)")
+	maxSize := fs.Int("max", 16<<20, "largest message size in bytes (latency, bw, raw)")
+	iters := fs.Int("iters", defaultIters, "iterations of sizes up to 8 KiB; larger sizes run proportionally fewer, collectives a tenth")
+	colls := fs.String("colls", strings.Join(collNames, ","), "collectives of -mode coll (webrtc default: allreduce)")
+	forms := fs.String("forms", strings.Join(formNames, ","), "forms of -mode coll: blocking, nonblocking (I… + Wait), persistent (…Init, then Start + Wait)")
+	ranks := fs.String("ranks", "2,4,8,16", "world sizes of -mode coll (webrtc default: 4)")
+	collSizes := fs.String("sizes", "8,1024,65536,1048576", "per-rank message sizes in bytes of -mode coll (webrtc default: 8)")
+	readyRanks := fs.String("ready-ranks", "4,16", "job sizes of -mode ready")
+	rounds := fs.Int("rounds", 1, "runs of each latency, bw and raw size; the best is printed (webrtc default: 3, alternating meshmpi and raw)")
+	reps := fs.Int("reps", 5, "repetitions of each job size of -mode ready")
+	costRanks := fs.String("cost-ranks", "2,9", "job sizes of -mode conncost (rank 0 connects to every other rank)")
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
 	}
-	var todo []bench
-	switch mode {
-	case "all":
-		todo = []bench{benches["latency"], benches["bw"]}
-	case "latency", "bw":
-		todo = []bench{benches[mode]}
-	case "coll":
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	cfg := config{mode: *mode, link: *link, iters: *iters, rounds: *rounds, reps: *reps}
+	switch cfg.mode {
+	case "latency", "bw", "raw", "coll", "ready", "conncost", "all":
 	default:
-		return fmt.Errorf("mode %q: want latency, bw, coll or all", mode)
+		return cfg, fmt.Errorf("-mode %q: want latency, bw, raw, coll, ready, conncost or all", cfg.mode)
 	}
-	if minSize < 0 || maxSize < minSize || maxSize > 1<<30 {
-		return fmt.Errorf("sizes %d to %d: want 0 ≤ min ≤ max ≤ 1 GiB", minSize, maxSize)
+	if cfg.link != linkMemory && cfg.link != linkWebRTC {
+		return cfg, fmt.Errorf("-link %q: want memory or webrtc", cfg.link)
 	}
-	if iters < 1 {
-		return fmt.Errorf("iters %d: want at least 1", iters)
+	if *minSize < 0 || *maxSize < *minSize || *maxSize > 1<<30 {
+		return cfg, fmt.Errorf("sizes %d to %d: want 0 ≤ min ≤ max ≤ 1 GiB", *minSize, *maxSize)
 	}
-	for i, b := range todo {
-		if i > 0 {
+	if cfg.iters < 1 {
+		return cfg, fmt.Errorf("-iters %d: want at least 1", cfg.iters)
+	}
+	if cfg.rounds < 1 {
+		return cfg, fmt.Errorf("-rounds %d: want at least 1", cfg.rounds)
+	}
+	if cfg.reps < 1 {
+		return cfg, fmt.Errorf("-reps %d: want at least 1", cfg.reps)
+	}
+	cfg.latSizes = sizes(*minSize, *maxSize)
+	cfg.bwSizes = cfg.latSizes
+	if cfg.link == linkWebRTC || cfg.mode == "raw" { // raw pion is WebRTC whatever -link says
+		if !set["min"] && !set["max"] {
+			cfg.latSizes = []int{8}
+			cfg.bwSizes = []int{64 << 10, 1 << 20, 16 << 20}
+		}
+		if !set["rounds"] {
+			cfg.rounds = webrtcRounds
+		}
+	}
+	if cfg.link == linkWebRTC {
+		if !set["colls"] {
+			*colls = "allreduce"
+		}
+		if !set["ranks"] {
+			*ranks = "4"
+		}
+		if !set["sizes"] {
+			*collSizes = "8"
+		}
+	}
+	var err error
+	if cfg.coll, err = parseCollConfig(*colls, *forms, *ranks, *collSizes, cfg.iters); err != nil {
+		return cfg, err
+	}
+	if cfg.readyRanks, err = parseInts("ready-ranks", *readyRanks, 2, 1024); err != nil {
+		return cfg, err
+	}
+	if cfg.costRanks, err = parseInts("cost-ranks", *costRanks, 2, 1024); err != nil {
+		return cfg, err
+	}
+	return cfg, nil
+}
+
+// run runs cfg's benchmarks and prints their tables to out. Modes:
+// latency and bw (over webrtc each followed by the raw pion baseline and
+// the comparison), raw (the baseline alone), coll, ready, conncost; all is
+// latency, bw and coll, and over webrtc also ready and conncost.
+func run(out io.Writer, cfg config) (err error) {
+	var (
+		todo           []bench
+		coll           bool
+		ready, conncst bool
+	)
+	webrtc := cfg.link == linkWebRTC
+	switch cfg.mode {
+	case "all":
+		todo, coll = []bench{benches["latency"], benches["bw"]}, true
+		ready, conncst = webrtc, webrtc
+	case "latency", "bw":
+		todo = []bench{benches[cfg.mode]}
+	case "raw": // below
+	case "coll":
+		coll = true
+	case "ready":
+		ready = true
+	case "conncost":
+		conncst = true
+	default:
+		return fmt.Errorf("mode %q: want latency, bw, raw, coll, ready, conncost or all", cfg.mode)
+	}
+
+	var jobs *jobServer // the embedded signaling server, for every WebRTC job
+	if webrtc || ready || conncst {
+		if jobs, err = startJobServer(); err != nil {
+			return err
+		}
+		defer func() {
+			if cerr := jobs.close(); cerr != nil && err == nil {
+				err = fmt.Errorf("signaling server: %w", cerr)
+			}
+		}()
+	}
+	lk := &links{name: cfg.link}
+	if webrtc {
+		lk.jobs = jobs
+	}
+
+	tables := 0
+	sep := func() {
+		if tables > 0 {
 			fmt.Fprintln(out)
 		}
-		if err := runBench(out, b, link, sizes(minSize, maxSize), iters); err != nil {
+		tables++
+	}
+	if cfg.mode == "raw" { // the baseline alone
+		for _, c := range []struct {
+			b     bench
+			sizes []int
+		}{{benches["latency"], cfg.latSizes}, {benches["bw"], cfg.bwSizes}} {
+			sep()
+			if err := runRaw(out, c.b, c.sizes, cfg.iters, cfg.rounds); err != nil {
+				return fmt.Errorf("raw %s: %w", c.b.name, err)
+			}
+		}
+	}
+	// Over webrtc the raw baseline runs interleaved: after each of
+	// meshmpi's rounds of a size, rank 0 runs a round of the raw pair's
+	// while rank 1 waits, so both see the same machine load and heap.
+	var pair *rawPair
+	if webrtc && len(todo) > 0 {
+		if pair, err = newRawPair(context.Background()); err != nil {
+			return err
+		}
+		defer pair.close()
+	}
+	var cmp []comparison
+	for _, b := range todo {
+		sz := cfg.latSizes
+		if b.name == "bw" {
+			sz = cfg.bwSizes
+		}
+		c := comparison{bench: b, sizes: sz}
+		var after func(i, size, round int) error
+		if pair != nil {
+			rb := newRawBench(pair, b, sz, cfg.iters)
+			c.raw = make([]float64, len(sz))
+			after = func(i, size, round int) error {
+				fig, err := rb.measure(size)
+				if err != nil {
+					return fmt.Errorf("raw pion, size %d: %w", size, err)
+				}
+				c.raw[i] = b.best(c.raw[i], fig, round > 0)
+				return nil
+			}
+		}
+		sep()
+		if c.mesh, err = runBench(out, b, lk, sz, cfg.iters, cfg.rounds, after); err != nil {
 			return fmt.Errorf("%s: %w", b.name, err)
 		}
-	}
-	if mode == "coll" || mode == "all" {
-		if len(todo) > 0 {
-			fmt.Fprintln(out)
+		if pair != nil {
+			sep()
+			printRaw(out, b, sz, c.raw, cfg.rounds)
 		}
-		if err := runColl(out, link, coll); err != nil {
+		cmp = append(cmp, c)
+	}
+	if pair != nil {
+		sep()
+		printComparison(out, cmp)
+	}
+	if coll {
+		sep()
+		if err := runColl(out, lk, cfg.coll); err != nil {
 			return fmt.Errorf("coll: %w", err)
+		}
+	}
+	if ready {
+		sep()
+		if err := runReady(out, jobs, cfg.readyRanks, cfg.reps); err != nil {
+			return fmt.Errorf("ready: %w", err)
+		}
+	}
+	if conncst {
+		sep()
+		if err := runConnCost(out, jobs, cfg.costRanks); err != nil {
+			return fmt.Errorf("conncost: %w", err)
 		}
 	}
 	return nil
@@ -112,31 +322,54 @@ func sizes(lo, hi int) []int {
 	return s
 }
 
-func runBench(out io.Writer, b bench, link string, sizes []int, base int) error {
-	fmt.Fprintf(out, "# meshmpi %s (%s links, 2 ranks)\n", b.name, link)
+// runBench prints b's table for sizes over lk's links and returns rank
+// 0's figures, one per size: the best of rounds runs. after, if not nil,
+// runs on rank 0 after each round of each size, while rank 1 waits.
+func runBench(out io.Writer, b bench, lk *links, sizes []int, base, rounds int, after func(i, size, round int) error) ([]float64, error) {
+	fmt.Fprintf(out, "# meshmpi %s (%s links, 2 ranks%s)\n", b.name, lk.name, bestOf(rounds))
 	fmt.Fprintf(out, "%-2s%8s%20s\n", "#", "Size", b.column)
 	largest := 0
 	if len(sizes) > 0 {
 		largest = sizes[len(sizes)-1]
 	}
-	return meshmpi.Run(2, func(w *meshmpi.Comm) error {
+	figs := make([]float64, len(sizes))
+	err := lk.run(2, func(w *meshmpi.Comm) error {
 		buf := make([]byte, b.scratch*largest)
-		for _, size := range sizes {
-			iters := b.iters(base, size)
-			skip := max(iters/10, 1)
-			if err := barrier(w); err != nil {
-				return err
-			}
-			figure, err := b.run(w, buf[:b.scratch*size], iters, skip)
-			if err != nil {
-				return fmt.Errorf("size %d: %w", size, err)
+		for i, size := range sizes {
+			p := b.plan(lk.name, base, size)
+			for r := range rounds {
+				if err := barrier(w); err != nil {
+					return err
+				}
+				figure, err := b.run(w, buf[:b.scratch*size], p)
+				if err != nil {
+					return fmt.Errorf("size %d: %w", size, err)
+				}
+				if w.Rank() != 0 {
+					continue
+				}
+				figs[i] = b.best(figs[i], figure, r > 0)
+				if after != nil {
+					if err := after(i, size, r); err != nil {
+						return err
+					}
+				}
 			}
 			if w.Rank() == 0 {
-				fmt.Fprintf(out, "%10d%20.2f\n", size, figure)
+				fmt.Fprintf(out, "%10d%20.2f\n", size, figs[i])
 			}
 		}
 		return nil
 	})
+	return figs, err
+}
+
+// bestOf notes in a table's title that it shows the best of several runs.
+func bestOf(rounds int) string {
+	if rounds == 1 {
+		return ""
+	}
+	return fmt.Sprintf(", best of %d", rounds)
 }
 
 // barrier synchronizes the two ranks with an empty exchange.
@@ -154,17 +387,33 @@ func scaled(base, size, floor int) int {
 	return max(base, floor)
 }
 
-func latencyIters(base, size int) int { return scaled(base, size, minLatency) }
+// latencyPlan runs base iterations up to 8 KiB, proportionally fewer above,
+// on every link: over WebRTC 8 B take about 80 µs a round trip.
+func latencyPlan(_ string, base, size int) plan {
+	it := scaled(base, size, minLatency)
+	return plan{iters: it, skip: max(it/10, 1), window: 1}
+}
 
-// bwIters runs a tenth of the latency iterations: each moves a window of
-// 64 messages.
-func bwIters(base, size int) int { return scaled(max(base/10, 1), size, minBW) }
+// bwPlan runs a tenth of the latency iterations, each moving a window of
+// 64 messages. Over WebRTC a window holds at most webrtcWindowBytes and a
+// size moves about webrtcBWBytes a round (scaled with base; at least
+// minBWWebRTC windows), never more than the memory plan.
+func bwPlan(link string, base, size int) plan {
+	it := scaled(max(base/10, 1), size, minBW)
+	win := window
+	if link == linkWebRTC {
+		win = min(max(webrtcWindowBytes/max(size, 1), 1), window)
+		budget := int(int64(webrtcBWBytes) * int64(base) / defaultIters / int64(win*max(size, 1)))
+		it = max(min(it, budget), minBWWebRTC)
+	}
+	return plan{iters: it, skip: max(it/10, 1), window: win}
+}
 
 // latency is osu_latency: ping-pong, one-way latency in µs.
-func latency(w *meshmpi.Comm, buf []byte, iters, skip int) (float64, error) {
+func latency(w *meshmpi.Comm, buf []byte, p plan) (float64, error) {
 	var start time.Time
-	for i := range iters + skip {
-		if i == skip {
+	for i := range p.iters + p.skip {
+		if i == p.skip {
 			start = time.Now()
 		}
 		if w.Rank() == 0 {
@@ -184,19 +433,19 @@ func latency(w *meshmpi.Comm, buf []byte, iters, skip int) (float64, error) {
 		}
 	}
 	elapsed := time.Since(start)
-	return elapsed.Seconds() * 1e6 / float64(2*iters), nil
+	return elapsed.Seconds() * 1e6 / float64(2*p.iters), nil
 }
 
 // bandwidth is osu_bw: windows of nonblocking sends, each answered by an
 // ack, in MB/s (10^6 bytes). buf holds the send and the receive buffer.
-func bandwidth(w *meshmpi.Comm, buf []byte, iters, skip int) (float64, error) {
+func bandwidth(w *meshmpi.Comm, buf []byte, p plan) (float64, error) {
 	size := len(buf) / 2
 	sbuf, rbuf := buf[:size], buf[size:]
 	ack := make([]byte, ackBytes)
-	reqs := make([]*meshmpi.Request, window)
+	reqs := make([]*meshmpi.Request, p.window)
 	var start time.Time
-	for i := range iters + skip {
-		if i == skip {
+	for i := range p.iters + p.skip {
+		if i == p.skip {
 			start = time.Now()
 		}
 		for j := range reqs {
@@ -224,5 +473,5 @@ func bandwidth(w *meshmpi.Comm, buf []byte, iters, skip int) (float64, error) {
 		}
 	}
 	elapsed := time.Since(start)
-	return float64(size) * window * float64(iters) / elapsed.Seconds() / 1e6, nil
+	return float64(size) * float64(p.window) * float64(p.iters) / elapsed.Seconds() / 1e6, nil
 }
