@@ -2,6 +2,8 @@ package meshmpi
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/meshmpi/meshmpi/coll"
 )
@@ -66,26 +68,26 @@ func WithFrameSize(bytes int) Option {
 // on algorithms, so it is never read from a rank's own environment.
 func WithCollAlgorithm(collective, algorithm string) Option {
 	return func(c *config) error {
+		var colls []string
 		for k := range coll.NumColls {
-			if k.String() == collective {
-				if !hasAlgorithm(k, algorithm) {
-					return fmt.Errorf("%s has no algorithm %q: %w", collective, algorithm, ErrAlgorithm)
-				}
-				c.collAlgs[k] = algorithm
-				return nil
+			if k.String() != collective {
+				colls = append(colls, k.String())
+				continue
 			}
+			var algs []string
+			for _, a := range coll.Algorithms(k) {
+				if a.Name == algorithm {
+					c.collAlgs[k] = algorithm
+					return nil
+				}
+				algs = append(algs, a.Name)
+			}
+			return fmt.Errorf("%s has no algorithm %q (want one of %s): %w",
+				collective, algorithm, strings.Join(algs, ", "), ErrAlgorithm)
 		}
-		return fmt.Errorf("no collective %q: %w", collective, ErrArg)
+		slices.Sort(colls)
+		return fmt.Errorf("no collective %q (want one of %s): %w", collective, strings.Join(colls, ", "), ErrArg)
 	}
-}
-
-func hasAlgorithm(k coll.Coll, name string) bool {
-	for _, a := range coll.Algorithms(k) {
-		if a.Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 func newConfig(opts []Option) (config, error) {

@@ -88,8 +88,9 @@ type Session struct {
 // present, or when ctx ends. The job's settings (SettingNetwork, collective
 // algorithms) apply on top of opts.
 func Join(ctx context.Context, spec JobSpec, opts ...Option) (_ *Session, err error) {
+	named := false // signaling.Dial's errors name the job and the server
 	defer func() {
-		if err != nil {
+		if err != nil && !named {
 			err = fmt.Errorf("join job %q at %s: %w", spec.Job, spec.Signal, err)
 		}
 	}()
@@ -106,6 +107,7 @@ func Join(ctx context.Context, spec JobSpec, opts ...Option) (_ *Session, err er
 	}
 	client, err := signaling.Dial(ctx, spec.Signal, spec.Job, spec.Token, &do)
 	if err != nil {
+		named = true
 		return nil, err
 	}
 	w := client.Welcome()
@@ -128,6 +130,15 @@ func Join(ctx context.Context, spec JobSpec, opts ...Option) (_ *Session, err er
 		return nil, err
 	}
 	return s, nil
+}
+
+// CheckSettings reports whether every rank of this build would accept a
+// job's settings (SettingNetwork, SettingCollPrefix+collective): a
+// launcher checks them before it starts ranks that would each refuse them.
+func CheckSettings(settings map[string]string) error {
+	var cfg config
+	_, err := applySettings(&cfg, settings)
+	return err
 }
 
 // applySettings applies a job's settings to cfg and returns its network.

@@ -1,0 +1,75 @@
+//go:build unix
+
+// Meshrun launches meshmpi jobs of native rank processes: it is meshmpi's
+// mpirun.
+//
+//	meshrun [flags] -n N <package|binary> [args...]
+//	meshrun [flags] -n N --signal URL --job ID --token T [--rank R] <package|binary> [args...]
+//	meshrun join URL --job ID --token T [--rank R] [flags] <package|binary> [args...]
+//
+// For example, from the repository's root,
+//
+//	go run ./cmd/meshrun -n 4 ./examples/pi
+//
+// builds examples/pi, runs it as 4 processes joined into one job over
+// WebRTC on loopback, and prints "[0] pi ≈ 3.14159…".
+//
+// Meshrun is the launcher half of a contract whose other half is in the
+// library. Meshrun starts each rank as a process with the job in its
+// environment (meshmpi.EnvSignal, EnvJob, EnvToken, EnvRank and, with
+// --join-timeout, EnvJoinTimeout); meshmpi.Main and meshmpi.Init read it
+// (meshmpi.JobFromEnv), join the job at its signaling server and return
+// once every rank is present. The ranks then talk to each other over
+// WebRTC data channels; no MPI traffic passes through meshrun. The same
+// program run without meshrun runs an in-process world instead, so
+// examples/pi works both ways.
+//
+// # Targets
+//
+// The target is a Go package (a directory holding .go files, a path that
+// starts with ./ or ../, a .go file or an import path), which meshrun
+// builds once with go build into a temporary directory it removes at exit;
+// or an executable file, or a command on PATH, which it runs as it is.
+// Flags go before the target; every argument after it goes to each rank
+// unchanged. The ranks' standard input is /dev/null.
+//
+// # Jobs
+//
+// Without --signal, meshrun starts an embedded signaling server on a free
+// loopback port (signaling.ListenLocal), mints a token for a fresh job of N
+// ranks and starts ranks 0 … N-1. The token's settings keep every
+// connection on the loopback interface (net=loopback) and carry the
+// algorithms forced with --coll (coll.allreduce=ring, …); ranks receive them
+// at join.
+//
+// With --signal, --job and --token, the N processes join an existing job on
+// another server instead, as ranks R … R+N-1 with --rank R or as whatever
+// ranks the server assigns: the rest of the job may run elsewhere. join is
+// the same for a single process.
+//
+// # Output and exit status
+//
+// Every line a rank writes is prefixed with its rank ("[2] ") and goes to
+// meshrun's standard output or standard error, as the rank wrote it; lines
+// of different ranks never mix, and a last line without a newline is
+// flushed when the rank exits. A rank whose rank meshrun does not know
+// (joined without --rank) is labelled "?" and its place among meshrun's
+// processes ("[?0] ").
+//
+// Meshrun exits with the worst (highest) exit status of its ranks: 0 when
+// all succeeded, 128+n for a rank killed by signal n, 127 for a rank that
+// could not start. When a rank fails, the others get a grace period
+// (--grace) to fail on their own, as the library makes them do when a peer
+// leaves; then meshrun sends them SIGTERM and, after another grace period,
+// SIGKILL. Ranks that meshrun had to stop do not count towards the exit
+// status. SIGINT, SIGTERM or SIGHUP to meshrun sends the ranks SIGTERM at
+// once, with the same escalation (a second signal kills them), and meshrun
+// exits with 128+signal (130 for SIGINT). A job that outlives --timeout is
+// stopped the same way and meshrun exits with 124. A target that does not
+// build, or bad arguments, exit with 2.
+//
+// Each rank runs in a process group of its own, so meshrun's signals reach
+// its children too. On Linux a rank also gets SIGTERM from the kernel if
+// meshrun itself is killed (SIGKILL, out of memory) before it could stop
+// the job.
+package main

@@ -1,0 +1,379 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/meshmpi/meshmpi"
+	"github.com/meshmpi/meshmpi/signaling"
+)
+
+// Exit statuses meshrun picks itself; otherwise it exits with the ranks'.
+const (
+	exitUsage   = 2   // bad arguments, or a target that does not build
+	exitTimeout = 124 // --timeout ran out (as timeout(1) does)
+	exitNoStart = 127 // a rank process could not be started
+)
+
+const (
+	// outputDrain bounds how long meshrun reads a rank's output after the
+	// rank exited: a child of the rank may hold its pipes open.
+	outputDrain = 2 * time.Second
+	// tokenTTL is how long the embedded job's token admits ranks.
+	tokenTTL = 24 * time.Hour
+	// serverCloseLimit bounds the wait for the embedded server to close.
+	serverCloseLimit = 5 * time.Second
+)
+
+// launcher runs one meshrun command: build, job, ranks.
+type launcher struct {
+	cfg    config
+	log    *slog.Logger
+	stdout io.Writer // lockedWriters, shared by the ranks' lineWriters
+	stderr io.Writer
+	sigc   <-chan os.Signal
+}
+
+// fail reports a failure in one line on stderr.
+func (l *launcher) fail(format string, args ...any) {
+	fmt.Fprintf(l.stderr, "meshrun: "+format+"\n", args...)
+}
+
+func (l *launcher) run() int {
+	t, err := resolveTarget(l.cfg.target)
+	if err != nil {
+		l.fail("%v", err)
+		return exitUsage
+	}
+	if t.exe == "" {
+		dir, err := os.MkdirTemp("", "meshrun-")
+		if err != nil {
+			l.fail("%v", err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		if status, ok := l.build(&t, dir); !ok {
+			return status
+		}
+	}
+	spec, stop, err := l.job()
+	if err != nil {
+		l.fail("%v", err)
+		return 1
+	}
+	defer stop()
+	return l.supervise(t.exe, spec)
+}
+
+// build builds t's package into dir, or gives up at a signal. When it
+// fails, status is meshrun's exit status.
+func (l *launcher) build(t *target, dir string) (status int, ok bool) {
+	start := time.Now()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		exe string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		exe, err := goBuild(ctx, *t, dir)
+		done <- result{exe, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			l.fail("%v", r.err)
+			return exitUsage, false
+		}
+		t.exe = r.exe
+		l.log.Info("built", "package", t.pkg, "exe", r.exe, "took", time.Since(start).Round(time.Millisecond))
+		return 0, true
+	case sig := <-l.sigc:
+		cancel()
+		<-done // bounded by goBuild's WaitDelay
+		return signalStatus(sig), false
+	}
+}
+
+// job returns the job the ranks join: the one the command line names, or a
+// new one on an embedded server that stop closes.
+func (l *launcher) job() (spec meshmpi.JobSpec, stop func(), err error) {
+	c := l.cfg
+	if c.signal != "" {
+		return meshmpi.JobSpec{Signal: c.signal, Job: c.job, Token: c.token}, func() {}, nil
+	}
+	srv, err := signaling.ListenLocal(signaling.Config{MaxJobSize: c.n, Logger: l.log.With("component", "signaling")})
+	if err != nil {
+		return spec, nil, err
+	}
+	id := "meshrun-" + rand.Text()
+	token, err := srv.Token(id, c.n, c.settings, tokenTTL)
+	if err != nil {
+		_ = srv.Close()
+		return spec, nil, err
+	}
+	l.log.Info("embedded signaling server", "url", srv.URL(), "job", id, "settings", c.settings)
+	stop = func() {
+		done := make(chan error, 1)
+		go func() { done <- srv.Close() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				l.log.Warn("closing the signaling server", "err", err)
+			}
+		case <-time.After(serverCloseLimit):
+			l.log.Warn("the signaling server did not close in time")
+		}
+	}
+	return meshmpi.JobSpec{Signal: srv.URL(), Job: id, Token: token}, stop, nil
+}
+
+// supervise starts the rank processes of spec, waits for them and returns
+// meshrun's exit status.
+func (l *launcher) supervise(exe string, spec meshmpi.JobSpec) int {
+	j := &job{l: l, exe: exe, env: rankEnv(os.Environ(), spec, l.cfg.joinTimeout), exits: make(chan exit, l.cfg.n)}
+	for i := range l.cfg.n {
+		if err := j.start(i); err != nil {
+			l.fail("rank %s: cannot start: %v", j.label(i), err)
+			j.status = exitNoStart
+			j.stage, j.timer = stageGrace, time.After(l.cfg.grace)
+			break
+		}
+	}
+	var timeout <-chan time.Time
+	if l.cfg.timeout > 0 {
+		t := time.NewTimer(l.cfg.timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for j.live > 0 {
+		select {
+		case e := <-j.exits:
+			j.exited(e)
+		case sig := <-l.sigc:
+			if j.override == 0 {
+				j.override = signalStatus(sig)
+				l.fail("%v: stopping the ranks", sig)
+			}
+			j.escalate()
+		case <-timeout:
+			timeout = nil
+			if j.override == 0 {
+				j.override = exitTimeout
+				l.fail("the job did not end within --timeout %v: stopping the ranks", l.cfg.timeout)
+			}
+			if j.stage < stageTerm {
+				j.escalate()
+			}
+		case <-j.timer:
+			if j.stage == stageKill {
+				l.fail("%s did not exit after SIGKILL; leaving them", j.running())
+				j.live = 0 // their waiters may still report; exits has room
+				continue
+			}
+			j.escalate()
+		}
+	}
+	if j.override != 0 {
+		return j.override
+	}
+	return j.status
+}
+
+// rankEnv is the environment of a rank process: meshrun's, without any job
+// of its own, plus spec's; start adds the rank.
+func rankEnv(environ []string, spec meshmpi.JobSpec, joinTimeout time.Duration) []string {
+	var env []string
+	for _, kv := range environ {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case meshmpi.EnvSignal, meshmpi.EnvJob, meshmpi.EnvToken, meshmpi.EnvRank:
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env,
+		meshmpi.EnvSignal+"="+spec.Signal, meshmpi.EnvJob+"="+spec.Job, meshmpi.EnvToken+"="+spec.Token)
+	if joinTimeout > 0 {
+		env = append(env, meshmpi.EnvJoinTimeout+"="+joinTimeout.String())
+	}
+	return env
+}
+
+// stage is how far a job's teardown has gone.
+type stage int
+
+const (
+	stageRun   stage = iota // every rank on its own
+	stageGrace              // a rank failed: the others have a grace period to fail too
+	stageTerm               // SIGTERM sent
+	stageKill               // SIGKILL sent
+)
+
+// job is the rank processes of one meshrun and what became of them. Only
+// supervise's goroutine touches it; each rank's waiter sends on exits.
+type job struct {
+	l     *launcher
+	exe   string
+	env   []string
+	ranks []*rank
+	exits chan exit
+	live  int // started and not yet exited
+
+	status   int // worst status of the ranks that ended on their own
+	override int // meshrun's status after a signal or a timeout, or 0
+	stage    stage
+	timer    <-chan time.Time // next escalation
+}
+
+// rank is one rank process.
+type rank struct {
+	label          string
+	cmd            *exec.Cmd
+	stdout, stderr *lineWriter
+	start          time.Time
+	exited         bool
+	stopped        bool // meshrun signalled it: its status does not count
+}
+
+// exit reports that a rank process ended; err is what Wait returned.
+type exit struct {
+	r   *rank
+	err error
+}
+
+// label names the i-th process in output prefixes and messages: its rank,
+// or "?i" when the server assigns ranks.
+func (j *job) label(i int) string {
+	if j.l.cfg.first == meshmpi.AnyRank {
+		return "?" + strconv.Itoa(i)
+	}
+	return strconv.Itoa(j.l.cfg.first + i)
+}
+
+// start starts the i-th rank process and its waiter.
+func (j *job) start(i int) error {
+	label := j.label(i)
+	cmd := exec.Command(j.exe, j.l.cfg.args...)
+	cmd.Env = j.env
+	if j.l.cfg.first != meshmpi.AnyRank {
+		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], meshmpi.EnvRank+"="+label)
+	}
+	r := &rank{
+		label:  label,
+		cmd:    cmd,
+		stdout: newLineWriter(j.l.stdout, "["+label+"] "),
+		stderr: newLineWriter(j.l.stderr, "["+label+"] "),
+	}
+	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
+	cmd.SysProcAttr = rankProcAttr()
+	cmd.WaitDelay = outputDrain
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	r.start = time.Now()
+	j.l.log.Info("rank started", "rank", label, "pid", cmd.Process.Pid)
+	j.ranks = append(j.ranks, r)
+	j.live++
+	go func() {
+		err := cmd.Wait()
+		_ = r.stdout.Flush()
+		_ = r.stderr.Flush()
+		j.exits <- exit{r, err}
+	}()
+	return nil
+}
+
+// exited records a rank's end; the first failure starts the teardown.
+func (j *job) exited(e exit) {
+	r := e.r
+	r.exited = true
+	j.live--
+	status, how := exitStatus(r.cmd)
+	j.l.log.Info("rank exited", "rank", r.label, "status", status, "after", time.Since(r.start).Round(time.Millisecond), "stopped", r.stopped)
+	var ee *exec.ExitError
+	if e.err != nil && !errors.As(e.err, &ee) {
+		j.l.log.Warn("waiting for a rank", "rank", r.label, "err", e.err)
+	}
+	if r.stopped {
+		return
+	}
+	j.status = max(j.status, status)
+	if status != 0 && j.stage == stageRun {
+		j.l.fail("rank %s %s", r.label, how)
+		j.stage, j.timer = stageGrace, time.After(j.l.cfg.grace)
+	}
+}
+
+// escalate takes the teardown a step further: SIGTERM, then SIGKILL.
+func (j *job) escalate() {
+	switch j.stage {
+	case stageRun, stageGrace:
+		j.stage = stageTerm
+		j.signal(syscall.SIGTERM)
+		j.timer = time.After(j.l.cfg.grace)
+	case stageTerm:
+		j.stage = stageKill
+		j.signal(syscall.SIGKILL)
+		j.timer = time.After(j.l.cfg.grace + outputDrain)
+	}
+}
+
+// signal sends sig to the process group of every rank still running.
+func (j *job) signal(sig syscall.Signal) {
+	for _, r := range j.ranks {
+		if r.exited {
+			continue
+		}
+		r.stopped = true
+		err := syscall.Kill(-r.cmd.Process.Pid, sig)
+		j.l.log.Info("signalled rank", "rank", r.label, "signal", sig, "err", err)
+	}
+}
+
+// running lists the ranks still running, for a message.
+func (j *job) running() string {
+	var labels []string
+	for _, r := range j.ranks {
+		if !r.exited {
+			labels = append(labels, r.label)
+		}
+	}
+	return "rank(s) " + strings.Join(labels, ", ")
+}
+
+// exitStatus is a finished rank's exit status as a shell reports it
+// (128+n for a rank killed by signal n, 1 if unknown) and its description.
+func exitStatus(cmd *exec.Cmd) (int, string) {
+	ps := cmd.ProcessState
+	if ps == nil {
+		return 1, "ended without an exit status"
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), fmt.Sprintf("was killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
+	}
+	if code := ps.ExitCode(); code >= 0 {
+		return code, fmt.Sprintf("exited with status %d", code)
+	}
+	return 1, ps.String()
+}
+
+// signalStatus is the exit status for a job stopped by sig: 128+sig.
+func signalStatus(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 1
+}

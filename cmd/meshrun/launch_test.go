@@ -1,0 +1,197 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/meshmpi/meshmpi"
+	"github.com/meshmpi/meshmpi/signaling"
+)
+
+// hangLimit bounds every meshrun a test starts: one still running then has
+// hung, and the test stops it and fails.
+const hangLimit = 60 * time.Second
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// meshrunRun is one meshrun running in the test process.
+type meshrunRun struct {
+	args           []string
+	sigc           chan os.Signal // what meshrun receives as signals
+	stdout, stderr syncBuffer
+	status         chan int
+	ctx            context.Context // ends at the hang limit
+	cancel         context.CancelFunc
+}
+
+// start runs meshrun with args in a goroutine.
+func start(args ...string) *meshrunRun {
+	m := &meshrunRun{args: args, sigc: make(chan os.Signal, 2), status: make(chan int, 1)}
+	m.ctx, m.cancel = context.WithTimeout(context.Background(), hangLimit)
+	go func() { m.status <- run(args, &m.stdout, &m.stderr, m.sigc) }()
+	return m
+}
+
+// wait returns meshrun's exit status. A meshrun still running at the hang
+// limit gets a SIGTERM, to stop its ranks, and fails the test.
+func (m *meshrunRun) wait(t *testing.T) int {
+	t.Helper()
+	defer m.cancel()
+	select {
+	case status := <-m.status:
+		t.Logf("meshrun %q: status %d\nstdout:\n%s\nstderr:\n%s", m.args, status, m.stdout.String(), m.stderr.String())
+		return status
+	case <-m.ctx.Done():
+	}
+	m.sigc <- os.Kill // any signal: meshrun stops the ranks
+	select {
+	case <-m.status:
+	case <-time.After(30 * time.Second):
+	}
+	t.Fatalf("meshrun %q hung: still running after %v\nstdout:\n%s\nstderr:\n%s", m.args, hangLimit, m.stdout.String(), m.stderr.String())
+	return 0
+}
+
+// The real thing: the pi example as 4 rank processes joined over WebRTC on
+// loopback, built by meshrun from its package path.
+func TestRunPi(t *testing.T) {
+	if testing.Short() {
+		t.Skip("go build and a WebRTC job in -short mode")
+	}
+	piBinary(t) // warms the build cache for the go build in meshrun
+	t.Chdir("../..")
+	m := start("-n", "4", "./examples/pi", "-steps", "1000000")
+	require.Equal(t, 0, m.wait(t))
+	require.Contains(t, m.stdout.String(), "[0] pi ≈")
+	require.Empty(t, m.stderr.String())
+}
+
+// Rank 2 dies with status 3 while the others wait for it in an Allreduce:
+// they fail on their own with ErrProcFailed, within the long grace period,
+// and meshrun exits with the worst status, 3.
+func TestFailingRank(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a WebRTC job in -short mode")
+	}
+	m := start("-n", "4", "--grace", "30s", failrankBinary(t))
+	require.Equal(t, 3, m.wait(t))
+	require.Contains(t, m.stdout.String(), "[2] rank 2 crashing\n")
+	stderr := m.stderr.String()
+	require.Contains(t, stderr, "meshrun: rank 2 exited with status 3\n")
+	for _, r := range []int{0, 1, 3} {
+		require.Contains(t, stderr, fmt.Sprintf("[%d] failrank: a peer failed:", r), "rank %d should fail by itself with ErrProcFailed", r)
+	}
+}
+
+// Two meshrun joins make up a 2-rank job on a server of the test's.
+func TestJoin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a WebRTC job in -short mode")
+	}
+	srv, err := signaling.ListenLocal(signaling.Config{})
+	require.NoError(t, err)
+	defer srv.Close()
+	const job = "meshrun-join-test"
+	token, err := srv.Token(job, 2, map[string]string{meshmpi.SettingNetwork: "loopback"}, time.Minute)
+	require.NoError(t, err)
+	pi := piBinary(t)
+
+	var ms []*meshrunRun
+	for r := range 2 {
+		ms = append(ms, start("join", srv.URL(), "--job", job, "--token", token, "--rank", strconv.Itoa(r), pi, "-steps", "100000"))
+	}
+	for r, m := range ms {
+		require.Equal(t, 0, m.wait(t), "rank %d", r)
+	}
+	require.Contains(t, ms[0].stdout.String(), "[0] pi ≈")
+	require.Empty(t, ms[1].stdout.String())
+}
+
+// Ranks get the job in their environment, and not one meshrun inherited;
+// their labels are their ranks, or ?i when the server picks them.
+func TestRankEnvironment(t *testing.T) {
+	t.Setenv(meshmpi.EnvRank, "9")
+	t.Setenv(meshmpi.EnvJoinTimeout, "5s")
+	script := `echo "rank=$MESHMPI_RANK job=$MESHMPI_JOB token=$MESHMPI_TOKEN signal=$MESHMPI_SIGNAL timeout=$MESHMPI_JOIN_TIMEOUT"`
+	job := []string{"--signal", "ws://127.0.0.1:1/ws", "--job", "j", "--token", "t"}
+
+	m := start(append(append([]string{"-n", "2", "--rank", "5"}, job...), "sh", "-c", script)...)
+	require.Equal(t, 0, m.wait(t))
+	for _, r := range []int{5, 6} {
+		require.Contains(t, m.stdout.String(), fmt.Sprintf("[%d] rank=%d job=j token=t signal=ws://127.0.0.1:1/ws timeout=5s\n", r, r))
+	}
+
+	m = start(append(append([]string{"-n", "2", "--join-timeout", "1m"}, job...), "sh", "-c", script)...)
+	require.Equal(t, 0, m.wait(t))
+	for _, i := range []int{0, 1} {
+		require.Contains(t, m.stdout.String(), fmt.Sprintf("[?%d] rank= job=j token=t signal=ws://127.0.0.1:1/ws timeout=1m0s\n", i))
+	}
+}
+
+// Statuses: the worst one wins; a rank killed by a signal counts 128+n.
+func TestExitStatus(t *testing.T) {
+	m := start("-n", "3", "sh", "-c", `printf "no newline"; exit $MESHMPI_RANK`)
+	require.Equal(t, 2, m.wait(t))
+	for r := range 3 {
+		require.Contains(t, m.stdout.String(), fmt.Sprintf("[%d] no newline\n", r))
+	}
+	require.Regexp(t, `^meshrun: rank ([12]) exited with status ([12])\n$`, m.stderr.String(), "one line on the first failure")
+
+	m = start("-n", "2", "sh", "-c", `kill -9 $$`)
+	require.Equal(t, 128+9, m.wait(t))
+	require.Contains(t, m.stderr.String(), "killed by signal 9")
+}
+
+// A rank that cannot start fails the job with 127.
+func TestRankCannotStart(t *testing.T) {
+	garbage := filepath.Join(t.TempDir(), "garbage")
+	require.NoError(t, os.WriteFile(garbage, []byte{0, 1, 2, 3}, 0o755))
+	m := start("-n", "2", garbage)
+	require.Equal(t, exitNoStart, m.wait(t))
+	require.Contains(t, m.stderr.String(), "meshrun: rank 0: cannot start")
+}
+
+// Ranks that ignore SIGTERM outlive --timeout: meshrun kills them and exits
+// with 124.
+func TestTimeout(t *testing.T) {
+	m := start("-n", "2", "--timeout", "500ms", "--grace", "100ms", "sh", "-c", `trap "" TERM; echo up; sleep 100`)
+	require.Equal(t, exitTimeout, m.wait(t))
+	require.Contains(t, m.stderr.String(), "did not end within --timeout 500ms")
+}
+
+// A signal to meshrun stops the ranks and sets the exit status.
+func TestInterrupt(t *testing.T) {
+	m := start("-n", "3", "--grace", "100ms", "sleep", "100")
+	m.sigc <- os.Interrupt
+	require.Equal(t, 130, m.wait(t))
+	require.Contains(t, m.stderr.String(), "meshrun: interrupt: stopping the ranks\n")
+	require.False(t, strings.Contains(m.stderr.String(), "exited with"), "ranks meshrun stopped are not failures")
+}

@@ -1,0 +1,226 @@
+//go:build unix
+
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/meshmpi/meshmpi"
+	"github.com/meshmpi/meshmpi/signaling"
+)
+
+const usage = `usage:
+  meshrun [flags] -n N <package|binary> [args...]
+      run an N-rank job on this host, through an embedded signaling server
+  meshrun [flags] -n N --signal URL --job ID --token T [--rank R] <package|binary> [args...]
+      start N ranks of an existing job (ranks R … R+N-1, or any free ranks)
+  meshrun join URL --job ID --token T [--rank R] [flags] <package|binary> [args...]
+      start one rank of an existing job
+
+The target is a Go package (directory, ./ or ../ path, .go file, import
+path), built once with go build, or an executable. Flags go before it;
+arguments after it go to every rank. Each output line is prefixed with its
+rank ("[0] "). The exit status is the worst of the ranks'; when one fails
+the others get --grace to fail on their own, then SIGTERM, then SIGKILL.
+
+flags:
+  -n N               rank processes to start (not with join)
+  --coll C=ALG       force collective C's algorithm for the job, e.g.
+                     allreduce=ring (repeatable; embedded server only)
+  --signal URL       websocket URL of an existing job's signaling server
+  --job ID           that job's id
+  --token T          that job's token
+  --rank R           rank of the (first) process; default any free rank
+  --join-timeout D   how long ranks wait for the whole job (default 2m)
+  --timeout D        stop the job after D and exit 124 (default none)
+  --grace D          wait between a failure, SIGTERM and SIGKILL (default 2s)
+  -v                 log what meshrun does to stderr
+`
+
+// config is what the command line asks for.
+type config struct {
+	n           int               // rank processes to start
+	first       int               // rank of the first process, or meshmpi.AnyRank
+	signal      string            // an existing job's server; "" starts the embedded one
+	job, token  string            // the existing job
+	settings    map[string]string // the embedded job's settings: net=loopback and --coll
+	target      string            // package or executable
+	args        []string          // passed to every rank
+	joinTimeout time.Duration     // 0 leaves the library's default
+	timeout     time.Duration     // 0: none
+	grace       time.Duration
+	verbose     bool
+}
+
+func main() {
+	sigc := make(chan os.Signal, 4)
+	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, sigc))
+}
+
+// run is meshrun with its arguments, output streams and the signals it
+// receives; it returns the exit status.
+func run(args []string, stdout, stderr io.Writer, sigc <-chan os.Signal) int {
+	out, errw := &lockedWriter{w: stdout}, &lockedWriter{w: stderr}
+	cfg, err := parseArgs(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(out, usage)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(errw, "meshrun: %v\nrun 'meshrun -h' for usage\n", err)
+		return exitUsage
+	}
+	log := slog.New(slog.DiscardHandler)
+	if cfg.verbose {
+		log = slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	l := &launcher{cfg: cfg, log: log, stdout: out, stderr: errw, sigc: sigc}
+	return l.run()
+}
+
+// parseArgs parses meshrun's command line: the join subcommand or the
+// default launch.
+func parseArgs(args []string) (config, error) {
+	if len(args) > 0 && args[0] == "join" {
+		return parseJoin(args[1:])
+	}
+	cfg := config{first: meshmpi.AnyRank}
+	fs := newFlagSet(&cfg)
+	fs.IntVar(&cfg.n, "n", 0, "")
+	fs.StringVar(&cfg.signal, "signal", "", "")
+	colls := collFlag{}
+	fs.Var(colls, "coll", "")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if err := takeTarget(&cfg, fs.Args()); err != nil {
+		return cfg, err
+	}
+	if cfg.n < 1 || cfg.n > signaling.MaxJobSize {
+		return cfg, fmt.Errorf("-n %d: want 1 … %d rank processes", cfg.n, signaling.MaxJobSize)
+	}
+	given := 0
+	for _, v := range []string{cfg.signal, cfg.job, cfg.token} {
+		if v != "" {
+			given++
+		}
+	}
+	switch {
+	case given == 0:
+		if cfg.first != meshmpi.AnyRank {
+			return cfg, errors.New("--rank applies to an existing job (--signal); meshrun's own job has ranks 0 … N-1")
+		}
+		cfg.first = 0
+		cfg.settings = map[string]string{meshmpi.SettingNetwork: "loopback"}
+		for k, v := range colls {
+			cfg.settings[k] = v
+		}
+	case given < 3:
+		return cfg, errors.New("--signal, --job and --token go together")
+	case len(colls) > 0:
+		return cfg, errors.New("--coll sets meshrun's own job; an existing job's settings are in its token")
+	default:
+		if err := checkSignalURL(cfg.signal); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+// parseJoin parses "meshrun join URL [flags] target [args...]".
+func parseJoin(args []string) (config, error) {
+	cfg := config{n: 1, first: meshmpi.AnyRank}
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cfg.signal, args = args[0], args[1:]
+	}
+	fs := newFlagSet(&cfg)
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	rest := fs.Args()
+	if cfg.signal == "" {
+		if len(rest) == 0 {
+			return cfg, errors.New("join: want the signaling server's URL")
+		}
+		cfg.signal, rest = rest[0], rest[1:]
+	}
+	if err := checkSignalURL(cfg.signal); err != nil {
+		return cfg, err
+	}
+	if cfg.job == "" || cfg.token == "" {
+		return cfg, errors.New("join: --job and --token are required")
+	}
+	return cfg, takeTarget(&cfg, rest)
+}
+
+// newFlagSet defines the flags the launch and join commands share.
+func newFlagSet(cfg *config) *flag.FlagSet {
+	fs := flag.NewFlagSet("meshrun", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // run reports errors and usage itself
+	fs.Usage = func() {}
+	fs.StringVar(&cfg.job, "job", "", "")
+	fs.StringVar(&cfg.token, "token", "", "")
+	fs.IntVar(&cfg.first, "rank", meshmpi.AnyRank, "")
+	fs.DurationVar(&cfg.joinTimeout, "join-timeout", 0, "")
+	fs.DurationVar(&cfg.timeout, "timeout", 0, "")
+	fs.DurationVar(&cfg.grace, "grace", 2*time.Second, "")
+	fs.BoolVar(&cfg.verbose, "v", false, "")
+	return fs
+}
+
+// takeTarget takes the target and its arguments from what follows the
+// flags, and checks the flags every command has.
+func takeTarget(cfg *config, rest []string) error {
+	if len(rest) == 0 {
+		return errors.New("no package or binary to run")
+	}
+	cfg.target, cfg.args = rest[0], rest[1:]
+	switch {
+	case cfg.first < meshmpi.AnyRank:
+		return fmt.Errorf("--rank %d: want a rank ≥ 0", cfg.first)
+	case cfg.joinTimeout < 0:
+		return fmt.Errorf("--join-timeout %v: want a positive duration", cfg.joinTimeout)
+	case cfg.timeout < 0:
+		return fmt.Errorf("--timeout %v: want a positive duration, or 0 for none", cfg.timeout)
+	case cfg.grace < 0:
+		return fmt.Errorf("--grace %v: must not be negative", cfg.grace)
+	}
+	return nil
+}
+
+func checkSignalURL(u string) error {
+	if !strings.HasPrefix(u, "ws://") && !strings.HasPrefix(u, "wss://") {
+		return fmt.Errorf("signaling URL %q: want ws://host:port/ws or wss://…", u)
+	}
+	return nil
+}
+
+// collFlag collects --coll collective=algorithm as job settings, checking
+// them as the ranks will: the ranks would reject a bad one too, but only
+// after they have started.
+type collFlag map[string]string
+
+func (c collFlag) String() string { return "" }
+
+func (c collFlag) Set(s string) error {
+	name, alg, ok := strings.Cut(s, "=")
+	if !ok {
+		return fmt.Errorf("%q: want collective=algorithm, e.g. allreduce=ring", s)
+	}
+	key := meshmpi.SettingCollPrefix + name
+	if err := meshmpi.CheckSettings(map[string]string{key: alg}); err != nil {
+		return err
+	}
+	c[key] = alg
+	return nil
+}
