@@ -169,9 +169,11 @@ func TestMeshJoinRejected(t *testing.T) {
 		{"foreign token", JobSpec{Job: "j", Token: foreign}, false, signaling.ErrBadToken},
 		{"token of another job", JobSpec{Job: "j", Token: token("k", 1, nil, time.Hour)}, false, signaling.ErrBadToken},
 		{"expired token", JobSpec{Job: "j", Token: token("j", 1, nil, -time.Minute)}, false, signaling.ErrExpired},
-		{"unknown setting", JobSpec{Job: "j", Token: token("j", 1, map[string]string{"frobnicate": "yes"}, time.Hour)}, false, ErrNotSupported},
-		{"bad algorithm", JobSpec{Job: "j", Token: token("j", 1, map[string]string{"coll.allreduce": "magic"}, time.Hour)}, false, ErrAlgorithm},
-		{"job never fills", JobSpec{Job: "j", Token: token("j", 2, nil, time.Hour)}, true, context.DeadlineExceeded},
+		// Each joinable job has an id of its own: the server may still hold
+		// the previous case's job, of another size or settings, for a moment.
+		{"unknown setting", JobSpec{Job: "s", Token: token("s", 1, map[string]string{"frobnicate": "yes"}, time.Hour)}, false, ErrNotSupported},
+		{"bad algorithm", JobSpec{Job: "a", Token: token("a", 1, map[string]string{"coll.allreduce": "magic"}, time.Hour)}, false, ErrAlgorithm},
+		{"job never fills", JobSpec{Job: "n", Token: token("n", 2, nil, time.Hour)}, true, context.DeadlineExceeded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.spec.Signal, tc.spec.Rank = srv.URL(), AnyRank

@@ -311,8 +311,11 @@ func (j *job) exited(e exit) {
 		return
 	}
 	j.status = max(j.status, status)
-	if status != 0 && j.stage == stageRun {
-		j.l.fail("rank %s %s", r.label, how)
+	if status == 0 {
+		return
+	}
+	j.l.fail("rank %s %s", r.label, how)
+	if j.stage == stageRun {
 		j.stage, j.timer = stageGrace, time.After(j.l.cfg.grace)
 	}
 }
