@@ -19,6 +19,7 @@ func TestDependencyDirection(t *testing.T) {
 		"op":   {mod + "/peer", mod + "/coll", mod + "\n"},
 		"peer": {mod + "/coll", mod + "\n"},
 		"coll": {mod + "/peer", mod + "\n"},
+		"mesh": {mod + "/coll", mod + "\n"},
 	} {
 		out, err := exec.Command("go", "list", "-deps", "./"+pkg).CombinedOutput()
 		require.NoError(t, err, "%s", out)

@@ -19,7 +19,7 @@
 // frames, the eager and rendezvous protocols, and the links: memory and
 // native WebRTC today, browser and WASI next), on signaling's client (a
 // job's rendezvous: join, ranks, settings, the relay of connection set-up
-// messages; mesh.go turns it into peer's Dialer, so links connect on a
+// messages; package mesh turns it into peer's Dialer, so links connect on a
 // pair's first message), on coll, the collective schedule engine
 // (plans, runs, algorithms, selection), and on op, the leaf that holds
 // element types and reductions. Arrows point down only: peer and coll know

@@ -38,7 +38,7 @@ var (
 	// request failed; the statuses say which, and the error joins theirs.
 	ErrInStatus = errors.New("error in status")
 	// ErrNotSupported: the operation is not available in this build or world.
-	ErrNotSupported = errors.New("not supported")
+	ErrNotSupported = peer.ErrNotSupported
 	// ErrTruncate: a message longer than the receive buffer. The buffer
 	// holds the message's first bytes; nothing is written past its end.
 	ErrTruncate = peer.ErrTruncate

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/meshmpi/meshmpi/mesh"
 	"github.com/meshmpi/meshmpi/signaling"
 )
 
@@ -78,7 +79,7 @@ func JobFromEnv() (spec JobSpec, ok bool, err error) {
 // benchmarks run whole jobs that way); each is a separate rank.
 type Session struct {
 	p    *proc
-	mesh *mesh
+	mesh *mesh.Mesh
 
 	once sync.Once
 	err  error
@@ -116,16 +117,16 @@ func Join(ctx context.Context, spec JobSpec, opts ...Option) (_ *Session, err er
 		client.Close()
 		return nil, err
 	}
-	net.ice = w.ICEServers
-	m := newMesh(client, net)
+	net.ICEServers = w.ICEServers
+	m := mesh.New(client, net)
 	p, err := newProc(w.Rank, w.Size, cfg, m)
 	if err != nil {
 		client.Close()
 		return nil, err
 	}
-	m.start(p.ep)
+	m.Start(p.ep)
 	s := &Session{p: p, mesh: m}
-	if err := m.waitReady(ctx); err != nil {
+	if err := m.WaitReady(ctx); err != nil {
 		s.Abort(err)
 		return nil, err
 	}
@@ -142,14 +143,14 @@ func CheckSettings(settings map[string]string) error {
 }
 
 // applySettings applies a job's settings to cfg and returns its network.
-func applySettings(cfg *config, settings map[string]string) (meshNet, error) {
-	var net meshNet
+func applySettings(cfg *config, settings map[string]string) (mesh.Net, error) {
+	var net mesh.Net
 	for k, v := range settings {
 		switch {
 		case k == SettingNetwork:
 			switch v {
 			case "loopback":
-				net.loopback = true
+				net.Loopback = true
 			case "lan", "":
 			default:
 				return net, fmt.Errorf("job setting %s=%q: want loopback or lan: %w", k, v, ErrArg)
@@ -178,7 +179,7 @@ func (s *Session) Links() int { return s.p.ep.Links() }
 func (s *Session) Finalize() error {
 	s.once.Do(func() {
 		err := s.p.finalize()
-		s.mesh.close()
+		s.mesh.Close()
 		s.err = err
 	})
 	return s.err
@@ -196,7 +197,7 @@ func (s *Session) Abort(cause error) {
 	s.p.finalized.Store(true)
 	s.p.ep.Close(fmt.Errorf("rank aborted: %w: %w", ErrProcFailed, cause))
 	s.once.Do(func() {
-		s.mesh.close()
+		s.mesh.Close()
 		s.err = fmt.Errorf("finalize after abort: %w", ErrProcFailed)
 	})
 }

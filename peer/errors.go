@@ -18,6 +18,9 @@ var (
 	// ErrTagMismatch means a receive that matches on part of the tag
 	// (RecvNotify) met a message whose other tag bits differ.
 	ErrTagMismatch = errors.New("message tag differs from the receive's")
+	// ErrNotSupported means the operation is not available in this build
+	// (a link kind this target has no stack for).
+	ErrNotSupported = errors.New("not supported")
 	// ErrClosed means the endpoint or link was closed locally.
 	ErrClosed = errors.New("endpoint closed")
 )

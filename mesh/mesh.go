@@ -1,4 +1,4 @@
-package meshmpi
+package mesh
 
 import (
 	"context"
@@ -10,19 +10,30 @@ import (
 	"github.com/meshmpi/meshmpi/signaling"
 )
 
-// meshNet is how a job's ranks reach each other: the ICE servers from the
-// welcome and the SettingNetwork mode.
-type meshNet struct {
-	ice      []signaling.ICEServer
-	loopback bool
+// Net is how a job's ranks reach each other: the ICE servers from the
+// welcome, and whether every rank is on this host (the job's "net"
+// setting is "loopback").
+type Net struct {
+	ICEServers []signaling.ICEServer
+	Loopback   bool
+}
+
+// Endpoint is what the mesh hands its connections and losses to: a
+// *peer.Endpoint, or a WASI host that relays them to its guest rank.
+type Endpoint interface {
+	// Attach takes the link to rank once it is connected.
+	Attach(rank int, l peer.Link) error
+	// FailPeer is told when rank leaves the job: pending operations with
+	// it fail with err (which wraps peer.ErrProcFailed).
+	FailPeer(rank int, err error)
 }
 
 // maxPairSignals bounds the set-up messages queued for one connection; a
 // remote that sends more is broken.
 const maxPairSignals = 256
 
-// mesh connects this rank to the others on demand (it is the endpoint's
-// Dialer) through the signaling client, and routes what the server sends:
+// Mesh connects this rank to the others on demand (it is the endpoint's
+// peer.Dialer) through the signaling client, and routes what the server sends:
 // set-up signals to the connection they belong to, departures to the
 // endpoint as lost peers.
 //
@@ -30,12 +41,12 @@ const maxPairSignals = 256
 // start talking at once never build two connections (no glare): a higher
 // rank that wants a link sends the lower one a connect request and answers
 // the offer that follows.
-type mesh struct {
+type Mesh struct {
 	client *signaling.Client
-	net    meshNet
+	net    Net
 	rank   int
 	size   int
-	ep     *peer.Endpoint
+	ep     Endpoint
 
 	ctx    context.Context // ends at close: pending connects give up
 	cancel context.CancelFunc
@@ -53,7 +64,7 @@ type mesh struct {
 // pair is this rank's connection to one remote rank while it is set up,
 // and the result afterwards.
 type pair struct {
-	m      *mesh
+	m      *Mesh
 	remote int
 
 	mu     sync.Mutex
@@ -71,22 +82,25 @@ type pairSignal struct {
 	payload []byte
 }
 
-func newMesh(c *signaling.Client, net meshNet) *mesh {
-	m := &mesh{client: c, net: net, rank: c.Rank(), size: c.Size(),
+// New makes the mesh of the rank c joined as, routing c's messages once
+// Start is called. The mesh owns c from now on: Close closes it.
+func New(c *signaling.Client, net Net) *Mesh {
+	m := &Mesh{client: c, net: net, rank: c.Rank(), size: c.Size(),
 		ready: make(chan struct{}), pairs: map[int]*pair{}}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m
 }
 
-// start begins routing the server's messages to ep.
-func (m *mesh) start(ep *peer.Endpoint) {
+// Start begins routing the server's messages; ranks that leave are
+// reported to ep.
+func (m *Mesh) Start(ep Endpoint) {
 	m.ep = ep
 	m.wg.Add(1)
 	go m.route()
 }
 
-// waitReady returns once every rank of the job has joined.
-func (m *mesh) waitReady(ctx context.Context) error {
+// WaitReady returns once every rank of the job has joined.
+func (m *Mesh) WaitReady(ctx context.Context) error {
 	select {
 	case <-m.ready:
 		return nil
@@ -100,7 +114,7 @@ func (m *mesh) waitReady(ctx context.Context) error {
 }
 
 // Dial implements peer.Dialer.
-func (m *mesh) Dial(ctx context.Context, rank int) (peer.Link, error) {
+func (m *Mesh) Dial(ctx context.Context, rank int) (peer.Link, error) {
 	p := m.pair(rank, true)
 	select {
 	case <-p.done:
@@ -113,7 +127,7 @@ func (m *mesh) Dial(ctx context.Context, rank int) (peer.Link, error) {
 // pair returns the pair of remote, starting its connection if it has
 // none; initiate says this rank wants to talk (rather than answering the
 // remote's request or offer).
-func (m *mesh) pair(remote int, initiate bool) *pair {
+func (m *Mesh) pair(remote int, initiate bool) *pair {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if p := m.pairs[remote]; p != nil {
@@ -122,7 +136,7 @@ func (m *mesh) pair(remote int, initiate bool) *pair {
 	p := &pair{m: m, remote: remote, notify: make(chan struct{}, 1), done: make(chan struct{})}
 	m.pairs[remote] = p
 	if m.stopped || m.gone != nil {
-		p.err = fmt.Errorf("connect to rank %d: %w: signaling is closed", remote, ErrProcFailed)
+		p.err = fmt.Errorf("connect to rank %d: %w: signaling is closed", remote, peer.ErrProcFailed)
 		close(p.done)
 		return p
 	}
@@ -154,7 +168,7 @@ func (p *pair) connect(initiate bool) {
 		}
 	}
 	if err != nil {
-		err = fmt.Errorf("connect to rank %d: %w: %w", p.remote, ErrProcFailed, err)
+		err = fmt.Errorf("connect to rank %d: %w: %w", p.remote, peer.ErrProcFailed, err)
 		l = nil
 	}
 	p.link, p.err = l, err
@@ -240,14 +254,14 @@ func (p *pair) poke() {
 }
 
 // existing returns remote's pair, or nil.
-func (m *mesh) existing(remote int) *pair {
+func (m *Mesh) existing(remote int) *pair {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.pairs[remote]
 }
 
 // route handles the server's messages until the signaling connection ends.
-func (m *mesh) route() {
+func (m *Mesh) route() {
 	defer m.wg.Done()
 	for msg := range m.client.Messages() {
 		switch msg := msg.(type) {
@@ -282,7 +296,7 @@ func (m *mesh) route() {
 	}
 }
 
-func (m *mesh) signal(s *signaling.Signal) {
+func (m *Mesh) signal(s *signaling.Signal) {
 	from := s.From
 	if from < 0 || from >= m.size || from == m.rank {
 		return
@@ -317,7 +331,7 @@ func (m *mesh) signal(s *signaling.Signal) {
 	}
 }
 
-func (m *mesh) left(l *signaling.Left) {
+func (m *Mesh) left(l *signaling.Left) {
 	if l.Rank < 0 || l.Rank >= m.size || l.Rank == m.rank {
 		return
 	}
@@ -325,16 +339,16 @@ func (m *mesh) left(l *signaling.Left) {
 	if l.Reason != "" {
 		why += " (" + l.Reason + ")"
 	}
-	err := fmt.Errorf("rank %d %s: %w", l.Rank, why, ErrProcFailed)
+	err := fmt.Errorf("rank %d %s: %w", l.Rank, why, peer.ErrProcFailed)
 	if p := m.existing(l.Rank); p != nil {
 		p.kill(err)
 	}
 	m.ep.FailPeer(l.Rank, err)
 }
 
-// close leaves the job: connections in progress give up, the signaling
+// Close leaves the job: connections in progress give up, the signaling
 // connection closes and every goroutine of the mesh ends.
-func (m *mesh) close() {
+func (m *Mesh) Close() {
 	m.mu.Lock()
 	m.stopped = true
 	m.mu.Unlock()

@@ -1,6 +1,6 @@
 //go:build !js && !wasip1
 
-package meshmpi
+package mesh
 
 import (
 	"context"
@@ -10,9 +10,9 @@ import (
 
 // connectLink opens a WebRTC data channel to a remote rank through sig,
 // as the offerer or the answerer.
-func connectLink(ctx context.Context, n meshNet, sig peer.Signaler, offerer bool) (peer.Link, error) {
-	cfg := peer.WebRTCConfig{Loopback: n.loopback}
-	for _, s := range n.ice {
+func connectLink(ctx context.Context, n Net, sig peer.Signaler, offerer bool) (peer.Link, error) {
+	cfg := peer.WebRTCConfig{Loopback: n.Loopback}
+	for _, s := range n.ICEServers {
 		cfg.ICEServers = append(cfg.ICEServers, peer.ICEServer{URLs: s.URLs, Username: s.Username, Credential: s.Credential})
 	}
 	if offerer {

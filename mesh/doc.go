@@ -1,0 +1,17 @@
+// Package mesh connects the ranks of a job to each other: it is the
+// peer.Dialer that turns a rank's first message to another rank into a
+// WebRTC data channel, set up through the job's signaling connection.
+//
+// It sits between the signaling client (signaling.Client, which joined the
+// job) and the point-to-point layer (peer): the root package builds one per
+// rank that joins a job, and a WASI host builds one for the guest rank it
+// carries. Every pair of ranks has exactly one offerer, the lower rank, so
+// two ranks that start talking at once never build two connections; a
+// higher rank that wants a link sends the lower one a connect request and
+// answers the offer that follows. A departure the server announces fails
+// the rank's pending operations with peer.ErrProcFailed (Endpoint.FailPeer).
+//
+// The link itself depends on the target: pion's native stack (link.go),
+// the browser's RTCPeerConnection (link_js.go); under WASI there is none,
+// the host carries the mesh (link_wasip1.go).
+package mesh
