@@ -163,7 +163,10 @@ func TestExitStatus(t *testing.T) {
 	for r := range 3 {
 		require.Contains(t, m.stdout.String(), fmt.Sprintf("[%d] no newline\n", r))
 	}
-	require.Regexp(t, `^meshrun: rank ([12]) exited with status ([12])\n$`, m.stderr.String(), "one line on the first failure")
+	for r := 1; r <= 2; r++ { // every rank that failed on its own, in any order
+		require.Contains(t, m.stderr.String(), fmt.Sprintf("meshrun: rank %d exited with status %d\n", r, r))
+	}
+	require.NotContains(t, m.stderr.String(), "rank 0 exited")
 
 	m = start("-n", "2", "sh", "-c", `kill -9 $$`)
 	require.Equal(t, 128+9, m.wait(t))
