@@ -81,6 +81,7 @@ func TestMeshPointToPoint(t *testing.T) {
 		{"CancelPostedReceive", TestCancelPostedReceive},
 		{"PersistentPair", TestPersistentPair},
 		{"SendrecvReplace", TestSendrecvReplace},
+		{"RecvAccumulate", TestRecvAccumulate},
 	} {
 		t.Run(tc.name, tc.fn)
 	}

@@ -64,6 +64,8 @@ type p2pRequest struct {
 	elem  int
 	op    *peer.Op
 	msg   *peer.Message // Mrecv
+	acc   *Op           // an accumulating receive's reduction (RecvAccumulate)
+	accT  op.Type       // and its element type
 	held  bool          // holds a reference on c (see Comm.hold)
 }
 
@@ -110,6 +112,10 @@ func (q *p2pRequest) start() error {
 	case p2pSend:
 		err = ep.StartSend(q.op, q.mode, q.world, q.ctx, int32(q.tag), q.buf)
 	case p2pRecv:
+		if q.acc != nil {
+			err = ep.StartRecvAccumulate(q.op, q.world, q.ctx, int32(q.tag), q.buf, q.acc, q.accT)
+			break
+		}
 		err = ep.StartRecv(q.op, q.world, q.ctx, int32(q.tag), q.buf)
 	case p2pMrecv:
 		err = ep.StartMrecv(q.op, q.msg, q.buf)

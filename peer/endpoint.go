@@ -209,7 +209,10 @@ func (e *Endpoint) StartSend(op *Op, mode Mode, dst int, ctx uint32, tag int32, 
 		return nil
 	}
 	op.phase = phaseEager
-	if mode == Synchronous || len(buf) > c.eagerMax {
+	// an empty message is eager even when every other one is not: a
+	// rendezvous for it would only add a CTS the receiver must still send
+	// after its receive completed (and perhaps after it closed its links)
+	if mode == Synchronous || len(buf) > max(c.eagerMax, 0) {
 		op.phase = phaseRTS
 		e.mu.Lock()
 		e.register(op)
@@ -240,7 +243,7 @@ func (e *Endpoint) SendNotify(mode Mode, dst int, ctx uint32, tag int32, buf []b
 func (e *Endpoint) RecvNotify(src int, ctx uint32, tag, mask int32, buf []byte, c Completer, id int32) error {
 	op := e.GetOp()
 	op.completer, op.cid, op.auto = c, id, true
-	if err := e.startRecv(op, src, ctx, tag, mask, buf); err != nil {
+	if err := e.startRecv(op, src, ctx, tag, mask, buf, accumulator{}); err != nil {
 		e.PutOp(op)
 		return err
 	}
@@ -250,10 +253,10 @@ func (e *Endpoint) RecvNotify(src int, ctx uint32, tag, mask int32, buf []byte, 
 // StartRecv starts a receive into buf from world rank src (or AnySource)
 // with tag (or AnyTag) in context ctx.
 func (e *Endpoint) StartRecv(op *Op, src int, ctx uint32, tag int32, buf []byte) error {
-	return e.startRecv(op, src, ctx, tag, -1, buf)
+	return e.startRecv(op, src, ctx, tag, -1, buf, accumulator{})
 }
 
-func (e *Endpoint) startRecv(op *Op, src int, ctx uint32, tag, mask int32, buf []byte) error {
+func (e *Endpoint) startRecv(op *Op, src int, ctx uint32, tag, mask int32, buf []byte, acc accumulator) error {
 	if err := e.checkPeer(src, true); err != nil {
 		return err
 	}
@@ -261,7 +264,7 @@ func (e *Endpoint) startRecv(op *Op, src int, ctx uint32, tag, mask int32, buf [
 		return errors.New("peer: op already active")
 	}
 	op.arm(opRecv, src, ctx, tag, buf)
-	op.mask = mask
+	op.mask, op.acc = mask, acc
 	e.mu.Lock()
 	if m := e.unexp.match(ctx, src, tag, op.mask); m != nil {
 		e.unexp.remove(m)
@@ -418,7 +421,7 @@ func (e *Endpoint) deliverLocked(op *Op, kind Kind, src int, tag int32, total in
 	if kind == KindEager {
 		n := 0
 		if !refuse {
-			n = copy(op.buf, payload)
+			n = op.land(0, len(op.buf), payload)
 		}
 		e.mu.Unlock()
 		e.finishRecv(op, n)
@@ -516,7 +519,7 @@ func (e *Endpoint) dataArrived(c *conn, h *Header, payload []byte) error {
 	op.copying = true
 	off := op.off
 	e.mu.Unlock()
-	n := copy(op.buf[off:op.want], payload)
+	n := op.land(off, op.want, payload)
 	e.mu.Lock()
 	op.copying = false
 	op.off += n

@@ -94,6 +94,11 @@ type Op struct {
 	copying  bool  // under e.mu: a data frame is being copied into buf
 	abandon  error // under e.mu: withdrawn while its RTS was queued or its data copied
 
+	acc     accumulator          // an accumulating receive's reduction; zero otherwise
+	carry   [maxCarry / 8]uint64 // a partial element between fragments (aligned)
+	carried int                  // bytes in carry
+	stage   *[stageWords]uint64  // aligned staging for misaligned fragments; kept across starts
+
 	res Result
 
 	prev, next *Op // posted queue or a conn's send queue
@@ -128,6 +133,7 @@ func (op *Op) arm(kind opKind, peer int, ctx uint32, tag int32, buf []byte) {
 	op.kind, op.peer, op.ctx, op.tag, op.buf = kind, peer, ctx, tag, buf
 	op.mask = -1
 	op.slot, op.rid, op.seq, op.want, op.off, op.abandon, op.copying = 0, 0, 0, 0, 0, nil, false
+	op.acc, op.carried = accumulator{}, 0
 	op.res = Result{}
 	op.state.Store(opActive)
 }
