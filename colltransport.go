@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/meshmpi/meshmpi/coll"
+	"github.com/meshmpi/meshmpi/op"
 	"github.com/meshmpi/meshmpi/peer"
 )
 
@@ -24,6 +25,12 @@ func (t *collTransport) Send(rank int, tag uint32, p []byte, c coll.Completer, i
 func (t *collTransport) Recv(rank int, tag uint32, p []byte, c coll.Completer, id int32) error {
 	cm := (*Comm)(t)
 	return cm.p.ep.RecvNotify(cm.ranks[rank], cm.collContext(), int32(tag), collSeqMask, p, c, id)
+}
+
+// RecvReduce implements coll.RecvReducer with the accumulating receive.
+func (t *collTransport) RecvReduce(rank int, tag uint32, p []byte, o *op.Op, typ op.Type, c coll.Completer, id int32) error {
+	cm := (*Comm)(t)
+	return cm.p.ep.RecvAccumulateNotify(cm.ranks[rank], cm.collContext(), int32(tag), collSeqMask, p, o, typ, c, id)
 }
 
 // Abandon withdraws this rank's transfers of a failed collective and, if

@@ -75,8 +75,10 @@ func TestRecvAccumulate(t *testing.T) {
 	i64 := func(rank, i int) int64 { return int64(rank*7919 + i*31) }
 	u8 := func(rank, i int) uint8 { return uint8(rank*3 + i) }
 	c128 := func(rank, i int) complex128 { return complex(float64(i), float64(rank)) }
-	loc := func(rank, i int) Loc[float64] { return Loc[float64]{Value: float64((i*7 + rank*5) % 11), Index: int32(rank)} }
-	odd := []Option{WithFrameSize(1000)}                     // 960-byte payloads: elements straddle frames
+	loc := func(rank, i int) Loc[float64] {
+		return Loc[float64]{Value: float64((i*7 + rank*5) % 11), Index: int32(rank)}
+	}
+	odd := []Option{WithFrameSize(1000)}                    // 960-byte payloads: elements straddle frames
 	rdv := []Option{WithEagerLimit(0), WithFrameSize(1003)} // every message by rendezvous, odd fragments
 
 	accumulateCase(t, "float64 sum eager", Sum, 100, 100, nil, f64)

@@ -50,6 +50,13 @@ const (
 	StepReduce                     // B = A ⊕ B, A the left operand
 	StepCopy                       // B = A
 	StepNop                        // a join point (fences)
+	// StepRecvReduce receives exactly B.Len bytes from Peer and reduces
+	// them into B as they land (B = msg ⊕ B, the message the left
+	// operand), through a transport that is a RecvReducer; with any other
+	// transport it receives into A, scratch of B's size, then reduces A
+	// into B. Plan makes these out of a receive and the reduce of what
+	// it received (see fuseRecvReduce).
+	StepRecvReduce
 )
 
 func (k StepKind) String() string {
@@ -64,6 +71,8 @@ func (k StepKind) String() string {
 		return "copy"
 	case StepNop:
 		return "nop"
+	case StepRecvReduce:
+		return "recv-reduce"
 	}
 	return fmt.Sprintf("StepKind(%d)", uint8(k))
 }
@@ -198,6 +207,7 @@ func (b *Builder) Plan(name string) (*Plan, error) {
 	if b.err != nil {
 		return nil, fmt.Errorf("plan %s: %w", name, b.err)
 	}
+	b.fuseRecvReduce()
 	p := &Plan{Steps: b.steps, Scratch: b.scratch, Op: b.op, Type: b.typ, Name: name}
 	count := make([]int32, len(b.steps))
 	for _, s := range b.steps {
@@ -206,7 +216,7 @@ func (b *Builder) Plan(name string) (*Plan, error) {
 				p.Need[r.Buf] = max(p.Need[r.Buf], r.Off+r.Len)
 			}
 		}
-		if s.Kind == StepReduce && b.op == nil {
+		if (s.Kind == StepReduce || s.Kind == StepRecvReduce) && b.op == nil {
 			return nil, fmt.Errorf("plan %s: reduce step without an op", name)
 		}
 	}

@@ -17,6 +17,7 @@ var ErrMismatch = errors.New("collective arguments differ across ranks")
 type Run struct {
 	plan *Plan
 	t    Transport
+	rr   RecvReducer // t, when it can run fused receive-reduce steps itself
 	tag  uint32
 	bufs [numBufs][]byte
 
@@ -41,7 +42,8 @@ type Waker interface{ Wake() }
 
 // NewRun binds plan to a transport and tag. Scratch is allocated here, once.
 func NewRun(plan *Plan, t Transport, tag uint32, w Waker) *Run {
-	r := &Run{plan: plan, t: t, tag: tag, waker: w,
+	rr, _ := t.(RecvReducer)
+	r := &Run{plan: plan, t: t, rr: rr, tag: tag, waker: w,
 		pending: make([]int32, len(plan.Steps)),
 		ready:   make([]int32, 0, len(plan.Steps)),
 		done:    make(chan struct{}, 1)}
@@ -112,8 +114,15 @@ func (r *Run) Start() error {
 // Complete implements Completer for the run's transfers.
 func (r *Run) Complete(id int32, n int, err error) {
 	s := &r.plan.Steps[id]
-	if err == nil && s.Kind == StepRecv && n != s.A.Len {
+	if err == nil && (s.Kind == StepRecv || s.Kind == StepRecvReduce) && n != s.A.Len {
 		err = fmt.Errorf("%s step %d: received %d bytes from rank %d, expected %d: %w", r.plan.Name, id, n, s.Peer, s.A.Len, ErrMismatch)
+	}
+	if err == nil && s.Kind == StepRecvReduce && r.rr == nil {
+		// received into scratch: reduce here, on the completing goroutine
+		// (the step owns B until it completes, as the reduce step did)
+		if err = r.plan.Op.Reduce(r.plan.Type, r.ref(s.A), r.ref(s.B)); err != nil {
+			err = fmt.Errorf("%s step %d: %w", r.plan.Name, id, err)
+		}
 	}
 	r.mu.Lock()
 	r.inflight--
@@ -150,13 +159,16 @@ func (r *Run) drainLocked() {
 		r.ready = r.ready[:len(r.ready)-1]
 		s := &r.plan.Steps[id]
 		switch s.Kind {
-		case StepSend, StepRecv:
+		case StepSend, StepRecv, StepRecvReduce:
 			r.inflight++
 			r.mu.Unlock()
 			var err error
-			if s.Kind == StepSend {
+			switch {
+			case s.Kind == StepSend:
 				err = r.t.Send(int(s.Peer), r.tag, r.ref(s.A), r, id)
-			} else {
+			case s.Kind == StepRecvReduce && r.rr != nil:
+				err = r.rr.RecvReduce(int(s.Peer), r.tag, r.ref(s.B), r.plan.Op, r.plan.Type, r, id)
+			default:
 				err = r.t.Recv(int(s.Peer), r.tag, r.ref(s.A), r, id)
 			}
 			r.mu.Lock()
@@ -238,6 +250,7 @@ func (p *Plan) GetRun(t Transport, tag uint32, w Waker) *Run {
 		p.pool = p.pool[:n-1]
 		p.poolMu.Unlock()
 		r.t, r.tag, r.waker = t, tag, w
+		r.rr, _ = t.(RecvReducer)
 		return r
 	}
 	p.poolMu.Unlock()

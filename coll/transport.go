@@ -1,5 +1,7 @@
 package coll
 
+import "github.com/meshmpi/meshmpi/op"
+
 // Transport is what a communicator gives the engine: point-to-point in the
 // communicator's collective context, ranks local to the communicator.
 type Transport interface {
@@ -18,6 +20,16 @@ type Transport interface {
 	// err says the ranks disagree (ErrMismatch) it tells the other ranks,
 	// whose runs of this collective then fail too instead of waiting.
 	Abandon(tag uint32, err error)
+}
+
+// RecvReducer is a Transport that reduces a message into the receive
+// buffer as it lands, fragment by fragment (the accumulating receive):
+// p = msg ⊕ p with o on elements of t, the message the left operand. The
+// engine then runs a plan's fused receive-and-reduce steps without
+// touching scratch; other transports receive into scratch and reduce.
+// Completion and length rules are Recv's.
+type RecvReducer interface {
+	RecvReduce(peer int, tag uint32, p []byte, o *op.Op, t op.Type, c Completer, id int32) error
 }
 
 // Completer receives the completion of one transfer.

@@ -28,18 +28,42 @@ const stageWords = 512
 // receive. buf must be a whole number of aligned t elements, as a typed
 // slice viewed with op.Bytes is.
 func (e *Endpoint) StartRecvAccumulate(o *Op, src int, ctx uint32, tag int32, buf []byte, red *op.Op, t op.Type) error {
+	acc, err := newAccumulator(buf, red, t)
+	if err != nil {
+		return err
+	}
+	return e.startRecv(o, src, ctx, tag, -1, buf, acc)
+}
+
+// RecvAccumulateNotify is RecvNotify for an accumulating receive: the
+// collective engine's fused receive-and-reduce steps.
+func (e *Endpoint) RecvAccumulateNotify(src int, ctx uint32, tag, mask int32, buf []byte, red *op.Op, t op.Type, c Completer, id int32) error {
+	acc, err := newAccumulator(buf, red, t)
+	if err != nil {
+		return err
+	}
+	o := e.GetOp()
+	o.completer, o.cid, o.auto = c, id, true
+	if err := e.startRecv(o, src, ctx, tag, mask, buf, acc); err != nil {
+		e.PutOp(o)
+		return err
+	}
+	return nil
+}
+
+func newAccumulator(buf []byte, red *op.Op, t op.Type) (accumulator, error) {
 	size := t.Size()
 	switch {
 	case !red.Defined(t):
-		return fmt.Errorf("peer: accumulate with %s on %v: %w", red.Name(), t, op.ErrOp)
+		return accumulator{}, fmt.Errorf("peer: accumulate with %s on %v: %w", red.Name(), t, op.ErrOp)
 	case size > maxCarry:
-		return fmt.Errorf("peer: accumulate on %d-byte %v elements (at most %d): %w", size, t, maxCarry, op.ErrType)
+		return accumulator{}, fmt.Errorf("peer: accumulate on %d-byte %v elements (at most %d): %w", size, t, maxCarry, op.ErrType)
 	case len(buf)%size != 0:
-		return fmt.Errorf("peer: accumulate into %d bytes, not whole %d-byte elements: %w", len(buf), size, op.ErrCount)
+		return accumulator{}, fmt.Errorf("peer: accumulate into %d bytes, not whole %d-byte elements: %w", len(buf), size, op.ErrCount)
 	case len(buf) > 0 && uintptr(unsafe.Pointer(unsafe.SliceData(buf)))%uintptr(min(size, 8)) != 0:
-		return fmt.Errorf("peer: accumulate into a buffer misaligned for %v: %w", t, op.ErrType)
+		return accumulator{}, fmt.Errorf("peer: accumulate into a buffer misaligned for %v: %w", t, op.ErrType)
 	}
-	return e.startRecv(o, src, ctx, tag, -1, buf, accumulator{red, t, size})
+	return accumulator{red, t, size}, nil
 }
 
 // accumulator is the reduction of an accumulating receive; zero for a

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/meshmpi/meshmpi/coll"
+	"github.com/meshmpi/meshmpi/op"
 )
 
 // Fabric connects n ranks in one goroutine. A send is copied and completes
@@ -29,16 +30,25 @@ type channel struct {
 }
 
 type pendingRecv struct {
-	p  []byte
-	c  coll.Completer
-	id int32
+	p   []byte
+	c   coll.Completer
+	id  int32
+	red *op.Op // a RecvReduce: reduce the message into p
+	t   op.Type
 }
 
 // NewFabric returns a fabric of n ranks.
 func NewFabric(n int) *Fabric { return &Fabric{n: n, queues: map[route]*channel{}} }
 
-// Transport returns rank's side of the fabric.
-func (f *Fabric) Transport(rank int) coll.Transport { return endpoint{f, rank} }
+// Transport returns rank's side of the fabric. Even ranks' sides are
+// coll.RecvReducers and odd ranks' are not, so every run of two or more
+// ranks covers both ways of executing a fused receive-reduce step.
+func (f *Fabric) Transport(rank int) coll.Transport {
+	if rank%2 == 0 {
+		return reducingEndpoint{endpoint{f, rank}}
+	}
+	return endpoint{f, rank}
+}
 
 func (f *Fabric) channel(r route) *channel {
 	ch := f.queues[r]
@@ -93,11 +103,22 @@ func (e endpoint) Send(peer int, tag uint32, p []byte, c coll.Completer, id int3
 }
 
 func (e endpoint) Recv(peer int, tag uint32, p []byte, c coll.Completer, id int32) error {
+	return e.recv(peer, tag, pendingRecv{p: p, c: c, id: id})
+}
+
+// reducingEndpoint is an endpoint that reduces messages as they land.
+type reducingEndpoint struct{ endpoint }
+
+// RecvReduce implements coll.RecvReducer.
+func (e reducingEndpoint) RecvReduce(peer int, tag uint32, p []byte, o *op.Op, t op.Type, c coll.Completer, id int32) error {
+	return e.recv(peer, tag, pendingRecv{p: p, c: c, id: id, red: o, t: t})
+}
+
+func (e endpoint) recv(peer int, tag uint32, r pendingRecv) error {
 	if err := e.check(peer); err != nil {
 		return err
 	}
 	ch := e.f.channel(route{peer, e.rank, tag})
-	r := pendingRecv{p, c, id}
 	if len(ch.msgs) > 0 {
 		msg := ch.msgs[0]
 		ch.msgs = ch.msgs[1:]
@@ -112,6 +133,10 @@ func deliver(r pendingRecv, msg []byte) {
 	if len(msg) > len(r.p) {
 		copy(r.p, msg)
 		r.c.Complete(r.id, len(r.p), fmt.Errorf("%d-byte message into a %d-byte receive: truncated", len(msg), len(r.p)))
+		return
+	}
+	if r.red != nil {
+		r.c.Complete(r.id, len(msg), r.red.Reduce(r.t, msg, r.p[:len(msg)]))
 		return
 	}
 	r.c.Complete(r.id, copy(r.p, msg), nil)

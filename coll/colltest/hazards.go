@@ -36,6 +36,8 @@ func Hazards(p *coll.Plan) error {
 			acc = append(acc, access{i, s.A, false})
 		case coll.StepRecv:
 			acc = append(acc, access{i, s.A, true})
+		case coll.StepRecvReduce: // lands in B, or in A then reduced into B
+			acc = append(acc, access{i, s.A, true}, access{i, s.B, true})
 		case coll.StepCopy, coll.StepReduce:
 			if overlap(s.A, s.B) {
 				return fmt.Errorf("%s step %d: %s of %v into overlapping %v", p.Name, i, s.Kind, s.A, s.B)
@@ -89,7 +91,7 @@ func Segments(p *coll.Plan, a *coll.Args) error {
 		limit = max(a.ElemSize, a.Segment/a.ElemSize*a.ElemSize)
 	}
 	for i, s := range p.Steps {
-		if s.Kind != coll.StepSend && s.Kind != coll.StepRecv {
+		if s.Kind != coll.StepSend && s.Kind != coll.StepRecv && s.Kind != coll.StepRecvReduce {
 			continue
 		}
 		bad := s.A.Len != 0

@@ -34,14 +34,18 @@ func Verify(plans []*coll.Plan) error {
 					return fmt.Errorf("rank %d: %s step %d: %v outside scratch of %d", r, p.Name, i, ref, p.Scratch)
 				}
 			}
-			if s.Kind != coll.StepSend && s.Kind != coll.StepRecv {
+			if s.Kind != coll.StepSend && s.Kind != coll.StepRecv && s.Kind != coll.StepRecvReduce {
 				continue
 			}
 			peer := int(s.Peer)
 			if peer < 0 || peer >= n {
 				return fmt.Errorf("rank %d: %s step %d: %s with rank %d of %d", r, p.Name, i, s.Kind, peer, n)
 			}
-			k := [2]int{int(s.Kind), peer}
+			kind := s.Kind
+			if kind == coll.StepRecvReduce { // a receive, matched in order with the others
+				kind = coll.StepRecv
+			}
+			k := [2]int{int(kind), peer}
 			if prev, ok := last[k]; ok && !reach[i].has(prev) {
 				return fmt.Errorf("rank %d: %s steps %d and %d: two %ss with rank %d not ordered by dependencies", r, p.Name, prev, i, s.Kind, peer)
 			}
