@@ -11,7 +11,7 @@
 // answers the offer that follows. A departure the server announces fails
 // the rank's pending operations with peer.ErrProcFailed (Endpoint.FailPeer).
 //
-// The link itself depends on the target: pion's native stack (link.go),
-// the browser's RTCPeerConnection (link_js.go); under WASI there is none,
-// the host carries the mesh (link_wasip1.go).
+// The link itself is peer's WebRTC link, pion's native stack or the
+// browser's RTCPeerConnection by build target (link.go); under WASI there
+// is none, the host carries the mesh (link_wasip1.go).
 package mesh

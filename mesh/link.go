@@ -1,4 +1,4 @@
-//go:build !js && !wasip1
+//go:build !wasip1
 
 package mesh
 
@@ -9,7 +9,11 @@ import (
 )
 
 // connectLink opens a WebRTC data channel to a remote rank through sig,
-// as the offerer or the answerer.
+// as the offerer or the answerer: pion natively, the page's
+// RTCPeerConnection in a browser (which picks its interfaces itself: the
+// loopback mode only matters to native peers, which then publish
+// 127.0.0.1 candidates a page run with --allow-loopback-in-peer-connection
+// can reach).
 func connectLink(ctx context.Context, n Net, sig peer.Signaler, offerer bool) (peer.Link, error) {
 	cfg := peer.WebRTCConfig{Loopback: n.Loopback}
 	for _, s := range n.ICEServers {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,28 +16,6 @@ import (
 	"github.com/pion/datachannel"
 	"github.com/pion/ice/v4"
 	"github.com/pion/webrtc/v4"
-)
-
-// WebRTC link defaults.
-const (
-	// DefaultHighWater is the buffered amount, in bytes, at or above which
-	// WriteFrame reports the link not ready.
-	DefaultHighWater = 1 << 20
-	// DefaultLowWater is the buffered amount at or below which the link
-	// calls HandleWritable again.
-	DefaultLowWater = 256 << 10
-	// DefaultSocketBuffer is the UDP send and receive buffer size asked of
-	// the kernel (which caps it at its rmem_max/wmem_max).
-	DefaultSocketBuffer = 4 << 20
-	// DefaultSetupTimeout bounds DialWebRTC and AcceptWebRTC when the
-	// context has no earlier deadline: a peer that cannot be reached is
-	// reported lost within the 10 s a job allows (set-up takes about 4 ms
-	// between native ranks, at most a few hundred with a browser).
-	DefaultSetupTimeout = 10 * time.Second
-	// MaxWebRTCFrame is the largest frame a WebRTC link sends or accepts:
-	// pion's value for a peer that advertises no max-message-size, and
-	// what this side advertises, so every peer agrees.
-	MaxWebRTCFrame = 65535
 )
 
 // ICE timing: a peer that stops answering is declared disconnected after
@@ -49,63 +26,6 @@ const (
 	iceFailedTimeout       = 4 * time.Second
 	iceKeepalive           = 500 * time.Millisecond
 )
-
-// WebRTCConfig configures a native WebRTC link. The zero value is LAN mode
-// with no ICE servers and the default water marks and socket buffers.
-type WebRTCConfig struct {
-	ICEServers []ICEServer
-	// Loopback keeps the connection on this host: loopback interface and
-	// addresses only, IPv4 UDP, no mDNS. Otherwise (LAN mode) every
-	// interface is used and mDNS is query-only, so browsers' .local host
-	// candidates resolve.
-	Loopback bool
-	// HighWater and LowWater are the flow-control marks on the data
-	// channel's buffered amount, in bytes; 0 means the default. LowWater
-	// must be below HighWater.
-	HighWater, LowWater int
-	// SocketBuffer is the UDP socket buffer size in bytes; 0 means
-	// DefaultSocketBuffer, a negative value keeps the kernel's default.
-	SocketBuffer int
-}
-
-func (c WebRTCConfig) withDefaults() WebRTCConfig {
-	if c.HighWater == 0 {
-		c.HighWater = DefaultHighWater
-	}
-	if c.LowWater == 0 {
-		c.LowWater = min(DefaultLowWater, c.HighWater/2)
-	}
-	if c.SocketBuffer == 0 {
-		c.SocketBuffer = DefaultSocketBuffer
-	}
-	return c
-}
-
-// Validate reports whether c can be used (after defaults are applied).
-func (c WebRTCConfig) Validate() error {
-	c = c.withDefaults()
-	if c.HighWater < 0 || c.LowWater < 0 || c.LowWater >= c.HighWater {
-		return fmt.Errorf("peer: webrtc water marks low %d, high %d: want 0 ≤ low < high", c.LowWater, c.HighWater)
-	}
-	for i, s := range c.ICEServers {
-		if len(s.URLs) == 0 {
-			return fmt.Errorf("peer: ICE server %d has no URL", i)
-		}
-		for _, u := range s.URLs {
-			scheme, _, _ := strings.Cut(u, ":")
-			switch scheme {
-			case "stun", "stuns":
-			case "turn", "turns":
-				if s.Username == "" || s.Credential == "" {
-					return fmt.Errorf("peer: TURN server %q needs a username and a credential", u)
-				}
-			default:
-				return fmt.Errorf("peer: ICE server URL %q: want stun:, stuns:, turn: or turns:", u)
-			}
-		}
-	}
-	return nil
-}
 
 // API builds the pion API a WebRTC link's peer connection is made with:
 // detached data channels, the ICE timing that reports a lost peer in

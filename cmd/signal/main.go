@@ -1,7 +1,27 @@
 // Command signal runs the meshmpi signaling server and mints job tokens.
 //
-//	signal serve [flags]                       serve /ws, /healthz, /metrics (and /admin/token)
+//	signal serve [flags]                       serve /ws, /healthz, /metrics (and /admin/token),
+//	                                           and the browser UI (/run, /lab: package web)
 //	signal token -job J -size N [-ttl 1h]      print a job token
+//
+// # Browser ranks
+//
+// The run page (/run?job=J&token=T&example=E) and the lab page (/lab) run
+// programs built for GOOS=js GOARCH=wasm, served at /wasm/E.wasm, with the
+// Go toolchain's wasm_exec.js at /wasm_exec.js. The programs come from
+//
+//	-build-examples DIR   build every main package under DIR at start-up
+//	                      (needs the go command, -go; e.g. ./examples)
+//	-wasm DIR             prebuilt DIR/E.wasm files (GOOS=js GOARCH=wasm
+//	                      go build -o DIR/E.wasm ./examples/E)
+//
+// and wasm_exec.js from -wasm-exec, or else from the GOROOT of the
+// toolchain that -build-examples used, or else from the toolchain this
+// binary was built with: a .wasm runs only with the wasm_exec.js of the Go
+// release that built it. -lab lets the lab page start jobs by itself
+// (POST /lab/jobs mints a token for a new job, for clients on this host
+// only); elsewhere, pages get their tokens from `signal token` or
+// /admin/token.
 //
 // Every flag has an environment variable MESHMPI_SIGNAL_<NAME> (upper case,
 // dashes as underscores) that sets its default; the secret is best given that
@@ -28,6 +48,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/meshmpi/meshmpi/signaling"
+	"github.com/meshmpi/meshmpi/web"
 )
 
 func main() {
@@ -121,6 +142,7 @@ type serveConfig struct {
 	listen string
 	sig    signaling.Config
 	grace  time.Duration
+	web    webConfig
 }
 
 func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
@@ -142,6 +164,13 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	grace := f.dur("shutdown-grace", 10*time.Second, "graceful shutdown limit")
 	logFormat := f.str("log-format", "text", "text or json")
 	logLevel := f.str("log-level", "info", "debug, info, warn or error")
+	var wc webConfig
+	f.StringVar(&wc.wasmDir, "wasm", env("wasm", ""), "directory of prebuilt GOOS=js programs NAME.wasm for the run page")
+	f.StringVar(&wc.buildDir, "build-examples", env("build-examples", ""), "build every main package under this directory for GOOS=js at start-up")
+	f.StringVar(&wc.goCmd, "go", env("go", "go"), "the go command -build-examples uses")
+	f.StringVar(&wc.wasmExec, "wasm-exec", env("wasm-exec", ""), "wasm_exec.js of the toolchain that built the programs")
+	f.BoolVar(&wc.lab, "lab", env("lab", "") == "true", "let the lab page start jobs for clients on this host (POST /lab/jobs)")
+	labMax := f.int("lab-max-size", 64, "largest lab job")
 	if err := f.parse(args); err != nil {
 		return serveConfig{}, err
 	}
@@ -172,12 +201,17 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	if urls := splitList(*ice); len(urls) > 0 {
 		cfg.ICEServers = []signaling.ICEServer{{URLs: urls}}
 	}
-	return serveConfig{listen: *listen, sig: cfg, grace: *grace}, nil
+	wc.labMax = *labMax
+	return serveConfig{listen: *listen, sig: cfg, grace: *grace, web: wc}, nil
 }
 
-// newHandler serves the signaling server plus /healthz and /metrics.
-func newHandler(srv *signaling.Server, reg *prometheus.Registry) http.Handler {
+// newHandler serves the signaling server plus /healthz and /metrics, and
+// the browser UI (package web) when ui is not nil.
+func newHandler(srv *signaling.Server, reg *prometheus.Registry, ui http.Handler) http.Handler {
 	mux := http.NewServeMux()
+	if ui != nil {
+		mux.Handle("/", ui)
+	}
 	mux.Handle("/ws", srv)
 	mux.Handle("/admin/token", srv)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -241,10 +275,21 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Addr: sc.listen, Handler: newHandler(srv, newRegistry(srv)), ReadHeaderTimeout: 10 * time.Second}
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	wo, err := webOptions(ctx, sc.web, sc.sig.Secret)
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
+	ui, err := web.Handler(wo)
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
+	log.Info("browser UI", "programs", len(wo.Programs), "wasm_exec.js", wo.WasmExec != nil, "lab", wo.Lab != nil)
+	hs := &http.Server{Addr: sc.listen, Handler: newHandler(srv, newRegistry(srv), ui), ReadHeaderTimeout: 10 * time.Second}
+
 	errc := make(chan error, 1)
 	go func() { errc <- hs.ListenAndServe() }()
 	log.Info("signaling server listening", "addr", sc.listen)

@@ -26,7 +26,7 @@ func TestServeHandler(t *testing.T) {
 	require.Equal(t, 7, sc.sig.MaxJobs)
 	srv, err := signaling.NewServer(sc.sig)
 	require.NoError(t, err)
-	hs := httptest.NewServer(newHandler(srv, newRegistry(srv)))
+	hs := httptest.NewServer(newHandler(srv, newRegistry(srv), nil))
 	defer hs.Close()
 	defer srv.Close()
 

@@ -1,0 +1,609 @@
+//go:build js && wasm
+
+package peer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"syscall/js"
+)
+
+// The browser link: a thin syscall/js layer over the page's
+// RTCPeerConnection and one negotiated RTCDataChannel. pion's js build is
+// not used: it starts a goroutine per incoming message (so order is lost,
+// pion issue 747), cannot run without window.RTCPeerConnection and adds
+// about 2 MB to every rank.
+//
+// Inbound, the channel's onmessage copies each message synchronously
+// (binaryType "arraybuffer", js.CopyBytesToGo) into a recycled buffer at
+// the tail of an ordered queue and returns; one goroutine, the pump,
+// drains the queue into HandleFrame. Outbound, WriteFrame copies the frame
+// into one JS Uint8Array the link owns and calls send(), then compares the
+// channel's bufferedAmount with the high-water mark; the
+// bufferedamountlow event (threshold: the low-water mark) wakes the pump
+// for HandleWritable.
+//
+// The queue needs no bound of its own: the Go runtime runs every runnable
+// goroutine, the pump included, before it returns control to the browser
+// after a callback (runtime handleEvent), so the queue only grows while
+// HandleFrame itself is stalled.
+
+// jsLink is a Link over one browser RTCDataChannel.
+type jsLink struct {
+	pc, dc   js.Value
+	sendBuf  js.Value // Uint8Array(maxFrame) the frames are staged in for send()
+	maxFrame int
+	high     int // WriteFrame reports not ready at or above this bufferedAmount
+	low      int // bufferedamountlow fires when it falls to this
+
+	funcs []js.Func // every callback the link installed; released at teardown
+
+	wmu  sync.Mutex // guards wbuf
+	wbuf []byte
+
+	qmu   sync.Mutex
+	queue [][]byte // frames received and not yet delivered, in order
+	free  [][]byte // delivered frames' buffers, reused
+	qerr  error    // a frame that could not be queued (too large)
+
+	mu      sync.Mutex
+	h       LinkHandler
+	started bool
+	closed  atomic.Bool
+
+	wake      chan struct{} // cap 1: frames queued
+	writable  chan struct{} // cap 1: bufferedAmount fell to low water
+	lost      chan struct{} // closed once the peer is lost
+	lostOnce  sync.Once
+	lostErr   error
+	closing   chan struct{}
+	closeOnce sync.Once
+	downOnce  sync.Once
+	pumpDone  chan struct{}
+	inHandler atomic.Bool // the pump is inside a handler call
+}
+
+// DialWebRTC connects to the remote rank that sig reaches, as the offerer:
+// it creates the offer and trickles its ICE candidates through sig. The
+// remote side calls AcceptWebRTC. It returns once the data channel is open,
+// or an error when ctx ends (bounded by DefaultSetupTimeout), the remote
+// misbehaves or ICE fails; nothing is left running on error.
+//
+// In the browser the link is the page's RTCPeerConnection with one
+// negotiated (id 0), ordered, reliable RTCDataChannel.
+func DialWebRTC(ctx context.Context, cfg WebRTCConfig, sig Signaler) (Link, error) {
+	return connectJS(ctx, cfg, sig, true)
+}
+
+// AcceptWebRTC is DialWebRTC's other side: it waits for the offer on sig
+// and answers it.
+func AcceptWebRTC(ctx context.Context, cfg WebRTCConfig, sig Signaler) (Link, error) {
+	return connectJS(ctx, cfg, sig, false)
+}
+
+// jsSignal is one set-up message from the remote.
+type jsSignal struct {
+	kind    string
+	payload []byte
+	err     error
+}
+
+func connectJS(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) (_ Link, err error) {
+	role := "accept"
+	if offerer {
+		role = "dial"
+	}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("peer: webrtc %s: %w", role, err)
+		}
+	}()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	ctor := js.Global().Get("RTCPeerConnection")
+	if ctor.Type() != js.TypeFunction {
+		return nil, fmt.Errorf("this JavaScript context has no RTCPeerConnection (a worker or Node): %w", ErrNotSupported)
+	}
+
+	l := &jsLink{
+		high:     cfg.HighWater,
+		low:      cfg.LowWater,
+		wake:     make(chan struct{}, 1),
+		writable: make(chan struct{}, 1),
+		lost:     make(chan struct{}),
+		closing:  make(chan struct{}),
+		pumpDone: make(chan struct{}),
+	}
+	defer func() {
+		if err != nil {
+			l.teardown()
+		}
+	}()
+	if err := jsTry(func() { l.pc = ctor.New(rtcConfig(cfg)) }); err != nil {
+		return nil, fmt.Errorf("new RTCPeerConnection: %w", err)
+	}
+	init := js.Global().Get("Object").New()
+	init.Set("negotiated", true)
+	init.Set("id", 0)
+	init.Set("ordered", true)
+	if err := jsTry(func() { l.dc = l.pc.Call("createDataChannel", "meshmpi", init) }); err != nil {
+		return nil, fmt.Errorf("createDataChannel: %w", err)
+	}
+	l.dc.Set("binaryType", "arraybuffer")
+
+	ctx, cancelTimeout := context.WithTimeout(ctx, DefaultSetupTimeout)
+	defer cancelTimeout()
+
+	// Callbacks only record and signal; this goroutine does the talking.
+	var (
+		candMu    sync.Mutex
+		cands     []string // JSON of RTCIceCandidateInit
+		candReady = make(chan struct{}, 1)
+		opened    = make(chan struct{})
+		openOnce  sync.Once
+	)
+	l.on(l.pc, "onicecandidate", func(ev js.Value) {
+		c := ev.Get("candidate")
+		if c.IsNull() || c.IsUndefined() || c.Get("candidate").String() == "" {
+			return // end of candidates
+		}
+		s := js.Global().Get("JSON").Call("stringify", c).String()
+		candMu.Lock()
+		cands = append(cands, s)
+		candMu.Unlock()
+		poke(candReady)
+	})
+	l.on(l.pc, "onconnectionstatechange", func(js.Value) {
+		switch s := l.pc.Get("connectionState").String(); s {
+		case "failed", "closed":
+			l.lose(fmt.Errorf("peer connection %s", s))
+		}
+	})
+	l.on(l.dc, "onopen", func(js.Value) { openOnce.Do(func() { close(opened) }) })
+	l.on(l.dc, "onclose", func(js.Value) { l.lose(errors.New("data channel closed")) })
+	l.on(l.dc, "onerror", func(ev js.Value) {
+		msg := "data channel error"
+		if e := ev.Get("error"); e.Truthy() {
+			msg += ": " + e.Get("message").String()
+		}
+		l.lose(errors.New(msg))
+	})
+	// installed before the channel opens: a message that arrives before a
+	// handler exists would be lost
+	l.on(l.dc, "onmessage", l.onMessage)
+	l.on(l.dc, "onbufferedamountlow", func(js.Value) { poke(l.writable) })
+
+	// One goroutine receives signals; it ends before we return.
+	sctx, cancelRecv := context.WithCancel(ctx)
+	msgs := make(chan jsSignal)
+	var recvWG sync.WaitGroup
+	recvWG.Add(1)
+	go func() {
+		defer recvWG.Done()
+		for {
+			kind, payload, err := sig.Recv(sctx)
+			select {
+			case msgs <- jsSignal{kind, payload, err}:
+			case <-sctx.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		cancelRecv()
+		recvWG.Wait()
+	}()
+
+	if offerer {
+		offer, err := await(ctx, l.pc.Call("createOffer"))
+		if err != nil {
+			return nil, fmt.Errorf("createOffer: %w", err)
+		}
+		if _, err := await(ctx, l.pc.Call("setLocalDescription", offer)); err != nil {
+			return nil, fmt.Errorf("setLocalDescription: %w", err)
+		}
+		if err := sig.Send(ctx, SignalOffer, []byte(offer.Get("sdp").String())); err != nil {
+			return nil, fmt.Errorf("send offer: %w", err)
+		}
+	}
+	haveRemote := false
+	var pending []js.Value
+	addCandidate := func(c js.Value) error {
+		if _, err := await(ctx, l.pc.Call("addIceCandidate", c)); err != nil {
+			return fmt.Errorf("remote candidate: %w", err)
+		}
+		return nil
+	}
+	setRemote := func(typ string, sdp []byte) error {
+		d := js.Global().Get("Object").New()
+		d.Set("type", typ)
+		d.Set("sdp", string(sdp))
+		if _, err := await(ctx, l.pc.Call("setRemoteDescription", d)); err != nil {
+			return fmt.Errorf("remote %s: %w", typ, err)
+		}
+		haveRemote = true
+		for _, c := range pending {
+			if err := addCandidate(c); err != nil {
+				return err
+			}
+		}
+		pending = nil
+		return nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("not connected: %w", context.Cause(ctx))
+		case <-l.lost:
+			return nil, l.lostErr
+		case <-candReady:
+			candMu.Lock()
+			batch := cands
+			cands = nil
+			candMu.Unlock()
+			for _, c := range batch {
+				if err := sig.Send(ctx, SignalCandidate, []byte(c)); err != nil {
+					return nil, fmt.Errorf("send candidate: %w", err)
+				}
+			}
+		case m := <-msgs:
+			if m.err != nil {
+				return nil, fmt.Errorf("signaling: %w", m.err)
+			}
+			switch {
+			case m.kind == SignalOffer && !offerer && !haveRemote:
+				if err := setRemote("offer", m.payload); err != nil {
+					return nil, err
+				}
+				answer, err := await(ctx, l.pc.Call("createAnswer"))
+				if err != nil {
+					return nil, fmt.Errorf("createAnswer: %w", err)
+				}
+				if _, err := await(ctx, l.pc.Call("setLocalDescription", answer)); err != nil {
+					return nil, fmt.Errorf("setLocalDescription: %w", err)
+				}
+				if err := sig.Send(ctx, SignalAnswer, []byte(answer.Get("sdp").String())); err != nil {
+					return nil, fmt.Errorf("send answer: %w", err)
+				}
+			case m.kind == SignalAnswer && offerer && !haveRemote:
+				if err := setRemote("answer", m.payload); err != nil {
+					return nil, err
+				}
+			case m.kind == SignalCandidate:
+				var c js.Value
+				if err := jsTry(func() { c = js.Global().Get("JSON").Call("parse", string(m.payload)) }); err != nil || c.Type() != js.TypeObject {
+					return nil, fmt.Errorf("remote candidate %q is not a JSON object", m.payload)
+				}
+				if !haveRemote {
+					pending = append(pending, c)
+				} else if err := addCandidate(c); err != nil {
+					return nil, err
+				}
+			default:
+				return nil, fmt.Errorf("unexpected %q signal", m.kind)
+			}
+		case <-opened:
+			l.opened()
+			return l, nil
+		}
+	}
+}
+
+// rtcConfig is the RTCConfiguration of cfg.
+func rtcConfig(cfg WebRTCConfig) js.Value {
+	servers := js.Global().Get("Array").New()
+	for _, s := range cfg.ICEServers {
+		o := js.Global().Get("Object").New()
+		urls := js.Global().Get("Array").New()
+		for _, u := range s.URLs {
+			urls.Call("push", u)
+		}
+		o.Set("urls", urls)
+		if s.Username != "" {
+			o.Set("username", s.Username)
+			o.Set("credential", s.Credential)
+		}
+		servers.Call("push", o)
+	}
+	c := js.Global().Get("Object").New()
+	c.Set("iceServers", servers)
+	return c
+}
+
+// opened finishes the link once its data channel is open: the frame limit
+// from the remote's max-message-size (RTCSctpTransport.maxMessageSize),
+// the send staging buffer and the low-water threshold.
+func (l *jsLink) opened() {
+	l.pc.Set("onicecandidate", js.Null())
+	l.maxFrame = MaxWebRTCFrame
+	if s := l.pc.Get("sctp"); s.Truthy() {
+		if m := s.Get("maxMessageSize"); m.Type() == js.TypeNumber && m.Int() > 0 {
+			l.maxFrame = min(m.Int(), MaxWebRTCFrame)
+		}
+	}
+	l.sendBuf = js.Global().Get("Uint8Array").New(l.maxFrame)
+	l.wbuf = make([]byte, 0, l.maxFrame)
+	l.dc.Set("bufferedAmountLowThreshold", l.low)
+}
+
+// on installs fn as obj's event handler property name (onmessage …) and
+// keeps the js.Func for teardown.
+func (l *jsLink) on(obj js.Value, name string, fn func(ev js.Value)) {
+	f := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ev := js.Undefined()
+		if len(args) > 0 {
+			ev = args[0]
+		}
+		fn(ev)
+		return nil
+	})
+	l.funcs = append(l.funcs, f)
+	obj.Set(name, f)
+}
+
+// onMessage is the channel's onmessage: one synchronous copy into the
+// queue, in arrival order; it never blocks and starts no goroutine.
+func (l *jsLink) onMessage(ev js.Value) {
+	data := ev.Get("data")
+	if data.Type() == js.TypeString {
+		l.lose(fmt.Errorf("%w: text message on the data channel", ErrFrame))
+		return
+	}
+	view := js.Global().Get("Uint8Array").New(data)
+	n := view.Length()
+	if n > MaxWebRTCFrame {
+		l.lose(fmt.Errorf("%w: %d-byte message exceeds %d", ErrFrame, n, MaxWebRTCFrame))
+		return
+	}
+	l.qmu.Lock()
+	var b []byte
+	if k := len(l.free); k > 0 {
+		b, l.free = l.free[k-1], l.free[:k-1]
+	} else {
+		b = make([]byte, MaxWebRTCFrame)
+	}
+	b = b[:n]
+	js.CopyBytesToGo(b, view)
+	l.queue = append(l.queue, b)
+	l.qmu.Unlock()
+	poke(l.wake)
+}
+
+// Bind implements Link: it starts the pump.
+func (l *jsLink) Bind(h LinkHandler) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.started || l.closed.Load() {
+		return
+	}
+	l.h, l.started = h, true
+	go l.pump()
+}
+
+// MaxFrame implements Link.
+func (l *jsLink) MaxFrame() int { return l.maxFrame }
+
+// WriteFrame implements Link. send() copies the bytes it is given, so one
+// staging array serves every frame.
+func (l *jsLink) WriteFrame(hdr, payload []byte) (bool, error) {
+	n := len(hdr) + len(payload)
+	if n > l.maxFrame {
+		return false, fmt.Errorf("webrtc link: %d-byte frame exceeds %d", n, l.maxFrame)
+	}
+	if l.closed.Load() {
+		return false, ErrClosed
+	}
+	l.wmu.Lock()
+	l.wbuf = append(append(l.wbuf[:0], hdr...), payload...)
+	js.CopyBytesToJS(l.sendBuf, l.wbuf)
+	err := jsTry(func() { l.dc.Call("send", l.sendBuf.Call("subarray", 0, n)) })
+	l.wmu.Unlock()
+	if err != nil {
+		err = fmt.Errorf("webrtc link: send: %w", err)
+		l.lose(err)
+		return false, err
+	}
+	if l.dc.Get("bufferedAmount").Int() >= l.high {
+		return false, nil
+	}
+	return true, nil
+}
+
+// pump delivers queued frames in order, then the writable and close
+// events, and tears the link down at the end.
+func (l *jsLink) pump() {
+	defer close(l.pumpDone)
+	for {
+		for l.deliver() {
+		}
+		select {
+		case <-l.wake:
+		case <-l.writable:
+			l.call(func() { l.h.HandleWritable() })
+		case <-l.lost:
+			for l.deliver() { // what arrived before the loss is still the remote's
+			}
+			if !l.closed.Load() {
+				l.call(func() { l.h.HandleClose(fmt.Errorf("webrtc link: %w: %w", ErrProcFailed, l.lostErr)) })
+			}
+			l.teardown()
+			return
+		case <-l.closing:
+			l.teardown()
+			return
+		}
+	}
+}
+
+// deliver hands the oldest queued frame to the handler and reports
+// whether there was one.
+func (l *jsLink) deliver() bool {
+	if l.closed.Load() {
+		return false
+	}
+	l.qmu.Lock()
+	if len(l.queue) == 0 {
+		l.qmu.Unlock()
+		return false
+	}
+	f := l.queue[0]
+	l.queue[0] = nil
+	l.queue = l.queue[1:]
+	if len(l.queue) == 0 {
+		l.queue = l.queue[:0:0] // let the backing array be reused from the start
+	}
+	l.qmu.Unlock()
+	hdr, payload := f, []byte(nil)
+	if len(f) > HeaderLen {
+		hdr, payload = f[:HeaderLen], f[HeaderLen:]
+	}
+	l.call(func() { l.h.HandleFrame(hdr, payload) })
+	l.qmu.Lock()
+	l.free = append(l.free, f[:cap(f)])
+	l.qmu.Unlock()
+	return true
+}
+
+func (l *jsLink) call(fn func()) {
+	l.inHandler.Store(true)
+	fn()
+	l.inHandler.Store(false)
+}
+
+// lose records the first reason the link failed.
+func (l *jsLink) lose(err error) {
+	l.lostOnce.Do(func() {
+		l.lostErr = err
+		close(l.lost)
+	})
+}
+
+// teardown detaches every handler from the page's objects before it
+// releases the js.Funcs (an event that reached a released Func would
+// crash the program), then closes the channel and the connection.
+func (l *jsLink) teardown() {
+	l.downOnce.Do(func() {
+		for _, o := range []struct {
+			v     js.Value
+			names []string
+		}{
+			{l.dc, []string{"onopen", "onclose", "onerror", "onmessage", "onbufferedamountlow"}},
+			{l.pc, []string{"onicecandidate", "onconnectionstatechange"}},
+		} {
+			if o.v.Truthy() {
+				for _, n := range o.names {
+					o.v.Set(n, js.Null())
+				}
+			}
+		}
+		if l.dc.Truthy() {
+			_ = jsTry(func() { l.dc.Call("close") })
+		}
+		if l.pc.Truthy() {
+			_ = jsTry(func() { l.pc.Call("close") })
+		}
+		for _, f := range l.funcs {
+			f.Release()
+		}
+		l.funcs = nil
+		l.qmu.Lock()
+		l.queue, l.free = nil, nil
+		l.qmu.Unlock()
+	})
+}
+
+// Close implements Link. It returns once the peer connection is closed and
+// the pump has ended, unless called from inside a handler call (the pump
+// ends as soon as that call returns). The remote side sees HandleClose;
+// this side does not.
+func (l *jsLink) Close() error {
+	l.closeOnce.Do(func() {
+		l.mu.Lock()
+		l.closed.Store(true)
+		started := l.started
+		l.mu.Unlock()
+		close(l.closing)
+		if !started {
+			l.teardown()
+			close(l.pumpDone)
+		}
+	})
+	if !l.inHandler.Load() {
+		<-l.pumpDone
+	}
+	return nil
+}
+
+// poke makes a non-blocking send on a cap-1 wake-up channel.
+func poke(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// jsTry runs fn and turns a JavaScript exception (a js.Error panic) into
+// an error.
+func jsTry(fn func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(js.Error); ok {
+				err = e
+				return
+			}
+			panic(r)
+		}
+	}()
+	fn()
+	return nil
+}
+
+// await waits for promise p to settle. Its callbacks release themselves
+// when it settles, so a wait abandoned when ctx ends never leaves a
+// released js.Func for the promise to call.
+func await(ctx context.Context, p js.Value) (js.Value, error) {
+	type result struct {
+		v   js.Value
+		err error
+	}
+	done := make(chan result, 1)
+	var then, catch js.Func
+	release := func() { then.Release(); catch.Release() }
+	then = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		release()
+		v := js.Undefined()
+		if len(args) > 0 {
+			v = args[0]
+		}
+		done <- result{v: v}
+		return nil
+	})
+	catch = js.FuncOf(func(_ js.Value, args []js.Value) any {
+		release()
+		msg := "promise rejected"
+		if len(args) > 0 && args[0].Truthy() {
+			if m := args[0].Get("message"); m.Type() == js.TypeString {
+				msg = m.String()
+			} else {
+				msg = args[0].Call("toString").String()
+			}
+		}
+		done <- result{err: errors.New(msg)}
+		return nil
+	})
+	p.Call("then", then, catch)
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		return js.Undefined(), context.Cause(ctx)
+	}
+}

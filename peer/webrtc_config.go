@@ -1,0 +1,90 @@
+package peer
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// WebRTC link defaults, shared by the native (pion) link and the browser
+// (RTCPeerConnection) link.
+const (
+	// DefaultHighWater is the buffered amount, in bytes, at or above which
+	// WriteFrame reports the link not ready. A browser's send() throws
+	// once about 16 MiB is queued, so the mark stays far below that.
+	DefaultHighWater = 1 << 20
+	// DefaultLowWater is the buffered amount at or below which the link
+	// calls HandleWritable again.
+	DefaultLowWater = 256 << 10
+	// DefaultSocketBuffer is the UDP send and receive buffer size asked of
+	// the kernel (which caps it at its rmem_max/wmem_max). Native only.
+	DefaultSocketBuffer = 4 << 20
+	// DefaultSetupTimeout bounds DialWebRTC and AcceptWebRTC when the
+	// context has no earlier deadline: a peer that cannot be reached is
+	// reported lost within the 10 s a job allows (set-up takes about 4 ms
+	// between native ranks, at most a few hundred with a browser).
+	DefaultSetupTimeout = 10 * time.Second
+	// MaxWebRTCFrame is the largest frame a WebRTC link sends or accepts:
+	// pion's value for a peer that advertises no max-message-size, and
+	// what this side advertises, so every peer agrees.
+	MaxWebRTCFrame = 65535
+)
+
+// WebRTCConfig configures a WebRTC link. The zero value is LAN mode with no
+// ICE servers and the default water marks and socket buffers. In the
+// browser (GOOS=js) the page's network stack picks interfaces and sockets
+// itself, so Loopback and SocketBuffer have no effect there.
+type WebRTCConfig struct {
+	ICEServers []ICEServer
+	// Loopback keeps the connection on this host: loopback interface and
+	// addresses only, IPv4 UDP, no mDNS. Otherwise (LAN mode) every
+	// interface is used and mDNS is query-only, so browsers' .local host
+	// candidates resolve.
+	Loopback bool
+	// HighWater and LowWater are the flow-control marks on the data
+	// channel's buffered amount, in bytes; 0 means the default. LowWater
+	// must be below HighWater.
+	HighWater, LowWater int
+	// SocketBuffer is the UDP socket buffer size in bytes; 0 means
+	// DefaultSocketBuffer, a negative value keeps the kernel's default.
+	SocketBuffer int
+}
+
+func (c WebRTCConfig) withDefaults() WebRTCConfig {
+	if c.HighWater == 0 {
+		c.HighWater = DefaultHighWater
+	}
+	if c.LowWater == 0 {
+		c.LowWater = min(DefaultLowWater, c.HighWater/2)
+	}
+	if c.SocketBuffer == 0 {
+		c.SocketBuffer = DefaultSocketBuffer
+	}
+	return c
+}
+
+// Validate reports whether c can be used (after defaults are applied).
+func (c WebRTCConfig) Validate() error {
+	c = c.withDefaults()
+	if c.HighWater < 0 || c.LowWater < 0 || c.LowWater >= c.HighWater {
+		return fmt.Errorf("peer: webrtc water marks low %d, high %d: want 0 ≤ low < high", c.LowWater, c.HighWater)
+	}
+	for i, s := range c.ICEServers {
+		if len(s.URLs) == 0 {
+			return fmt.Errorf("peer: ICE server %d has no URL", i)
+		}
+		for _, u := range s.URLs {
+			scheme, _, _ := strings.Cut(u, ":")
+			switch scheme {
+			case "stun", "stuns":
+			case "turn", "turns":
+				if s.Username == "" || s.Credential == "" {
+					return fmt.Errorf("peer: TURN server %q needs a username and a credential", u)
+				}
+			default:
+				return fmt.Errorf("peer: ICE server URL %q: want stun:, stuns:, turn: or turns:", u)
+			}
+		}
+	}
+	return nil
+}

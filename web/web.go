@@ -1,0 +1,270 @@
+// Package web is meshmpi's browser UI, served by cmd/signal beside the
+// signaling endpoint:
+//
+//	GET  /run?job=J&token=T[&rank=R][&example=E][&arg=A]…[&mic=1]
+//	                      the run page: one rank of job J in this page, with
+//	                      its rank, the job's state and its console
+//	GET  /lab[?k=4&example=E&args=…&start=1]
+//	                      the lab page: a new job of k ranks, each a run page
+//	                      in an iframe of this tab
+//	POST /lab/jobs        {"size": k} → {"job", "token"}: a token for a new
+//	                      job, for the lab page (only when Options.Lab is set)
+//	GET  /js/meshmpi.js   the ES module that boots a rank (package js)
+//	GET  /wasm_exec.js    the Go toolchain's JavaScript support for GOOS=js
+//	GET  /wasm/E.wasm     program E built for GOOS=js GOARCH=wasm
+//
+// The pages are static files embedded in the binary; the rank programs
+// and wasm_exec.js come from the server (see cmd/signal's -wasm and
+// -build-examples flags), and must come from one Go toolchain: a .wasm
+// only runs with the wasm_exec.js of the release that built it.
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/rand"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	meshjs "github.com/meshmpi/meshmpi/js"
+	"github.com/meshmpi/meshmpi/signaling"
+)
+
+//go:embed run.html lab.html run.js lab.js style.css
+var files embed.FS
+
+// Options configures Handler.
+type Options struct {
+	// WasmExec is the wasm_exec.js of the toolchain that built Programs.
+	WasmExec []byte
+	// Programs maps a program name (the example= of the run page) to its
+	// GOOS=js GOARCH=wasm binary.
+	Programs map[string][]byte
+	// Lab, if set, enables POST /lab/jobs.
+	Lab *LabConfig
+}
+
+// LabConfig lets the lab page start jobs without a token of its own:
+// POST /lab/jobs mints one for a fresh job id. Only clients on the
+// loopback interface may ask, and only from a page of this server (a
+// cross-site page cannot make a JSON POST without the server's consent),
+// so a server that listens publicly mints nothing for strangers; every
+// other rule (token scope, job size, server limits) stays as it is.
+type LabConfig struct {
+	Secret   []byte            // the server's token secret
+	MaxSize  int               // largest lab job; 0 means 64
+	TTL      time.Duration     // token lifetime; 0 means one hour
+	Settings map[string]string // job settings; nil means {"net": "loopback"}
+}
+
+type program struct {
+	raw, gz []byte
+}
+
+// Handler serves the pages, the module, wasm_exec.js and the programs.
+func Handler(o Options) (http.Handler, error) {
+	progs := map[string]program{}
+	for name, b := range o.Programs {
+		if !validName(name) {
+			return nil, fmt.Errorf("web: program name %q: want letters, digits, - or _", name)
+		}
+		var gz bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+		if _, err := zw.Write(b); err != nil {
+			return nil, fmt.Errorf("web: gzip %s: %w", name, err)
+		}
+		if err := zw.Close(); err != nil {
+			return nil, fmt.Errorf("web: gzip %s: %w", name, err)
+		}
+		progs[name] = program{raw: b, gz: gz.Bytes()}
+	}
+	mux := http.NewServeMux()
+	page := func(name string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { serveFile(w, r, name) }
+	}
+	mux.HandleFunc("GET /run", page("run.html"))
+	mux.HandleFunc("GET /lab", page("lab.html"))
+	mux.HandleFunc("GET /web/{file}", func(w http.ResponseWriter, r *http.Request) {
+		if f := r.PathValue("file"); strings.HasSuffix(f, ".html") {
+			http.NotFound(w, r)
+		} else {
+			serveFile(w, r, f)
+		}
+	})
+	mux.HandleFunc("GET /js/meshmpi.js", func(w http.ResponseWriter, _ *http.Request) {
+		serveBytes(w, "text/javascript; charset=utf-8", meshjs.Module)
+	})
+	mux.HandleFunc("GET /wasm_exec.js", func(w http.ResponseWriter, r *http.Request) {
+		if o.WasmExec == nil {
+			http.Error(w, "this server has no wasm_exec.js (see signal serve -wasm-exec)", http.StatusNotFound)
+			return
+		}
+		serveBytes(w, "text/javascript; charset=utf-8", o.WasmExec)
+	})
+	mux.HandleFunc("GET /wasm/{file}", func(w http.ResponseWriter, r *http.Request) {
+		name, ok := strings.CutSuffix(r.PathValue("file"), ".wasm")
+		p, found := progs[name]
+		if !ok || !found {
+			http.Error(w, "no such program", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Vary", "Accept-Encoding")
+		if acceptsGzip(r) {
+			w.Header().Set("Content-Encoding", "gzip")
+			serveBytes(w, "application/wasm", p.gz)
+			return
+		}
+		serveBytes(w, "application/wasm", p.raw)
+	})
+	if o.Lab != nil {
+		lab, err := newLab(*o.Lab)
+		if err != nil {
+			return nil, err
+		}
+		mux.Handle("POST /lab/jobs", lab)
+	}
+	return mux, nil
+}
+
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func acceptsGzip(r *http.Request) bool {
+	for _, e := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		if enc, _, _ := strings.Cut(strings.TrimSpace(e), ";"); enc == "gzip" {
+			return true
+		}
+	}
+	return false
+}
+
+func serveFile(w http.ResponseWriter, r *http.Request, name string) {
+	b, err := files.ReadFile(name)
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	ct := mime.TypeByExtension(filepath.Ext(name))
+	if strings.HasSuffix(name, ".js") {
+		ct = "text/javascript; charset=utf-8" // whatever the host's mime tables say
+	}
+	serveBytes(w, ct, b)
+}
+
+// serveBytes writes b; pages and programs are revalidated on every load,
+// so a rebuilt program is never mixed with a stale page.
+func serveBytes(w http.ResponseWriter, contentType string, b []byte) {
+	h := w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Content-Length", fmt.Sprint(len(b)))
+	_, _ = w.Write(b)
+}
+
+// LoadPrograms reads every NAME.wasm file of dir.
+func LoadPrograms(dir string) (map[string][]byte, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.wasm"))
+	if err != nil {
+		return nil, err
+	}
+	progs := map[string][]byte{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("web: %w", err)
+		}
+		progs[strings.TrimSuffix(filepath.Base(p), ".wasm")] = b
+	}
+	return progs, nil
+}
+
+type lab struct {
+	cfg LabConfig
+}
+
+func newLab(c LabConfig) (*lab, error) {
+	if len(c.Secret) < signaling.MinSecretLen {
+		return nil, fmt.Errorf("web: lab secret must have at least %d bytes", signaling.MinSecretLen)
+	}
+	if c.MaxSize == 0 {
+		c.MaxSize = 64
+	}
+	if c.TTL == 0 {
+		c.TTL = time.Hour
+	}
+	if c.Settings == nil {
+		c.Settings = map[string]string{"net": "loopback"}
+	}
+	return &lab{cfg: c}, nil
+}
+
+// labRequest is the body of POST /lab/jobs.
+type labRequest struct {
+	Size int `json:"size"`
+}
+
+// LabJob is the answer of POST /lab/jobs.
+type LabJob struct {
+	Job   string `json:"job"`
+	Token string `json:"token"`
+}
+
+func (l *lab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		http.Error(w, "lab jobs are for clients on this host only", http.StatusForbidden)
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		if err != nil || u.Host != r.Host {
+			http.Error(w, "lab jobs are for this server's own pages", http.StatusForbidden)
+			return
+		}
+	}
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" {
+		http.Error(w, "want a JSON body", http.StatusUnsupportedMediaType)
+		return
+	}
+	var req labRequest
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<10)).Decode(&req); err != nil {
+		http.Error(w, "bad request: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if req.Size < 1 || req.Size > l.cfg.MaxSize {
+		http.Error(w, fmt.Sprintf("size %d: want 1 to %d", req.Size, l.cfg.MaxSize), http.StatusBadRequest)
+		return
+	}
+	id := make([]byte, 8)
+	_, _ = rand.Read(id)
+	job := "lab-" + hex.EncodeToString(id)
+	tok, err := signaling.Mint(l.cfg.Secret, signaling.Claims{
+		Job: job, Size: req.Size, Expires: time.Now().Add(l.cfg.TTL).Unix(), Settings: l.cfg.Settings,
+	})
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(LabJob{Job: job, Token: tok})
+}
