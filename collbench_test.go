@@ -59,6 +59,8 @@ func newCollBench(w *Comm, name string, size int) (collBench, error) {
 			func() (*Request, error) { return Ialltoall(w, send, recv) },
 			func() (*Request, error) { return AlltoallInit(w, send, recv) },
 		}, nil
+	case "NeighborAlltoall":
+		return newNeighborBench(w, size)
 	}
 	return collBench{}, fmt.Errorf("no collective %q", name)
 }

@@ -153,8 +153,9 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		return nil, fmt.Errorf("%s on %s: segment %d: %w", a.Coll, c, h.segment, ErrArg)
 	}
 	a.Rank, a.Size, a.Segment = c.rank, len(c.ranks), h.segment
+	a.RemoteSize = c.RemoteSize()
 	force := h.algorithm
-	if force == "" {
+	if force == "" && a.RemoteSize == 0 { // job-wide choices are intracommunicator algorithms
 		force = c.p.collAlgorithms[a.Coll]
 	}
 	pl, err := c.plan(&a, force)
@@ -166,7 +167,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		return nil, fmt.Errorf("%s on %s: needs %d-byte send and %d-byte receive buffers, got %d and %d: %w",
 			a.Coll, c, plan.Need[coll.BufSend], plan.Need[coll.BufRecv], len(send), len(recv), ErrCount)
 	}
-	t := (*collTransport)(c)
+	t := c.engineTransport()
 	switch form {
 	case blocking:
 		run := plan.GetRun(t, tag, nil)

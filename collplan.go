@@ -18,6 +18,7 @@ type commPlanKey struct {
 	inPlace     bool
 	segment     int
 	algorithm   string
+	remoteCount int // intercommunicators (the remote size is the communicator's)
 }
 
 // maxCommPlans bounds a communicator's plan memo.
@@ -35,7 +36,7 @@ type planned struct {
 // count arrays and are planned every time.
 func (c *Comm) plan(a *coll.Args, force string) (planned, error) {
 	v := a.Counts != nil || a.SendCounts != nil
-	key := commPlanKey{a.Coll, a.Count, a.Root, a.ElemSize, a.Type, a.Op, a.InPlace, a.Segment, force}
+	key := commPlanKey{a.Coll, a.Count, a.Root, a.ElemSize, a.Type, a.Op, a.InPlace, a.Segment, force, a.RemoteCount}
 	if !v {
 		c.planMu.Lock()
 		p, ok := c.plans[key]
@@ -53,7 +54,7 @@ func (c *Comm) plan(a *coll.Args, force string) (planned, error) {
 	if err != nil {
 		return planned{}, fmt.Errorf("%s on %s: %w: %w", a.Coll, c, ErrArg, err)
 	}
-	p := planned{plan, coll.Signature(&ac, alg.Name)}
+	p := planned{plan, coll.Signature(coll.InterAgreed(&ac), alg.Name)}
 	if !v {
 		c.planMu.Lock()
 		if c.plans == nil {

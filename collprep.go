@@ -45,6 +45,9 @@ func (c *Comm) rootedInPlace(k coll.Coll, root int, b []byte) (bool, error) {
 }
 
 func prepBcast[T Element](c *Comm, buf []T, root int) collCall {
+	if c.TestInter() {
+		return interBcast(c, buf, root)
+	}
 	a := elemArgs[T](coll.Bcast)
 	if err := c.checkRoot(a.Coll, root); err != nil {
 		return collCall{err: err}
@@ -54,6 +57,9 @@ func prepBcast[T Element](c *Comm, buf []T, root int) collCall {
 }
 
 func prepGather[T Element](c *Comm, k coll.Coll, send, recv []T, counts, displs []int, root int) collCall {
+	if c.TestInter() {
+		return interRooted(c, k, send, recv, counts, displs, root)
+	}
 	a := elemArgs[T](k)
 	sb, rb := viewBytes(send), op.Bytes(recv)
 	ip, err := c.rootedInPlace(k, root, sb)
@@ -80,6 +86,9 @@ func prepGather[T Element](c *Comm, k coll.Coll, send, recv []T, counts, displs 
 }
 
 func prepScatter[T Element](c *Comm, k coll.Coll, send []T, counts, displs []int, recv []T, root int) collCall {
+	if c.TestInter() {
+		return interRooted(c, k, recv, send, counts, displs, root)
+	}
 	a := elemArgs[T](k)
 	sb, rb := op.Bytes(send), viewBytes(recv)
 	ip, err := c.rootedInPlace(k, root, rb)
@@ -130,6 +139,9 @@ func (c *Comm) vLayout(k coll.Coll, counts, displs []int, significant bool, mine
 }
 
 func prepAllgather[T Element](c *Comm, k coll.Coll, send, recv []T, counts, displs []int) collCall {
+	if c.TestInter() {
+		return interAllgather(c, k, send, recv, counts, displs)
+	}
 	a := elemArgs[T](k)
 	sb, rb := viewBytes(send), op.Bytes(recv)
 	a.InPlace = isInPlace(sb)
@@ -152,6 +164,9 @@ func prepAllgather[T Element](c *Comm, k coll.Coll, send, recv []T, counts, disp
 }
 
 func prepAlltoall[T Element](c *Comm, send, recv []T) collCall {
+	if c.TestInter() {
+		return interAlltoall(c, send, nil, nil, recv, nil, nil, false)
+	}
 	a := elemArgs[T](coll.Alltoall)
 	sb, rb := viewBytes(send), op.Bytes(recv)
 	a.InPlace = isInPlace(sb)
@@ -169,6 +184,9 @@ func prepAlltoall[T Element](c *Comm, send, recv []T) collCall {
 }
 
 func prepAlltoallv[T Element](c *Comm, send []T, sendcounts, senddispls []int, recv []T, recvcounts, recvdispls []int) collCall {
+	if c.TestInter() {
+		return interAlltoall(c, send, sendcounts, senddispls, recv, recvcounts, recvdispls, true)
+	}
 	a := elemArgs[T](coll.Alltoallv)
 	sb, rb := viewBytes(send), op.Bytes(recv)
 	a.InPlace = isInPlace(sb)
@@ -200,6 +218,9 @@ func prepAlltoallv[T Element](c *Comm, send []T, sendcounts, senddispls []int, r
 }
 
 func prepReduce[T Element](c *Comm, k coll.Coll, send, recv []T, o *Op, root int) collCall {
+	if c.TestInter() {
+		return interReduce(c, k, send, recv, o, root)
+	}
 	a := elemArgs[T](k)
 	if err := checkOp(k, o, a.Type); err != nil {
 		return failed(k, c, err)
@@ -223,6 +244,9 @@ func prepReduce[T Element](c *Comm, k coll.Coll, send, recv []T, o *Op, root int
 }
 
 func prepReduceScatter[T Element](c *Comm, k coll.Coll, send, recv []T, counts []int, o *Op) collCall {
+	if c.TestInter() {
+		return interReduceScatter(c, k, send, recv, counts, o)
+	}
 	a := elemArgs[T](k)
 	if err := checkOp(k, o, a.Type); err != nil {
 		return failed(k, c, err)

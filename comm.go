@@ -66,6 +66,8 @@ type Comm struct {
 	ranks []int   // world rank of each rank
 	local []int32 // rank of each world rank, or -1
 	name  string
+	topo  *topology     // process topology (topo.go), nil for none; immutable
+	inter *interComm    // an intercommunicator's remote group (intercomm.go); nil for an intracommunicator
 	seq   atomic.Uint32 // collective sequence: the tag of the next collective
 	freed atomic.Bool
 	refs  atomic.Int32 // 1 until freed, plus one per pending operation
@@ -156,10 +158,14 @@ func (c *Comm) Dup() (*Comm, error) {
 	if err := c.check(); err != nil {
 		return nil, fmt.Errorf("dup: %w", err)
 	}
+	if c.inter != nil {
+		return c.interDup()
+	}
 	n, err := c.create(nil, func([][]byte) []int { return identityRanks(len(c.ranks)) })
 	if err != nil {
 		return nil, fmt.Errorf("dup on %s: %w", c, err)
 	}
+	n.topo = c.topo // a duplicate keeps the topology (MPI-4.1 §7.4.2)
 	return n, nil
 }
 
@@ -172,6 +178,9 @@ func (c *Comm) Split(color, key int) (*Comm, error) {
 	}
 	if color < 0 && color != Undefined {
 		return nil, fmt.Errorf("split on %s: color %d: %w", c, color, ErrArg)
+	}
+	if c.inter != nil {
+		return c.interSplit(color, key)
 	}
 	var rec [16]byte
 	binary.LittleEndian.PutUint64(rec[:], uint64(int64(color)))
@@ -209,6 +218,9 @@ func (c *Comm) Create(g *Group) (*Comm, error) {
 	}
 	if g == nil {
 		return nil, fmt.Errorf("create on %s: nil group: %w", c, ErrGroup)
+	}
+	if c.inter != nil {
+		return nil, fmt.Errorf("create on %s: intercommunicators: %w", c, ErrNotSupported)
 	}
 	for _, w := range g.ranks {
 		if c.local[w] < 0 {
@@ -390,6 +402,9 @@ func Compare(a, b *Comm) (Comparison, error) {
 	}
 	if a == b {
 		return Ident, nil
+	}
+	if a.inter != nil || b.inter != nil {
+		return compareInter(a, b), nil
 	}
 	switch compareRanks(a.ranks, b.ranks) {
 	case Ident:

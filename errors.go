@@ -30,6 +30,10 @@ var (
 	ErrOp = errors.New("invalid operation")
 	// ErrArg: an invalid argument not covered by a more specific class.
 	ErrArg = errors.New("invalid argument")
+	// ErrTopology: a communicator without the process topology the call
+	// needs (a Cartesian query on a graph, a neighborhood collective on a
+	// plain communicator).
+	ErrTopology = errors.New("invalid topology")
 	// ErrRequest: an invalid request or a request used in the wrong state
 	// (starting an active request, waiting on a freed one, freeing an
 	// active persistent request, cancelling a send or a collective).

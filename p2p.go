@@ -81,10 +81,10 @@ func (q *p2pRequest) prepare(c *Comm, kind p2pKind, rank, tag int, buf []byte, e
 	case rank == ProcNull:
 	case rank == AnySource && !send:
 		q.world = AnySource
-	case rank < 0 || rank >= len(c.ranks):
+	case rank < 0 || rank >= len(c.peerRanks()):
 		return fmt.Errorf("%s on %s: rank %d: %w", q.verb(), c, rank, ErrRank)
 	default:
-		q.world = c.ranks[rank]
+		q.world = c.peerRanks()[rank]
 	}
 	if (tag < 0 || tag > TagUB) && (send || tag != AnyTag) {
 		return fmt.Errorf("%s on %s: tag %d: %w", q.verb(), c, tag, ErrTag)
@@ -161,7 +161,7 @@ func (q *p2pRequest) result(keep bool) (Status, error) {
 	}
 	st := Status{Bytes: res.N, Count: res.N / q.elem, Cancelled: res.Cancelled}
 	if q.kind != p2pSend {
-		st.Source, st.Tag = int(q.c.local[res.Source]), res.Tag
+		st.Source, st.Tag = q.c.peerRank(res.Source), res.Tag
 		if res.Cancelled {
 			st.Source, st.Tag = Undefined, Undefined
 		}
@@ -394,14 +394,14 @@ func (c *Comm) probeArgs(verb string, source, tag int) (int, error) {
 	switch {
 	case source == AnySource, source == ProcNull:
 		return source, nil
-	case source < 0 || source >= len(c.ranks):
+	case source < 0 || source >= len(c.peerRanks()):
 		return 0, fmt.Errorf("%s on %s: rank %d: %w", verb, c, source, ErrRank)
 	}
-	return c.ranks[source], nil
+	return c.peerRanks()[source], nil
 }
 
 func (c *Comm) probeStatus(env peer.Envelope) Status {
-	return Status{Source: int(c.local[env.Source]), Tag: env.Tag, Count: env.Len, Bytes: env.Len}
+	return Status{Source: c.peerRank(env.Source), Tag: env.Tag, Count: env.Len, Bytes: env.Len}
 }
 
 var procNullStatus = Status{Source: ProcNull, Tag: AnyTag}
@@ -490,7 +490,7 @@ func (m *Message) prepare(q *p2pRequest, buf []byte, elem int) error {
 	}
 	rank := ProcNull
 	if !m.noProc {
-		rank = int(m.c.local[m.m.Envelope().Source])
+		rank = m.c.peerRank(m.m.Envelope().Source)
 	}
 	*q = p2pRequest{c: m.c, kind: p2pMrecv, rank: rank, tag: AnyTag, buf: buf, elem: elem, msg: m.m}
 	if err := m.c.check(); err != nil {

@@ -27,12 +27,18 @@ const (
 	ReduceScatterBlock
 	Scan
 	Exscan
+	// the neighborhood collectives (MPI-4.1 §8.6): Args.Nbr names the peers
+	NeighborAllgather
+	NeighborAllgatherv
+	NeighborAlltoall
+	NeighborAlltoallv
 	NumColls
 )
 
 var collNames = [NumColls]string{
 	"barrier", "bcast", "gather", "gatherv", "scatter", "scatterv", "allgather", "allgatherv",
 	"alltoall", "alltoallv", "reduce", "allreduce", "reduce_scatter", "reduce_scatter_block", "scan", "exscan",
+	"neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall", "neighbor_alltoallv",
 }
 
 func (c Coll) String() string {
@@ -87,6 +93,14 @@ type Args struct {
 	// Segment bounds the bytes of one message in algorithms that pipeline
 	// or segment (0: no bound). Tests set it small to force many segments.
 	Segment int
+	// Nbr is the rank's neighborhood for the neighborhood collectives
+	// (conventions in neighbor_linear.go); nil for every other collective.
+	Nbr *Neighbors
+	// RemoteSize and RemoteCount describe an intercommunicator call (0 on
+	// an intracommunicator): the remote group's size and the elements
+	// received from each remote rank where MPI lets them differ from Count
+	// (conventions in inter_args.go).
+	RemoteSize, RemoteCount int
 }
 
 // Bytes returns the size of n elements.

@@ -23,10 +23,15 @@ const (
 	PowerOfTwo                          // the group size is a power of two
 	NotInPlace                          // the call is not in place
 	CountGESize                         // Count ≥ Size (Rabenseifner-style halving)
+	Inter                               // an intercommunicator algorithm; the others are intra only
 )
 
 func (r Restriction) holds(a *Args) error {
 	switch {
+	case r&Inter == 0 && a.RemoteSize > 0:
+		return errors.New("is for intracommunicators")
+	case r&Inter != 0 && a.RemoteSize == 0:
+		return errors.New("is for intercommunicators")
 	case r&Commutative != 0 && !a.Commutative():
 		return errors.New("needs a commutative op")
 	case r&PowerOfTwo != 0 && a.Size&(a.Size-1) != 0:
@@ -142,6 +147,7 @@ type planKey struct {
 	op                      any
 	inPlace                 bool
 	segment                 int
+	remoteSize, remoteCount int
 }
 
 var planCache struct {
@@ -156,8 +162,9 @@ const maxCachedPlans = 4096
 // seen before. Plans of v-collectives depend on their count arrays and are
 // not cached.
 func Build(alg Algorithm, a *Args) (*Plan, error) {
-	cacheable := a.Counts == nil && a.Displs == nil && a.SendCounts == nil
-	key := planKey{a.Coll, alg.Name, a.Rank, a.Size, a.Root, a.Count, a.ElemSize, uint8(a.Type), a.Op, a.InPlace, a.Segment}
+	// neighborhood plans depend on the topology, which the key leaves out
+	cacheable := a.Counts == nil && a.Displs == nil && a.SendCounts == nil && a.Nbr == nil
+	key := planKey{a.Coll, alg.Name, a.Rank, a.Size, a.Root, a.Count, a.ElemSize, uint8(a.Type), a.Op, a.InPlace, a.Segment, a.RemoteSize, a.RemoteCount}
 	if cacheable {
 		planCache.Lock()
 		p := planCache.m[key]

@@ -4,6 +4,23 @@ package coll
 // per collective, the first line whose bounds and restrictions hold wins.
 // Every collective's lines end with an unbounded one.
 var Rules = []Rule{
+	// Intercommunicators: one algorithm each, since selection must agree
+	// across two groups whose sizes and byte counts differ (inter_args.go).
+	{Coll: Barrier, When: Inter, Alg: "inter_fanin_exchange"},
+	{Coll: Bcast, When: Inter, Alg: "inter_remote_send_local_bcast"},
+	{Coll: Gather, When: Inter, Alg: "inter_local_gather_remote_send"},
+	{Coll: Gatherv, When: Inter, Alg: "inter_linear"},
+	{Coll: Scatter, When: Inter, Alg: "inter_remote_send_local_scatter"},
+	{Coll: Scatterv, When: Inter, Alg: "inter_linear"},
+	{Coll: Allgather, When: Inter, Alg: "inter_gather_exchange_bcast"},
+	{Coll: Allgatherv, When: Inter, Alg: "inter_remote_gather_local_bcast"},
+	{Coll: Alltoall, When: Inter, Alg: "inter_pairwise"},
+	{Coll: Alltoallv, When: Inter, Alg: "inter_pairwise"},
+	{Coll: Reduce, When: Inter, Alg: "inter_local_reduce_remote_send"},
+	{Coll: Allreduce, When: Inter, Alg: "inter_reduce_exchange_bcast"},
+	{Coll: ReduceScatterBlock, When: Inter, Alg: "inter_reduce_exchange_scatter"},
+	{Coll: ReduceScatter, When: Inter, Alg: "inter_reduce_exchange_scatterv"},
+
 	{Coll: Barrier, Alg: "dissemination"},
 
 	{Coll: Bcast, MaxBytes: 12 << 10, Alg: "binomial"},
@@ -41,4 +58,9 @@ var Rules = []Rule{
 
 	{Coll: Scan, Alg: "recursive_doubling"},
 	{Coll: Exscan, Alg: "recursive_doubling"},
+
+	{Coll: NeighborAllgather, Alg: "linear"},
+	{Coll: NeighborAllgatherv, Alg: "linear"},
+	{Coll: NeighborAlltoall, Alg: "linear"},
+	{Coll: NeighborAlltoallv, Alg: "linear"},
 }

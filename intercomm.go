@@ -1,0 +1,525 @@
+package meshmpi
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/meshmpi/meshmpi/coll"
+)
+
+// Intercommunicators (MPI-4.1 §7.6): a communicator joining two disjoint
+// groups. Rank, Size and Group describe the calling rank's own group (the
+// local group); point-to-point ranks and the roots of collectives name
+// ranks of the other one (the remote group). Both groups share one context
+// id, agreed across both when the intercommunicator is made, so a message
+// between the groups is matched like any other.
+
+// Root is the root argument the root of a rooted intercommunicator
+// collective passes (MPI_ROOT); the other ranks of its group pass ProcNull
+// and the other group passes the root's rank in the remote group.
+const Root = -3
+
+// interComm is the remote side of an intercommunicator.
+type interComm struct {
+	ranks []int   // world rank of each remote rank
+	local []int32 // remote rank of each world rank, or -1
+}
+
+func newInterComm(worldSize int, ranks []int) *interComm {
+	ic := &interComm{ranks: ranks, local: make([]int32, worldSize)}
+	for i := range ic.local {
+		ic.local[i] = -1
+	}
+	for r, w := range ranks {
+		ic.local[w] = int32(r)
+	}
+	return ic
+}
+
+// peerRanks returns the world rank of each rank that point-to-point
+// operations on c address: c's group, or an intercommunicator's remote
+// group.
+func (c *Comm) peerRanks() []int {
+	if c.inter != nil {
+		return c.inter.ranks
+	}
+	return c.ranks
+}
+
+// peerRank returns the rank in peerRanks of a world rank (a message's
+// source), or -1.
+func (c *Comm) peerRank(world int) int {
+	if c.inter != nil {
+		return int(c.inter.local[world])
+	}
+	return int(c.local[world])
+}
+
+// TestInter reports whether c is an intercommunicator (MPI_Comm_test_inter).
+func (c *Comm) TestInter() bool { return c != nil && c.inter != nil }
+
+// RemoteSize returns the size of an intercommunicator's remote group, 0 for
+// an intracommunicator (MPI_Comm_remote_size).
+func (c *Comm) RemoteSize() int {
+	if !c.TestInter() {
+		return 0
+	}
+	return len(c.inter.ranks)
+}
+
+// RemoteGroup returns an intercommunicator's remote group
+// (MPI_Comm_remote_group).
+func (c *Comm) RemoteGroup() (*Group, error) {
+	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("remote group: %w", err)
+	}
+	if c.inter == nil {
+		return nil, fmt.Errorf("remote group of %s: not an intercommunicator: %w", c, ErrComm)
+	}
+	return &Group{ranks: c.inter.ranks, self: c.p.ep.Rank()}, nil
+}
+
+// bridgeContext is the matching context, on the peer communicator, of the
+// leaders' exchange in IntercommCreate: the fourth of its context id's
+// contexts (comm.go), which nothing else uses, so the exchange neither
+// takes nor is taken by the peer communicator's own messages.
+func (c *Comm) bridgeContext() uint32 { return uint32(c.id)<<2 | 3 }
+
+// IntercommCreate makes an intercommunicator joining local's group with
+// another, disjoint one (MPI_Intercomm_create). Every rank of both groups
+// calls it; localLeader is a rank of local, and at the leaders peer is a
+// communicator holding both leaders, remoteLeader the other leader's rank
+// in peer and tag the tag both leaders pass (peer, remoteLeader and tag
+// are not used at other ranks). The leaders compare their tags rather
+// than match on them, so leaders that pass different tags get ErrArg
+// instead of waiting forever; two IntercommCreate calls between the same
+// leaders over the same peer communicator must therefore be made in the
+// same order on both.
+func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag int) (*Comm, error) {
+	if err := local.check(); err != nil {
+		return nil, fmt.Errorf("intercomm create: %w", err)
+	}
+	if local.inter != nil {
+		return nil, fmt.Errorf("intercomm create: %s is an intercommunicator: %w", local, ErrComm)
+	}
+	if localLeader < 0 || localLeader >= len(local.ranks) {
+		return nil, fmt.Errorf("intercomm create on %s: local leader %d: %w", local, localLeader, ErrRank)
+	}
+	var remote []int
+	xchg := func(rec []byte) (mine, theirs [][]byte, err error) {
+		all, err := local.allgather(rec)
+		if err != nil {
+			return nil, nil, err
+		}
+		// the leader's word to its group: the other group, or its error
+		var head [2]int64 // error class + 1 (0: none), bytes that follow
+		var blob []byte
+		var bad error
+		leader := local.rank == localLeader
+		if leader {
+			if blob, bad = bridge(local, peer, remoteLeader, tag, encodeGroup(local.ranks, all)); bad != nil {
+				blob = []byte(bad.Error())
+				head[0] = int64(errClass(bad)) + 1
+			}
+			head[1] = int64(len(blob))
+		}
+		if err := Bcast(local, head[:], localLeader); err != nil {
+			return nil, nil, err
+		}
+		if !leader {
+			blob = make([]byte, head[1])
+		}
+		if err := Bcast(local, blob, localLeader); err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case bad != nil:
+			return nil, nil, fmt.Errorf("intercomm create on %s: %w", local, bad)
+		case head[0] != 0:
+			return nil, nil, fmt.Errorf("intercomm create on %s: the leader failed: %s: %w", local, blob, errClasses[head[0]-1])
+		}
+		remote, theirs, err = decodeGroup(blob, len(rec), local.p.ep.Size())
+		if err != nil {
+			return nil, nil, fmt.Errorf("intercomm create on %s: %w", local, err)
+		}
+		return splitRecs(all, len(rec)), theirs, nil
+	}
+	id, _, _, lent, err := agreeInter(local, xchg, nil)
+	if err != nil {
+		return nil, err
+	}
+	c := newComm(local.p, id, local.ranks)
+	c.inter = newInterComm(local.p.ep.Size(), remote)
+	reserve(local, id, lent)
+	return c, nil
+}
+
+// encodeGroup is a group as a leader sends it: its size, its world ranks
+// and its ranks' records of an agreement round.
+func encodeGroup(ranks []int, recs []byte) []byte {
+	out := binary.LittleEndian.AppendUint32(nil, uint32(len(ranks)))
+	for _, w := range ranks {
+		out = binary.LittleEndian.AppendUint32(out, uint32(w))
+	}
+	return append(out, recs...)
+}
+
+func decodeGroup(b []byte, recLen, worldSize int) ([]int, [][]byte, error) {
+	if len(b) < 4 {
+		return nil, nil, fmt.Errorf("short group record: %w", ErrArg)
+	}
+	n := int(binary.LittleEndian.Uint32(b))
+	if n < 1 || n > worldSize || len(b) != 4+n*4+n*recLen {
+		return nil, nil, fmt.Errorf("group record of %d bytes for %d ranks: %w", len(b), n, ErrArg)
+	}
+	ranks := make([]int, n)
+	for i := range ranks {
+		ranks[i] = int(binary.LittleEndian.Uint32(b[4+4*i:]))
+		if ranks[i] >= worldSize {
+			return nil, nil, fmt.Errorf("world rank %d in a group record: %w", ranks[i], ErrArg)
+		}
+	}
+	return ranks, splitRecs(b[4+4*n:], recLen), nil
+}
+
+func splitRecs(b []byte, n int) [][]byte {
+	if n == 0 {
+		return make([][]byte, 0)
+	}
+	out := make([][]byte, 0, len(b)/n)
+	for i := 0; i+n <= len(b); i += n {
+		out = append(out, b[i:i+n])
+	}
+	return out
+}
+
+// bridge is the leaders' exchange of IntercommCreate: out to the other
+// leader, and its message back, over peer's bridge context. A leader whose
+// checks fail still tells the other one when it can reach it, so both fail.
+// The groups must be disjoint; both leaders check.
+func bridge(local, peer *Comm, remoteLeader, tag int, out []byte) ([]byte, error) {
+	if err := peer.check(); err != nil {
+		return nil, fmt.Errorf("peer: %w", err)
+	}
+	if remoteLeader < 0 || remoteLeader >= len(peer.peerRanks()) {
+		return nil, fmt.Errorf("remote leader %d of %s: %w", remoteLeader, peer, ErrRank)
+	}
+	world, n := peer.peerRanks()[remoteLeader], len(local.ranks)
+	recLen := (len(out) - 4 - 4*n) / n
+	if local.local[world] >= 0 {
+		return nil, fmt.Errorf("remote leader %d of %s is in the local group: %w", remoteLeader, peer, ErrRank)
+	}
+	var fail error
+	if tag < 0 || tag > TagUB {
+		fail = fmt.Errorf("tag %d: %w", tag, ErrTag)
+	}
+	msg := append([]byte{byte(errClass(fail) + 1)}, out...)
+	if fail == nil {
+		msg[0] = 0
+	}
+	in := make([]byte, 1+4+local.p.ep.Size()*(4+recLen)) // at most a world's ranks and records
+	st, err := exchange(peer, world, peer.bridgeContext(), min(max(tag, 0), TagUB), AnyTag, msg, in)
+	switch {
+	case fail != nil:
+		return nil, fail
+	case err != nil:
+		return nil, err
+	case st.Tag != tag:
+		return nil, fmt.Errorf("the leaders passed tags %d and %d: %w", tag, st.Tag, ErrArg)
+	case st.Bytes < 1:
+		return nil, fmt.Errorf("empty message from the remote leader: %w", ErrArg)
+	case in[0] != 0:
+		return nil, fmt.Errorf("the remote leader failed its checks: %w", errClasses[min(int(in[0])-1, len(errClasses)-1)])
+	}
+	ranks, _, err := decodeGroup(in[1:st.Bytes], recLen, local.p.ep.Size())
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range ranks {
+		if local.local[w] >= 0 {
+			return nil, fmt.Errorf("world rank %d is in both groups: %w", w, ErrGroup)
+		}
+	}
+	return in[1:st.Bytes], nil
+}
+
+// errClasses are the classes an intercommunicator construction's leader
+// reports to its group; the last one stands for any other.
+var errClasses = []error{ErrRank, ErrTag, ErrGroup, ErrComm, ErrProcFailed, ErrArg}
+
+// errClass returns the index of err's class in errClasses.
+func errClass(err error) int {
+	for i, c := range errClasses {
+		if errors.Is(err, c) {
+			return i
+		}
+	}
+	return len(errClasses) - 1
+}
+
+// exchange sends out to a world rank and receives its message into in, in
+// context ctx, without deadlocking against the same call there: the
+// receive is posted first.
+func exchange(c *Comm, world int, ctx uint32, sendTag, recvTag int, out, in []byte) (Status, error) {
+	r := p2pRequest{c: c, kind: p2pRecv, rank: 0, world: world, tag: recvTag, ctx: ctx, buf: in, elem: 1}
+	s := p2pRequest{c: c, kind: p2pSend, rank: 0, world: world, tag: sendTag, ctx: ctx, buf: out, elem: 1}
+	if err := r.start(); err != nil {
+		return Status{}, err
+	}
+	_, serr := s.run()
+	for !r.op.Finished() {
+		<-r.op.Done()
+	}
+	st, rerr := r.result(false)
+	if serr != nil {
+		return st, serr
+	}
+	return st, rerr
+}
+
+// interXchg is one round of an intercommunicator construction: it takes
+// the calling rank's record and returns every record of its own group and
+// of the other, in rank order. All records have one length.
+type interXchg func(rec []byte) (mine, theirs [][]byte, err error)
+
+// agreeInter finds a context id free on every rank of both groups, with
+// rounds of xchg carrying each rank's mask of used ids and rec, as
+// Comm.create does for one group: a rank's mask is lent to one
+// construction at a time, the others offer "all used" and their round
+// fails alike on every rank, and they try again. It returns the id, the
+// records (without the masks) and whether this rank lent its mask, which
+// the caller gives back through reserve once it has reserved the id.
+func agreeInter(c *Comm, xchg interXchg, rec []byte) (int, [][]byte, [][]byte, bool, error) {
+	const maskLen = 1 + ctxWords*8
+	p := c.p
+	p.mu.Lock()
+	p.waiting = append(p.waiting, c.id)
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.waiting = slices.Delete(p.waiting, slices.Index(p.waiting, c.id), slices.Index(p.waiting, c.id)+1)
+		p.mu.Unlock()
+	}()
+	out := make([]byte, maskLen+len(rec))
+	copy(out[maskLen:], rec)
+	for {
+		p.mu.Lock()
+		lent := !p.maskLent && c.id == slices.Min(p.waiting)
+		p.maskLent = p.maskLent || lent
+		out[0] = 0
+		for i, w := range p.ctxUsed {
+			if lent {
+				out[0] = 1
+			} else {
+				w = ^uint64(0)
+			}
+			binary.LittleEndian.PutUint64(out[1+8*i:], w)
+		}
+		p.mu.Unlock()
+		mine, theirs, err := xchg(out)
+		if err != nil {
+			c.returnMask(lent)
+			return 0, nil, nil, false, err
+		}
+		var used ctxMask
+		every := true
+		for _, recs := range [][][]byte{mine, theirs} {
+			for i, b := range recs {
+				every = every && b[0] == 1
+				for j := range used {
+					used[j] |= binary.LittleEndian.Uint64(b[1+8*j:])
+				}
+				recs[i] = b[maskLen:]
+			}
+		}
+		if id := used.lowestFree(); id >= 0 {
+			return id, mine, theirs, lent, nil
+		}
+		c.returnMask(lent)
+		if every {
+			return 0, nil, nil, false, fmt.Errorf("no context id is free on every rank of both groups: %w", ErrComm)
+		}
+	}
+}
+
+// reserve marks id used on this rank (when it is a member of the new
+// communicator) and gives back the lent mask.
+func reserve(c *Comm, id int, lent bool) {
+	c.p.mu.Lock()
+	c.p.ctxUsed.set(id)
+	c.p.mu.Unlock()
+	c.returnMask(lent)
+}
+
+// interAllgather is an agreement round over an intercommunicator: every
+// rank's record to its group's rank 0, the rank 0s swap their groups'
+// records, and each sends both sets back to its group; in c's collective
+// context under a fresh collective sequence number, as Comm.allgather.
+func (c *Comm) interAllgather(rec []byte) (mine, theirs [][]byte, err error) {
+	tag := int(int32(coll.Tag(c.seq.Add(1)-1, internalSig)))
+	n, nl, nr := len(rec), len(c.ranks), len(c.inter.ranks)
+	xfer := func(kind p2pKind, world int, b []byte) error {
+		q := p2pRequest{c: c, kind: kind, world: world, tag: tag, ctx: c.collContext(), buf: b, elem: 1}
+		st, err := q.run()
+		if err == nil && st.Bytes != len(b) {
+			err = fmt.Errorf("world rank %d sent %d bytes, want %d: %w", world, st.Bytes, len(b), ErrCount)
+		}
+		return err
+	}
+	all := make([]byte, (nl+nr)*n)
+	if c.rank != 0 {
+		if err := xfer(p2pSend, c.ranks[0], rec); err != nil {
+			return nil, nil, err
+		}
+		if err := xfer(p2pRecv, c.ranks[0], all); err != nil {
+			return nil, nil, err
+		}
+		return splitRecs(all[:nl*n], n), splitRecs(all[nl*n:], n), nil
+	}
+	copy(all, rec)
+	for r := 1; r < nl; r++ {
+		if err := xfer(p2pRecv, c.ranks[r], all[r*n:(r+1)*n]); err != nil {
+			return nil, nil, err
+		}
+	}
+	st, err := exchange(c, c.inter.ranks[0], c.collContext(), tag, tag, all[:nl*n], all[nl*n:])
+	if err == nil && st.Bytes != nr*n {
+		err = fmt.Errorf("the remote group sent %d bytes, want %d: %w", st.Bytes, nr*n, ErrCount)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for r := 1; r < nl; r++ {
+		if err := xfer(p2pSend, c.ranks[r], all); err != nil {
+			return nil, nil, err
+		}
+	}
+	return splitRecs(all[:nl*n], n), splitRecs(all[nl*n:], n), nil
+}
+
+// interCreate is the collective core of Dup, Split and Merge on an
+// intercommunicator: an agreement round carrying rec, then build turns
+// both groups' records into the caller's new communicator (nil for none),
+// given the agreed id.
+func (c *Comm) interCreate(rec []byte, build func(id int, mine, theirs [][]byte) (*Comm, error)) (*Comm, error) {
+	id, mine, theirs, lent, err := agreeInter(c, c.interAllgather, rec)
+	if err != nil {
+		return nil, err
+	}
+	n, err := build(id, mine, theirs)
+	if n == nil || err != nil {
+		c.returnMask(lent)
+		return nil, err
+	}
+	reserve(c, id, lent)
+	return n, nil
+}
+
+func (c *Comm) interDup() (*Comm, error) {
+	n, err := c.interCreate(nil, func(id int, _, _ [][]byte) (*Comm, error) {
+		n := newComm(c.p, id, c.ranks)
+		n.inter = c.inter
+		return n, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dup on %s: %w", c, err)
+	}
+	return n, nil
+}
+
+// interSplit splits an intercommunicator (MPI-4.1 §7.6.2): the ranks of
+// each color form an intercommunicator of that color's ranks in both
+// groups, each group ordered by key and then by old rank. A color with no
+// rank in the other group gives nil (MPI_COMM_NULL), as does Undefined.
+func (c *Comm) interSplit(color, key int) (*Comm, error) {
+	var rec [16]byte
+	binary.LittleEndian.PutUint64(rec[:], uint64(int64(color)))
+	binary.LittleEndian.PutUint64(rec[8:], uint64(int64(key)))
+	pick := func(recs [][]byte, ranks []int) []int {
+		type member struct{ key, rank int }
+		var ms []member
+		for r, b := range recs {
+			if int(int64(binary.LittleEndian.Uint64(b))) == color {
+				ms = append(ms, member{int(int64(binary.LittleEndian.Uint64(b[8:]))), r})
+			}
+		}
+		slices.SortStableFunc(ms, func(a, b member) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.rank, b.rank)) })
+		out := make([]int, len(ms))
+		for i, m := range ms {
+			out[i] = ranks[m.rank]
+		}
+		return out
+	}
+	n, err := c.interCreate(rec[:], func(id int, mine, theirs [][]byte) (*Comm, error) {
+		if color == Undefined {
+			return nil, nil
+		}
+		local, remote := pick(mine, c.ranks), pick(theirs, c.inter.ranks)
+		if len(remote) == 0 {
+			return nil, nil
+		}
+		n := newComm(c.p, id, local)
+		n.inter = newInterComm(c.p.ep.Size(), remote)
+		return n, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("split on %s: %w", c, err)
+	}
+	return n, nil
+}
+
+// IntercommMerge makes an intracommunicator of both groups of an
+// intercommunicator (MPI_Intercomm_merge). Every rank of a group passes the
+// same high; the group passing false comes first. When both groups pass
+// the same value, the group whose rank 0 has the lower world rank comes
+// first.
+func (c *Comm) IntercommMerge(high bool) (*Comm, error) {
+	if err := c.check(); err != nil {
+		return nil, fmt.Errorf("intercomm merge: %w", err)
+	}
+	if c.inter == nil {
+		return nil, fmt.Errorf("intercomm merge on %s: not an intercommunicator: %w", c, ErrComm)
+	}
+	rec := []byte{0}
+	if high {
+		rec[0] = 1
+	}
+	n, err := c.interCreate(rec, func(id int, mine, theirs [][]byte) (*Comm, error) {
+		for _, recs := range [][][]byte{mine, theirs} {
+			for _, b := range recs {
+				if !bytes.Equal(b, recs[0]) {
+					return nil, fmt.Errorf("the ranks of a group passed different high flags: %w", ErrArg)
+				}
+			}
+		}
+		first, second := c.ranks, c.inter.ranks
+		if mine[0][0] > theirs[0][0] || mine[0][0] == theirs[0][0] && c.ranks[0] > c.inter.ranks[0] {
+			first, second = second, first
+		}
+		return newComm(c.p, id, slices.Concat(first, second)), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("intercomm merge on %s: %w", c, err)
+	}
+	return n, nil
+}
+
+// compareInter compares communicators of which at least one is an
+// intercommunicator (MPI-4.1 §7.4.1): both groups must compare.
+func compareInter(a, b *Comm) Comparison {
+	if a.inter == nil || b.inter == nil {
+		return Unequal
+	}
+	l, r := compareRanks(a.ranks, b.ranks), compareRanks(a.inter.ranks, b.inter.ranks)
+	switch {
+	case l == Ident && r == Ident:
+		return Congruent
+	case l != Unequal && r != Unequal:
+		return Similar
+	}
+	return Unequal
+}
