@@ -173,6 +173,12 @@ func (w *alltoallwRequest) prepare(c *Comm, send []byte, sendcounts, senddispls 
 	}
 	n := c.Size()
 	a := coll.Args{Coll: k, ElemSize: 1, Type: op.Uint8, InPlace: isInPlace(send)}
+	if c.TestInter() { // one block per rank of the remote group; no in place (MPI-4.1 §6.8)
+		if a.InPlace {
+			return fail(fmt.Errorf("in place on an intercommunicator: %w", ErrArg))
+		}
+		n = c.RemoteSize()
+	}
 	w.inPlace = a.InPlace
 	if err := w.recv.resolve("receive", recv, recvcounts, recvdispls, recvtypes, n); err != nil {
 		return fail(err)
@@ -193,22 +199,7 @@ func alltoallw(c *Comm, form collForm, send []byte, sendcounts, senddispls []int
 	recv []byte, recvcounts, recvdispls []int, recvtypes []*Datatype, hs []Hint) (*Request, error) {
 	w := &alltoallwRequest{}
 	call := w.prepare(c, send, sendcounts, senddispls, sendtypes, recv, recvcounts, recvdispls, recvtypes)
-	if call.err == nil && form != persistent {
-		w.stage()
-	}
-	r, err := do(c, form, call, hs)
-	if err != nil {
-		w.put()
-		return nil, err
-	}
-	if form == blocking {
-		w.recv.unpack()
-		w.put()
-		return nil, nil
-	}
-	w.coll = &r.coll
-	r.impl = w
-	return r, nil
+	return w.run(c, form, call, hs)
 }
 
 // Alltoallw sends to each rank r sendcounts[r] elements of sendtypes[r]
@@ -218,7 +209,9 @@ func alltoallw(c *Comm, form collForm, send []byte, sendcounts, senddispls []int
 // must match, as in MPI; the datatypes may differ. send may be InPlace
 // (InPlace[byte]()): the send arguments are then ignored and the data for
 // rank r is taken from recv as laid out by recvcounts[r], recvdispls[r]
-// and recvtypes[r], then replaced by rank r's data.
+// and recvtypes[r], then replaced by rank r's data. On an
+// intercommunicator r ranges over the remote group, and in place is an
+// error.
 func Alltoallw(c *Comm, send []byte, sendcounts, senddispls []int, sendtypes []*Datatype,
 	recv []byte, recvcounts, recvdispls []int, recvtypes []*Datatype, hs ...Hint) error {
 	_, err := alltoallw(c, blocking, send, sendcounts, senddispls, sendtypes, recv, recvcounts, recvdispls, recvtypes, hs)

@@ -760,3 +760,79 @@ func TestIntercommLeadersAndMismatch(t *testing.T) {
 		return errors.Join(append(errs, c.Free(), peer.Free(), local.Free())...)
 	})
 }
+
+// Alltoallw on an intercommunicator exchanges with every rank of the
+// remote group: each rank sends remote rank q a block of q+1 int64s and
+// receives remote rank p's block into column p of a matrix (a strided
+// Vector type), every form, against the naive reference; in place is an
+// error.
+func TestIntercommAlltoallw(t *testing.T) {
+	for _, sz := range interSplits {
+		world(t, sz[0]+sz[1], func(w *Comm) error {
+			x, err := newInter(w, sz[0])
+			if err != nil {
+				return err
+			}
+			defer x.c.Free()
+			nr := x.sz[x.o()] // remote ranks: matrix columns
+			const rows = 4
+			// the block for remote rank q: rows elements, tagged by sender and q
+			send := make([]int64, nr*rows)
+			sc, sd, st := make([]int, nr), make([]int, nr), make([]*Datatype, nr)
+			for q := range nr {
+				for i := range rows {
+					send[q*rows+i] = int64(x.g)<<40 | int64(x.r)<<20 | int64(q)<<10 | int64(i)
+				}
+				sc[q], sd[q], st[q] = rows, q*rows*8, Int64
+			}
+			col, err := Vector(rows, 1, nr, Int64) // one column of a rows×nr matrix
+			if err != nil {
+				return err
+			}
+			if err := col.Commit(); err != nil {
+				return err
+			}
+			defer col.Free()
+			rc, rd, rt := make([]int, nr), make([]int, nr), make([]*Datatype, nr)
+			for p := range nr {
+				rc[p], rd[p], rt[p] = 1, p*8, col
+			}
+			for _, form := range []collForm{blocking, nonblocking, persistent} {
+				recv := make([]int64, rows*nr)
+				req, err := formCall(form,
+					func() error { return Alltoallw(x.c, Bytes(send), sc, sd, st, Bytes(recv), rc, rd, rt) },
+					func() (*Request, error) { return Ialltoallw(x.c, Bytes(send), sc, sd, st, Bytes(recv), rc, rd, rt) },
+					func() (*Request, error) { return AlltoallwInit(x.c, Bytes(send), sc, sd, st, Bytes(recv), rc, rd, rt) })
+				if err != nil {
+					return fmt.Errorf("form %d: %w", form, err)
+				}
+				if req != nil {
+					if form == persistent {
+						if err := req.Start(); err != nil {
+							return err
+						}
+					}
+					if _, err := req.Wait(context.Background()); err != nil {
+						return err
+					}
+					if err := req.Free(); err != nil {
+						return err
+					}
+				}
+				for p := range nr {
+					for i := range rows {
+						want := int64(x.o())<<40 | int64(p)<<20 | int64(x.r)<<10 | int64(i)
+						if got := recv[i*nr+p]; got != want {
+							return fmt.Errorf("form %d: row %d column %d: got %#x, want %#x", form, i, p, got, want)
+						}
+					}
+				}
+			}
+			err = Alltoallw(x.c, InPlace[byte](), nil, nil, nil, make([]byte, 8*rows*nr), rc, rd, rt)
+			if !errors.Is(err, ErrArg) {
+				return fmt.Errorf("in place on an intercommunicator: got %v, want ErrArg", err)
+			}
+			return nil
+		})
+	}
+}
