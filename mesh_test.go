@@ -87,6 +87,27 @@ func TestMeshPointToPoint(t *testing.T) {
 	}
 }
 
+// The rest of the MPI surface runs unchanged over the real mesh: derived
+// datatypes in point-to-point and Alltoallw, intercommunicators and their
+// collectives, and neighborhood collectives on process topologies.
+func TestMeshDatatypesTopologiesIntercomms(t *testing.T) {
+	overMesh(t)
+	for _, tc := range []struct {
+		name string
+		fn   func(*testing.T)
+	}{
+		{"TypedMatrixColumns", TestTypedMatrixColumns},
+		{"TypedStructRecords", TestTypedStructRecords},
+		{"Alltoallw", TestAlltoallw},
+		{"IntercommCollectives", TestIntercommCollectives},
+		{"IntercommAlltoallw", TestIntercommAlltoallw},
+		{"NeighborCollectives", TestNeighborCollectives},
+		{"NeighborAlltoallw", TestNeighborAlltoallw},
+	} {
+		t.Run(tc.name, tc.fn)
+	}
+}
+
 // A collective subset in all three forms on 2-, 4- and 8-rank jobs over
 // the real mesh, against the sequential reference: counts that travel
 // eagerly and by rendezvous.
