@@ -9,9 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/meshmpi/meshmpi/mesh"
-	"github.com/meshmpi/meshmpi/signaling"
 )
 
 // Environment variables through which a launcher (meshrun, a lab page)
@@ -22,6 +19,10 @@ const (
 	EnvToken       = "MESHMPI_TOKEN"        // job token
 	EnvRank        = "MESHMPI_RANK"         // requested rank (optional)
 	EnvJoinTimeout = "MESHMPI_JOIN_TIMEOUT" // how long Init waits for the whole job, a Go duration (optional)
+	// EnvHost is set by a WASI host (package wasm/host) for the guest rank
+	// it runs: how the guest reaches the host, which joins the job for it
+	// (a WASI guest has no network of its own). The others are then unset.
+	EnvHost = "MESHMPI_WASI_HOST"
 )
 
 // DefaultJoinTimeout bounds how long Init waits for every rank of a job to
@@ -50,13 +51,20 @@ type JobSpec struct {
 	Job    string // job id
 	Token  string // job token (signal token, or the server's admin endpoint)
 	Rank   int    // rank to take, or AnyRank for the next free one
+	// Host is how a WASI guest reaches its host (EnvHost's value); the
+	// host holds the job and the seat, so the fields above stay empty.
+	Host string
 }
 
 // JobFromEnv reads the job a launcher started this process for from the
 // environment (EnvSignal, EnvJob, EnvToken, EnvRank). ok is false when
 // EnvSignal is unset: the process was not launched into a job.
 func JobFromEnv() (spec JobSpec, ok bool, err error) {
-	spec = JobSpec{Signal: os.Getenv(EnvSignal), Job: os.Getenv(EnvJob), Token: os.Getenv(EnvToken), Rank: AnyRank}
+	spec = JobSpec{Signal: os.Getenv(EnvSignal), Job: os.Getenv(EnvJob), Token: os.Getenv(EnvToken), Rank: AnyRank,
+		Host: os.Getenv(EnvHost)}
+	if spec.Host != "" {
+		return JobSpec{Rank: AnyRank, Host: spec.Host}, true, nil
+	}
 	if spec.Signal == "" {
 		return spec, false, nil
 	}
@@ -79,7 +87,7 @@ func JobFromEnv() (spec JobSpec, ok bool, err error) {
 // benchmarks run whole jobs that way); each is a separate rank.
 type Session struct {
 	p    *proc
-	mesh *mesh.Mesh
+	mesh interface{ Close() } // the mesh, or a WASI guest's stream to its host
 
 	once sync.Once
 	err  error
@@ -102,35 +110,9 @@ func Join(ctx context.Context, spec JobSpec, opts ...Option) (_ *Session, err er
 	if err != nil {
 		return nil, err
 	}
-	var do signaling.DialOptions
-	if spec.Rank != AnyRank {
-		do.Rank = &spec.Rank
-	}
-	client, err := signaling.Dial(ctx, spec.Signal, spec.Job, spec.Token, &do)
-	if err != nil {
-		named = true
-		return nil, err
-	}
-	w := client.Welcome()
-	net, err := applySettings(&cfg, w.Settings)
-	if err != nil {
-		client.Close()
-		return nil, err
-	}
-	net.ICEServers = w.ICEServers
-	m := mesh.New(client, net)
-	p, err := newProc(w.Rank, w.Size, cfg, m)
-	if err != nil {
-		client.Close()
-		return nil, err
-	}
-	m.Start(p.ep)
-	s := &Session{p: p, mesh: m}
-	if err := m.WaitReady(ctx); err != nil {
-		s.Abort(err)
-		return nil, err
-	}
-	return s, nil
+	var s *Session
+	s, named, err = join(ctx, spec, cfg) // session_net.go, session_net_wasip1.go
+	return s, err
 }
 
 // CheckSettings reports whether every rank of this build would accept a
@@ -142,28 +124,28 @@ func CheckSettings(settings map[string]string) error {
 	return err
 }
 
-// applySettings applies a job's settings to cfg and returns its network.
-func applySettings(cfg *config, settings map[string]string) (mesh.Net, error) {
-	var net mesh.Net
+// applySettings applies a job's settings to cfg and reports whether the
+// job's network is loopback.
+func applySettings(cfg *config, settings map[string]string) (loopback bool, err error) {
 	for k, v := range settings {
 		switch {
 		case k == SettingNetwork:
 			switch v {
 			case "loopback":
-				net.Loopback = true
+				loopback = true
 			case "lan", "":
 			default:
-				return net, fmt.Errorf("job setting %s=%q: want loopback or lan: %w", k, v, ErrArg)
+				return false, fmt.Errorf("job setting %s=%q: want loopback or lan: %w", k, v, ErrArg)
 			}
 		case strings.HasPrefix(k, SettingCollPrefix):
 			if err := WithCollAlgorithm(strings.TrimPrefix(k, SettingCollPrefix), v)(cfg); err != nil {
-				return net, fmt.Errorf("job setting %s: %w", k, err)
+				return false, fmt.Errorf("job setting %s: %w", k, err)
 			}
 		default:
-			return net, fmt.Errorf("job setting %q is unknown to this build: %w", k, ErrNotSupported)
+			return false, fmt.Errorf("job setting %q is unknown to this build: %w", k, ErrNotSupported)
 		}
 	}
-	return net, nil
+	return loopback, nil
 }
 
 // World returns the session's world communicator.

@@ -21,7 +21,8 @@ import (
 // to build into one first.
 type target struct {
 	exe  string // the executable; "" until a package is built
-	pkg  string // the package for go build; "" for an executable
+	wasm string // the wasip1 module; "" until a package is built
+	pkg  string // the package for go build; "" for an executable or a module
 	name string // the built executable's file name
 }
 
@@ -44,6 +45,12 @@ func resolveTarget(s string) (target, error) {
 			return target{}, err
 		}
 		return target{pkg: localPackage(s), name: filepath.Base(abs)}, nil
+	case err == nil && strings.HasSuffix(s, ".wasm"):
+		abs, err := filepath.Abs(s)
+		if err != nil {
+			return target{}, err
+		}
+		return target{wasm: abs, name: strings.TrimSuffix(filepath.Base(s), ".wasm")}, nil
 	case err == nil && strings.HasSuffix(s, ".go"):
 		return target{pkg: s, name: strings.TrimSuffix(filepath.Base(s), ".go")}, nil
 	case err == nil:
@@ -96,16 +103,22 @@ func localPackage(dir string) string {
 	return "./" + c
 }
 
-// goBuild builds t's package into dir and returns the executable's path.
-// Ending ctx interrupts the build. A failed build's error carries go
-// build's output.
-func goBuild(ctx context.Context, t target, dir string) (string, error) {
+// goBuild builds t's package into dir and returns the executable's path:
+// a native one, or with wasi a wasip1 module. Ending ctx interrupts the
+// build. A failed build's error carries go build's output.
+func goBuild(ctx context.Context, t target, dir string, wasi bool) (string, error) {
 	name := t.name
 	if name == "" || name == "." || name == "/" {
 		name = "rank"
 	}
 	exe := filepath.Join(dir, name)
+	if wasi {
+		exe += ".wasm"
+	}
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", exe, t.pkg)
+	if wasi {
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	}
 	// go and the compilers it runs get an interrupt, in a process group of
 	// their own; go itself is killed if it has not ended 5 s later
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -117,6 +130,9 @@ func goBuild(ctx context.Context, t target, dir string) (string, error) {
 		msg := strings.TrimSpace(out.String())
 		if msg == "" {
 			msg = err.Error()
+		}
+		if wasi {
+			return "", fmt.Errorf("GOOS=wasip1 GOARCH=wasm go build %s:\n%s", t.pkg, msg)
 		}
 		return "", fmt.Errorf("go build %s:\n%s", t.pkg, msg)
 	}

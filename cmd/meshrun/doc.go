@@ -1,7 +1,7 @@
 //go:build unix
 
-// Meshrun launches meshmpi jobs of native rank processes: it is meshmpi's
-// mpirun.
+// Meshrun launches meshmpi jobs of WASI ranks (under wazero, inside
+// meshrun) and native rank processes: it is meshmpi's mpirun.
 //
 //	meshrun [flags] -n N <package|binary> [args...]
 //	meshrun [flags] -n N --signal URL --job ID --token T [--rank R] <package|binary> [args...]
@@ -11,8 +11,12 @@
 //
 //	go run ./cmd/meshrun -n 4 ./examples/pi
 //
-// builds examples/pi, runs it as 4 processes joined into one job over
-// WebRTC on loopback, and prints "[0] pi ≈ 3.14159…".
+// builds examples/pi for GOOS=wasip1, compiles the module once, runs it as
+// 4 WASI ranks under wazero inside meshrun, each joined into one job over
+// WebRTC on loopback as its own mesh member, and prints "[0] pi ≈
+// 3.14159…". With --native the same package runs as 4 native processes;
+// with --wasi 2 the first 2 ranks run under WASI and the other 2 as
+// native processes, in one job.
 //
 // Meshrun is the launcher half of a contract whose other half is in the
 // library. Meshrun starts each rank as a process with the job in its
@@ -28,8 +32,24 @@
 //
 // The target is a Go package (a directory holding .go files, a path that
 // starts with ./ or ../, a .go file or an import path), which meshrun
-// builds once with go build into a temporary directory it removes at exit;
-// or an executable file, or a command on PATH, which it runs as it is.
+// builds once with go build into a temporary directory it removes at exit
+// (for GOOS=wasip1, natively, or both for a mixed job); a wasip1 module
+// (.wasm); or an executable file, or a command on PATH, which it runs as
+// it is. A package or a module runs as WASI ranks unless --native or
+// --wasi K say otherwise; an executable runs as native processes.
+//
+// # WASI ranks
+//
+// A WASI rank is a guest of meshrun's embedded wazero runtime: meshrun
+// compiles the module once per job (wazero's compilation cache, in the
+// user's cache directory, makes a later start take tens of milliseconds
+// instead of a second) and instantiates it once per rank, with the
+// program's arguments, meshrun's environment, real clocks and a
+// pre-opened loopback socket through which meshrun joins the job for the
+// rank and relays its links (package wasm/host). The guest's exit code is
+// the rank's exit status; a guest that traps ends with 134. Stopping a
+// WASI rank (SIGTERM or SIGKILL in the teardown below) ends it at once.
+// --runtime picks the WASI runtime; only wazero is built in.
 // Flags go before the target; every argument after it goes to each rank
 // unchanged. The ranks' standard input is /dev/null.
 //

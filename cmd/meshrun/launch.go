@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/meshmpi/meshmpi"
 	"github.com/meshmpi/meshmpi/signaling"
+	"github.com/meshmpi/meshmpi/wasm/host"
 )
 
 // Exit statuses meshrun picks itself; otherwise it exits with the ranks'.
@@ -57,16 +59,34 @@ func (l *launcher) run() int {
 		l.fail("%v", err)
 		return exitUsage
 	}
-	if t.exe == "" {
+	nwasi, err := wasiRanks(l.cfg, t)
+	if err != nil {
+		l.fail("%v", err)
+		return exitUsage
+	}
+	if t.pkg != "" {
 		dir, err := os.MkdirTemp("", "meshrun-")
 		if err != nil {
 			l.fail("%v", err)
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		if status, ok := l.build(&t, dir); !ok {
-			return status
+		for _, wasi := range []bool{false, true} {
+			if wasi && nwasi == 0 || !wasi && nwasi == l.cfg.n {
+				continue
+			}
+			if status, ok := l.build(&t, dir, wasi); !ok {
+				return status
+			}
 		}
+	}
+	var prog *host.Program
+	if nwasi > 0 {
+		if prog, err = l.compile(t.wasm); err != nil {
+			l.fail("%v", err)
+			return exitUsage
+		}
+		defer prog.Close(context.Background())
 	}
 	spec, stop, err := l.job()
 	if err != nil {
@@ -74,12 +94,54 @@ func (l *launcher) run() int {
 		return 1
 	}
 	defer stop()
-	return l.supervise(t.exe, spec)
+	return l.supervise(t, prog, nwasi, spec)
 }
 
-// build builds t's package into dir, or gives up at a signal. When it
-// fails, status is meshrun's exit status.
-func (l *launcher) build(t *target, dir string) (status int, ok bool) {
+// wasiRanks is how many ranks (the first ones) run under WASI: every one
+// for a package or a module, none for an executable, unless --native or
+// --wasi say otherwise.
+func wasiRanks(c config, t target) (int, error) {
+	module := t.wasm != "" && t.pkg == ""
+	switch {
+	case c.native && module:
+		return 0, fmt.Errorf("%s is a WebAssembly module: it runs under WASI, not --native", c.target)
+	case c.native:
+		return 0, nil
+	case c.wasi > 0 && t.pkg == "" && t.exe != "":
+		return 0, fmt.Errorf("--wasi: %s is an executable; a mixed job needs a package, built for both", c.target)
+	case c.wasi > 0 && module && c.wasi < c.n:
+		return 0, fmt.Errorf("--wasi %d: %s is a WebAssembly module and cannot run the %d native ranks", c.wasi, c.target, c.n-c.wasi)
+	case c.wasi > 0:
+		return c.wasi, nil
+	case t.pkg != "" || module:
+		return c.n, nil
+	}
+	return 0, nil
+}
+
+// compile compiles the WASI ranks' module once for all of them, with
+// wazero's compilation cache in the user's cache directory.
+func (l *launcher) compile(path string) (*host.Program, error) {
+	module, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	cache := ""
+	if dir, err := os.UserCacheDir(); err == nil {
+		cache = filepath.Join(dir, "meshmpi", "wazero")
+	}
+	start := time.Now()
+	p, err := host.Compile(context.Background(), module, cache)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	l.log.Info("compiled", "module", path, "bytes", len(module), "cache", cache, "took", time.Since(start).Round(time.Millisecond))
+	return p, nil
+}
+
+// build builds t's package into dir, natively or for wasip1, or gives up
+// at a signal. When it fails, status is meshrun's exit status.
+func (l *launcher) build(t *target, dir string, wasi bool) (status int, ok bool) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -89,7 +151,7 @@ func (l *launcher) build(t *target, dir string) (status int, ok bool) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		exe, err := goBuild(ctx, *t, dir)
+		exe, err := goBuild(ctx, *t, dir, wasi)
 		done <- result{exe, err}
 	}()
 	select {
@@ -98,7 +160,11 @@ func (l *launcher) build(t *target, dir string) (status int, ok bool) {
 			l.fail("%v", r.err)
 			return exitUsage, false
 		}
-		t.exe = r.exe
+		if wasi {
+			t.wasm = r.exe
+		} else {
+			t.exe = r.exe
+		}
 		l.log.Info("built", "package", t.pkg, "exe", r.exe, "took", time.Since(start).Round(time.Millisecond))
 		return 0, true
 	case sig := <-l.sigc:
@@ -141,12 +207,18 @@ func (l *launcher) job() (spec meshmpi.JobSpec, stop func(), err error) {
 	return meshmpi.JobSpec{Signal: srv.URL(), Job: id, Token: token}, stop, nil
 }
 
-// supervise starts the rank processes of spec, waits for them and returns
+// supervise starts the ranks of spec (the first nwasi under WASI, with
+// prog; the others as processes of t.exe), waits for them and returns
 // meshrun's exit status.
-func (l *launcher) supervise(exe string, spec meshmpi.JobSpec) int {
-	j := &job{l: l, exe: exe, env: rankEnv(os.Environ(), spec, l.cfg.joinTimeout), exits: make(chan exit, l.cfg.n)}
+func (l *launcher) supervise(t target, prog *host.Program, nwasi int, spec meshmpi.JobSpec) int {
+	j := &job{l: l, exe: t.exe, env: rankEnv(os.Environ(), spec, l.cfg.joinTimeout), exits: make(chan exit, l.cfg.n),
+		prog: prog, nwasi: nwasi, name: t.name, spec: spec}
 	for i := range l.cfg.n {
-		if err := j.start(i); err != nil {
+		start := j.start
+		if i < nwasi {
+			start = j.startWASI
+		}
+		if err := start(i); err != nil {
 			l.fail("rank %s: cannot start: %v", j.label(i), err)
 			j.status = exitNoStart
 			j.stage, j.timer = stageGrace, time.After(l.cfg.grace)
@@ -228,6 +300,10 @@ type job struct {
 	l     *launcher
 	exe   string
 	env   []string
+	prog  *host.Program // the WASI ranks' module
+	nwasi int           // ranks 0 … nwasi-1 (of this meshrun) run under WASI
+	name  string        // the WASI ranks' argv[0]
+	spec  meshmpi.JobSpec
 	ranks []*rank
 	exits chan exit
 	live  int // started and not yet exited
@@ -238,20 +314,23 @@ type job struct {
 	timer    <-chan time.Time // next escalation
 }
 
-// rank is one rank process.
+// rank is one rank process, or a WASI rank running in meshrun.
 type rank struct {
 	label          string
-	cmd            *exec.Cmd
+	cmd            *exec.Cmd          // nil for a WASI rank
+	stop           context.CancelFunc // a WASI rank's: stops it
 	stdout, stderr *lineWriter
 	start          time.Time
 	exited         bool
 	stopped        bool // meshrun signalled it: its status does not count
 }
 
-// exit reports that a rank process ended; err is what Wait returned.
+// exit reports that a rank ended; err is what Wait returned, or for a
+// WASI rank what went wrong on the host's side, with its status.
 type exit struct {
-	r   *rank
-	err error
+	r      *rank
+	err    error
+	status int // a WASI rank's exit status
 }
 
 // label names the i-th process in output prefixes and messages: its rank,
@@ -291,9 +370,57 @@ func (j *job) start(i int) error {
 		err := cmd.Wait()
 		_ = r.stdout.Flush()
 		_ = r.stderr.Flush()
-		j.exits <- exit{r, err}
+		j.exits <- exit{r: r, err: err}
 	}()
 	return nil
+}
+
+// startWASI starts the i-th rank as a WASI guest of meshrun's: it runs in
+// a goroutine, and meshrun relays its links.
+func (j *job) startWASI(i int) error {
+	label := j.label(i)
+	ctx, stop := context.WithCancel(context.Background())
+	r := &rank{
+		label:  label,
+		stop:   stop,
+		stdout: newLineWriter(j.l.stdout, "["+label+"] "),
+		stderr: newLineWriter(j.l.stderr, "["+label+"] "),
+		start:  time.Now(),
+	}
+	jr := host.Rank{
+		Job: host.Job{Signal: j.spec.Signal, ID: j.spec.Job, Token: j.spec.Token, Rank: meshmpi.AnyRank,
+			JoinTimeout: j.l.cfg.joinTimeout},
+		Name: j.name, Args: j.l.cfg.args, Env: guestEnv(os.Environ()),
+		Stdout: r.stdout, Stderr: r.stderr, Logger: j.l.log.With("rank", label),
+	}
+	if j.l.cfg.first != meshmpi.AnyRank {
+		jr.Job.Rank = j.l.cfg.first + i
+	}
+	j.l.log.Info("wasi rank started", "rank", label)
+	j.ranks = append(j.ranks, r)
+	j.live++
+	go func() {
+		status, err := j.prog.Run(ctx, jr)
+		stop()
+		_ = r.stdout.Flush()
+		_ = r.stderr.Flush()
+		j.exits <- exit{r: r, err: err, status: status}
+	}()
+	return nil
+}
+
+// guestEnv is a WASI rank's environment: meshrun's without any job (the
+// host holds it).
+func guestEnv(environ []string) []string {
+	var env []string
+	for _, kv := range environ {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case meshmpi.EnvSignal, meshmpi.EnvJob, meshmpi.EnvToken, meshmpi.EnvRank, meshmpi.EnvJoinTimeout, meshmpi.EnvHost:
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
 }
 
 // exited records a rank's end; the first failure starts the teardown.
@@ -301,10 +428,19 @@ func (j *job) exited(e exit) {
 	r := e.r
 	r.exited = true
 	j.live--
-	status, how := exitStatus(r.cmd)
+	var status int
+	var how string
+	if r.cmd != nil {
+		status, how = exitStatus(r.cmd)
+	} else {
+		status, how = e.status, fmt.Sprintf("exited with status %d", e.status)
+		if e.err != nil {
+			how = fmt.Sprintf("ended with status %d: %v", e.status, e.err)
+		}
+	}
 	j.l.log.Info("rank exited", "rank", r.label, "status", status, "after", time.Since(r.start).Round(time.Millisecond), "stopped", r.stopped)
 	var ee *exec.ExitError
-	if e.err != nil && !errors.As(e.err, &ee) {
+	if r.cmd != nil && e.err != nil && !errors.As(e.err, &ee) {
 		j.l.log.Warn("waiting for a rank", "rank", r.label, "err", e.err)
 	}
 	if r.stopped {
@@ -312,6 +448,9 @@ func (j *job) exited(e exit) {
 	}
 	j.status = max(j.status, status)
 	if status == 0 {
+		if e.err != nil { // the guest succeeded, but the host saw trouble
+			j.l.log.Warn("wasi rank", "rank", r.label, "err", e.err)
+		}
 		return
 	}
 	j.l.fail("rank %s %s", r.label, how)
@@ -341,6 +480,11 @@ func (j *job) signal(sig syscall.Signal) {
 			continue
 		}
 		r.stopped = true
+		if r.cmd == nil {
+			r.stop() // a WASI rank stops at once, whatever the signal
+			j.l.log.Info("stopped wasi rank", "rank", r.label, "signal", sig)
+			continue
+		}
 		err := syscall.Kill(-r.cmd.Process.Pid, sig)
 		j.l.log.Info("signalled rank", "rank", r.label, "signal", sig, "err", err)
 	}

@@ -198,3 +198,54 @@ func TestInterrupt(t *testing.T) {
 	require.Contains(t, m.stderr.String(), "meshrun: interrupt: stopping the ranks\n")
 	require.False(t, strings.Contains(m.stderr.String(), "exited with"), "ranks meshrun stopped are not failures")
 }
+
+// The pi example as 4 WASI ranks under wazero inside meshrun (the
+// default for a package), each its own member of the WebRTC mesh.
+func TestRunPiWASI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("go build, wazero and a WebRTC job in -short mode")
+	}
+	t.Chdir("../..")
+	m := start("-n", "4", "./examples/pi", "-steps", "1000000")
+	require.Equal(t, 0, m.wait(t))
+	require.Contains(t, m.stdout.String(), "[0] pi ≈")
+	require.Contains(t, m.stdout.String(), "on 4 ranks")
+	require.Empty(t, m.stderr.String())
+}
+
+// A mixed job: ranks 0 and 1 under WASI, 2 and 3 native processes.
+func TestRunPiMixed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("go build, wazero and a WebRTC job in -short mode")
+	}
+	t.Chdir("../..")
+	m := start("-n", "4", "--wasi", "2", "./examples/allreduce")
+	require.Equal(t, 0, m.wait(t))
+	require.Empty(t, m.stderr.String())
+}
+
+// failrank with every rank under WASI: the guest's exit status is the
+// rank's, and the other guests fail by themselves with ErrProcFailed.
+func TestFailingRankWASI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("go build, wazero and a WebRTC job in -short mode")
+	}
+	m := start("-n", "4", "--grace", "30s", "./testdata/failrank")
+	require.Equal(t, 3, m.wait(t))
+	require.Contains(t, m.stdout.String(), "[2] rank 2 crashing\n")
+	stderr := m.stderr.String()
+	require.Contains(t, stderr, "meshrun: rank 2 exited with status 3\n")
+	for _, r := range []int{0, 1, 3} {
+		require.Contains(t, stderr, fmt.Sprintf("[%d] failrank: a peer failed:", r), "rank %d should fail by itself with ErrProcFailed", r)
+	}
+}
+
+// A guest that does not build for wasip1 is a usage error that says so.
+func TestWASIBuildFails(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module x\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\nfunc main() { undefined() }\n"), 0o644))
+	m := start("-n", "1", dir)
+	require.Equal(t, exitUsage, m.wait(t))
+	require.Contains(t, m.stderr.String(), "GOOS=wasip1 GOARCH=wasm go build")
+}

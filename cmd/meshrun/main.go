@@ -19,7 +19,7 @@ import (
 )
 
 const usage = `usage:
-  meshrun [flags] -n N <package|binary> [args...]
+  meshrun [flags] -n N <package|binary|module.wasm> [args...]
       run an N-rank job on this host, through an embedded signaling server
   meshrun [flags] -n N --signal URL --job ID --token T [--rank R] <package|binary> [args...]
       start N ranks of an existing job (ranks R … R+N-1, or any free ranks)
@@ -27,13 +27,19 @@ const usage = `usage:
       start one rank of an existing job
 
 The target is a Go package (directory, ./ or ../ path, .go file, import
-path), built once with go build, or an executable. Flags go before it;
+path), built once with go build, an executable, or a wasip1 module (.wasm).
+A package runs as WASI ranks under wazero inside meshrun (built once for
+GOOS=wasip1, compiled once), an executable as native processes. Flags go before it;
 arguments after it go to every rank. Each output line is prefixed with its
 rank ("[0] "). The exit status is the worst of the ranks'; when one fails
 the others get --grace to fail on their own, then SIGTERM, then SIGKILL.
 
 flags:
-  -n N               rank processes to start (not with join)
+  -n N               ranks to start (not with join)
+  --native           run a package's ranks as native processes
+  --wasi K           run K of the ranks (the first K) under WASI, the rest
+                     as native processes: a mixed job
+  --runtime R        the WASI runtime: wazero (default, embedded)
   --coll C=ALG       force collective C's algorithm for the job, e.g.
                      allreduce=ring (repeatable; embedded server only)
   --signal URL       websocket URL of an existing job's signaling server
@@ -59,6 +65,9 @@ type config struct {
 	timeout     time.Duration     // 0: none
 	grace       time.Duration
 	verbose     bool
+	native      bool   // --native: every rank a native process
+	wasi        int    // --wasi K: the first K ranks under WASI; 0: by the target
+	runtime     string // --runtime; "" is wazero
 }
 
 func main() {
@@ -175,6 +184,9 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.DurationVar(&cfg.timeout, "timeout", 0, "")
 	fs.DurationVar(&cfg.grace, "grace", 2*time.Second, "")
 	fs.BoolVar(&cfg.verbose, "v", false, "")
+	fs.BoolVar(&cfg.native, "native", false, "")
+	fs.IntVar(&cfg.wasi, "wasi", 0, "")
+	fs.StringVar(&cfg.runtime, "runtime", "", "")
 	return fs
 }
 
@@ -194,6 +206,14 @@ func takeTarget(cfg *config, rest []string) error {
 		return fmt.Errorf("--timeout %v: want a positive duration, or 0 for none", cfg.timeout)
 	case cfg.grace < 0:
 		return fmt.Errorf("--grace %v: must not be negative", cfg.grace)
+	case cfg.native && cfg.wasi > 0:
+		return errors.New("--native runs every rank natively; --wasi K runs K of them under WASI: choose one")
+	case cfg.wasi < 0 || cfg.n >= 1 && cfg.wasi > cfg.n:
+		return fmt.Errorf("--wasi %d: want 1 … %d of the -n ranks", cfg.wasi, cfg.n)
+	case cfg.runtime == "wasmtime":
+		return fmt.Errorf("--runtime wasmtime: this meshrun has only wazero (wasmtime ranks are not built in yet): %w", meshmpi.ErrNotSupported)
+	case cfg.runtime != "" && cfg.runtime != "wazero":
+		return fmt.Errorf("--runtime %q: want wazero", cfg.runtime)
 	}
 	return nil
 }

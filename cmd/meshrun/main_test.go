@@ -134,6 +134,20 @@ func TestParseArgs(t *testing.T) {
 		{name: "join without a token", args: []string{"join", "ws://h/ws", "--job", "j", "./pi"}, err: "--job and --token are required"},
 		{name: "join with -n", args: []string{"join", "ws://h/ws", "--job", "j", "--token", "t", "-n", "2", "./pi"}, err: "not defined: -n"},
 		{name: "join with coll", args: []string{"join", "ws://h/ws", "--job", "j", "--token", "t", "--coll", "allreduce=ring", "./pi"}, err: "not defined: -coll"},
+		{
+			name: "mixed",
+			args: []string{"-n", "4", "--wasi", "2", "./pi"},
+			want: config{n: 4, wasi: 2, target: "./pi", settings: loopback, grace: 2 * time.Second},
+		},
+		{
+			name: "native",
+			args: []string{"-n", "2", "--native", "--runtime", "wazero", "./pi"},
+			want: config{n: 2, native: true, runtime: "wazero", target: "./pi", settings: loopback, grace: 2 * time.Second},
+		},
+		{name: "native and wasi", args: []string{"-n", "4", "--native", "--wasi", "2", "./pi"}, err: "choose one"},
+		{name: "more wasi than ranks", args: []string{"-n", "2", "--wasi", "3", "./pi"}, err: "--wasi 3"},
+		{name: "wasmtime", args: []string{"-n", "2", "--runtime", "wasmtime", "./pi"}, err: "not built in yet"},
+		{name: "unknown runtime", args: []string{"-n", "2", "--runtime", "v8", "./pi"}, err: "want wazero"},
 		{name: "join a bad URL", args: []string{"join", "h:1", "--job", "j", "--token", "t", "./pi"}, err: "want ws://"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,46 @@
+//go:build !wasip1
+
+package meshmpi
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/meshmpi/meshmpi/mesh"
+	"github.com/meshmpi/meshmpi/signaling"
+)
+
+// join is Join's platform part: through the job's signaling server, over
+// the WebRTC mesh. named says err already names the job and the server.
+func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool, _ error) {
+	if spec.Host != "" {
+		return nil, false, fmt.Errorf("a job reached through a WASI host (%s) is for GOOS=wasip1 ranks: %w", EnvHost, ErrNotSupported)
+	}
+	var do signaling.DialOptions
+	if spec.Rank != AnyRank {
+		do.Rank = &spec.Rank
+	}
+	client, err := signaling.Dial(ctx, spec.Signal, spec.Job, spec.Token, &do)
+	if err != nil {
+		return nil, true, err
+	}
+	w := client.Welcome()
+	loopback, err := applySettings(&cfg, w.Settings)
+	if err != nil {
+		client.Close()
+		return nil, false, err
+	}
+	m := mesh.New(client, mesh.Net{ICEServers: w.ICEServers, Loopback: loopback})
+	p, err := newProc(w.Rank, w.Size, cfg, m)
+	if err != nil {
+		client.Close()
+		return nil, false, err
+	}
+	m.Start(p.ep)
+	s := &Session{p: p, mesh: m}
+	if err := m.WaitReady(ctx); err != nil {
+		s.Abort(err)
+		return nil, false, err
+	}
+	return s, false, nil
+}

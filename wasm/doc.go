@@ -1,0 +1,90 @@
+// Package wasm is the rank runtime for WebAssembly targets' WASI side:
+// the guest↔host protocol through which a GOOS=wasip1 rank reaches its
+// job, and the guest's end of it. Package wasm/host is the host's end
+// (wazero); the root package uses this one under wasip1.
+//
+// # Why a host
+//
+// A WASI guest cannot open UDP sockets, so it cannot run WebRTC. Its host
+// (a native process embedding a WebAssembly runtime) joins the job for it
+// with signaling and pion, one full mesh member per guest with its own
+// connections, and relays the guest's links. The guest runs the whole
+// rank: the matching engine, the protocols and the collective engine;
+// only its links live in the host. The guest links none of the WebRTC
+// stack.
+//
+// # The stream
+//
+// Guest and host talk over one byte stream of length-prefixed messages
+// (the layout is in proto.go, beside the message types). Under wazero the
+// stream is a TCP connection on loopback: the host pre-opens a listener
+// for the guest (file descriptor 3, as no directory is mounted) and
+// connects to it; the guest accepts. The Go runtime polls that socket, so
+// while one goroutine of the rank waits for the host the others keep
+// running, nonblocking operations progress while the rank computes, and
+// a rank waiting in Wait sleeps in poll_oneoff instead of spinning. A
+// blocking host call would freeze every goroutine of the guest, so the
+// protocol never needs one: a runtime without socket pre-opens (wasmtime)
+// can carry the same messages through two nonblocking host functions
+// (send bytes, take bytes) and a guest that polls with back-off, and the
+// host's relay (Serve) stays the same code over either.
+//
+// The host sets meshmpi.EnvHost in the guest's environment to
+// "listener:FD:KEY": the listener's descriptor and a 32-byte key, half of
+// which each side presents (HostHello, Join), so no other local process
+// can pose as either end.
+//
+// # Conversation
+//
+//	host                                   guest
+//	host-hello(version, key₁)      →
+//	                               ←       join(version, key₂)      Init
+//	(joins the job: signaling, mesh; waits until every rank is present)
+//	welcome(rank, size, settings)  →       or refused(reason)
+//	                               ←       connect(r)               first message to r
+//	link-up(r, max frame, window)  →       also for links the remote opened
+//	data(r, frame)                 ↔       data(r, frame)
+//	credit(r, bytes)               ↔       credit(r, bytes)
+//	link-down(r, cause, reason)    →       dial failed, link lost, rank left
+//	                               ←       close(r)                 Finalize
+//	(stream ends)                          the guest left the job
+//
+// A version mismatch is refused with both versions named. Ranks on the
+// wire are checked against the world; a message of unknown type, wrong
+// size, or a length above MaxMessage is a protocol error (ErrProtocol):
+// the stream closes, the guest fails, the host and its other ranks go on.
+//
+// # Flow control
+//
+// peer.Link's backpressure contract (WriteFrame never blocks; it reports
+// not ready above a high-water mark and HandleWritable follows) holds per
+// link through credit, in both directions, so one slow link never stalls
+// the others on the shared stream:
+//
+//   - guest → host: a guest link counts the bytes it wrote that the host
+//     has not yet credited. At the window (link-up's, 1 MiB) WriteFrame
+//     reports not ready; credit bringing it to a quarter of the window
+//     calls HandleWritable. The host forwards each frame to the real link
+//     at once and credits it back, except while that link is above its
+//     own high-water mark: then it holds the credit until the link
+//     drains. The guest's window thus mirrors the data channel's
+//     buffered amount, one hop earlier.
+//   - host → guest: the host queues a link's frames for the guest only up
+//     to the window of bytes the guest has not credited; beyond it the
+//     link's reader waits, so its data channel's own flow control pushes
+//     back on the remote. The guest credits frames once its endpoint has
+//     taken them.
+//
+// The host never blocks its reading of the stream (its writes go through
+// a queue with a writer of their own), so the two directions cannot
+// deadlock each other.
+//
+// # Departures
+//
+// A rank that leaves the job (the signaling server says so) arrives as
+// link-down with CauseLeft, which the guest turns into the endpoint's
+// FailPeer: everything pending with it fails with peer.ErrProcFailed. A
+// lost link fails the same way. When the guest exits, traps or is
+// stopped, its stream ends and the host leaves the job for it, so the
+// other ranks see ErrProcFailed.
+package wasm

@@ -1,0 +1,473 @@
+package wasm
+
+import (
+	"bufio"
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/meshmpi/meshmpi/peer"
+)
+
+// Endpoint is what a Guest hands its links and the job's departures to: a
+// *peer.Endpoint (the same contract as mesh.Endpoint, declared here so the
+// guest does not link the mesh and its WebRTC stack).
+type Endpoint interface {
+	Attach(rank int, l peer.Link) error
+	FailPeer(rank int, err error)
+}
+
+// Welcome is what the host tells its guest once the job has formed.
+type Welcome struct {
+	Rank, Size int
+	Settings   map[string]string // the job's settings, as the signaling server sent them
+}
+
+// HelloTimeout bounds how long a guest waits for a connection on its
+// listener to say hello with the right key.
+const HelloTimeout = 10 * time.Second
+
+// errBadKey means a connection did not prove it is the host.
+var errBadKey = errors.New("wasm: a connection to the rank did not present the host's key")
+
+// Guest is a hosted rank's end of the stream to its host: the rank's
+// peer.Dialer, and the peer.Links it hands to its endpoint, one per
+// remote rank, all multiplexed over the stream.
+//
+// Goroutines: one reader (Start … Close) delivers frames, credits and
+// link events in stream order; writes go straight to the stream under a
+// lock, from whichever goroutine sends.
+type Guest struct {
+	rw      io.ReadWriteCloser
+	rd      *Reader
+	welcome Welcome
+	ep      Endpoint
+
+	wmu  sync.Mutex // guards wbuf, werr and writes to rw
+	wbuf []byte
+	werr error
+
+	mu       sync.Mutex
+	slots    []slot // by rank
+	dead     error  // why the stream ended; nil while it is up
+	started  bool
+	readDone chan struct{}
+	close    sync.Once
+}
+
+// slot is the guest's state for one remote rank.
+type slot struct {
+	link  *guestLink
+	err   error         // why the rank cannot be reached (no link)
+	asked bool          // a Connect went out
+	done  chan struct{} // made by the first Dial; closed when link or err is set
+}
+
+// Accept waits on ln (the listener the host pre-opened for the guest)
+// for the host's connection, checks its key and joins the job through
+// it. A connection that does not present key within HelloTimeout is
+// closed and the next one awaited, so another local process that
+// connects first cannot pose as the host.
+func Accept(ctx context.Context, ln net.Listener, key [KeyLen]byte) (*Guest, error) {
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				err = context.Cause(ctx)
+			}
+			return nil, fmt.Errorf("wasm: waiting for the host to connect: %w", err)
+		}
+		g, err := Connect(ctx, c, key)
+		if errors.Is(err, errBadKey) {
+			continue // Connect closed it
+		}
+		return g, err
+	}
+}
+
+// Connect speaks the opening of the protocol on rw: it checks the host's
+// hello and key, asks to join, and returns once the host has joined the
+// job (Welcome) or failed to. On error rw is closed.
+func Connect(ctx context.Context, rw io.ReadWriteCloser, key [KeyLen]byte) (res *Guest, err error) {
+	g := &Guest{rw: rw, rd: NewReader(bufio.NewReaderSize(rw, 64<<10)), readDone: make(chan struct{})}
+	hello := time.AfterFunc(HelloTimeout, func() { rw.Close() })
+	stop := context.AfterFunc(ctx, func() { rw.Close() })
+	defer func() {
+		hello.Stop()
+		if ctxDone := !stop(); ctxDone || err != nil {
+			rw.Close()
+			if ctxDone {
+				res, err = nil, fmt.Errorf("wasm: joining through the host: %w", context.Cause(ctx))
+			}
+		}
+	}()
+	m, err := g.rd.Next()
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: reading the host's hello: %w", errBadKey, err)
+	case m.Type != MsgHostHello:
+		return nil, fmt.Errorf("%w: first message is %v", errBadKey, m.Type)
+	case subtle.ConstantTimeCompare(m.Key[:], key[:halfKey]) != 1:
+		return nil, errBadKey
+	case m.Version != Version:
+		return nil, fmt.Errorf("wasm: the host speaks protocol version %d, this rank %d: %w", m.Version, Version, peer.ErrNotSupported)
+	}
+	hello.Stop() // the host is who it says; joining may take as long as ctx allows
+	if err := g.write(AppendJoin(g.lockWrite(), key)); err != nil {
+		return nil, err
+	}
+	m, err = g.rd.Next()
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("wasm: waiting for the host's welcome: %w", err)
+	case m.Type == MsgRefused:
+		return nil, fmt.Errorf("wasm: the host could not join the job: %s: %w", m.Text, peer.ErrProcFailed)
+	case m.Type != MsgWelcome:
+		return nil, fmt.Errorf("%w: %v before the welcome", ErrProtocol, m.Type)
+	}
+	g.welcome = Welcome{Rank: m.Rank, Size: m.Size, Settings: m.Settings}
+	g.slots = make([]slot, m.Size)
+	return g, nil
+}
+
+// Welcome returns the job as the host joined it.
+func (g *Guest) Welcome() Welcome { return g.welcome }
+
+// Start begins delivering the host's messages: links go to ep, and
+// departures become ep.FailPeer.
+func (g *Guest) Start(ep Endpoint) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.started {
+		return
+	}
+	g.ep, g.started = ep, true
+	go g.readLoop()
+}
+
+// Close ends the stream: the host leaves the job for the guest. Links
+// still open see HandleClose. It returns once the reader has stopped.
+func (g *Guest) Close() {
+	g.close.Do(func() {
+		g.rw.Close()
+		g.mu.Lock()
+		started := g.started
+		g.started = true // no reader after Close
+		g.mu.Unlock()
+		if started {
+			<-g.readDone
+		} else {
+			g.fail(peer.ErrClosed)
+		}
+	})
+}
+
+// lockWrite takes the write lock and returns the write buffer, emptied;
+// write sends what was appended to it and releases the lock.
+func (g *Guest) lockWrite() []byte {
+	g.wmu.Lock()
+	return g.wbuf[:0]
+}
+
+func (g *Guest) write(b []byte) error {
+	defer g.wmu.Unlock()
+	g.wbuf = b
+	if g.werr != nil {
+		return g.werr
+	}
+	if _, err := g.rw.Write(b); err != nil {
+		g.werr = fmt.Errorf("wasm: writing to the host: %w: %w", peer.ErrProcFailed, err)
+		return g.werr
+	}
+	return nil
+}
+
+// Dial implements peer.Dialer: it asks the host to connect to rank and
+// waits for the link (which the reader attached to the endpoint first).
+func (g *Guest) Dial(ctx context.Context, rank int) (peer.Link, error) {
+	if rank < 0 || rank >= len(g.slots) || rank == g.welcome.Rank {
+		return nil, fmt.Errorf("wasm: dial rank %d of %d", rank, len(g.slots))
+	}
+	g.mu.Lock()
+	s := &g.slots[rank]
+	if s.link == nil && s.err == nil && g.dead != nil {
+		s.err = g.dead
+	}
+	if s.link != nil || s.err != nil {
+		l, err := s.link, s.err
+		g.mu.Unlock()
+		return linkOrErr(l, err)
+	}
+	if s.done == nil {
+		s.done = make(chan struct{})
+	}
+	ask := !s.asked
+	s.asked = true
+	done := s.done
+	g.mu.Unlock()
+	if ask {
+		if err := g.write(AppendConnect(g.lockWrite(), rank)); err != nil {
+			return nil, err
+		}
+	}
+	select {
+	case <-done:
+		g.mu.Lock()
+		l, err := s.link, s.err
+		g.mu.Unlock()
+		return linkOrErr(l, err)
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// linkOrErr keeps a nil *guestLink from becoming a non-nil peer.Link.
+func linkOrErr(l *guestLink, err error) (peer.Link, error) {
+	if l == nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// readLoop handles the host's messages until the stream ends.
+func (g *Guest) readLoop() {
+	defer close(g.readDone)
+	for {
+		m, err := g.rd.Next()
+		if err == nil {
+			err = g.handle(&m)
+		}
+		if err != nil {
+			g.fail(err)
+			return
+		}
+	}
+}
+
+func (g *Guest) handle(m *Msg) error {
+	switch m.Type {
+	case MsgLinkUp, MsgLinkDown, MsgData, MsgCredit:
+	default:
+		return fmt.Errorf("%w: unexpected %v message from the host", ErrProtocol, m.Type)
+	}
+	if m.Rank >= len(g.slots) || m.Rank == g.welcome.Rank {
+		return fmt.Errorf("%w: %v message for rank %d of %d", ErrProtocol, m.Type, m.Rank, len(g.slots))
+	}
+	g.mu.Lock()
+	s := &g.slots[m.Rank]
+	l := s.link
+	switch m.Type {
+	case MsgLinkUp:
+		if l != nil || s.err != nil {
+			g.mu.Unlock()
+			return fmt.Errorf("%w: second link to rank %d", ErrProtocol, m.Rank)
+		}
+		g.mu.Unlock()
+		return g.linkUp(m)
+	case MsgLinkDown:
+		err := fmt.Errorf("rank %d: %s: %w", m.Rank, m.Text, peer.ErrProcFailed)
+		if l == nil && s.err == nil {
+			s.err = err
+			if s.done != nil {
+				close(s.done)
+			}
+		}
+		g.mu.Unlock()
+		if l != nil {
+			l.down(err)
+		}
+		if m.Cause == CauseLeft {
+			g.ep.FailPeer(m.Rank, err)
+		}
+		return nil
+	}
+	g.mu.Unlock()
+	if l == nil {
+		if s.err != nil {
+			return nil // sent before the host saw the link fail
+		}
+		return fmt.Errorf("%w: %v message for rank %d before its link", ErrProtocol, m.Type, m.Rank)
+	}
+	if m.Type == MsgCredit {
+		l.credit(int(m.N))
+		return nil
+	}
+	if len(m.Frame) > l.maxFrame {
+		return fmt.Errorf("%w: %d-byte frame from rank %d exceeds %d", ErrProtocol, len(m.Frame), m.Rank, l.maxFrame)
+	}
+	l.deliver(m.Frame)
+	return nil
+}
+
+// linkUp attaches a new link to the endpoint (which binds it before the
+// next message is read, so its frames always find the handler), then
+// hands it to a Dial waiting for it.
+func (g *Guest) linkUp(m *Msg) error {
+	l := &guestLink{g: g, rank: m.Rank, maxFrame: int(m.N), high: int(m.Window), low: int(m.Window) / 4}
+	l.batch = max(int(m.N), int(m.Window)/8)
+	err := g.ep.Attach(m.Rank, l)
+	g.mu.Lock()
+	s := &g.slots[m.Rank]
+	if err != nil {
+		s.err = fmt.Errorf("rank %d: %w: %w", m.Rank, peer.ErrProcFailed, err)
+	} else {
+		s.link = l
+	}
+	if s.done != nil {
+		close(s.done)
+	}
+	g.mu.Unlock()
+	if err != nil {
+		l.Close()
+	}
+	return nil
+}
+
+// fail ends every link and dial once the stream is gone.
+func (g *Guest) fail(err error) {
+	if !errors.Is(err, peer.ErrProcFailed) {
+		err = fmt.Errorf("wasm: the host stream ended: %w: %w", peer.ErrProcFailed, err)
+	}
+	g.mu.Lock()
+	g.dead = err
+	var links []*guestLink
+	for i := range g.slots {
+		s := &g.slots[i]
+		switch {
+		case s.link != nil:
+			links = append(links, s.link)
+		case s.err == nil:
+			s.err = err
+			if s.done != nil {
+				close(s.done)
+			}
+		}
+	}
+	g.mu.Unlock()
+	for _, l := range links {
+		l.down(err)
+	}
+}
+
+// guestLink is a peer.Link to one remote rank through the host. Its
+// backpressure is credit: WriteFrame reports not ready once the bytes the
+// host has not yet handed to its real link reach the window, and
+// HandleWritable follows when the host's credit brings them to a quarter
+// of it — the data channel's bufferedAmount model, one hop earlier.
+type guestLink struct {
+	g         *Guest
+	rank      int
+	maxFrame  int
+	high, low int
+	batch     int // credit returned to the host in steps of at least this
+
+	mu       sync.Mutex
+	h        peer.LinkHandler
+	inflight int  // written, not yet credited by the host
+	stalled  bool // WriteFrame reported not ready
+	closed   bool // closed here, or down
+	unacked  int  // bytes delivered, not yet credited to the host (reader only)
+}
+
+func (l *guestLink) Bind(h peer.LinkHandler) {
+	l.mu.Lock()
+	l.h = h
+	l.mu.Unlock()
+}
+
+func (l *guestLink) MaxFrame() int { return l.maxFrame }
+
+func (l *guestLink) WriteFrame(hdr, payload []byte) (bool, error) {
+	n := len(hdr) + len(payload)
+	if n > l.maxFrame {
+		return false, fmt.Errorf("wasm link: %d-byte frame exceeds %d", n, l.maxFrame)
+	}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return false, peer.ErrClosed
+	}
+	l.inflight += n
+	ready := l.inflight < l.high
+	if !ready {
+		l.stalled = true
+	}
+	l.mu.Unlock()
+	if err := l.g.write(AppendData(l.g.lockWrite(), l.rank, hdr, payload)); err != nil {
+		return false, err
+	}
+	return ready, nil
+}
+
+// Close implements peer.Link: the host closes the real link, so the
+// remote sees HandleClose.
+func (l *guestLink) Close() error {
+	l.mu.Lock()
+	was := l.closed
+	l.closed = true
+	l.mu.Unlock()
+	if !was {
+		_ = l.g.write(AppendClose(l.g.lockWrite(), l.rank)) // a dead stream closes everything anyway
+	}
+	return nil
+}
+
+// down reports the link lost to its handler, once.
+func (l *guestLink) down(err error) {
+	l.mu.Lock()
+	was, h := l.closed, l.h
+	l.closed = true
+	l.mu.Unlock()
+	if !was && h != nil {
+		h.HandleClose(err)
+	}
+}
+
+// deliver hands a frame to the handler and returns credit to the host in
+// batches. Reader goroutine only.
+func (l *guestLink) deliver(f []byte) {
+	l.mu.Lock()
+	h, closed := l.h, l.closed
+	l.mu.Unlock()
+	if closed || h == nil {
+		return
+	}
+	hdr, payload := f, []byte(nil)
+	if len(f) > peer.HeaderLen {
+		hdr, payload = f[:peer.HeaderLen], f[peer.HeaderLen:]
+	}
+	h.HandleFrame(hdr, payload)
+	if l.unacked += len(f); l.unacked >= l.batch {
+		n := l.unacked
+		l.unacked = 0
+		_ = l.g.write(AppendCredit(l.g.lockWrite(), l.rank, n)) // a failed write ends the stream
+	}
+}
+
+// credit takes the host's credit and wakes a stalled writer at low water.
+func (l *guestLink) credit(n int) {
+	l.mu.Lock()
+	l.inflight = max(0, l.inflight-n)
+	wake := l.stalled && l.inflight <= l.low && !l.closed
+	if wake {
+		l.stalled = false
+	}
+	h := l.h
+	l.mu.Unlock()
+	if wake && h != nil {
+		h.HandleWritable()
+	}
+}
+
+// GuestKeyOK reports whether a join carries the guest's half of key: the
+// host's check that it talks to the guest it started.
+func GuestKeyOK(join Msg, key [KeyLen]byte) bool {
+	return join.Type == MsgJoin && subtle.ConstantTimeCompare(join.Key[:], key[halfKey:]) == 1
+}

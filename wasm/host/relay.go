@@ -1,0 +1,518 @@
+//go:build !js && !wasip1
+
+package host
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/meshmpi/meshmpi"
+	"github.com/meshmpi/meshmpi/mesh"
+	"github.com/meshmpi/meshmpi/peer"
+	"github.com/meshmpi/meshmpi/signaling"
+	"github.com/meshmpi/meshmpi/wasm"
+)
+
+// Flow control between host and guest, per link and per direction.
+const (
+	// Window is how many bytes of one link's frames may be in flight
+	// between host and guest before the sender waits for credit: the
+	// guest's link reports not ready at Window (as a data channel does at
+	// its high-water mark) and becomes writable again at Window/4; the
+	// host stops reading a link whose frames the guest has not consumed.
+	Window = 1 << 20
+	// creditBatch is the host's step for returning credit to the guest:
+	// at most this much is held back, below the guest's low-water mark,
+	// so a guest that stalled always gets writable again.
+	creditBatch = Window / 8
+)
+
+// Job names the job a hosted rank joins and its seat in it.
+type Job struct {
+	Signal string // websocket URL of the signaling server's /ws endpoint
+	ID     string // job id
+	Token  string // job token
+	Rank   int    // the rank to take, or meshmpi.AnyRank
+	// JoinTimeout bounds the wait for the whole job; 0 means
+	// meshmpi.DefaultJoinTimeout.
+	JoinTimeout time.Duration
+}
+
+// Config is what Serve needs besides the stream.
+type Config struct {
+	Job Job
+	// Key is the stream's key (wasm.KeyLen): the host presents one half,
+	// the guest the other (the zero key on a stream no one else can
+	// reach).
+	Key    [wasm.KeyLen]byte
+	Logger *slog.Logger // nil discards
+}
+
+// Serve is the host's side of one guest rank's stream (wasm's package
+// doc has the protocol): it greets the guest, joins the job for it when
+// it asks (signaling.Dial and mesh.New, with this relay as the mesh's
+// endpoint), tells it the welcome, and then relays links, frames, credit
+// and departures until the stream ends. Leaving the stream ends the
+// guest's membership of the job: its links close and it leaves the
+// signaling server, so the other ranks see ErrProcFailed for anything
+// still involving it.
+//
+// Serve returns nil when the guest closes the stream, ctx's cause when
+// ctx ends first, and an error wrapping wasm.ErrProtocol when the guest
+// breaks the protocol; then the stream is closed and the guest fails,
+// but the host and its other ranks go on. rw is closed on return.
+func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	r := &relay{rw: rw, log: log, ctx: ctx, cancel: cancel, out: newOutQueue(), stopWriter: make(chan struct{})}
+	stopWatch := context.AfterFunc(ctx, func() { rw.Close() })
+	defer func() {
+		stopWatch()
+		cause := context.Cause(ctx) // before teardown ends ctx
+		r.teardown()
+		switch {
+		case err == nil || errors.Is(err, wasm.ErrProtocol) || cause == nil:
+		case cause == errGuestDone:
+			err = nil // the guest left while the host waited for it
+		default:
+			err = fmt.Errorf("wasm host: %w", cause)
+		}
+	}()
+	rd := wasm.NewReader(bufio.NewReaderSize(rw, 64<<10))
+	if _, err := rw.Write(wasm.AppendHostHello(nil, cfg.Key)); err != nil {
+		return fmt.Errorf("wasm host: greeting the guest: %w", err)
+	}
+	m, err := rd.Next()
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil // the program never joined a job: not a rank, or it exited first
+	case err != nil:
+		return fmt.Errorf("wasm host: waiting for the guest to join: %w", err)
+	case m.Type != wasm.MsgJoin:
+		return fmt.Errorf("%w: guest sent %v instead of join", wasm.ErrProtocol, m.Type)
+	case !wasm.GuestKeyOK(m, cfg.Key):
+		return fmt.Errorf("%w: the guest's join does not carry its key", wasm.ErrProtocol)
+	case m.Version != wasm.Version:
+		msg := fmt.Sprintf("the host speaks protocol version %d, the guest %d", wasm.Version, m.Version)
+		_, _ = rw.Write(wasm.AppendRefused(nil, msg))
+		return fmt.Errorf("wasm host: %s: %w", msg, peer.ErrNotSupported)
+	}
+	if err := r.join(cfg.Job); err != nil {
+		_, _ = rw.Write(wasm.AppendRefused(nil, err.Error()))
+		return err
+	}
+	r.writerDone = make(chan struct{})
+	go r.writer()
+	return r.readLoop(rd)
+}
+
+// errGuestDone is the cause that ends a relay whose guest closed the
+// stream or exited: no error, the guest's exit status tells how it went.
+var errGuestDone = errors.New("the guest left")
+
+// relay is the host's state for one guest rank. It implements
+// mesh.Endpoint: the mesh hands it the rank's links and departures.
+type relay struct {
+	rw     io.ReadWriteCloser
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	m      *mesh.Mesh
+	rank   int
+	size   int
+
+	out        *outQueue
+	stopWriter chan struct{}
+	writerDone chan struct{} // nil until the writer starts
+
+	mu      sync.Mutex
+	links   []*hostLink
+	dialing []bool
+	closed  bool
+	wg      sync.WaitGroup // dials
+}
+
+// join joins the job for the guest and writes the welcome.
+func (r *relay) join(job Job) error {
+	d := job.JoinTimeout
+	if d <= 0 {
+		d = meshmpi.DefaultJoinTimeout
+	}
+	ctx, cancel := context.WithTimeoutCause(r.ctx, d,
+		fmt.Errorf("the job did not form within %v: %w", d, peer.ErrProcFailed))
+	defer cancel()
+	var do signaling.DialOptions
+	if job.Rank != meshmpi.AnyRank {
+		do.Rank = &job.Rank
+	}
+	do.Kind = signaling.KindWASI
+	client, err := signaling.Dial(ctx, job.Signal, job.ID, job.Token, &do)
+	if err != nil {
+		return fmt.Errorf("wasm host: %w", err)
+	}
+	w := client.Welcome()
+	if err := meshmpi.CheckSettings(w.Settings); err != nil {
+		client.Close()
+		return fmt.Errorf("wasm host: %w", err)
+	}
+	net := mesh.Net{ICEServers: w.ICEServers, Loopback: w.Settings[meshmpi.SettingNetwork] == "loopback"}
+	r.rank, r.size = w.Rank, w.Size
+	r.links, r.dialing = make([]*hostLink, w.Size), make([]bool, w.Size)
+	r.m = mesh.New(client, net)
+	r.m.Start(r)
+	if err := r.m.WaitReady(ctx); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", err, context.Cause(ctx))
+		}
+		return fmt.Errorf("wasm host: join job %q as rank %d: %w", job.ID, w.Rank, err)
+	}
+	r.log.Debug("joined", "job", job.ID, "rank", w.Rank, "size", w.Size)
+	if _, err := r.rw.Write(wasm.AppendWelcome(nil, w.Rank, w.Size, w.Settings)); err != nil {
+		return fmt.Errorf("wasm host: welcoming the guest: %w", err)
+	}
+	return nil
+}
+
+// readLoop handles the guest's messages until the stream ends.
+func (r *relay) readLoop(rd *wasm.Reader) error {
+	for {
+		m, err := rd.Next()
+		if err == nil {
+			err = r.handle(&m)
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, wasm.ErrProtocol):
+			return fmt.Errorf("wasm host: rank %d: %w", r.rank, err)
+		case r.ctx.Err() != nil:
+			return context.Cause(r.ctx)
+		default:
+			// the guest closed its stream, or exited (which may reset it):
+			// either way it left, and its exit status says how
+			r.log.Debug("guest stream ended", "rank", r.rank, "err", err)
+			r.cancel(errGuestDone)
+			return nil
+		}
+	}
+}
+
+func (r *relay) handle(m *wasm.Msg) error {
+	switch m.Type {
+	case wasm.MsgConnect, wasm.MsgClose, wasm.MsgData, wasm.MsgCredit:
+	default:
+		return fmt.Errorf("%w: guest sent %v after joining", wasm.ErrProtocol, m.Type)
+	}
+	if m.Rank >= r.size || m.Rank == r.rank {
+		return fmt.Errorf("%w: guest's %v names rank %d (it is rank %d of %d)", wasm.ErrProtocol, m.Type, m.Rank, r.rank, r.size)
+	}
+	r.mu.Lock()
+	hl := r.links[m.Rank]
+	if m.Type == wasm.MsgConnect {
+		dial := hl == nil && !r.dialing[m.Rank] && !r.closed
+		if dial {
+			r.dialing[m.Rank] = true
+			r.wg.Add(1)
+		}
+		r.mu.Unlock()
+		if dial {
+			go r.dial(m.Rank)
+		}
+		return nil
+	}
+	r.mu.Unlock()
+	if hl == nil {
+		return fmt.Errorf("%w: guest's %v for rank %d, which has no link", wasm.ErrProtocol, m.Type, m.Rank)
+	}
+	switch m.Type {
+	case wasm.MsgClose:
+		hl.closeReal()
+	case wasm.MsgCredit:
+		hl.credit(int(m.N))
+	case wasm.MsgData:
+		return hl.forward(m.Frame)
+	}
+	return nil
+}
+
+// dial connects to rank for the guest; the link reaches the guest through
+// Attach, a failure as LinkDown.
+func (r *relay) dial(rank int) {
+	defer r.wg.Done()
+	_, err := r.m.Dial(r.ctx, rank)
+	if err != nil {
+		r.mu.Lock()
+		up := r.links[rank] != nil
+		r.mu.Unlock()
+		if !up {
+			r.push(wasm.AppendLinkDown(r.out.lock(), rank, wasm.CauseDialFailed, err.Error()))
+		}
+	}
+}
+
+func (r *relay) push(b []byte) { r.out.push(b) }
+
+// Attach implements mesh.Endpoint: the guest learns of the link before
+// any of its frames.
+func (r *relay) Attach(rank int, l peer.Link) error {
+	if rank < 0 || rank >= r.size || rank == r.rank {
+		return fmt.Errorf("wasm host: attach rank %d of %d", rank, r.size)
+	}
+	if l.MaxFrame() <= peer.HeaderLen {
+		return fmt.Errorf("wasm host: link to rank %d carries %d-byte frames", rank, l.MaxFrame())
+	}
+	hl := &hostLink{r: r, rank: rank, l: l, maxFrame: min(l.MaxFrame(), wasm.MaxFrame)}
+	hl.cond.L = &hl.mu
+	r.mu.Lock()
+	switch {
+	case r.closed:
+		r.mu.Unlock()
+		return fmt.Errorf("wasm host: the guest left: %w", peer.ErrClosed)
+	case r.links[rank] != nil:
+		r.mu.Unlock()
+		return fmt.Errorf("wasm host: rank %d already has a link", rank)
+	}
+	r.links[rank] = hl
+	r.push(wasm.AppendLinkUp(r.out.lock(), rank, hl.maxFrame, Window))
+	r.mu.Unlock()
+	l.Bind(hl)
+	return nil
+}
+
+// FailPeer implements mesh.Endpoint: the rank left the job.
+func (r *relay) FailPeer(rank int, err error) {
+	if rank < 0 || rank >= r.size || rank == r.rank {
+		return
+	}
+	r.mu.Lock()
+	hl := r.links[rank]
+	if !r.closed {
+		r.push(wasm.AppendLinkDown(r.out.lock(), rank, wasm.CauseLeft, err.Error()))
+	}
+	r.mu.Unlock()
+	if hl != nil {
+		hl.closeReal()
+	}
+}
+
+// writer sends the queued messages to the guest.
+func (r *relay) writer() {
+	defer close(r.writerDone)
+	for {
+		b, ok := r.out.take(r.stopWriter)
+		if !ok {
+			return
+		}
+		if _, err := r.rw.Write(b); err != nil {
+			r.cancel(fmt.Errorf("writing to the guest: %w", err))
+			r.out.give(b)
+			return
+		}
+		r.out.give(b)
+	}
+}
+
+// teardown leaves the job for the guest: links close, the mesh closes
+// (the server announces the departure), every goroutine of the relay
+// ends.
+func (r *relay) teardown() {
+	r.cancel(errGuestDone)
+	r.mu.Lock()
+	r.closed = true
+	links := r.links
+	r.mu.Unlock()
+	for _, hl := range links {
+		if hl != nil {
+			hl.closeReal()
+		}
+	}
+	if r.m != nil {
+		r.m.Close()
+	}
+	r.wg.Wait()
+	close(r.stopWriter)
+	r.rw.Close()
+	if r.writerDone != nil {
+		<-r.writerDone
+	}
+}
+
+// hostLink relays one real link (a WebRTC data channel) to the guest:
+// it is the link's handler, and the guest's frames for the rank go to
+// its WriteFrame.
+type hostLink struct {
+	r        *relay
+	rank     int
+	l        peer.Link
+	maxFrame int
+
+	mu   sync.Mutex
+	cond sync.Cond // unacked fell, or dead
+	// host → guest
+	unacked int  // bytes queued for the guest, not yet credited
+	dead    bool // the real link is gone or closed
+	// guest → host
+	pending int  // bytes forwarded, not yet credited to the guest
+	blocked bool // the real link reported not ready
+	rearm   bool // HandleWritable came during a WriteFrame
+}
+
+// HandleFrame implements peer.LinkHandler: the frame goes to the guest
+// once the guest has room for it. Waiting here holds back this link's
+// reader only, so its data channel's own flow control pushes back on the
+// remote and no other link stalls.
+func (hl *hostLink) HandleFrame(hdr, payload []byte) {
+	n := len(hdr) + len(payload)
+	hl.mu.Lock()
+	for hl.unacked >= Window && !hl.dead {
+		hl.cond.Wait()
+	}
+	if hl.dead {
+		hl.mu.Unlock()
+		return
+	}
+	hl.unacked += n
+	hl.mu.Unlock()
+	hl.r.push(wasm.AppendData(hl.r.out.lock(), hl.rank, hdr, payload))
+}
+
+// HandleWritable implements peer.LinkHandler: the real link drained, so
+// the guest gets the credit held back.
+func (hl *hostLink) HandleWritable() {
+	hl.mu.Lock()
+	hl.blocked, hl.rearm = false, true
+	n := hl.pending
+	hl.pending = 0
+	hl.mu.Unlock()
+	if n > 0 {
+		hl.r.push(wasm.AppendCredit(hl.r.out.lock(), hl.rank, n))
+	}
+}
+
+// HandleClose implements peer.LinkHandler: the remote closed or the link
+// failed.
+func (hl *hostLink) HandleClose(err error) {
+	hl.mu.Lock()
+	was := hl.dead
+	hl.dead = true
+	hl.cond.Broadcast()
+	hl.mu.Unlock()
+	if !was {
+		hl.r.push(wasm.AppendLinkDown(hl.r.out.lock(), hl.rank, wasm.CauseLinkLost, err.Error()))
+	}
+}
+
+// forward writes one of the guest's frames to the real link and returns
+// credit unless the link is above its high-water mark.
+func (hl *hostLink) forward(f []byte) error {
+	if len(f) < peer.HeaderLen || len(f) > hl.maxFrame {
+		return fmt.Errorf("%w: guest's %d-byte frame for rank %d (want %d … %d)", wasm.ErrProtocol, len(f), hl.rank, peer.HeaderLen, hl.maxFrame)
+	}
+	hl.mu.Lock()
+	dead := hl.dead
+	hl.rearm = false
+	hl.mu.Unlock()
+	if dead {
+		return nil // the guest has a LinkDown coming
+	}
+	ready, err := hl.l.WriteFrame(f[:peer.HeaderLen], f[peer.HeaderLen:])
+	if err != nil {
+		return nil // the link reports its loss through HandleClose
+	}
+	hl.mu.Lock()
+	hl.pending += len(f)
+	if !ready && !hl.rearm {
+		hl.blocked = true
+	}
+	n := 0
+	if !hl.blocked && hl.pending >= creditBatch {
+		n, hl.pending = hl.pending, 0
+	}
+	hl.mu.Unlock()
+	if n > 0 {
+		hl.r.push(wasm.AppendCredit(hl.r.out.lock(), hl.rank, n))
+	}
+	return nil
+}
+
+// credit takes the guest's credit for frames it consumed.
+func (hl *hostLink) credit(n int) {
+	hl.mu.Lock()
+	hl.unacked = max(0, hl.unacked-n)
+	hl.cond.Broadcast()
+	hl.mu.Unlock()
+}
+
+// closeReal closes the real link (the guest closed its end, the rank
+// left, or the guest is gone); the remote sees HandleClose.
+func (hl *hostLink) closeReal() {
+	hl.mu.Lock()
+	hl.dead = true
+	hl.cond.Broadcast()
+	hl.mu.Unlock()
+	hl.l.Close()
+}
+
+// outQueue is the host's messages to the guest, appended by any goroutine
+// into one buffer that the writer swaps out whole: steady state allocates
+// nothing, and many small messages go out in one write.
+type outQueue struct {
+	mu    sync.Mutex
+	buf   []byte
+	spare []byte
+	wake  chan struct{} // cap 1
+}
+
+func newOutQueue() *outQueue {
+	return &outQueue{buf: make([]byte, 0, 64<<10), spare: make([]byte, 0, 64<<10), wake: make(chan struct{}, 1)}
+}
+
+// lock takes the queue and returns its buffer to append to; push puts
+// the result back and releases it.
+func (q *outQueue) lock() []byte {
+	q.mu.Lock()
+	return q.buf
+}
+
+func (q *outQueue) push(b []byte) {
+	q.buf = b
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take waits for queued bytes and takes them all; ok is false once stop
+// is closed.
+func (q *outQueue) take(stop <-chan struct{}) (b []byte, ok bool) {
+	for {
+		q.mu.Lock()
+		if len(q.buf) > 0 && q.spare != nil {
+			b, q.buf, q.spare = q.buf, q.spare[:0], nil
+			q.mu.Unlock()
+			return b, true
+		}
+		q.mu.Unlock()
+		select {
+		case <-q.wake:
+		case <-stop:
+			return nil, false
+		}
+	}
+}
+
+// give returns a buffer take handed out.
+func (q *outQueue) give(b []byte) {
+	q.mu.Lock()
+	q.spare = b[:0]
+	q.mu.Unlock()
+}

@@ -1,0 +1,96 @@
+//go:build !js && !wasip1
+
+package host
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/meshmpi/meshmpi/internal/leaktest"
+	"github.com/meshmpi/meshmpi/wasm"
+)
+
+// TestMalformedGuest: a guest that breaks the protocol, before or after
+// joining, gets its stream closed and Serve returns a protocol error; the
+// host goes on.
+func TestMalformedGuest(t *testing.T) {
+	leaktest.Check(t)
+	var key [wasm.KeyLen]byte
+	key[0], key[wasm.KeyLen-1] = 1, 2
+	var wrongKey [wasm.KeyLen]byte
+	le := binary.LittleEndian
+	for _, tc := range []struct {
+		name  string
+		join  bool   // send a valid join first (a job of one rank)
+		bytes []byte // then these
+		msg   string // in the error
+		close bool   // the guest closes its end after the bytes
+	}{
+		{"oversized length", false, le.AppendUint32(nil, wasm.MaxMessage+1), "message length", false},
+		{"not a join", false, wasm.AppendConnect(nil, 0), "instead of join", false},
+		{"wrong key", false, wasm.AppendJoin(nil, wrongKey), "key", false},
+		{"truncated", false, append(le.AppendUint32(nil, 100), byte(wasm.MsgJoin)), "stream ends", true},
+		{"unknown type", true, append(le.AppendUint32(nil, 1), 77), "unknown message type", false},
+		{"own rank", true, wasm.AppendConnect(nil, 0), "names rank 0", false},
+		{"rank out of range", true, wasm.AppendData(nil, 3, make([]byte, 40), nil), "names rank 3", false},
+		{"a host's message", true, wasm.AppendWelcome(nil, 0, 1, nil), "after joining", false},
+		{"oversized after join", true, le.AppendUint32(nil, 1<<30), "message length", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := testJob(t, 1)
+			hostEnd, guestEnd := net.Pipe()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- Serve(ctx, hostEnd, Config{Job: job, Key: key}) }()
+			rd := wasm.NewReader(bufio.NewReader(guestEnd))
+			m, err := rd.Next()
+			require.NoError(t, err)
+			require.Equal(t, wasm.MsgHostHello, m.Type)
+			if tc.join {
+				_, err = guestEnd.Write(wasm.AppendJoin(nil, key))
+				require.NoError(t, err)
+				m, err = rd.Next()
+				require.NoError(t, err)
+				require.Equal(t, wasm.MsgWelcome, m.Type)
+			}
+			if tc.close {
+				_, err = guestEnd.Write(tc.bytes)
+				require.NoError(t, err)
+				guestEnd.Close()
+			} else {
+				go guestEnd.Write(tc.bytes) // the host may close before reading all of it
+			}
+			err = <-done
+			require.ErrorIs(t, err, wasm.ErrProtocol)
+			require.ErrorContains(t, err, tc.msg)
+			if tc.close {
+				return
+			}
+			// the guest's stream is closed
+			_, err = io.ReadAll(guestEnd)
+			require.NoError(t, err)
+			guestEnd.Close()
+		})
+	}
+}
+
+// TestGuestNeverJoins: a program that exits without joining (not a rank,
+// or it failed first) ends Serve without an error.
+func TestGuestNeverJoins(t *testing.T) {
+	leaktest.Check(t)
+	hostEnd, guestEnd := net.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- Serve(context.Background(), hostEnd, Config{}) }()
+	_, err := wasm.NewReader(guestEnd).Next()
+	require.NoError(t, err)
+	guestEnd.Close()
+	require.NoError(t, <-done)
+}

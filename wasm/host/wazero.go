@@ -1,0 +1,219 @@
+//go:build !js && !wasip1
+
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental/sock"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/meshmpi/meshmpi"
+	"github.com/meshmpi/meshmpi/wasm"
+)
+
+// ExitTrap is the exit status Run reports for a guest that trapped (or
+// was stopped) rather than exiting: as a shell reports a process that
+// aborted (128+SIGABRT).
+const ExitTrap = 134
+
+// listenerFD is the file descriptor of the pre-opened listener: the first
+// after stdio, as no directory is mounted.
+const listenerFD = 3
+
+// Program is a rank's WebAssembly module compiled for wazero, once for
+// any number of ranks: compiling takes about a second, instantiating a
+// few milliseconds.
+type Program struct {
+	rt  wazero.Runtime
+	mod wazero.CompiledModule
+}
+
+// Compile compiles a wasip1 module. cacheDir keeps the machine code
+// between runs (wazero's file cache: a warm start takes tens of
+// milliseconds instead of a second); "" compiles afresh.
+func Compile(ctx context.Context, module []byte, cacheDir string) (*Program, error) {
+	cfg := wazero.NewRuntimeConfig().WithCloseOnContextDone(true)
+	if cacheDir != "" {
+		cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
+		if err != nil {
+			return nil, fmt.Errorf("wasm host: compilation cache: %w", err)
+		}
+		cfg = cfg.WithCompilationCache(cache)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("wasm host: %w", err)
+	}
+	mod, err := rt.CompileModule(ctx, module)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("wasm host: compile: %w", err)
+	}
+	return &Program{rt: rt, mod: mod}, nil
+}
+
+// Close releases the compiled module; ranks still running are stopped.
+func (p *Program) Close(ctx context.Context) error { return p.rt.Close(ctx) }
+
+// Rank is one run of a Program as a rank of a job.
+type Rank struct {
+	Job  Job
+	Name string   // the program's name (argv[0])
+	Args []string // its arguments
+	// Env is the guest's environment (KEY=VALUE); Run adds
+	// meshmpi.EnvHost.
+	Env            []string
+	Stdout, Stderr io.Writer // nil discards
+	Logger         *slog.Logger
+}
+
+// Run runs one rank to its end and returns its exit status: the code the
+// guest exited with, or ExitTrap if it trapped or ctx stopped it. The
+// guest gets real clocks, a random source, its arguments and environment
+// and a pre-opened TCP listener on loopback, through which Serve relays
+// it into the job; no directory is mounted. err reports what went wrong
+// on the host's side (the job could not be joined for the guest, the
+// guest broke the protocol, it trapped), for the launcher to show.
+func (p *Program) Run(ctx context.Context, r Rank) (status int, err error) {
+	log := r.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var key [wasm.KeyLen]byte
+	if _, err := rand.Read(key[:]); err != nil {
+		return 1, err
+	}
+	for attempt := 0; ; attempt++ {
+		status, err, retry := p.run(ctx, r, key, log)
+		if !retry || attempt == 4 {
+			return status, err
+		}
+		log.Debug("listener port taken; retrying", "err", err)
+	}
+}
+
+// run is one attempt of Run; retry says the listener's port was taken
+// before the guest could bind it.
+func (p *Program) run(ctx context.Context, r Rank, key [wasm.KeyLen]byte, log *slog.Logger) (status int, err error, retry bool) {
+	port, err := freePort()
+	if err != nil {
+		return 1, err, false
+	}
+	cfg := wazero.NewModuleConfig().WithName("").
+		WithArgs(append([]string{r.Name}, r.Args...)...).
+		WithSysWalltime().WithSysNanotime().WithSysNanosleep().
+		WithRandSource(rand.Reader).
+		WithEnv(meshmpi.EnvHost, wasm.ListenerEnv(listenerFD, key))
+	for _, kv := range r.Env {
+		k, v, _ := cutEnv(kv)
+		if k != meshmpi.EnvHost && k != "" {
+			cfg = cfg.WithEnv(k, v)
+		}
+	}
+	if r.Stdout != nil {
+		cfg = cfg.WithStdout(r.Stdout)
+	}
+	if r.Stderr != nil {
+		cfg = cfg.WithStderr(r.Stderr)
+	}
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	sctx := sock.WithConfig(runCtx, sock.NewConfig().WithTCPListener("127.0.0.1", port))
+
+	exited := make(chan struct{})
+	var (
+		wg       sync.WaitGroup
+		serveErr error
+	)
+	wg.Go(func() {
+		conn, err := dialGuest(runCtx, port, exited)
+		if err != nil {
+			return // the guest ended (or never bound its listener) first
+		}
+		serveErr = Serve(runCtx, conn, Config{Job: r.Job, Key: key, Logger: log})
+	})
+	mod, ierr := p.rt.InstantiateModule(sctx, p.mod, cfg)
+	close(exited)
+	log.Debug("guest exited", "err", ierr)
+	if mod != nil {
+		mod.Close(context.Background())
+	}
+	stop(errGuestDone) // the guest is gone: Serve ends, leaving the job for it
+	wg.Wait()
+	var ee *sys.ExitError
+	switch {
+	case ierr == nil:
+		status = 0
+	case errors.As(ierr, &ee) && ctx.Err() == nil:
+		status = int(ee.ExitCode())
+	case errors.Is(ierr, syscall.EADDRINUSE):
+		return 1, ierr, true
+	default:
+		status = ExitTrap
+		if ctx.Err() != nil {
+			err = fmt.Errorf("stopped: %w", context.Cause(ctx))
+		} else {
+			err = fmt.Errorf("trapped: %w", ierr)
+		}
+	}
+	if serveErr != nil {
+		err = errors.Join(err, serveErr)
+	}
+	return status, err, false
+}
+
+// dialGuest connects to the guest's listener once it is bound; it gives
+// up when the guest exits first.
+func dialGuest(ctx context.Context, port int, exited <-chan struct{}) (net.Conn, error) {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	var d net.Dialer
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return c, nil
+		}
+		select {
+		case <-exited:
+			return nil, err
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// freePort finds a loopback port no one listens on. Another process may
+// take it before the guest binds it; Run then retries with another. A
+// process that took it to pose as the guest learns only the key that
+// guest would have checked, not the job's token.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	return port, ln.Close()
+}
+
+func cutEnv(kv string) (k, v string, ok bool) {
+	for i := 0; i < len(kv); i++ {
+		if kv[i] == '=' {
+			return kv[:i], kv[i+1:], true
+		}
+	}
+	return kv, "", false
+}
