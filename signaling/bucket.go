@@ -26,5 +26,3 @@ func (b *bucket) take(now time.Time) (wait time.Duration) {
 	}
 	return time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
 }
-
-func (b *bucket) allow(now time.Time) bool { return b.take(now) == 0 }

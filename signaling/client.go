@@ -8,8 +8,6 @@ import (
 	"runtime"
 	"sync"
 	"time"
-
-	"github.com/coder/websocket"
 )
 
 // DialOptions tunes Dial. The zero value is fine.
@@ -20,13 +18,30 @@ type DialOptions struct {
 	// under GOOS=wasip1 and native otherwise.
 	Kind ClientKind
 	// Queue is how many incoming messages are buffered (default 256). When
-	// the buffer is full the client stops reading from the server.
+	// the buffer is full the client stops reading from the server (under
+	// js the browser keeps reading; see the package doc, Wasm).
 	Queue int
+}
+
+// transport is the websocket under a Client: whole messages in order, no
+// framing or protocol knowledge. client_notjs.go implements it with
+// coder/websocket, client_js.go with the browser's WebSocket; everything
+// the protocol needs (join, welcome, pacing, decoding) stays in this file,
+// shared by both.
+type transport interface {
+	// read waits for the next message; text is false for a binary one.
+	read(ctx context.Context) (data []byte, text bool, err error)
+	// write sends data as one text message.
+	write(ctx context.Context, data []byte) error
+	// close closes with a normal-closure handshake and waits for its end.
+	close() error
+	// closeNow drops the connection without waiting for the peer.
+	closeNow() error
 }
 
 // Client is one rank's connection to the signaling server.
 type Client struct {
-	ws      *websocket.Conn
+	ws      transport
 	welcome Welcome
 	in      chan Message
 	done    chan struct{} // closed by Close
@@ -79,18 +94,17 @@ func Dial(ctx context.Context, url, job, token string, opts *DialOptions) (_ *Cl
 	if err != nil {
 		return nil, err
 	}
-	ws, _, err := websocket.Dial(ctx, url, nil)
+	ws, err := dialTransport(ctx, url)
 	if err != nil {
 		return nil, err
 	}
-	ws.SetReadLimit(MaxMessageBytes)
-	if err := ws.Write(ctx, websocket.MessageText, data); err != nil {
-		_ = ws.CloseNow()
+	if err := ws.write(ctx, data); err != nil {
+		_ = ws.closeNow()
 		return nil, err
 	}
 	m, err := readMessage(ctx, ws)
 	if err != nil {
-		_ = ws.CloseNow()
+		_ = ws.closeNow()
 		return nil, err
 	}
 	switch m := m.(type) {
@@ -110,20 +124,20 @@ func Dial(ctx context.Context, url, job, token string, opts *DialOptions) (_ *Cl
 		go c.readLoop()
 		return c, nil
 	case *Error:
-		_ = ws.Close(websocket.StatusNormalClosure, "")
+		_ = ws.close()
 		return nil, &RemoteError{Code: m.Code, Message: m.Message}
 	default:
-		_ = ws.CloseNow()
+		_ = ws.closeNow()
 		return nil, fmt.Errorf("%w: got %s before welcome", ErrInvalid, m.Type())
 	}
 }
 
-func readMessage(ctx context.Context, ws *websocket.Conn) (Message, error) {
-	typ, data, err := ws.Read(ctx)
+func readMessage(ctx context.Context, ws transport) (Message, error) {
+	data, text, err := ws.read(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if typ != websocket.MessageText {
+	if !text {
 		return nil, fmt.Errorf("%w: binary message", ErrMalformed)
 	}
 	return Decode(data)
@@ -136,11 +150,16 @@ func (c *Client) readLoop() {
 	for {
 		m, err := readMessage(context.Background(), c.ws)
 		if err != nil {
-			if last != nil && last.Code != CodeRankAbsent {
-				err = &RemoteError{Code: last.Code, Message: last.Message}
+			select {
+			case <-c.done:
+				err = ErrClosed // Close ended the connection
+			default:
+				if last != nil && last.Code != CodeRankAbsent {
+					err = &RemoteError{Code: last.Code, Message: last.Message}
+				}
 			}
 			c.setErr(err)
-			_ = c.ws.CloseNow()
+			_ = c.ws.closeNow()
 			return
 		}
 		if e, ok := m.(*Error); ok {
@@ -207,7 +226,7 @@ func (c *Client) Send(ctx context.Context, m Message) error {
 	if err := c.waitPace(ctx); err != nil {
 		return err
 	}
-	return c.ws.Write(ctx, websocket.MessageText, data)
+	return c.ws.write(ctx, data)
 }
 
 // waitPace waits until sending one more message keeps the client inside
@@ -241,7 +260,7 @@ func (c *Client) Close() error {
 	err := ErrClosed
 	c.closeOnce.Do(func() {
 		close(c.done)
-		err = c.ws.Close(websocket.StatusNormalClosure, "")
+		err = c.ws.close()
 		<-c.readEnd
 		if errors.Is(err, context.Canceled) {
 			err = nil

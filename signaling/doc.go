@@ -72,8 +72,18 @@
 //
 // # Wasm
 //
-// Client builds for GOOS=js (on the browser WebSocket through
-// coder/websocket) and wasip1. Under js, websocket-level pings are not sent by
-// the client, but the browser answers the server's pings. The Server is native
-// only in practice (coder/websocket's Accept always fails under js).
+// The Client's protocol logic (join, welcome, pacing, decoding) is one piece
+// of code on every target; only the websocket under it differs. Natively
+// and under wasip1 it is coder/websocket. Under GOOS=js it is the page's
+// (or worker's) own WebSocket through syscall/js (client_js.go): coder's js
+// build keeps net/http and crypto/tls in the binary, about 0.55 MB of a
+// browser rank's gzipped size. Differences under js: the client sends no
+// websocket-level pings (the browser answers the server's); a page cannot
+// pause a WebSocket, so messages beyond DialOptions.Queue wait in the
+// transport's queue instead of holding back the server; a page cannot drop
+// a connection without a closing handshake; Close waits at most 5 s for it.
+//
+// The Server, Local and tokens (Mint, VerifyToken, Claims) are not built
+// under js: a page cannot listen, and leaving them out keeps net/http and
+// crypto out of browser ranks.
 package signaling

@@ -1,47 +1,16 @@
-//go:build !js
-
 package signaling
 
 import (
 	"context"
-	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-	"github.com/meshmpi/meshmpi/internal/leaktest"
 	"github.com/stretchr/testify/require"
 )
 
 // hangGuard bounds every wait in these tests; reaching it is a failure, not a
 // timing assertion.
 const hangGuard = 10 * time.Second
-
-// startServer runs a Server on loopback; cleanup closes it.
-func startServer(t *testing.T, mutate func(*Config)) (*Server, string) {
-	t.Helper()
-	leaktest.Check(t)
-	cfg := Config{Secret: testSecret}
-	if mutate != nil {
-		mutate(&cfg)
-	}
-	srv, err := NewServer(cfg)
-	require.NoError(t, err)
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		require.NoError(t, srv.Close())
-		hs.Close()
-	})
-	return srv, "ws" + strings.TrimPrefix(hs.URL, "http") + "/ws"
-}
-
-func mint(t *testing.T, job string, size int) string {
-	t.Helper()
-	tok, err := MintToken(testSecret, job, size, time.Now().Add(time.Hour))
-	require.NoError(t, err)
-	return tok
-}
 
 func dial(t *testing.T, url, job, tok string, opts *DialOptions) *Client {
 	t.Helper()
@@ -101,45 +70,29 @@ func expectClosedWith(t *testing.T, c *Client, code ErrorCode) {
 	}
 }
 
-// rawConn is a websocket that speaks bytes, for malformed input.
-func rawDial(t *testing.T, url string) *websocket.Conn {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
-	ws, _, err := websocket.Dial(ctx, url, nil)
-	require.NoError(t, err)
-	ws.SetReadLimit(MaxMessageBytes)
-	t.Cleanup(func() { _ = ws.CloseNow() })
-	return ws
-}
+// The browser tests (client_js_test.go) reach the native side that
+// TestClientInBrowser (client_browser_test.go) starts through these
+// variables, which cmd/jsrun passes to the page.
+const (
+	envJSServer  = "MESHMPI_SIGNALING_TEST_SERVER"  // ws://host:port of the test server
+	envJSToken   = "MESHMPI_SIGNALING_TEST_TOKEN"   // token of jsRelayJob
+	envJSSolo    = "MESHMPI_SIGNALING_TEST_SOLO"    // token of jsSoloJob
+	envJSSilent  = "MESHMPI_SIGNALING_TEST_SILENT"  // URL of a port that never answers
+	envJSRefused = "MESHMPI_SIGNALING_TEST_REFUSED" // URL of a port that refuses connections
+)
 
-func rawSend(t *testing.T, ws *websocket.Conn, m Message) {
-	t.Helper()
-	data, err := Encode(m)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
-	require.NoError(t, ws.Write(ctx, websocket.MessageText, data))
-}
+// Jobs of the browser tests: in jsRelayJob (size 2) a native rank 0
+// answers every signal of rank 1 with the same payload; jsSoloJob has
+// size 1.
+const (
+	jsRelayJob = "js-relay"
+	jsSoloJob  = "js-solo"
+)
 
-// rawExpectError reads until the server's error message, then until the close.
-func rawExpectError(t *testing.T, ws *websocket.Conn, code ErrorCode) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
-	var got *Error
-	for {
-		_, data, err := ws.Read(ctx)
-		if err != nil {
-			require.NoError(t, ctx.Err(), "hang guard")
-			require.NotNil(t, got, "closed without an error message: %v", err)
-			require.Equal(t, code, got.Code, got.Message)
-			return
-		}
-		m, err := Decode(data)
-		require.NoError(t, err)
-		if e, ok := m.(*Error); ok && got == nil {
-			got = e
-		}
-	}
-}
+// Paths of the browser test server that misbehave on purpose: each reads
+// the join, then sends a binary message or a text message over the size
+// limit instead of a welcome.
+const (
+	pathBinary = "/binary"
+	pathHuge   = "/huge"
+)

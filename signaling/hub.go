@@ -1,3 +1,5 @@
+//go:build !js
+
 package signaling
 
 import (
@@ -40,6 +42,8 @@ type conn struct {
 
 	bucket bucket // reader goroutine only
 }
+
+func (b *bucket) allow(now time.Time) bool { return b.take(now) == 0 }
 
 func newConn(s *Server, ws *websocket.Conn, remote string) *conn {
 	return &conn{

@@ -1,3 +1,5 @@
+//go:build !js
+
 // Package web is meshmpi's browser UI, served by cmd/signal beside the
 // signaling endpoint:
 //

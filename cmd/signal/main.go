@@ -1,3 +1,5 @@
+//go:build !js
+
 // Command signal runs the meshmpi signaling server and mints job tokens.
 //
 //	signal serve [flags]                       serve /ws, /healthz, /metrics (and /admin/token),
