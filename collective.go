@@ -77,13 +77,14 @@ func (q *collRequest) start() error {
 		q.c.drop()
 		return fmt.Errorf("%s on %s: %w: %w", q.run.Plan().Name, q.c, ErrBuffer, err)
 	}
-	aborted := q.c.enter(q.run, q.seq)
+	// start, then register: a notice that arrives before the run is
+	// registered is kept in c.aborted and reported by enter, so no Abort
+	// can race with Start's reset (or be lost on a run that looks ended)
 	if err := q.run.Start(); err != nil {
-		q.c.leave(q.run)
 		q.c.drop()
 		return fmt.Errorf("%s on %s: %w: %w", q.run.Plan().Name, q.c, ErrRequest, err)
 	}
-	if aborted {
+	if aborted := q.c.enter(q.run, q.seq); aborted {
 		q.run.Abort(errMismatchReported)
 	}
 	return nil
