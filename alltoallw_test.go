@@ -267,21 +267,6 @@ func TestAlltoallwPersistentNoAllocs(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		ctx := context.Background()
-		cycle := func() {
-			_ = r.Start()
-			_, _ = r.Wait(ctx)
-			_ = step.Start()
-			_, _ = step.Wait(ctx)
-		}
-		cycle()
-		if w.Rank() != 0 { // keep pace with rank 0's AllocsPerRun: a warm-up and 200 runs
-			for range 201 {
-				cycle()
-			}
-		} else if a := testing.AllocsPerRun(200, cycle); a != 0 {
-			return fmt.Errorf("%.2f allocations per Start+Wait", a)
-		}
-		return errors.Join(r.Free(), step.Free())
+		return errors.Join(noAllocs(w, 200, "alltoallw", r, step), r.Free(), step.Free())
 	})
 }

@@ -65,67 +65,52 @@ func newCollBench(w *Comm, name string, size int) (collBench, error) {
 	return collBench{}, fmt.Errorf("no collective %q", name)
 }
 
-// collLatency runs b.N calls of one collective in one form on every rank of
-// an n-rank in-process world. Rank 0 times from a barrier before the loop
-// to a barrier after it, so the time covers every rank's b.N calls (the
-// closing barrier is amortized over b.N); persistent requests are created
-// before the timer starts. allocs/op counts the allocations of all ranks.
+// call makes one call in form (see formCall).
+func (cb collBench) call(form collForm) (*Request, error) {
+	return formCall(form, cb.blocking, cb.nonblocking, cb.persistent)
+}
+
+// timeCalls is one rank's part of a collective latency benchmark: b.N
+// calls in form, timed by timeLoop (bench_test.go). call makes one call in
+// a form (see formCall); a persistent request is made once before the
+// timer starts and freed after it stops.
+func timeCalls(b *testing.B, w *Comm, form collForm, call func(collForm) (*Request, error)) error {
+	ctx := context.Background()
+	if form != persistent {
+		return timeLoop(b, w, func() error {
+			r, err := call(form)
+			if err == nil && r != nil { // a blocking call returns no request
+				_, err = r.Wait(ctx)
+			}
+			return err
+		})
+	}
+	req, err := call(persistent)
+	if err != nil {
+		return err
+	}
+	return errors.Join(timeLoop(b, w, startWait(req)), req.Free())
+}
+
+// collLatency runs b.N calls of one collective in one form (a name in
+// forms) on every rank of an n-rank in-process world and reports the time
+// per call. Rank 0 times from a barrier before the loop to a barrier after
+// it, so the time covers every rank's b.N calls (the closing barrier is
+// amortized over b.N); persistent requests are created before the timer
+// starts. allocs/op counts the allocations of all ranks.
 func collLatency(b *testing.B, name string, n, size int, form string) {
 	b.ReportAllocs()
-	ctx := context.Background()
 	err := Run(n, func(w *Comm) error {
 		cb, err := newCollBench(w, name, size)
 		if err != nil {
 			return err
 		}
-		var req *Request
-		var step func() error
-		switch form {
-		case "blocking":
-			step = cb.blocking
-		case "nonblocking":
-			step = func() error {
-				r, err := cb.nonblocking()
-				if err != nil {
-					return err
-				}
-				_, err = r.Wait(ctx)
-				return err
-			}
-		case "persistent":
-			if req, err = cb.persistent(); err != nil {
-				return err
-			}
-			step = func() error {
-				if err := req.Start(); err != nil {
-					return err
-				}
-				_, err := req.Wait(ctx)
-				return err
-			}
-		default:
-			return fmt.Errorf("no form %q", form)
-		}
-
-		if err := Barrier(w); err != nil {
-			return err
-		}
-		if w.Rank() == 0 {
-			b.ResetTimer()
-		}
-		for range b.N {
-			if err := step(); err != nil {
-				return err
+		for _, f := range forms {
+			if f.name == form {
+				return timeCalls(b, w, f.form, cb.call)
 			}
 		}
-		err = Barrier(w)
-		if w.Rank() == 0 {
-			b.StopTimer()
-		}
-		if req != nil {
-			err = errors.Join(err, req.Free())
-		}
-		return err
+		return fmt.Errorf("no form %q", form)
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -25,13 +25,7 @@ func invoke[T Numeric](form collForm, c *Comm, a coll.Args, send, recv []T, hs .
 		}
 	}
 	pick := func(b func() error, i, p func() (*Request, error)) (*Request, error) {
-		switch form {
-		case blocking:
-			return nil, b()
-		case nonblocking:
-			return i()
-		}
-		return p()
+		return formCall(form, b, i, p)
 	}
 	o := a.Op
 	switch a.Coll {
@@ -356,22 +350,7 @@ func TestPersistentCollectiveZeroAlloc(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			ctx := context.Background()
-			cycle := func() {
-				_ = r.Start()
-				_, _ = r.Wait(ctx)
-				_ = step.Start()
-				_, _ = step.Wait(ctx)
-			}
-			cycle()
-			if w.Rank() != 0 { // keep pace with rank 0's AllocsPerRun: a warm-up and 1000 runs
-				for range 1001 {
-					cycle()
-				}
-			} else if a := testing.AllocsPerRun(1000, cycle); a != 0 {
-				return fmt.Errorf("%s: %.2f allocations per Start+Wait", k, a)
-			}
-			return errors.Join(r.Free(), step.Free())
+			return errors.Join(noAllocs(w, 1000, k, r, step), r.Free(), step.Free())
 		})
 	}
 }

@@ -244,11 +244,48 @@ func (c *Comm) Create(g *Group) (*Comm, error) {
 }
 
 // create is the collective core of Dup, Split and Create. Every rank of c
-// contributes rec and the context ids it uses; all take the lowest id no
-// rank of c uses, so members of the new communicator agree on it (ranks of
-// different Split colors may share it: their groups are disjoint). members
-// turns everyone's records into the caller's new group, as ranks of c in
-// order; nil means the caller is not a member.
+// contributes rec, and all agree on a context id (agreeContext) that
+// members of the new communicator can use (ranks of different Split
+// colors may share it: their groups are disjoint). members turns
+// everyone's records into the caller's new group, as ranks of c in order;
+// nil means the caller is not a member.
+func (c *Comm) create(rec []byte, members func(recs [][]byte) []int) (*Comm, error) {
+	allgather := func(rec []byte) ([][]byte, [][]byte, error) {
+		all, err := c.allgather(rec)
+		if err != nil {
+			return nil, nil, err
+		}
+		return splitRecs(all, len(rec)), nil, nil
+	}
+	id, recs, _, lent, err := agreeContext(c, allgather, rec)
+	if err != nil {
+		return nil, err
+	}
+	group := members(recs)
+	if len(group) == 0 {
+		c.returnMask(lent)
+		return nil, nil
+	}
+	ranks := make([]int, len(group))
+	for i, r := range group {
+		ranks[i] = c.ranks[r]
+	}
+	n := newComm(c.p, id, ranks)
+	reserve(c, id, lent)
+	return n, nil
+}
+
+// agreeRound is one round of a communicator construction: it takes the
+// calling rank's record and returns every record of its own group and,
+// for an intercommunicator, of the other, in rank order. All records have
+// one length.
+type agreeRound func(rec []byte) (mine, theirs [][]byte, err error)
+
+// agreeContext finds the lowest context id free on every rank taking part
+// in c's construction, with rounds of xchg carrying each rank's mask of
+// used ids and rec. It returns the id, the records (without the masks)
+// and whether this rank lent its mask, which the caller gives back
+// through reserve once it has reserved the id, or returnMask.
 //
 // Constructions on different communicators may run at once on one rank
 // (from several goroutines), so the rank's mask of used ids is lent to one
@@ -257,7 +294,7 @@ func (c *Comm) Create(g *Group) (*Comm, error) {
 // The waiting construction whose parent has the lowest id gets the mask
 // next, so the oldest communicators make progress and no round repeats
 // forever.
-func (c *Comm) create(rec []byte, members func(recs [][]byte) []int) (*Comm, error) {
+func agreeContext(c *Comm, xchg agreeRound, rec []byte) (int, [][]byte, [][]byte, bool, error) {
 	const maskLen = 1 + ctxWords*8 // a "real mask" flag, then the mask
 	p := c.p
 	p.mu.Lock()
@@ -268,63 +305,58 @@ func (c *Comm) create(rec []byte, members func(recs [][]byte) []int) (*Comm, err
 		p.waiting = slices.Delete(p.waiting, slices.Index(p.waiting, c.id), slices.Index(p.waiting, c.id)+1)
 		p.mu.Unlock()
 	}()
-	local := make([]byte, maskLen+len(rec))
-	copy(local[maskLen:], rec)
+	out := make([]byte, maskLen+len(rec))
+	copy(out[maskLen:], rec)
 	for {
 		p.mu.Lock()
 		lent := !p.maskLent && c.id == slices.Min(p.waiting)
+		p.maskLent = p.maskLent || lent
+		out[0] = 0
+		if lent {
+			out[0] = 1
+		}
 		for i, w := range p.ctxUsed {
 			if !lent {
 				w = ^uint64(0)
 			}
-			binary.LittleEndian.PutUint64(local[1+i*8:], w)
+			binary.LittleEndian.PutUint64(out[1+8*i:], w)
 		}
-		p.maskLent = p.maskLent || lent
 		p.mu.Unlock()
-		local[0] = 0
-		if lent {
-			local[0] = 1
-		}
-		all, err := c.allgather(local)
+		mine, theirs, err := xchg(out)
 		if err != nil {
 			c.returnMask(lent)
-			return nil, err
+			return 0, nil, nil, false, err
 		}
-		var union ctxMask
+		var used ctxMask
 		allLent := true
-		recs := make([][]byte, len(c.ranks))
-		for r := range recs {
-			b := all[r*len(local) : (r+1)*len(local)]
-			allLent = allLent && b[0] == 1
-			for i := range union {
-				union[i] |= binary.LittleEndian.Uint64(b[1+i*8:])
+		for _, recs := range [][][]byte{mine, theirs} {
+			for i, b := range recs {
+				allLent = allLent && b[0] == 1
+				for j := range used {
+					used[j] |= binary.LittleEndian.Uint64(b[1+8*j:])
+				}
+				recs[i] = b[maskLen:]
 			}
-			recs[r] = b[maskLen:]
 		}
 		// a borrowed-out mask reads "all used", so a free id means every
 		// rank lent its real one
-		id := union.lowestFree()
-		if id < 0 {
-			c.returnMask(lent)
-			if allLent {
-				return nil, fmt.Errorf("no context id is free on every rank (%d in use): %w", ctxWords*64, ErrComm)
-			}
-			continue
-		}
-		var n *Comm
-		if group := members(recs); len(group) > 0 {
-			ranks := make([]int, len(group))
-			for i, r := range group {
-				ranks[i] = c.ranks[r]
-			}
-			n = newComm(p, id, ranks)
-			p.mu.Lock()
-			p.ctxUsed.set(id)
-			p.mu.Unlock()
+		if id := used.lowestFree(); id >= 0 {
+			return id, mine, theirs, lent, nil
 		}
 		c.returnMask(lent)
-		return n, nil
+		if allLent {
+			return 0, nil, nil, false, fmt.Errorf("no context id is free on every rank (%d in use): %w", ctxWords*64, ErrComm)
+		}
 	}
+}
+
+// reserve marks id used on this rank (when it is a member of the new
+// communicator) and gives back the lent mask.
+func reserve(c *Comm, id int, lent bool) {
+	c.p.mu.Lock()
+	c.p.ctxUsed.set(id)
+	c.p.mu.Unlock()
+	c.returnMask(lent)
 }
 
 func (c *Comm) returnMask(lent bool) {

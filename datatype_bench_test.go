@@ -1,8 +1,6 @@
 package meshmpi
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"testing"
 )
@@ -40,45 +38,18 @@ func BenchmarkDatatypePack(b *testing.B) {
 }
 
 // typedPingPong is pingPong (bench_test.go) through SendTyped and
-// RecvTyped with count elements of dt laid out in size bytes.
-func typedPingPong(b *testing.B, buf0 []byte, count int, dt *Datatype, typed bool) {
+// RecvTyped with count elements of dt laid out in buf0's bytes.
+func typedPingPong(b *testing.B, buf0 []byte, count int, dt *Datatype) {
 	b.ReportAllocs()
 	err := Run(2, func(w *Comm) error {
 		buf := append([]byte(nil), buf0...)
 		other := 1 - w.Rank()
-		send := func() error {
-			if typed {
-				return SendTyped(w, buf, count, dt, other, 0)
-			}
-			return Send(w, buf, other, 0)
-		}
+		send := func() error { return SendTyped(w, buf, count, dt, other, 0) }
 		recv := func() error {
-			if typed {
-				_, err := RecvTyped(w, buf, count, dt, other, 0)
-				return err
-			}
-			_, err := Recv(w, buf, other, 0)
+			_, err := RecvTyped(w, buf, count, dt, other, 0)
 			return err
 		}
-		if err := Barrier(w); err != nil {
-			return err
-		}
-		if w.Rank() == 0 {
-			b.ResetTimer()
-		}
-		for range b.N {
-			first, second := send, recv
-			if w.Rank() == 1 {
-				first, second = recv, send
-			}
-			if err := errors.Join(first(), second()); err != nil {
-				return err
-			}
-		}
-		if w.Rank() == 0 {
-			b.StopTimer()
-		}
-		return nil
+		return timeLoop(b, w, roundTrip(w, send, recv))
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -95,9 +66,9 @@ func BenchmarkSendTyped(b *testing.B) {
 		label := fmt.Sprintf("%dB", n*8)
 		row := committed(b)(Contiguous(n, Float64))
 		col := committed(b)(Vector(n, 1, 2, Float64))
-		b.Run(label+"/Send", func(b *testing.B) { typedPingPong(b, make([]byte, n*8), 1, row, false) })
-		b.Run(label+"/SendTyped-contiguous", func(b *testing.B) { typedPingPong(b, make([]byte, n*8), 1, row, true) })
-		b.Run(label+"/SendTyped-vector", func(b *testing.B) { typedPingPong(b, make([]byte, n*16), 1, col, true) })
+		b.Run(label+"/Send", func(b *testing.B) { pingPong(b, n*8) })
+		b.Run(label+"/SendTyped-contiguous", func(b *testing.B) { typedPingPong(b, make([]byte, n*8), 1, row) })
+		b.Run(label+"/SendTyped-vector", func(b *testing.B) { typedPingPong(b, make([]byte, n*16), 1, col) })
 	}
 }
 
@@ -108,45 +79,11 @@ func BenchmarkAlltoallw(b *testing.B) {
 	for _, form := range forms {
 		b.Run(form.name, func(b *testing.B) {
 			b.ReportAllocs()
-			ctx := context.Background()
 			err := Run(4, func(w *Comm) error {
 				send, recv := c.buffers(w.Rank(), 0)
-				var req *Request
-				var err error
-				if form.form == persistent {
-					if req, err = c.call(w, persistent, send, recv, false); err != nil {
-						return err
-					}
-				}
-				if err := Barrier(w); err != nil {
-					return err
-				}
-				if w.Rank() == 0 {
-					b.ResetTimer()
-				}
-				for range b.N {
-					r := req
-					switch {
-					case req != nil:
-						err = req.Start()
-					default:
-						r, err = c.call(w, form.form, send, recv, false)
-					}
-					if err == nil && r != nil {
-						_, err = r.Wait(ctx)
-					}
-					if err != nil {
-						return err
-					}
-				}
-				err = Barrier(w)
-				if w.Rank() == 0 {
-					b.StopTimer()
-				}
-				if req != nil {
-					err = errors.Join(err, req.Free())
-				}
-				return err
+				return timeCalls(b, w, form.form, func(f collForm) (*Request, error) {
+					return c.call(w, f, send, recv, false)
+				})
 			})
 			if err != nil {
 				b.Fatal(err)

@@ -401,16 +401,7 @@ func TestDatatypeGoStruct(t *testing.T) {
 // of contiguous types, a vector whose blocks touch, a resized type whose
 // extent equals its size.
 func TestDatatypeContiguousRecognised(t *testing.T) {
-	mk := func(d *Datatype, err error) *Datatype {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := d.Commit(); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	mk := committed(t)
 	row := mk(Contiguous(10, Float64))
 	cases := []struct {
 		d      *Datatype

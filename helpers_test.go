@@ -1,6 +1,7 @@
 package meshmpi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -39,6 +40,17 @@ func expectErr(err, want error, what string) error {
 	return nil
 }
 
+// formCall picks the call of a form.
+func formCall(form collForm, b func() error, i, p func() (*Request, error)) (*Request, error) {
+	switch form {
+	case blocking:
+		return nil, b()
+	case nonblocking:
+		return i()
+	}
+	return p()
+}
+
 // fill returns n elements unique to (rank, seed, index).
 func fill(rank, seed, n int) []int64 {
 	b := make([]int64, n)
@@ -46,4 +58,30 @@ func fill(rank, seed, n int) []int64 {
 		b[i] = int64(rank)<<40 | int64(seed)<<20 | int64(i)
 	}
 	return b
+}
+
+// noAllocs checks that a cycle of Start+Wait on each of rs, in order,
+// allocates nothing. Rank 0 of w measures over runs cycles after a
+// warm-up; the other ranks run as many cycles to keep pace, since the
+// requests are collective. A request that fails shows in the caller's
+// check of its results, not here.
+func noAllocs(w *Comm, runs int, what string, rs ...*Request) error {
+	ctx := context.Background()
+	cycle := func() {
+		for _, r := range rs {
+			_ = r.Start()
+			_, _ = r.Wait(ctx)
+		}
+	}
+	cycle()
+	if w.Rank() != 0 {
+		for range runs + 1 { // AllocsPerRun's own warm-up and its runs
+			cycle()
+		}
+		return nil
+	}
+	if a := testing.AllocsPerRun(runs, cycle); a != 0 {
+		return fmt.Errorf("%s: %.2f allocations per Start+Wait", what, a)
+	}
+	return nil
 }

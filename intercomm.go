@@ -148,7 +148,7 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 		}
 		return splitRecs(all, len(rec)), theirs, nil
 	}
-	id, _, _, lent, err := agreeInter(local, xchg, nil)
+	id, _, _, lent, err := agreeContext(local, xchg, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -281,80 +281,6 @@ func exchange(c *Comm, world int, ctx uint32, sendTag, recvTag int, out, in []by
 	return st, rerr
 }
 
-// interXchg is one round of an intercommunicator construction: it takes
-// the calling rank's record and returns every record of its own group and
-// of the other, in rank order. All records have one length.
-type interXchg func(rec []byte) (mine, theirs [][]byte, err error)
-
-// agreeInter finds a context id free on every rank of both groups, with
-// rounds of xchg carrying each rank's mask of used ids and rec, as
-// Comm.create does for one group: a rank's mask is lent to one
-// construction at a time, the others offer "all used" and their round
-// fails alike on every rank, and they try again. It returns the id, the
-// records (without the masks) and whether this rank lent its mask, which
-// the caller gives back through reserve once it has reserved the id.
-func agreeInter(c *Comm, xchg interXchg, rec []byte) (int, [][]byte, [][]byte, bool, error) {
-	const maskLen = 1 + ctxWords*8
-	p := c.p
-	p.mu.Lock()
-	p.waiting = append(p.waiting, c.id)
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		p.waiting = slices.Delete(p.waiting, slices.Index(p.waiting, c.id), slices.Index(p.waiting, c.id)+1)
-		p.mu.Unlock()
-	}()
-	out := make([]byte, maskLen+len(rec))
-	copy(out[maskLen:], rec)
-	for {
-		p.mu.Lock()
-		lent := !p.maskLent && c.id == slices.Min(p.waiting)
-		p.maskLent = p.maskLent || lent
-		out[0] = 0
-		for i, w := range p.ctxUsed {
-			if lent {
-				out[0] = 1
-			} else {
-				w = ^uint64(0)
-			}
-			binary.LittleEndian.PutUint64(out[1+8*i:], w)
-		}
-		p.mu.Unlock()
-		mine, theirs, err := xchg(out)
-		if err != nil {
-			c.returnMask(lent)
-			return 0, nil, nil, false, err
-		}
-		var used ctxMask
-		every := true
-		for _, recs := range [][][]byte{mine, theirs} {
-			for i, b := range recs {
-				every = every && b[0] == 1
-				for j := range used {
-					used[j] |= binary.LittleEndian.Uint64(b[1+8*j:])
-				}
-				recs[i] = b[maskLen:]
-			}
-		}
-		if id := used.lowestFree(); id >= 0 {
-			return id, mine, theirs, lent, nil
-		}
-		c.returnMask(lent)
-		if every {
-			return 0, nil, nil, false, fmt.Errorf("no context id is free on every rank of both groups: %w", ErrComm)
-		}
-	}
-}
-
-// reserve marks id used on this rank (when it is a member of the new
-// communicator) and gives back the lent mask.
-func reserve(c *Comm, id int, lent bool) {
-	c.p.mu.Lock()
-	c.p.ctxUsed.set(id)
-	c.p.mu.Unlock()
-	c.returnMask(lent)
-}
-
 // interAllgather is an agreement round over an intercommunicator: every
 // rank's record to its group's rank 0, the rank 0s swap their groups'
 // records, and each sends both sets back to its group; in c's collective
@@ -406,7 +332,7 @@ func (c *Comm) interAllgather(rec []byte) (mine, theirs [][]byte, err error) {
 // both groups' records into the caller's new communicator (nil for none),
 // given the agreed id.
 func (c *Comm) interCreate(rec []byte, build func(id int, mine, theirs [][]byte) (*Comm, error)) (*Comm, error) {
-	id, mine, theirs, lent, err := agreeInter(c, c.interAllgather, rec)
+	id, mine, theirs, lent, err := agreeContext(c, c.interAllgather, rec)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package meshmpi
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -18,10 +17,9 @@ import (
 func BenchmarkIntercomm(b *testing.B) {
 	for _, name := range []string{"Allreduce", "Bcast"} {
 		for _, sz := range [][2]int{{4, 4}} {
-			for _, form := range []collForm{blocking, nonblocking, persistent} {
-				label := [...]string{"blocking", "nonblocking", "persistent"}[form]
-				b.Run(fmt.Sprintf("%s/%d+%d/8B/%s", name, sz[0], sz[1], label), func(b *testing.B) {
-					interLatency(b, name, sz, form)
+			for _, form := range forms {
+				b.Run(fmt.Sprintf("%s/%d+%d/8B/%s", name, sz[0], sz[1], form.name), func(b *testing.B) {
+					interLatency(b, name, sz, form.form)
 				})
 			}
 		}
@@ -30,7 +28,6 @@ func BenchmarkIntercomm(b *testing.B) {
 
 func interLatency(b *testing.B, name string, sz [2]int, form collForm) {
 	b.ReportAllocs()
-	ctx := context.Background()
 	err := Run(sz[0]+sz[1], func(w *Comm) error {
 		x, err := newInter(w, sz[0])
 		if err != nil {
@@ -44,40 +41,7 @@ func interLatency(b *testing.B, name string, sz [2]int, form collForm) {
 			}
 			return formCall(f, func() error { return Allreduce(x.c, send, recv, Sum) }, func() (*Request, error) { return Iallreduce(x.c, send, recv, Sum) }, func() (*Request, error) { return AllreduceInit(x.c, send, recv, Sum) })
 		}
-		var req *Request
-		if form == persistent {
-			if req, err = call(form); err != nil {
-				return err
-			}
-		}
-		if err := Barrier(w); err != nil {
-			return err
-		}
-		if w.Rank() == 0 {
-			b.ResetTimer()
-		}
-		for range b.N {
-			r := req
-			if form == persistent {
-				err = r.Start()
-			} else {
-				r, err = call(form)
-			}
-			if err == nil && r != nil {
-				_, err = r.Wait(ctx)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		err = Barrier(w)
-		if w.Rank() == 0 {
-			b.StopTimer()
-		}
-		if req != nil {
-			err = errors.Join(err, req.Free())
-		}
-		return errors.Join(err, x.c.Free())
+		return errors.Join(timeCalls(b, w, form, call), x.c.Free())
 	})
 	if err != nil {
 		b.Fatal(err)

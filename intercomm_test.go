@@ -61,17 +61,6 @@ type interRun struct {
 	check func(seed int) error
 }
 
-// formCall picks the call of a form.
-func formCall(form collForm, b func() error, i, p func() (*Request, error)) (*Request, error) {
-	switch form {
-	case blocking:
-		return nil, b()
-	case nonblocking:
-		return i()
-	}
-	return p()
-}
-
 // runInter runs a case in a form for three seeds; a persistent request is
 // made once and started with the inputs changed before every start.
 func runInter(run interRun, form collForm) error {
@@ -700,7 +689,6 @@ func TestIntercommPersistentAllocs(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		ctx := context.Background()
 		send, recv, buf := []float64{1}, []float64{0}, []float64{2}
 		ar, err := AllreduceInit(x.c, send, recv, Sum)
 		if err != nil {
@@ -710,22 +698,8 @@ func TestIntercommPersistentAllocs(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		cycle := func() {
-			_ = ar.Start()
-			_, _ = ar.Wait(ctx)
-			_ = bc.Start()
-			_, _ = bc.Wait(ctx)
-		}
-		cycle()
-		var errs []error
-		if w.Rank() != 0 { // keep pace with rank 0's AllocsPerRun: a warm-up and 1000 runs
-			for range 1001 {
-				cycle()
-			}
-		} else if a := testing.AllocsPerRun(1000, cycle); a != 0 {
-			errs = append(errs, fmt.Errorf("%.2f allocations per Start+Wait of allreduce and bcast", a))
-		}
-		return errors.Join(append(errs, expect(recv[0] == 4, "allreduce gave %v", recv[0]), ar.Free(), bc.Free(), x.c.Free())...)
+		return errors.Join(noAllocs(w, 1000, "allreduce and bcast", ar, bc),
+			expect(recv[0] == 4, "allreduce gave %v", recv[0]), ar.Free(), bc.Free(), x.c.Free())
 	})
 }
 

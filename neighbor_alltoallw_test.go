@@ -140,22 +140,7 @@ func TestPersistentNeighborZeroAlloc(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			ctx := context.Background()
-			cycle := func() {
-				_ = r.Start()
-				_, _ = r.Wait(ctx)
-				_ = step.Start()
-				_, _ = step.Wait(ctx)
-			}
-			cycle()
-			if w.Rank() != 0 { // keep pace with rank 0's AllocsPerRun: a warm-up and 500 runs
-				for range 501 {
-					cycle()
-				}
-			} else if a := testing.AllocsPerRun(500, cycle); a != 0 {
-				return fmt.Errorf("neighbor %s: %.2f allocations per Start+Wait", k, a)
-			}
-			return errors.Join(r.Free(), step.Free(), cart.Free())
+			return errors.Join(noAllocs(w, 500, "neighbor "+k, r, step), r.Free(), step.Free(), cart.Free())
 		})
 	}
 }

@@ -267,13 +267,7 @@ func newNbrCall(k coll.Coll, s topoSpec, r, seed, count int) nbrCall {
 // invokeNeighbor calls collective k in the given form.
 func invokeNeighbor(form collForm, k coll.Coll, c *Comm, x *nbrCall, hs ...Hint) (*Request, error) {
 	pick := func(b func() error, i, p func() (*Request, error)) (*Request, error) {
-		switch form {
-		case blocking:
-			return nil, b()
-		case nonblocking:
-			return i()
-		}
-		return p()
+		return formCall(form, b, i, p)
 	}
 	switch k {
 	case coll.NeighborAllgather:

@@ -101,46 +101,9 @@ type webrtcLink struct {
 	stalls atomic.Int64 // WriteFrame calls that reported not ready (tests)
 }
 
-// DialWebRTC connects to the remote rank that sig reaches, as the offerer:
-// it creates the offer and trickles its ICE candidates through sig. The
-// remote side calls AcceptWebRTC. It returns once the data channel is open,
-// or an error when ctx ends (bounded by DefaultSetupTimeout), the remote
-// misbehaves or ICE fails; nothing is left running on error.
-func DialWebRTC(ctx context.Context, cfg WebRTCConfig, sig Signaler) (Link, error) {
-	return connectWebRTC(ctx, cfg, sig, true)
-}
-
-// AcceptWebRTC is DialWebRTC's other side: it waits for the offer on sig
-// and answers it.
-func AcceptWebRTC(ctx context.Context, cfg WebRTCConfig, sig Signaler) (Link, error) {
-	return connectWebRTC(ctx, cfg, sig, false)
-}
-
-type sigMsg struct {
-	kind    string
-	payload []byte
-	err     error
-}
-
-type openResult struct {
-	dc  datachannel.ReadWriteCloser
-	err error
-}
-
-func connectWebRTC(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) (_ Link, err error) {
-	role := "accept"
-	if offerer {
-		role = "dial"
-	}
-	defer func() {
-		if err != nil {
-			err = fmt.Errorf("peer: webrtc %s: %w", role, err)
-		}
-	}()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	cfg = cfg.withDefaults()
+// connect builds the pion peer connection and its negotiated data
+// channel, and runs negotiate on them; cfg is valid, defaults applied.
+func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) (_ Link, err error) {
 	api, err := cfg.API()
 	if err != nil {
 		return nil, err
@@ -169,28 +132,17 @@ func connectWebRTC(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer 
 		}
 	}()
 
-	ctx, cancelTimeout := context.WithTimeout(ctx, DefaultSetupTimeout)
-	defer cancelTimeout()
-
-	// Local candidates are queued by pion's callback and sent from this
-	// goroutine, so sig is never used after we return.
-	var (
-		candMu    sync.Mutex
-		cands     []webrtc.ICECandidateInit
-		candReady = make(chan struct{}, 1)
-		opened    = make(chan openResult, 1)
-	)
+	setup := newRTCSetup()
 	pc.OnICECandidate(func(c *webrtc.ICECandidate) {
 		if c == nil {
 			return
 		}
-		candMu.Lock()
-		cands = append(cands, c.ToJSON())
-		candMu.Unlock()
-		select {
-		case candReady <- struct{}{}:
-		default:
+		b, err := json.Marshal(c.ToJSON())
+		if err != nil {
+			l.lose(fmt.Errorf("local candidate: %w", err))
+			return
 		}
+		setup.localCandidate(b)
 	})
 	pc.OnConnectionStateChange(func(s webrtc.PeerConnectionState) {
 		if s == webrtc.PeerConnectionStateFailed || s == webrtc.PeerConnectionStateClosed {
@@ -202,126 +154,63 @@ func connectWebRTC(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer 
 	if err != nil {
 		return nil, err
 	}
+	// pion wants Detach called from OnOpen; negotiate reads the result
+	// only after open, which happens after these writes.
+	var (
+		detached  datachannel.ReadWriteCloser
+		detachErr error
+	)
 	dc.OnOpen(func() {
-		rwc, err := dc.Detach()
-		opened <- openResult{rwc, err}
+		detached, detachErr = dc.Detach()
+		setup.open()
 	})
 
-	// One goroutine receives signals; it ends before we return.
-	sctx, cancelRecv := context.WithCancel(ctx)
-	msgs := make(chan sigMsg)
-	var recvWG sync.WaitGroup
-	recvWG.Add(1)
-	go func() {
-		defer recvWG.Done()
-		for {
-			kind, payload, err := sig.Recv(sctx)
-			select {
-			case msgs <- sigMsg{kind, payload, err}:
-			case <-sctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	defer func() {
-		cancelRecv()
-		recvWG.Wait()
-	}()
-
-	if offerer {
-		offer, err := pc.CreateOffer(nil)
-		if err != nil {
-			return nil, err
-		}
-		if err := pc.SetLocalDescription(offer); err != nil {
-			return nil, err
-		}
-		if err := sig.Send(ctx, SignalOffer, []byte(offer.SDP)); err != nil {
-			return nil, fmt.Errorf("send offer: %w", err)
-		}
+	if err := setup.negotiate(ctx, sig, offerer, l); err != nil {
+		return nil, err
 	}
-	haveRemote := false
-	var pending []webrtc.ICECandidateInit
-	setRemote := func(d webrtc.SessionDescription) error {
-		if err := pc.SetRemoteDescription(d); err != nil {
-			return fmt.Errorf("remote %s: %w", d.Type, err)
-		}
-		haveRemote = true
-		for _, c := range pending {
-			if err := pc.AddICECandidate(c); err != nil {
-				return fmt.Errorf("remote candidate: %w", err)
-			}
-		}
-		pending = nil
-		return nil
+	if detachErr != nil {
+		return nil, fmt.Errorf("detach: %w", detachErr)
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("not connected: %w", context.Cause(ctx))
-		case <-l.lost:
-			return nil, l.lostErr
-		case <-candReady:
-			candMu.Lock()
-			batch := cands
-			cands = nil
-			candMu.Unlock()
-			for _, c := range batch {
-				b, err := json.Marshal(c)
-				if err != nil {
-					return nil, err
-				}
-				if err := sig.Send(ctx, SignalCandidate, b); err != nil {
-					return nil, fmt.Errorf("send candidate: %w", err)
-				}
-			}
-		case m := <-msgs:
-			if m.err != nil {
-				return nil, fmt.Errorf("signaling: %w", m.err)
-			}
-			switch {
-			case m.kind == SignalOffer && !offerer && !haveRemote:
-				if err := setRemote(webrtc.SessionDescription{Type: webrtc.SDPTypeOffer, SDP: string(m.payload)}); err != nil {
-					return nil, err
-				}
-				answer, err := pc.CreateAnswer(nil)
-				if err != nil {
-					return nil, err
-				}
-				if err := pc.SetLocalDescription(answer); err != nil {
-					return nil, err
-				}
-				if err := sig.Send(ctx, SignalAnswer, []byte(answer.SDP)); err != nil {
-					return nil, fmt.Errorf("send answer: %w", err)
-				}
-			case m.kind == SignalAnswer && offerer && !haveRemote:
-				if err := setRemote(webrtc.SessionDescription{Type: webrtc.SDPTypeAnswer, SDP: string(m.payload)}); err != nil {
-					return nil, err
-				}
-			case m.kind == SignalCandidate:
-				var c webrtc.ICECandidateInit
-				if err := json.Unmarshal(m.payload, &c); err != nil {
-					return nil, fmt.Errorf("remote candidate: %w", err)
-				}
-				if !haveRemote {
-					pending = append(pending, c)
-				} else if err := pc.AddICECandidate(c); err != nil {
-					return nil, fmt.Errorf("remote candidate: %w", err)
-				}
-			default:
-				return nil, fmt.Errorf("unexpected %q signal", m.kind)
-			}
-		case r := <-opened:
-			if r.err != nil {
-				return nil, fmt.Errorf("detach: %w", r.err)
-			}
-			return l.opened(r.dc)
-		}
-	}
+	return l.opened(detached)
 }
+
+// createLocal implements rtcPeer.
+func (l *webrtcLink) createLocal(_ context.Context, typ string) (string, error) {
+	var (
+		d   webrtc.SessionDescription
+		err error
+	)
+	if typ == "offer" {
+		d, err = l.pc.CreateOffer(nil)
+	} else {
+		d, err = l.pc.CreateAnswer(nil)
+	}
+	if err != nil {
+		return "", err
+	}
+	if err := l.pc.SetLocalDescription(d); err != nil {
+		return "", err
+	}
+	return d.SDP, nil
+}
+
+// setRemote implements rtcPeer.
+func (l *webrtcLink) setRemote(_ context.Context, typ, sdp string) error {
+	return l.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.NewSDPType(typ), SDP: sdp})
+}
+
+// addCandidate implements rtcPeer.
+func (l *webrtcLink) addCandidate(_ context.Context, init []byte) error {
+	var c webrtc.ICECandidateInit
+	if err := json.Unmarshal(init, &c); err != nil {
+		return err
+	}
+	return l.pc.AddICECandidate(c)
+}
+
+// failed and failure implement rtcPeer.
+func (l *webrtcLink) failed() <-chan struct{} { return l.lost }
+func (l *webrtcLink) failure() error          { return l.lostErr }
 
 // opened finishes the link once its data channel is open.
 func (l *webrtcLink) opened(rwc datachannel.ReadWriteCloser) (Link, error) {
@@ -353,12 +242,7 @@ func (l *webrtcLink) Bind(h LinkHandler) {
 	}
 	l.h, l.started = h, true
 	// the callback only signals: no handler call on pion's goroutine
-	l.dc.OnBufferedAmountLow(func() {
-		select {
-		case l.writable <- struct{}{}:
-		default:
-		}
-	})
+	l.dc.OnBufferedAmountLow(func() { poke(l.writable) })
 	go l.readLoop()
 	go l.control()
 }

@@ -66,45 +66,9 @@ type jsLink struct {
 	inHandler atomic.Bool // the pump is inside a handler call
 }
 
-// DialWebRTC connects to the remote rank that sig reaches, as the offerer:
-// it creates the offer and trickles its ICE candidates through sig. The
-// remote side calls AcceptWebRTC. It returns once the data channel is open,
-// or an error when ctx ends (bounded by DefaultSetupTimeout), the remote
-// misbehaves or ICE fails; nothing is left running on error.
-//
-// In the browser the link is the page's RTCPeerConnection with one
-// negotiated (id 0), ordered, reliable RTCDataChannel.
-func DialWebRTC(ctx context.Context, cfg WebRTCConfig, sig Signaler) (Link, error) {
-	return connectJS(ctx, cfg, sig, true)
-}
-
-// AcceptWebRTC is DialWebRTC's other side: it waits for the offer on sig
-// and answers it.
-func AcceptWebRTC(ctx context.Context, cfg WebRTCConfig, sig Signaler) (Link, error) {
-	return connectJS(ctx, cfg, sig, false)
-}
-
-// jsSignal is one set-up message from the remote.
-type jsSignal struct {
-	kind    string
-	payload []byte
-	err     error
-}
-
-func connectJS(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) (_ Link, err error) {
-	role := "accept"
-	if offerer {
-		role = "dial"
-	}
-	defer func() {
-		if err != nil {
-			err = fmt.Errorf("peer: webrtc %s: %w", role, err)
-		}
-	}()
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	cfg = cfg.withDefaults()
+// connect builds the page's RTCPeerConnection and its negotiated data
+// channel, and runs negotiate on them; cfg is valid, defaults applied.
+func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) (_ Link, err error) {
 	ctor := js.Global().Get("RTCPeerConnection")
 	if ctor.Type() != js.TypeFunction {
 		return nil, fmt.Errorf("this JavaScript context has no RTCPeerConnection (a worker or Node): %w", ErrNotSupported)
@@ -136,27 +100,13 @@ func connectJS(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool
 	}
 	l.dc.Set("binaryType", "arraybuffer")
 
-	ctx, cancelTimeout := context.WithTimeout(ctx, DefaultSetupTimeout)
-	defer cancelTimeout()
-
-	// Callbacks only record and signal; this goroutine does the talking.
-	var (
-		candMu    sync.Mutex
-		cands     []string // JSON of RTCIceCandidateInit
-		candReady = make(chan struct{}, 1)
-		opened    = make(chan struct{})
-		openOnce  sync.Once
-	)
+	setup := newRTCSetup()
 	l.on(l.pc, "onicecandidate", func(ev js.Value) {
 		c := ev.Get("candidate")
 		if c.IsNull() || c.IsUndefined() || c.Get("candidate").String() == "" {
 			return // end of candidates
 		}
-		s := js.Global().Get("JSON").Call("stringify", c).String()
-		candMu.Lock()
-		cands = append(cands, s)
-		candMu.Unlock()
-		poke(candReady)
+		setup.localCandidate([]byte(js.Global().Get("JSON").Call("stringify", c).String()))
 	})
 	l.on(l.pc, "onconnectionstatechange", func(js.Value) {
 		switch s := l.pc.Get("connectionState").String(); s {
@@ -164,7 +114,7 @@ func connectJS(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool
 			l.lose(fmt.Errorf("peer connection %s", s))
 		}
 	})
-	l.on(l.dc, "onopen", func(js.Value) { openOnce.Do(func() { close(opened) }) })
+	l.on(l.dc, "onopen", func(js.Value) { setup.open() })
 	l.on(l.dc, "onclose", func(js.Value) { l.lose(errors.New("data channel closed")) })
 	l.on(l.dc, "onerror", func(ev js.Value) {
 		msg := "data channel error"
@@ -178,124 +128,51 @@ func connectJS(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool
 	l.on(l.dc, "onmessage", l.onMessage)
 	l.on(l.dc, "onbufferedamountlow", func(js.Value) { poke(l.writable) })
 
-	// One goroutine receives signals; it ends before we return.
-	sctx, cancelRecv := context.WithCancel(ctx)
-	msgs := make(chan jsSignal)
-	var recvWG sync.WaitGroup
-	recvWG.Add(1)
-	go func() {
-		defer recvWG.Done()
-		for {
-			kind, payload, err := sig.Recv(sctx)
-			select {
-			case msgs <- jsSignal{kind, payload, err}:
-			case <-sctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	defer func() {
-		cancelRecv()
-		recvWG.Wait()
-	}()
-
-	if offerer {
-		offer, err := await(ctx, l.pc.Call("createOffer"))
-		if err != nil {
-			return nil, fmt.Errorf("createOffer: %w", err)
-		}
-		if _, err := await(ctx, l.pc.Call("setLocalDescription", offer)); err != nil {
-			return nil, fmt.Errorf("setLocalDescription: %w", err)
-		}
-		if err := sig.Send(ctx, SignalOffer, []byte(offer.Get("sdp").String())); err != nil {
-			return nil, fmt.Errorf("send offer: %w", err)
-		}
+	if err := setup.negotiate(ctx, sig, offerer, l); err != nil {
+		return nil, err
 	}
-	haveRemote := false
-	var pending []js.Value
-	addCandidate := func(c js.Value) error {
-		if _, err := await(ctx, l.pc.Call("addIceCandidate", c)); err != nil {
-			return fmt.Errorf("remote candidate: %w", err)
-		}
-		return nil
-	}
-	setRemote := func(typ string, sdp []byte) error {
-		d := js.Global().Get("Object").New()
-		d.Set("type", typ)
-		d.Set("sdp", string(sdp))
-		if _, err := await(ctx, l.pc.Call("setRemoteDescription", d)); err != nil {
-			return fmt.Errorf("remote %s: %w", typ, err)
-		}
-		haveRemote = true
-		for _, c := range pending {
-			if err := addCandidate(c); err != nil {
-				return err
-			}
-		}
-		pending = nil
-		return nil
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("not connected: %w", context.Cause(ctx))
-		case <-l.lost:
-			return nil, l.lostErr
-		case <-candReady:
-			candMu.Lock()
-			batch := cands
-			cands = nil
-			candMu.Unlock()
-			for _, c := range batch {
-				if err := sig.Send(ctx, SignalCandidate, []byte(c)); err != nil {
-					return nil, fmt.Errorf("send candidate: %w", err)
-				}
-			}
-		case m := <-msgs:
-			if m.err != nil {
-				return nil, fmt.Errorf("signaling: %w", m.err)
-			}
-			switch {
-			case m.kind == SignalOffer && !offerer && !haveRemote:
-				if err := setRemote("offer", m.payload); err != nil {
-					return nil, err
-				}
-				answer, err := await(ctx, l.pc.Call("createAnswer"))
-				if err != nil {
-					return nil, fmt.Errorf("createAnswer: %w", err)
-				}
-				if _, err := await(ctx, l.pc.Call("setLocalDescription", answer)); err != nil {
-					return nil, fmt.Errorf("setLocalDescription: %w", err)
-				}
-				if err := sig.Send(ctx, SignalAnswer, []byte(answer.Get("sdp").String())); err != nil {
-					return nil, fmt.Errorf("send answer: %w", err)
-				}
-			case m.kind == SignalAnswer && offerer && !haveRemote:
-				if err := setRemote("answer", m.payload); err != nil {
-					return nil, err
-				}
-			case m.kind == SignalCandidate:
-				var c js.Value
-				if err := jsTry(func() { c = js.Global().Get("JSON").Call("parse", string(m.payload)) }); err != nil || c.Type() != js.TypeObject {
-					return nil, fmt.Errorf("remote candidate %q is not a JSON object", m.payload)
-				}
-				if !haveRemote {
-					pending = append(pending, c)
-				} else if err := addCandidate(c); err != nil {
-					return nil, err
-				}
-			default:
-				return nil, fmt.Errorf("unexpected %q signal", m.kind)
-			}
-		case <-opened:
-			l.opened()
-			return l, nil
-		}
-	}
+	l.opened()
+	return l, nil
 }
+
+// createLocal implements rtcPeer.
+func (l *jsLink) createLocal(ctx context.Context, typ string) (string, error) {
+	create := "createAnswer"
+	if typ == "offer" {
+		create = "createOffer"
+	}
+	d, err := await(ctx, l.pc.Call(create))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", create, err)
+	}
+	if _, err := await(ctx, l.pc.Call("setLocalDescription", d)); err != nil {
+		return "", fmt.Errorf("setLocalDescription: %w", err)
+	}
+	return d.Get("sdp").String(), nil
+}
+
+// setRemote implements rtcPeer.
+func (l *jsLink) setRemote(ctx context.Context, typ, sdp string) error {
+	d := js.Global().Get("Object").New()
+	d.Set("type", typ)
+	d.Set("sdp", sdp)
+	_, err := await(ctx, l.pc.Call("setRemoteDescription", d))
+	return err
+}
+
+// addCandidate implements rtcPeer.
+func (l *jsLink) addCandidate(ctx context.Context, init []byte) error {
+	var c js.Value
+	if err := jsTry(func() { c = js.Global().Get("JSON").Call("parse", string(init)) }); err != nil || c.Type() != js.TypeObject {
+		return fmt.Errorf("%q is not a JSON object", init)
+	}
+	_, err := await(ctx, l.pc.Call("addIceCandidate", c))
+	return err
+}
+
+// failed and failure implement rtcPeer.
+func (l *jsLink) failed() <-chan struct{} { return l.lost }
+func (l *jsLink) failure() error          { return l.lostErr }
 
 // rtcConfig is the RTCConfiguration of cfg.
 func rtcConfig(cfg WebRTCConfig) js.Value {
@@ -540,14 +417,6 @@ func (l *jsLink) Close() error {
 		<-l.pumpDone
 	}
 	return nil
-}
-
-// poke makes a non-blocking send on a cap-1 wake-up channel.
-func poke(c chan struct{}) {
-	select {
-	case c <- struct{}{}:
-	default:
-	}
 }
 
 // jsTry runs fn and turns a JavaScript exception (a js.Error panic) into
