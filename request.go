@@ -155,17 +155,22 @@ func (r *Request) Wait(ctx context.Context) (Status, error) {
 	if r.state != Active {
 		return r.st, r.err
 	}
-	if ctx == nil {
-		ctx = context.Background()
+	var cancel <-chan struct{} // nil: a context that never ends
+	if ctx != nil {
+		cancel = ctx.Done()
 	}
 	for i := 0; !r.impl.finished(); i++ {
 		if i < r.yields {
 			runtime.Gosched()
 			continue
 		}
+		if cancel == nil { // a plain receive parks for less than a select
+			<-r.impl.done()
+			continue
+		}
 		select {
 		case <-r.impl.done():
-		case <-ctx.Done():
+		case <-cancel:
 			return Status{}, fmt.Errorf("wait: %w", ctx.Err())
 		}
 	}

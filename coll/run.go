@@ -24,6 +24,7 @@ type Run struct {
 	mu       sync.Mutex
 	pending  []int32 // unmet dependencies per step
 	ready    []int32 // issued by whoever drains
+	issue    []int32 // the drainer's batch of transfers to start unlocked
 	draining bool
 	inflight int32 // steps issued and not complete
 	left     int32 // steps not complete
@@ -46,6 +47,7 @@ func NewRun(plan *Plan, t Transport, tag uint32, w Waker) *Run {
 	r := &Run{plan: plan, t: t, rr: rr, tag: tag, waker: w,
 		pending: make([]int32, len(plan.Steps)),
 		ready:   make([]int32, 0, len(plan.Steps)),
+		issue:   make([]int32, 0, len(plan.Steps)),
 		done:    make(chan struct{}, 1)}
 	if plan.Scratch > 0 {
 		r.bufs[BufScratch] = make([]byte, plan.Scratch)
@@ -146,8 +148,10 @@ func (r *Run) stepDone(id int32, err error) {
 
 // drainLocked issues ready steps until none is left; if another goroutine
 // is already draining it leaves the work to it. Called with r.mu held;
-// returns with it released. Transfers are issued without the lock, since
-// their completion may come back inside the call.
+// returns with it released. Local steps run under the lock; the ready
+// transfers are taken as one batch and started without it, since their
+// completion may come back inside the call: one unlock and relock per
+// batch (a round's sends and receives) instead of per transfer.
 func (r *Run) drainLocked() {
 	if r.draining {
 		r.mu.Unlock()
@@ -155,39 +159,51 @@ func (r *Run) drainLocked() {
 	}
 	r.draining = true
 	for len(r.ready) > 0 && r.err == nil {
-		id := r.ready[len(r.ready)-1]
-		r.ready = r.ready[:len(r.ready)-1]
-		s := &r.plan.Steps[id]
-		switch s.Kind {
-		case StepSend, StepRecv, StepRecvReduce:
-			r.inflight++
-			r.mu.Unlock()
-			var err error
-			switch {
-			case s.Kind == StepSend:
-				err = r.t.Send(int(s.Peer), r.tag, r.ref(s.A), r, id)
-			case s.Kind == StepRecvReduce && r.rr != nil:
-				err = r.rr.RecvReduce(int(s.Peer), r.tag, r.ref(s.B), r.plan.Op, r.plan.Type, r, id)
+		for len(r.ready) > 0 && r.err == nil {
+			id := r.ready[len(r.ready)-1]
+			r.ready = r.ready[:len(r.ready)-1]
+			s := &r.plan.Steps[id]
+			switch s.Kind {
+			case StepSend, StepRecv, StepRecvReduce:
+				r.inflight++
+				r.issue = append(r.issue, id)
+			case StepReduce:
+				err := r.plan.Op.Reduce(r.plan.Type, r.ref(s.A), r.ref(s.B))
+				if err != nil {
+					err = fmt.Errorf("%s step %d: %w", r.plan.Name, id, err)
+				}
+				r.stepDone(id, err)
+			case StepCopy:
+				copy(r.ref(s.B), r.ref(s.A))
+				r.stepDone(id, nil)
 			default:
-				err = r.t.Recv(int(s.Peer), r.tag, r.ref(s.A), r, id)
+				r.stepDone(id, nil)
 			}
-			r.mu.Lock()
-			if err != nil { // not started: no completion will come
-				r.inflight--
-				r.stepDone(id, fmt.Errorf("%s step %d (%s rank %d): %w", r.plan.Name, id, s.Kind, s.Peer, err))
-			}
-		case StepReduce:
-			err := r.plan.Op.Reduce(r.plan.Type, r.ref(s.A), r.ref(s.B))
-			if err != nil {
-				err = fmt.Errorf("%s step %d: %w", r.plan.Name, id, err)
-			}
-			r.stepDone(id, err)
-		case StepCopy:
-			copy(r.ref(s.B), r.ref(s.A))
-			r.stepDone(id, nil)
-		default:
-			r.stepDone(id, nil)
 		}
+		if len(r.issue) == 0 {
+			break
+		}
+		// only the drainer touches issue. Transfers start in the order
+		// they left ready; one that completes inside its call readies its
+		// successors for the next batch.
+		r.mu.Unlock()
+		failed := -1
+		var ferr error
+		for i, id := range r.issue {
+			if ferr = r.start(id); ferr != nil {
+				failed = i
+				break
+			}
+		}
+		r.mu.Lock()
+		if failed >= 0 {
+			// a transfer that did not start gets no completion, and after
+			// an error nothing new is issued: the rest of the batch is not
+			// in flight either
+			r.inflight -= int32(len(r.issue) - failed)
+			r.stepDone(r.issue[failed], ferr)
+		}
+		r.issue = r.issue[:0]
 	}
 	r.draining = false
 	// after an error nothing new is issued, the transport withdraws the
@@ -205,6 +221,24 @@ func (r *Run) drainLocked() {
 	if end {
 		r.finish()
 	}
+}
+
+// start starts transfer step id on the transport, without r.mu.
+func (r *Run) start(id int32) error {
+	s := &r.plan.Steps[id]
+	var err error
+	switch {
+	case s.Kind == StepSend:
+		err = r.t.Send(int(s.Peer), r.tag, r.ref(s.A), r, id)
+	case s.Kind == StepRecvReduce && r.rr != nil:
+		err = r.rr.RecvReduce(int(s.Peer), r.tag, r.ref(s.B), r.plan.Op, r.plan.Type, r, id)
+	default:
+		err = r.t.Recv(int(s.Peer), r.tag, r.ref(s.A), r, id)
+	}
+	if err != nil {
+		return fmt.Errorf("%s step %d (%s rank %d): %w", r.plan.Name, id, s.Kind, s.Peer, err)
+	}
+	return nil
 }
 
 // Abort fails an active run with err (another rank reported that the

@@ -63,11 +63,16 @@ type Endpoint struct {
 	slotGen   []uint32
 	freeSlots []uint32
 	closed    error
+	msgs      []*Message           // idle unexpected-queue entries
+	bufs      [bufClasses][][]byte // idle unexpected payloads by size class
 
+	// spare holds a few idle Ops outside poolMu: a collective's transfers
+	// take and return an Op per message, and one atomic swap costs less
+	// than a lock and an unlock (on memory links the return often happens
+	// on the peer's goroutine, so the lock's cache line would bounce too).
+	spare  [spareOps]atomic.Pointer[Op]
 	poolMu sync.Mutex
 	ops    []*Op
-	msgs   []*Message
-	bufs   [bufClasses][][]byte
 
 	nwatch   atomic.Int32
 	watchMu  sync.Mutex
@@ -144,8 +149,19 @@ func (e *Endpoint) unreachable(rank int) bool {
 	return c == nil && e.dialer == nil || c != nil && c.dead.Load()
 }
 
+// spareOps is how many idle Ops an endpoint keeps outside its locked
+// pool: enough for the transfers a small collective has in flight.
+const spareOps = 4
+
 // GetOp returns an idle Op from the pool.
 func (e *Endpoint) GetOp() *Op {
+	for i := range e.spare {
+		if e.spare[i].Load() != nil {
+			if op := e.spare[i].Swap(nil); op != nil {
+				return op
+			}
+		}
+	}
 	e.poolMu.Lock()
 	if n := len(e.ops); n > 0 {
 		op := e.ops[n-1]
@@ -161,6 +177,11 @@ func (e *Endpoint) GetOp() *Op {
 func (e *Endpoint) PutOp(op *Op) {
 	op.buf, op.completer, op.res, op.auto = nil, nil, Result{}, false
 	op.state.Store(opIdle)
+	for i := range e.spare {
+		if e.spare[i].Load() == nil && e.spare[i].CompareAndSwap(nil, op) {
+			return
+		}
+	}
 	e.poolMu.Lock()
 	e.ops = append(e.ops, op)
 	e.poolMu.Unlock()
@@ -405,8 +426,7 @@ func (e *Endpoint) Cancel(op *Op) bool {
 // receiveLocked delivers unexpected message m into op. Called with e.mu
 // held; returns with it released.
 func (e *Endpoint) receiveLocked(op *Op, m *Message) {
-	e.deliverLocked(op, m.kind, m.src, m.tag, m.total, m.seq, m.data)
-	e.putMessage(m)
+	e.deliverLocked(op, m.kind, m.src, m.tag, m.total, m.seq, m.data, m)
 }
 
 // deliverLocked gives a matched message to receive op: an eager payload is
@@ -414,14 +434,18 @@ func (e *Endpoint) receiveLocked(op *Op, m *Message) {
 // from the op's in the bits the op's mask ignores is refused (the sender's
 // rendezvous is released with a zero-byte CTS) and fails the receive.
 // Called with e.mu held; returns with it released. payload is not used
-// after return.
-func (e *Endpoint) deliverLocked(op *Op, kind Kind, src int, tag int32, total int, seq uint32, payload []byte) {
+// after return. m, if not nil, is the unexpected message payload came from:
+// it goes back to the pool before the lock is released.
+func (e *Endpoint) deliverLocked(op *Op, kind Kind, src int, tag int32, total int, seq uint32, payload []byte, m *Message) {
 	op.res.Source, op.res.Tag, op.res.Total = src, int(tag), total
 	refuse := op.tag != AnyTag && tag != op.tag
 	if kind == KindEager {
 		n := 0
 		if !refuse {
 			n = op.land(0, len(op.buf), payload)
+		}
+		if m != nil {
+			e.putMessageLocked(m)
 		}
 		e.mu.Unlock()
 		e.finishRecv(op, n)
@@ -433,6 +457,9 @@ func (e *Endpoint) deliverLocked(op *Op, kind Kind, src int, tag int32, total in
 	}
 	if op.want > 0 {
 		e.register(op)
+	}
+	if m != nil {
+		e.putMessageLocked(m)
 	}
 	e.mu.Unlock()
 	e.clearToSend(e.conns[src].Load(), op, seq)
@@ -467,10 +494,10 @@ func (e *Endpoint) arrive(c *conn, h *Header, payload []byte) {
 	if op := e.posted.match(h.Context, c.rank, h.Tag); op != nil {
 		e.posted.remove(op)
 		op.inPosted = false
-		e.deliverLocked(op, h.Kind, c.rank, h.Tag, int(h.Total), h.Seq, payload)
+		e.deliverLocked(op, h.Kind, c.rank, h.Tag, int(h.Total), h.Seq, payload, nil)
 		return
 	}
-	m := e.getMessage(len(payload))
+	m := e.getMessageLocked(len(payload))
 	m.kind, m.ctx, m.src, m.tag, m.total, m.seq = h.Kind, h.Context, c.rank, h.Tag, int(h.Total), h.Seq
 	m.data = m.data[:copy(m.data[:len(payload)], payload)]
 	e.unexp.push(m)
@@ -554,11 +581,14 @@ func (e *Endpoint) complete(op *Op, err error) {
 	}
 	// once opDone is visible the owner may recycle op: read what we need first
 	c, id, n, auto := op.completer, op.cid, op.res.N, op.auto
-	op.state.Store(opDone)
+	if auto {
+		// nobody observes an op the endpoint owns: straight back to the
+		// pool (one atomic store, not two)
+		e.PutOp(op)
+	} else {
+		op.state.Store(opDone)
+	}
 	if c != nil {
-		if auto {
-			e.PutOp(op)
-		}
 		c.Complete(id, n, err)
 	} else {
 		select {
@@ -865,9 +895,11 @@ func bufClass(n int) int {
 	return bits.Len(uint(n-1)) - bufMinShift
 }
 
-func (e *Endpoint) getMessage(n int) *Message {
+// getMessageLocked returns an idle unexpected-queue entry with room for n
+// payload bytes. Called with e.mu held, as putMessageLocked: every entry is
+// taken and returned inside a matching step that holds it already.
+func (e *Endpoint) getMessageLocked(n int) *Message {
 	cl := bufClass(n)
-	e.poolMu.Lock()
 	var m *Message
 	if k := len(e.msgs); k > 0 {
 		m = e.msgs[k-1]
@@ -883,17 +915,14 @@ func (e *Endpoint) getMessage(n int) *Message {
 			m.data = make([]byte, 1<<(cl+bufMinShift))
 		}
 	}
-	e.poolMu.Unlock()
 	return m
 }
 
-func (e *Endpoint) putMessage(m *Message) {
-	e.poolMu.Lock()
+func (e *Endpoint) putMessageLocked(m *Message) {
 	if cap(m.data) > 0 {
 		cl := bufClass(cap(m.data))
 		e.bufs[cl] = append(e.bufs[cl], m.data[:cap(m.data)])
 	}
 	*m = Message{}
 	e.msgs = append(e.msgs, m)
-	e.poolMu.Unlock()
 }

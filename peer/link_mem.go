@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 var errRemoteClosed = errors.New("memory link closed by its remote end")
@@ -21,6 +22,12 @@ type memLink struct {
 	maxFrame int
 	remote   *memLink
 
+	// bound is h once Bind has flushed the early frames, until Close: the
+	// writer's path for every frame after the first few, which then takes
+	// no lock. A frame racing Close may still be delivered, as one that
+	// read h under mu just before Close could be.
+	bound atomic.Pointer[boundHandler]
+
 	mu     sync.Mutex // guards h, closed and early against Close racing delivery
 	h      LinkHandler
 	closed bool
@@ -30,6 +37,9 @@ type memLink struct {
 	early    [][]byte
 	flushing bool
 }
+
+// boundHandler boxes a LinkHandler for an atomic pointer.
+type boundHandler struct{ h LinkHandler }
 
 // NewMemoryLinks returns the two ends of an in-process link whose frames are
 // at most maxFrame bytes (0 means DefaultMemoryFrame).
@@ -64,6 +74,9 @@ func (l *memLink) Bind(h LinkHandler) {
 		l.mu.Lock()
 	}
 	l.flushing = false
+	if !l.closed {
+		l.bound.Store(&boundHandler{h})
+	}
 	l.mu.Unlock()
 }
 
@@ -74,6 +87,10 @@ func (l *memLink) WriteFrame(hdr, payload []byte) (bool, error) {
 		return false, fmt.Errorf("memory link: %d-byte frame exceeds %d", n, l.maxFrame)
 	}
 	r := l.remote
+	if b := r.bound.Load(); b != nil {
+		b.h.HandleFrame(hdr, payload)
+		return true, nil
+	}
 	r.mu.Lock()
 	h, closed := r.h, r.closed
 	if !closed && (h == nil || r.flushing) {
@@ -93,6 +110,7 @@ func (l *memLink) Close() error {
 	l.mu.Lock()
 	already := l.closed
 	l.closed = true
+	l.bound.Store(nil)
 	l.mu.Unlock()
 	if already || l.remote == l {
 		return nil
@@ -101,6 +119,7 @@ func (l *memLink) Close() error {
 	r.mu.Lock()
 	h, rclosed := r.h, r.closed
 	r.closed = true
+	r.bound.Store(nil)
 	r.mu.Unlock()
 	if !rclosed && h != nil {
 		h.HandleClose(errRemoteClosed)

@@ -126,9 +126,11 @@ func (op *Op) Result() Result { return op.res }
 
 // arm prepares op for a new start.
 func (op *Op) arm(kind opKind, peer int, ctx uint32, tag int32, buf []byte) {
-	select { // drop a token a previous start left unread
-	case <-op.done:
-	default:
+	if op.completer == nil { // with a completer, complete leaves done alone
+		select { // drop a token a previous start left unread
+		case <-op.done:
+		default:
+		}
 	}
 	op.kind, op.peer, op.ctx, op.tag, op.buf = kind, peer, ctx, tag, buf
 	op.mask = -1
