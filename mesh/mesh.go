@@ -2,7 +2,6 @@ package mesh
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -156,7 +155,7 @@ func (p *pair) connect(initiate bool) {
 		l, err = connectLink(m.ctx, m.net, p, true)
 	} else {
 		if initiate {
-			err = m.client.Signal(m.ctx, p.remote, signaling.SignalConnect, json.RawMessage("{}"))
+			err = m.client.Signal(m.ctx, p.remote, signaling.SignalConnect, []byte("{}"))
 		}
 		if err == nil {
 			l, err = connectLink(m.ctx, m.net, p, false)
@@ -179,8 +178,7 @@ func (p *pair) connect(initiate bool) {
 func (p *pair) Send(ctx context.Context, kind string, payload []byte) error {
 	var (
 		k   signaling.SignalKind
-		raw json.RawMessage
-		err error
+		raw []byte
 	)
 	switch kind {
 	case peer.SignalOffer, peer.SignalAnswer:
@@ -188,14 +186,11 @@ func (p *pair) Send(ctx context.Context, kind string, payload []byte) error {
 		if kind == peer.SignalAnswer {
 			k = signaling.SignalAnswer
 		}
-		raw, err = json.Marshal(string(payload)) // SDP text as a JSON string
+		raw = signaling.EncodeString(string(payload)) // SDP text as a JSON string
 	case peer.SignalCandidate:
 		k, raw = signaling.SignalCandidate, payload
 	default:
-		err = fmt.Errorf("signal kind %q", kind)
-	}
-	if err != nil {
-		return err
+		return fmt.Errorf("signal kind %q", kind)
 	}
 	return p.m.client.Signal(ctx, p.remote, k, raw)
 }
@@ -308,8 +303,8 @@ func (m *Mesh) signal(s *signaling.Signal) {
 		}
 	case signaling.SignalOffer:
 		if from < m.rank { // only a lower rank offers
-			var sdp string
-			if json.Unmarshal(s.Payload, &sdp) != nil {
+			sdp, err := signaling.DecodeString(s.Payload)
+			if err != nil {
 				m.pair(from, false).kill(fmt.Errorf("rank %d sent an offer that is not an SDP string", from))
 				return
 			}
@@ -317,8 +312,8 @@ func (m *Mesh) signal(s *signaling.Signal) {
 		}
 	case signaling.SignalAnswer:
 		if p := m.existing(from); p != nil {
-			var sdp string
-			if json.Unmarshal(s.Payload, &sdp) != nil {
+			sdp, err := signaling.DecodeString(s.Payload)
+			if err != nil {
 				p.kill(fmt.Errorf("rank %d sent an answer that is not an SDP string", from))
 				return
 			}

@@ -2,7 +2,6 @@ package signaling
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -205,8 +204,9 @@ func (c *Client) Err() error {
 }
 
 // Signal sends an SDP offer/answer or ICE candidate to rank to. payload must
-// be a JSON value (for instance a marshalled RTCSessionDescription).
-func (c *Client) Signal(ctx context.Context, to int, kind SignalKind, payload json.RawMessage) error {
+// be a JSON value other than null (for instance an SDP through EncodeString,
+// or a marshalled RTCIceCandidateInit).
+func (c *Client) Signal(ctx context.Context, to int, kind SignalKind, payload []byte) error {
 	return c.Send(ctx, &Signal{To: to, From: c.welcome.Rank, Kind: kind, Payload: payload})
 }
 

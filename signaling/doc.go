@@ -15,7 +15,12 @@
 //
 //	{"v": 1, "type": "<type>", "data": {...}}
 //
-// Unknown versions, types and fields, and trailing data, are rejected.
+// Unknown versions, types and fields, repeated fields, and trailing data,
+// are rejected; member names match exactly, strings are UTF-8 (RFC 8259), a
+// null member counts as absent. The package encodes and decodes this with
+// its own small codec (json.go), the same on every target and byte for byte
+// what encoding/json writes for the message structs: encoding/json would add
+// about 150 KB to a browser rank's gzipped size.
 //
 //	type     direction  data
 //	join     C→S        job, token, rank? (requested), kind (native|browser|wasi)

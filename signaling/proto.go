@@ -1,11 +1,10 @@
 package signaling
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
+	"math"
+	"slices"
+	"strconv"
 )
 
 // Version is the protocol version this package speaks; every envelope carries it.
@@ -100,12 +99,20 @@ const (
 )
 
 // Message is one protocol message. The concrete types are *Join, *Welcome,
-// *Ready, *Signal, *Left, *Error, *Ping and *Pong.
+// *Ready, *Signal, *Left, *Error, *Ping and *Pong; no others can be sent.
+//
+// The json tags on their fields name the members on the wire. The codec
+// (json.go) writes and reads them by hand; a test holds it to what
+// encoding/json does with these tags.
 type Message interface {
 	// Type is the message's wire type.
 	Type() Type
 	// Validate reports a missing or out-of-range field, wrapping ErrInvalid.
 	Validate() error
+	// appendData appends the message's data object.
+	appendData(b []byte) []byte
+	// field reads data member key; known is false for a key the type lacks.
+	field(r *jsonReader, key string) (known bool, err error)
 }
 
 // Join is the first message a client sends.
@@ -152,10 +159,10 @@ type Ready struct {
 // Signal carries an SDP offer/answer or an ICE candidate between two ranks of
 // one job. The server overwrites From with the sender's rank.
 type Signal struct {
-	To      int             `json:"to"`
-	From    int             `json:"from"`
-	Kind    SignalKind      `json:"kind"`
-	Payload json.RawMessage `json:"payload"` // any JSON value (a string or an object), opaque to the server
+	To      int        `json:"to"`
+	From    int        `json:"from"`
+	Kind    SignalKind `json:"kind"`
+	Payload []byte     `json:"payload"` // raw JSON, sent as is: any value but null (a string or an object), opaque to the server
 }
 
 // Left announces that a rank's connection is gone.
@@ -265,8 +272,8 @@ func (m *Welcome) Validate() error {
 			return err
 		}
 	}
-	if l := m.Limits; l != nil && (l.MessageRate <= 0 || l.MessageBurst < 1 || l.MessageBytes < 1) {
-		return invalid("limits must be positive")
+	if l := m.Limits; l != nil && (!(l.MessageRate > 0) || math.IsInf(l.MessageRate, 1) || l.MessageBurst < 1 || l.MessageBytes < 1) {
+		return invalid("limits must be positive and finite")
 	}
 	return validSettings(m.Settings)
 }
@@ -313,7 +320,7 @@ func (m *Signal) Validate() error {
 	if len(m.Payload) == 0 || len(m.Payload) > MaxPayloadLen {
 		return invalid("signal payload must have 1..%d bytes", MaxPayloadLen)
 	}
-	if !json.Valid(m.Payload) || bytes.Equal(bytes.TrimSpace(m.Payload), []byte("null")) {
+	if !validJSON(m.Payload) {
 		return invalid("signal payload must be a JSON value other than null")
 	}
 	return nil
@@ -347,11 +354,258 @@ func (*Ping) Validate() error { return nil }
 // Validate implements Message.
 func (*Pong) Validate() error { return nil }
 
-// envelope is the wire form of every message.
-type envelope struct {
-	V    int             `json:"v"`
-	Type Type            `json:"type"`
-	Data json.RawMessage `json:"data,omitempty"`
+// The data objects on the wire, field by field in declaration order, with
+// the json tags' names and omitempty rules.
+
+func (m *Join) appendData(b []byte) []byte {
+	o := openObject(b)
+	o.str("job", m.Job)
+	o.str("token", m.Token)
+	if m.Rank != nil {
+		o.int("rank", *m.Rank)
+	}
+	o.str("kind", string(m.Kind))
+	return o.close()
+}
+
+func (m *Join) field(r *jsonReader, key string) (bool, error) {
+	switch key {
+	case "job":
+		return true, r.str(&m.Job)
+	case "token":
+		return true, r.str(&m.Token)
+	case "rank":
+		return true, r.optInt(&m.Rank)
+	case "kind":
+		return true, r.str((*string)(&m.Kind))
+	}
+	return false, nil
+}
+
+func (m *Welcome) appendData(b []byte) []byte {
+	o := openObject(b)
+	o.int("protocol", m.Protocol)
+	o.str("job", m.Job)
+	o.int("rank", m.Rank)
+	o.int("size", m.Size)
+	if len(m.ICEServers) > 0 {
+		o.key("iceServers")
+		o.b = append(o.b, '[')
+		for i, s := range m.ICEServers {
+			if i > 0 {
+				o.b = append(o.b, ',')
+			}
+			so := openObject(o.b)
+			so.key("urls")
+			so.b = appendStrings(so.b, s.URLs)
+			if s.Username != "" {
+				so.str("username", s.Username)
+			}
+			if s.Credential != "" {
+				so.str("credential", s.Credential)
+			}
+			o.b = so.close()
+		}
+		o.b = append(o.b, ']')
+	}
+	if len(m.Settings) > 0 {
+		o.key("settings")
+		so := openObject(o.b)
+		keys := make([]string, 0, len(m.Settings))
+		for k := range m.Settings {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			so.str(k, m.Settings[k])
+		}
+		o.b = so.close()
+	}
+	if l := m.Limits; l != nil {
+		o.key("limits")
+		lo := openObject(o.b)
+		lo.key("messageRate")
+		lo.b = appendFloat(lo.b, l.MessageRate)
+		lo.int("messageBurst", l.MessageBurst)
+		lo.int("messageBytes", l.MessageBytes)
+		o.b = lo.close()
+	}
+	return o.close()
+}
+
+func (m *Welcome) field(r *jsonReader, key string) (bool, error) {
+	switch key {
+	case "protocol":
+		return true, r.int(&m.Protocol)
+	case "job":
+		return true, r.str(&m.Job)
+	case "rank":
+		return true, r.int(&m.Rank)
+	case "size":
+		return true, r.int(&m.Size)
+	case "iceServers":
+		if r.null() {
+			return true, nil
+		}
+		m.ICEServers = []ICEServer{}
+		return true, r.array(func() error {
+			var s ICEServer
+			err := r.fields(s.field)
+			m.ICEServers = append(m.ICEServers, s)
+			return err
+		})
+	case "settings":
+		if r.null() {
+			return true, nil
+		}
+		m.Settings = map[string]string{}
+		return true, r.object(func(k string) error {
+			if _, dup := m.Settings[k]; dup {
+				return r.syntaxError("repeated setting %q", k)
+			}
+			var v string
+			err := r.str(&v)
+			m.Settings[k] = v
+			return err
+		})
+	case "limits":
+		if r.null() {
+			return true, nil
+		}
+		m.Limits = new(Limits)
+		return true, r.fields(m.Limits.field)
+	}
+	return false, nil
+}
+
+func (s *ICEServer) field(r *jsonReader, key string) (bool, error) {
+	switch key {
+	case "urls":
+		return true, readStrings(r, &s.URLs)
+	case "username":
+		return true, r.str(&s.Username)
+	case "credential":
+		return true, r.str(&s.Credential)
+	}
+	return false, nil
+}
+
+func (l *Limits) field(r *jsonReader, key string) (bool, error) {
+	switch key {
+	case "messageRate":
+		return true, r.float64(&l.MessageRate)
+	case "messageBurst":
+		return true, r.int(&l.MessageBurst)
+	case "messageBytes":
+		return true, r.int(&l.MessageBytes)
+	}
+	return false, nil
+}
+
+func (m *Ready) appendData(b []byte) []byte {
+	o := openObject(b)
+	o.int("size", m.Size)
+	o.key("kinds")
+	o.b = appendStrings(o.b, m.Kinds)
+	return o.close()
+}
+
+func (m *Ready) field(r *jsonReader, key string) (bool, error) {
+	switch key {
+	case "size":
+		return true, r.int(&m.Size)
+	case "kinds":
+		return true, readStrings(r, &m.Kinds)
+	}
+	return false, nil
+}
+
+func (m *Signal) appendData(b []byte) []byte {
+	o := openObject(b)
+	o.int("to", m.To)
+	o.int("from", m.From)
+	o.str("kind", string(m.Kind))
+	o.raw("payload", m.Payload)
+	return o.close()
+}
+
+func (m *Signal) field(r *jsonReader, key string) (bool, error) {
+	switch key {
+	case "to":
+		return true, r.int(&m.To)
+	case "from":
+		return true, r.int(&m.From)
+	case "kind":
+		return true, r.str((*string)(&m.Kind))
+	case "payload":
+		if r.null() {
+			return true, nil // Validate rejects the missing payload
+		}
+		v, err := r.value()
+		m.Payload = slices.Clone(v)
+		return true, err
+	}
+	return false, nil
+}
+
+func (m *Left) appendData(b []byte) []byte {
+	o := openObject(b)
+	o.int("rank", m.Rank)
+	if m.Reason != "" {
+		o.str("reason", m.Reason)
+	}
+	return o.close()
+}
+
+func (m *Left) field(r *jsonReader, key string) (bool, error) {
+	switch key {
+	case "rank":
+		return true, r.int(&m.Rank)
+	case "reason":
+		return true, r.str(&m.Reason)
+	}
+	return false, nil
+}
+
+func (m *Error) appendData(b []byte) []byte {
+	o := openObject(b)
+	o.str("code", string(m.Code))
+	if m.Message != "" {
+		o.str("message", m.Message)
+	}
+	return o.close()
+}
+
+func (m *Error) field(r *jsonReader, key string) (bool, error) {
+	switch key {
+	case "code":
+		return true, r.str((*string)(&m.Code))
+	case "message":
+		return true, r.str(&m.Message)
+	}
+	return false, nil
+}
+
+func (m *Ping) appendData(b []byte) []byte { return appendID(b, m.ID) }
+func (m *Pong) appendData(b []byte) []byte { return appendID(b, m.ID) }
+
+func appendID(b []byte, id uint64) []byte {
+	o := openObject(b)
+	if id != 0 {
+		o.key("id")
+		o.b = strconv.AppendUint(o.b, id, 10)
+	}
+	return o.close()
+}
+
+func (m *Ping) field(r *jsonReader, key string) (bool, error) { return idField(r, key, &m.ID) }
+func (m *Pong) field(r *jsonReader, key string) (bool, error) { return idField(r, key, &m.ID) }
+
+func idField(r *jsonReader, key string, id *uint64) (bool, error) {
+	if key != "id" {
+		return false, nil
+	}
+	return true, r.uint64(id)
 }
 
 func newMessage(t Type) Message {
@@ -376,45 +630,56 @@ func newMessage(t Type) Message {
 	return nil
 }
 
-// strictUnmarshal decodes exactly one JSON value with no unknown fields.
-func strictUnmarshal(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("trailing data after the JSON value")
-	}
-	return nil
-}
-
 // Decode parses and validates one message. Its errors wrap ErrTooLarge,
 // ErrMalformed, ErrVersion, ErrUnknownType or ErrInvalid.
 func Decode(data []byte) (Message, error) {
 	if len(data) > MaxMessageBytes {
 		return nil, fmt.Errorf("%w: %d bytes > %d", ErrTooLarge, len(data), MaxMessageBytes)
 	}
-	var env envelope
-	if err := strictUnmarshal(data, &env); err != nil {
+	// the envelope: {"v": 1, "type": "<type>", "data": {...}}, in any order
+	var (
+		v       int
+		typ     string
+		payload []byte // data, checked; decoded once the type is known
+	)
+	r := jsonReader{data: data}
+	err := r.fields(func(r *jsonReader, key string) (bool, error) {
+		switch key {
+		case "v":
+			return true, r.int(&v)
+		case "type":
+			return true, r.str(&typ)
+		case "data":
+			if r.null() {
+				return true, nil
+			}
+			var err error
+			payload, err = r.value()
+			return true, err
+		}
+		return false, nil
+	})
+	if err == nil {
+		err = r.end()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	if env.V != Version {
-		return nil, fmt.Errorf("%w: %d (want %d)", ErrVersion, env.V, Version)
+	if v != Version {
+		return nil, fmt.Errorf("%w: %d (want %d)", ErrVersion, v, Version)
 	}
-	m := newMessage(env.Type)
+	m := newMessage(Type(typ))
 	if m == nil {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownType, env.Type)
+		return nil, fmt.Errorf("%w: %q", ErrUnknownType, typ)
 	}
-	data = bytes.TrimSpace(env.Data)
-	if len(data) == 0 || bytes.Equal(data, []byte("null")) {
-		data = []byte("{}")
-	}
-	if err := strictUnmarshal(data, m); err != nil {
-		return nil, fmt.Errorf("%w: %s data: %v", ErrMalformed, env.Type, err)
+	if payload != nil {
+		r = jsonReader{data: payload}
+		if err := r.fields(m.field); err != nil {
+			return nil, fmt.Errorf("%w: %s data: %v", ErrMalformed, typ, err)
+		}
 	}
 	if err := m.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", env.Type, err)
+		return nil, fmt.Errorf("%s: %w", typ, err)
 	}
 	return m, nil
 }
@@ -427,16 +692,14 @@ func Encode(m Message) ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("encode %s: %w", m.Type(), err)
 	}
-	data, err := json.Marshal(m)
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", m.Type(), err)
-	}
-	out, err := json.Marshal(envelope{V: Version, Type: m.Type(), Data: data})
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", m.Type(), err)
-	}
-	if len(out) > MaxMessageBytes {
+	b := append(make([]byte, 0, 64), `{"v":`...)
+	b = strconv.AppendInt(b, Version, 10)
+	b = append(b, `,"type":`...)
+	b = appendString(b, string(m.Type()))
+	b = append(b, `,"data":`...)
+	b = append(m.appendData(b), '}')
+	if len(b) > MaxMessageBytes {
 		return nil, fmt.Errorf("encode %s: %w", m.Type(), ErrTooLarge)
 	}
-	return out, nil
+	return b, nil
 }

@@ -3,11 +3,14 @@
 package signaling
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"strings"
 	"time"
@@ -105,4 +108,19 @@ func VerifyToken(secret []byte, token, job string, now time.Time) (Claims, error
 // sameWorld reports whether two claims describe the same job world.
 func (c Claims) sameWorld(o Claims) bool {
 	return c.Size == o.Size && maps.Equal(c.Settings, o.Settings)
+}
+
+// strictUnmarshal decodes exactly one JSON value with no unknown fields.
+// Tokens and the admin endpoint are never built under js, so they keep
+// encoding/json; the protocol's messages have their own codec (json.go).
+func strictUnmarshal(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
 }

@@ -1,0 +1,75 @@
+//go:build !js && !wasip1
+
+// Package examples_test measures the browser builds of the examples: each
+// example is built for GOOS=js GOARCH=wasm exactly as cmd/signal builds
+// the programs it serves (-trimpath -ldflags='-s -w'), and its size is
+// logged raw and gzipped.
+//
+//	go test -v -run BrowserBuildSize ./examples
+package examples_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// maxGzipped is issue 5's bar for the browser build of an example rank:
+// 1.25 MiB gzipped, measured as package web serves the programs
+// (compress/gzip at BestCompression; gzip -9 does about 1% better).
+// Sizes are deterministic for a given toolchain and tree, so the bar is a
+// test.
+const maxGzipped = 5 << 18 // 1.25 MiB
+
+func TestBrowserBuildSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every example for js")
+	}
+	mains, err := filepath.Glob("*/main.go")
+	if err != nil || len(mains) == 0 {
+		t.Fatalf("no examples found: %v", err)
+	}
+	out := t.TempDir()
+	for _, m := range mains {
+		name := filepath.Dir(m)
+		t.Run(name, func(t *testing.T) {
+			wasm := filepath.Join(out, name+".wasm")
+			cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", wasm, "./"+name)
+			cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
+			if b, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("go build: %v\n%s", err, b)
+			}
+			raw, err := os.ReadFile(wasm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			best, def := gzipLen(t, raw, gzip.BestCompression), gzipLen(t, raw, gzip.DefaultCompression)
+			t.Logf("%s.wasm: %d bytes raw (%.2f MiB), %d gzipped (%.3f MiB; %d at the default level)",
+				name, len(raw), mib(len(raw)), best, mib(best), def)
+			if best > maxGzipped {
+				t.Errorf("%s.wasm is %d bytes gzipped (%.3f MiB), over the %d-byte (1.25 MiB) bar by %d",
+					name, best, mib(best), maxGzipped, best-maxGzipped)
+			}
+		})
+	}
+}
+
+func gzipLen(t *testing.T, data []byte, level int) int {
+	var buf bytes.Buffer
+	w, err := gzip.NewWriterLevel(&buf, level)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Len()
+}
+
+func mib(n int) float64 { return float64(n) / (1 << 20) }
