@@ -11,6 +11,7 @@
 //   - memory (the default): an in-process world started by meshmpi.Run,
 //     which measures the matching engine, the protocols, the collective
 //     engine and the copies without a network.
+//
 //   - webrtc: a whole job in this process over real pion data channels on
 //     loopback. meshbench starts an embedded signaling server
 //     (signaling.ListenLocal), mints a token for a fresh job per world
@@ -18,7 +19,31 @@
 //     meshmpi.WithJob. Links open lazily: the untimed synchronization
 //     before the first size sets them up.
 //
-// The benchmark bodies are the same for both links; only the world differs.
+//   - browser-native, browser-browser, wasi-native: the cross-target
+//     links, a job of two ranks of the kinds named (internal/mixedjob):
+//     a browser rank is a run page in a tab of a headless chromium
+//     (Debian's, started with the browser tests' flags; .ci/install-browser
+//     installs it), running the rank program built for GOOS=js; a WASI
+//     rank is a wazero guest running it built for GOOS=wasip1; a native
+//     rank is a goroutine of meshbench running the same Go code
+//     (internal/ranksuite). meshbench builds the program with the go
+//     command, so it runs from inside the module (go run
+//     ./cmd/meshbench). Rank 0 drives and times, rank 1 echoes; a native
+//     rank drives where there is one (its clock is the finer), and over
+//     browser-browser tab 0 drives and meshbench reads the figures from
+//     its console. Only -mode latency, bw and all (both) apply. Unless
+//     given, sizes are 8 B for latency and 64 KiB and 1 MiB for bw,
+//     -iters is 1000 round trips and -rounds 3. A browser link adds a
+//     table of the time from page load to the rank being ready.
+//
+// The benchmark bodies are the same for memory and webrtc links; only the
+// world differs. The cross-target links run ranksuite's driver and echo
+// rank (the mixed-job benchmarks' bodies): latency is the same
+// ping-pong, half the mean round trip; bw sends osu_bw's windows (64
+// messages, at most 4 MiB in flight) which the echo rank receives a
+// window of Irecvs at a time, then answers with an empty
+// acknowledgement. A bw size moves about 16 MiB × iters/1000 a round, in
+// at most iters/10 windows and at least two, after one untimed window.
 //
 // Modes (-mode):
 //
@@ -130,6 +155,9 @@
 //	go run ./cmd/meshbench -mode raw
 //	go run ./cmd/meshbench -mode ready -ready-ranks 4,16 -reps 5
 //	go run ./cmd/meshbench -mode conncost -cost-ranks 2,9,17
+//	go run ./cmd/meshbench -link browser-native
+//	go run ./cmd/meshbench -link browser-browser -mode latency -iters 2000
+//	go run ./cmd/meshbench -link wasi-native
 //
 // The output follows OSU's: a comment line naming the benchmark (for
 // collectives: the collective, the form, the links and the ranks), a

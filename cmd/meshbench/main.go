@@ -38,7 +38,25 @@ const (
 const (
 	linkMemory = "memory"
 	linkWebRTC = "webrtc"
+	// Cross-target links: one rank of each kind named, in a job of two
+	// (cross.go).
+	linkBrowserNative  = "browser-native"
+	linkBrowserBrowser = "browser-browser"
+	linkWASINative     = "wasi-native"
 )
+
+// Defaults of the cross-target links: 1000 round trips (a browser's take
+// about half a millisecond) and about 16 MiB streamed per bandwidth size
+// and round (browsers move 5–25 MB/s), both scaled with -iters.
+const (
+	crossIters       = 1000
+	crossStreamBytes = 16 << 20
+)
+
+// isCross reports whether link is a cross-target link.
+func isCross(link string) bool {
+	return link == linkBrowserNative || link == linkBrowserBrowser || link == linkWASINative
+}
 
 // plan is how one size of a point-to-point benchmark runs: iters timed
 // iterations after skip untimed ones, each moving window messages (1 for
@@ -106,7 +124,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("meshbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	mode := fs.String("mode", "all", "benchmark: latency, bw, raw, coll, ready, conncost or all")
-	link := fs.String("link", linkMemory, "link between the ranks: memory or webrtc")
+	link := fs.String("link", linkMemory, "link between the ranks: memory, webrtc, browser-native, browser-browser or wasi-native")
 	minSize := fs.Int("min", 1, "smallest message size in bytes (0 adds the empty message; latency, bw, raw)")
 	maxSize := fs.Int("max", 16<<20, "largest message size in bytes (latency, bw, raw)")
 	iters := fs.Int("iters", defaultIters, "iterations of sizes up to 8 KiB; larger sizes run proportionally fewer, collectives a tenth")
@@ -133,8 +151,14 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	default:
 		return cfg, fmt.Errorf("-mode %q: want latency, bw, raw, coll, ready, conncost or all", cfg.mode)
 	}
-	if cfg.link != linkMemory && cfg.link != linkWebRTC {
-		return cfg, fmt.Errorf("-link %q: want memory or webrtc", cfg.link)
+	switch {
+	case cfg.link == linkMemory || cfg.link == linkWebRTC:
+	case isCross(cfg.link):
+		if cfg.mode != "latency" && cfg.mode != "bw" && cfg.mode != "all" {
+			return cfg, fmt.Errorf("-link %s measures latency and bw: -mode %s is for memory and webrtc links", cfg.link, cfg.mode)
+		}
+	default:
+		return cfg, fmt.Errorf("-link %q: want memory, webrtc, browser-native, browser-browser or wasi-native", cfg.link)
 	}
 	if *minSize < 0 || *maxSize < *minSize || *maxSize > 1<<30 {
 		return cfg, fmt.Errorf("sizes %d to %d: want 0 ≤ min ≤ max ≤ 1 GiB", *minSize, *maxSize)
@@ -154,6 +178,18 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		if !set["min"] && !set["max"] {
 			cfg.latSizes = []int{8}
 			cfg.bwSizes = []int{64 << 10, 1 << 20, 16 << 20}
+		}
+		if !set["rounds"] {
+			cfg.rounds = webrtcRounds
+		}
+	}
+	if isCross(cfg.link) {
+		if !set["min"] && !set["max"] {
+			cfg.latSizes = []int{8}
+			cfg.bwSizes = []int{64 << 10, 1 << 20}
+		}
+		if !set["iters"] {
+			cfg.iters = crossIters
 		}
 		if !set["rounds"] {
 			cfg.rounds = webrtcRounds
@@ -188,6 +224,9 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 // the comparison), raw (the baseline alone), coll, ready, conncost; all is
 // latency, bw and coll, and over webrtc also ready and conncost.
 func run(out io.Writer, cfg config) (err error) {
+	if isCross(cfg.link) {
+		return runCross(out, cfg)
+	}
 	var (
 		todo           []bench
 		coll           bool
@@ -326,8 +365,7 @@ func sizes(lo, hi int) []int {
 // 0's figures, one per size: the best of rounds runs. after, if not nil,
 // runs on rank 0 after each round of each size, while rank 1 waits.
 func runBench(out io.Writer, b bench, lk *links, sizes []int, base, rounds int, after func(i, size, round int) error) ([]float64, error) {
-	fmt.Fprintf(out, "# meshmpi %s (%s links, 2 ranks%s)\n", b.name, lk.name, bestOf(rounds))
-	fmt.Fprintf(out, "%-2s%8s%20s\n", "#", "Size", b.column)
+	printTitle(out, b, lk.name, rounds)
 	largest := 0
 	if len(sizes) > 0 {
 		largest = sizes[len(sizes)-1]
@@ -362,6 +400,12 @@ func runBench(out io.Writer, b bench, lk *links, sizes []int, base, rounds int, 
 		return nil
 	})
 	return figs, err
+}
+
+// printTitle prints the title and header of b's table over link.
+func printTitle(out io.Writer, b bench, link string, rounds int) {
+	fmt.Fprintf(out, "# meshmpi %s (%s links, 2 ranks%s)\n", b.name, link, bestOf(rounds))
+	fmt.Fprintf(out, "%-2s%8s%20s\n", "#", "Size", b.column)
 }
 
 // bestOf notes in a table's title that it shows the best of several runs.

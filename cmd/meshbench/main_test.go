@@ -282,3 +282,27 @@ func TestWebRTCAll(t *testing.T) {
 	}, titles)
 	checkComparison(t, tables[4], []string{"latency(us)/8", "latency(us)/16", "bw(MB/s)/8", "bw(MB/s)/16"})
 }
+
+func TestParseCrossArgs(t *testing.T) {
+	for _, link := range []string{linkBrowserNative, linkBrowserBrowser, linkWASINative} {
+		cfg, err := parseArgs([]string{"-link", link}, io.Discard)
+		require.NoError(t, err)
+		require.Equal(t, []int{8}, cfg.latSizes)
+		require.Equal(t, []int{64 << 10, 1 << 20}, cfg.bwSizes)
+		require.Equal(t, crossIters, cfg.iters)
+		require.Equal(t, webrtcRounds, cfg.rounds)
+
+		cfg, err = parseArgs([]string{"-link", link, "-mode", "bw", "-min", "1024", "-max", "2048", "-iters", "7", "-rounds", "1"}, io.Discard)
+		require.NoError(t, err)
+		require.Equal(t, []int{1024, 2048}, cfg.bwSizes)
+		require.Equal(t, 7, cfg.iters)
+		require.Equal(t, 1, cfg.rounds)
+
+		for _, mode := range []string{"coll", "raw", "ready", "conncost"} {
+			_, err = parseArgs([]string{"-link", link, "-mode", mode}, io.Discard)
+			require.ErrorContains(t, err, "measures latency and bw", mode)
+		}
+	}
+	_, err := parseArgs([]string{"-link", "carrier-pigeon"}, io.Discard)
+	require.ErrorContains(t, err, "wasi-native")
+}

@@ -150,20 +150,42 @@ func New(t testing.TB) *Browser {
 }
 
 // Tab opens a new tab (a chromedp context for it) named name in
-// screenshots, with the media permission granted for origin.
+// screenshots, with the media permission granted for origin; it fails
+// the test if it cannot.
 func (b *Browser) Tab(name, origin string) context.Context {
 	b.t.Helper()
-	ctx, _ := chromedp.NewContext(b.ctx) // ends with the browser
-	if err := chromedp.Do(ctx); err != nil {
-		b.t.Fatalf("browsertest: new tab: %v", err)
-	}
-	if err := GrantMedia(ctx, origin); err != nil {
+	ctx, err := b.NewTab(name, origin)
+	if err != nil {
 		b.t.Fatal(err)
+	}
+	return ctx
+}
+
+// NewTab is Tab for goroutines other than the test's: it returns the
+// error instead of failing the test.
+func (b *Browser) NewTab(name, origin string) (context.Context, error) {
+	ctx, err := OpenTab(b.ctx, origin)
+	if err != nil {
+		return nil, err
 	}
 	b.mu.Lock()
 	b.tabs = append(b.tabs, tab{name, ctx})
 	b.mu.Unlock()
-	return ctx
+	return ctx, nil
+}
+
+// OpenTab opens a new tab of the browser that bctx (from Launch) runs,
+// with the media permission granted for origin (GrantMedia). The tab
+// closes with the browser.
+func OpenTab(bctx context.Context, origin string) (context.Context, error) {
+	ctx, _ := chromedp.NewContext(bctx) // ends with the browser
+	if err := chromedp.Do(ctx); err != nil {
+		return nil, fmt.Errorf("browsertest: new tab: %w", err)
+	}
+	if err := GrantMedia(ctx, origin); err != nil {
+		return nil, err
+	}
+	return ctx, nil
 }
 
 // screenshots saves a PNG of every tab.

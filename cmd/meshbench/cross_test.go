@@ -1,0 +1,36 @@
+//go:build !js && !wasip1
+
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/meshmpi/meshmpi/internal/browsertest"
+)
+
+// The cross-target links run a job of a wazero guest (or a browser tab)
+// and a native rank; the browser one skips without chromium unless
+// MESHMPI_BROWSER_TESTS=require.
+func TestCrossLinks(t *testing.T) {
+	for _, link := range []string{linkWASINative, linkBrowserNative} {
+		t.Run(link, func(t *testing.T) {
+			if link != linkWASINative {
+				browsertest.Require(t)
+			}
+			tables := meshbench(t, "-link", link, "-iters", "50", "-rounds", "1", "-min", "8", "-max", "16")
+			checkSizes(t, titled(tables, "# meshmpi latency ("+link+" links, 2 ranks)")[0], []int{8, 16})
+			checkSizes(t, titled(tables, "# meshmpi bw ("+link+" links, 2 ranks)")[0], []int{8, 16})
+			starts := titled(tables, "# meshmpi browser rank start")
+			if link == linkWASINative {
+				require.Len(t, tables, 2)
+				require.Empty(t, starts)
+				return
+			}
+			require.Len(t, tables, 3)
+			require.Equal(t, []string{"Rank", "Ready(ms)"}, starts[0].columns())
+			checkTable(t, starts[0], 2, 1)
+		})
+	}
+}

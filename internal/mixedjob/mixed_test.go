@@ -1,0 +1,101 @@
+//go:build !js && !wasip1
+
+package mixedjob
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/meshmpi/meshmpi/internal/browsertest"
+	"github.com/meshmpi/meshmpi/internal/ranksuite"
+)
+
+// programs builds the rank program for both WebAssembly targets once per
+// test binary.
+var programs = sync.OnceValues(func() (*Programs, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	return Build(ctx, "", true, true)
+})
+
+// launcher sets up browser (when browser is set: skipped without
+// chromium unless MESHMPI_BROWSER_TESTS=require; screenshots of every
+// tab when tb fails), WASI and native ranks for tb.
+func launcher(tb testing.TB, browser bool) *Launcher {
+	tb.Helper()
+	cfg := Config{WASI: true}
+	if browser {
+		b := browsertest.New(tb) // first: skip before building anything
+		cfg.Browser, cfg.NewTab = true, b.NewTab
+	}
+	var err error
+	cfg.Programs, err = programs()
+	require.NoError(tb, err)
+	l, err := New(context.Background(), cfg)
+	require.NoError(tb, err)
+	tb.Cleanup(func() { require.NoError(tb, l.Close()) })
+	return l
+}
+
+// maxSignalsPerPair bounds what connecting one pair of ranks takes
+// through the signaling server: an offer, an answer and a few ICE
+// candidates each way. The suite moves thousands of frames between
+// every pair, so a job whose data went through the server would pass it
+// by orders of magnitude.
+const maxSignalsPerPair = 40
+
+// TestMixedJob runs one job of six ranks, two of each kind, interleaved
+// (browser, WASI, native, browser, WASI, native) so that the ring-shaped
+// checks cross kinds too, every rank running ranksuite.Suite: all-pairs
+// point-to-point (every pair of kinds, small and rendezvous-sized),
+// ordering, any-source, synchronous sends, a goroutine running while its
+// rank waits, and Bcast, Allreduce, Reduce, Allgather, Alltoall and
+// Barrier in their blocking, nonblocking and persistent forms, each
+// checked against a sequential computation. Every rank then checks that
+// it holds a direct link to each of the five others, and the signaling
+// server must have relayed no more than connecting the pairs takes.
+func TestMixedJob(t *testing.T) {
+	l := launcher(t, true)
+	kinds := []Kind{Browser, WASI, Native, Browser, WASI, Native}
+	ranks := make([]Rank, len(kinds))
+	for i, k := range kinds {
+		ranks[i] = Rank{Kind: k, Task: ranksuite.Task{Mode: ranksuite.ModeSuite}}
+	}
+	res, err := l.Run(context.Background(), ranks)
+	require.NoError(t, err)
+	for _, r := range res {
+		t.Logf("%s rank %d: %v\n%s%s", r.Kind, r.Rank, r.Err, r.Stdout, r.Stderr)
+		if r.Kind == Browser {
+			t.Logf("%s rank %d: ready %.0f ms after page load", r.Kind, r.Rank, r.Ready)
+		}
+	}
+	n := len(kinds)
+	for _, r := range res {
+		require.NoError(t, r.Err, "%s rank %d", r.Kind, r.Rank)
+		require.Contains(t, r.Stdout, fmt.Sprintf("ranksuite ok: rank %d of %d, %d direct links", r.Rank, n, n-1),
+			"%s rank %d", r.Kind, r.Rank)
+	}
+	st := l.Server.Stats()
+	t.Logf("signaling server: %d joins, %d signals relayed", st.Joins, st.Relayed)
+	require.Equal(t, uint64(n), st.Joins)
+	require.LessOrEqual(t, st.Relayed, uint64(n*(n-1)/2*maxSignalsPerPair), "signals relayed")
+}
+
+// TestFailingRankFailsTheJob: a driver whose plan is invalid fails on its
+// own, and the job reports it rather than hanging: the Echo rank sees
+// the driver leave (ErrProcFailed) and ends too.
+func TestFailingRankFailsTheJob(t *testing.T) {
+	l := launcher(t, false)
+	_, res, err := l.Pair(context.Background(), Native, WASI, ranksuite.Plan{LatSizes: []int{1 << 30}})
+	require.Error(t, err)
+	require.Len(t, res, 2)
+	require.ErrorContains(t, res[0].Err, "message size")
+	require.Error(t, res[1].Err, "the echo rank outlived its driver")
+	require.True(t, strings.Contains(res[1].Err.Error(), "exit status 1"), "%v", res[1].Err)
+}
