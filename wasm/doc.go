@@ -22,7 +22,11 @@
 // connects to it; the guest accepts. The Go runtime polls that socket, so
 // while one goroutine of the rank waits for the host the others keep
 // running, nonblocking operations progress while the rank computes, and
-// a rank waiting in Wait sleeps in poll_oneoff instead of spinning. A
+// a rank waiting in Wait sleeps in poll_oneoff instead of spinning.
+// (wazero's own poll_oneoff reports a non-blocking socket readable at
+// once, which made a waiting guest spin a core; the wazero host replaces
+// it with one that sleeps until the socket is readable: wasm/host's
+// poll.go.) A
 // blocking host call would freeze every goroutine of the guest, so the
 // protocol never needs one: a runtime without socket pre-opens (wasmtime)
 // can carry the same messages through two nonblocking host functions
@@ -87,4 +91,40 @@
 // lost link fails the same way. When the guest exits, traps or is
 // stopped, its stream ends and the host leaves the job for it, so the
 // other ranks see ErrProcFailed.
+//
+// # Host functions
+//
+// A runtime without socket pre-opens (wasmtime-go) carries the stream
+// through three host functions instead, which the host provides in
+// import module "meshmpi" and announces by setting meshmpi.EnvHost to
+// "calls:1" (CallsEnv; 1 is CallsVersion). Both ends then use the zero
+// key: no other process can reach the stream. Interface version 1 (i32
+// values; ptr and len address the guest's linear memory):
+//
+//	stream_write(ptr, len i32) -> i32   the host takes up to len bytes at
+//	                                    ptr for its end of the stream:
+//	                                    n > 0 taken, 0 none fit now,
+//	                                    -1 the stream is closed
+//	stream_read(ptr, cap i32) -> i32    the host copies up to cap bytes of
+//	                                    its end to ptr: n > 0 copied,
+//	                                    0 nothing yet, -1 closed and
+//	                                    nothing left
+//	stream_close()                      the guest closes the stream: the
+//	                                    host leaves the job for it
+//
+// None of them blocks, ever: a blocking host call would freeze every
+// goroutine of the guest. The bytes are the stream of the sections
+// above, unchanged. The guest polls: after bytes moved it polls again at
+// once, yielding to its other goroutines, for half a millisecond (a
+// runtime's sleep can be far coarser than a round trip: wasmtime's last
+// at least a millisecond), then sleeps between polls, doubling from
+// 20 µs to 1 ms. time.Sleep parks only the polling goroutine, and when no
+// goroutine can run the Go runtime waits in poll_oneoff: the rank's
+// goroutines keep running while it waits, and an idle rank wakes about
+// once a millisecond instead of spinning. A host function may trap to
+// stop its guest (the host stops a rank that way). A later interface
+// that changes these signatures gets new names and a new version, so a
+// mismatch fails at instantiation or at join, naming both versions.
+// Every wasip1 rank imports these functions, so a host on any runtime
+// defines them, as closed streams where it offers the socket instead.
 package wasm

@@ -14,7 +14,37 @@ import (
 //
 //	listener:FD:KEY   accept the host's connection on the pre-opened TCP
 //	                  listener FD; the host presents KEY (hex) first
+//	calls:V           speak through the meshmpi host functions, call
+//	                  interface version V (CallsVersion); the zero key
 const listenerPrefix = "listener:"
+
+// callsPrefix starts the EnvHost value of the call transport.
+const callsPrefix = "calls:"
+
+// CallsVersion is the version of the meshmpi host functions (module
+// "meshmpi": stream_write, stream_read, stream_close; the package doc
+// has their contract). A host sets it in the guest's environment
+// (CallsEnv) and a guest refuses a version it does not speak, naming
+// both, as the stream's own hello does.
+const CallsVersion = 1
+
+// CallsEnv is the EnvHost value for a guest whose host provides the
+// meshmpi host functions (a runtime without socket pre-opens, wasmtime).
+// No other process can reach that stream, so both ends use the zero key.
+func CallsEnv() string { return callsPrefix + strconv.Itoa(CallsVersion) }
+
+// isCallsEnv reports whether an EnvHost value asks for the call
+// transport, and checks the version it names.
+func isCallsEnv(v string) (bool, error) {
+	rest, ok := strings.CutPrefix(v, callsPrefix)
+	if !ok {
+		return false, nil
+	}
+	if n, err := strconv.Atoi(rest); err != nil || n != CallsVersion {
+		return true, fmt.Errorf("wasm: the host offers host-function interface %q, this rank speaks %d: %w", rest, CallsVersion, peer.ErrNotSupported)
+	}
+	return true, nil
+}
 
 // ListenerEnv is the EnvHost value for a guest whose host pre-opened a
 // TCP listener as file descriptor fd and will present key.

@@ -49,7 +49,11 @@
 // rank and relays its links (package wasm/host). The guest's exit code is
 // the rank's exit status; a guest that traps ends with 134. Stopping a
 // WASI rank (SIGTERM or SIGKILL in the teardown below) ends it at once.
-// --runtime picks the WASI runtime; only wazero is built in.
+// --runtime picks the WASI runtime: wazero (the default, pure Go) or
+// wasmtime (through wasmtime-go, in a meshrun built with cgo; package
+// wasm/wasmtime), which reaches the guest through the meshmpi host
+// functions instead of a socket and caches its machine code beside
+// wazero's. Mixes with --native and --wasi work the same on both.
 // Flags go before the target; every argument after it goes to each rank
 // unchanged. The ranks' standard input is /dev/null.
 //

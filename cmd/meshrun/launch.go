@@ -20,6 +20,7 @@ import (
 	"github.com/meshmpi/meshmpi"
 	"github.com/meshmpi/meshmpi/signaling"
 	"github.com/meshmpi/meshmpi/wasm/host"
+	"github.com/meshmpi/meshmpi/wasm/wasmtime"
 )
 
 // Exit statuses meshrun picks itself; otherwise it exits with the ranks'.
@@ -80,7 +81,7 @@ func (l *launcher) run() int {
 			}
 		}
 	}
-	var prog *host.Program
+	var prog program
 	if nwasi > 0 {
 		if prog, err = l.compile(t.wasm); err != nil {
 			l.fail("%v", err)
@@ -119,23 +120,47 @@ func wasiRanks(c config, t target) (int, error) {
 	return 0, nil
 }
 
-// compile compiles the WASI ranks' module once for all of them, with
-// wazero's compilation cache in the user's cache directory.
-func (l *launcher) compile(path string) (*host.Program, error) {
+// WASI runtimes meshrun embeds (--runtime).
+const (
+	runtimeWazero   = "wazero"   // pure Go, the default
+	runtimeWasmtime = "wasmtime" // through wasmtime-go (cgo)
+)
+
+// program is the WASI ranks' module compiled for the job's runtime:
+// host.Program (wazero) or wasmtime.Program.
+type program interface {
+	Run(ctx context.Context, r host.Rank) (status int, err error)
+	Close(ctx context.Context) error
+}
+
+// compile compiles the WASI ranks' module once for all of them, for the
+// runtime --runtime names, with its cache of machine code in the user's
+// cache directory.
+func (l *launcher) compile(path string) (program, error) {
 	module, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
+	rt := l.cfg.runtime
+	if rt == "" {
+		rt = runtimeWazero
+	}
 	cache := ""
 	if dir, err := os.UserCacheDir(); err == nil {
-		cache = filepath.Join(dir, "meshmpi", "wazero")
+		cache = filepath.Join(dir, "meshmpi", rt)
 	}
 	start := time.Now()
-	p, err := host.Compile(context.Background(), module, cache)
+	var p program
+	switch rt {
+	case runtimeWasmtime:
+		p, err = wasmtime.Compile(context.Background(), module, cache)
+	default:
+		p, err = host.Compile(context.Background(), module, cache)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	l.log.Info("compiled", "module", path, "bytes", len(module), "cache", cache, "took", time.Since(start).Round(time.Millisecond))
+	l.log.Info("compiled", "module", path, "runtime", rt, "bytes", len(module), "cache", cache, "took", time.Since(start).Round(time.Millisecond))
 	return p, nil
 }
 
@@ -210,7 +235,7 @@ func (l *launcher) job() (spec meshmpi.JobSpec, stop func(), err error) {
 // supervise starts the ranks of spec (the first nwasi under WASI, with
 // prog; the others as processes of t.exe), waits for them and returns
 // meshrun's exit status.
-func (l *launcher) supervise(t target, prog *host.Program, nwasi int, spec meshmpi.JobSpec) int {
+func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.JobSpec) int {
 	j := &job{l: l, exe: t.exe, env: rankEnv(os.Environ(), spec, l.cfg.joinTimeout), exits: make(chan exit, l.cfg.n),
 		prog: prog, nwasi: nwasi, name: t.name, spec: spec}
 	for i := range l.cfg.n {
@@ -300,9 +325,9 @@ type job struct {
 	l     *launcher
 	exe   string
 	env   []string
-	prog  *host.Program // the WASI ranks' module
-	nwasi int           // ranks 0 … nwasi-1 (of this meshrun) run under WASI
-	name  string        // the WASI ranks' argv[0]
+	prog  program // the WASI ranks' module
+	nwasi int     // ranks 0 … nwasi-1 (of this meshrun) run under WASI
+	name  string  // the WASI ranks' argv[0]
 	spec  meshmpi.JobSpec
 	ranks []*rank
 	exits chan exit

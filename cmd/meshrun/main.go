@@ -39,7 +39,8 @@ flags:
   --native           run a package's ranks as native processes
   --wasi K           run K of the ranks (the first K) under WASI, the rest
                      as native processes: a mixed job
-  --runtime R        the WASI runtime: wazero (default, embedded)
+  --runtime R        the WASI runtime: wazero (default, embedded) or
+                     wasmtime (through wasmtime-go; meshrun built with cgo)
   --coll C=ALG       force collective C's algorithm for the job, e.g.
                      allreduce=ring (repeatable; embedded server only)
   --signal URL       websocket URL of an existing job's signaling server
@@ -67,7 +68,7 @@ type config struct {
 	verbose     bool
 	native      bool   // --native: every rank a native process
 	wasi        int    // --wasi K: the first K ranks under WASI; 0: by the target
-	runtime     string // --runtime; "" is wazero
+	runtime     string // --runtime: runtimeWazero, runtimeWasmtime, or "" for wazero
 }
 
 func main() {
@@ -210,10 +211,8 @@ func takeTarget(cfg *config, rest []string) error {
 		return errors.New("--native runs every rank natively; --wasi K runs K of them under WASI: choose one")
 	case cfg.wasi < 0 || cfg.n >= 1 && cfg.wasi > cfg.n:
 		return fmt.Errorf("--wasi %d: want 1 … %d of the -n ranks", cfg.wasi, cfg.n)
-	case cfg.runtime == "wasmtime":
-		return fmt.Errorf("--runtime wasmtime: this meshrun has only wazero (wasmtime ranks are not built in yet): %w", meshmpi.ErrNotSupported)
-	case cfg.runtime != "" && cfg.runtime != "wazero":
-		return fmt.Errorf("--runtime %q: want wazero", cfg.runtime)
+	case cfg.runtime != "" && cfg.runtime != runtimeWazero && cfg.runtime != runtimeWasmtime:
+		return fmt.Errorf("--runtime %q: want %s or %s", cfg.runtime, runtimeWazero, runtimeWasmtime)
 	}
 	return nil
 }

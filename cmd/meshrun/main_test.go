@@ -146,8 +146,12 @@ func TestParseArgs(t *testing.T) {
 		},
 		{name: "native and wasi", args: []string{"-n", "4", "--native", "--wasi", "2", "./pi"}, err: "choose one"},
 		{name: "more wasi than ranks", args: []string{"-n", "2", "--wasi", "3", "./pi"}, err: "--wasi 3"},
-		{name: "wasmtime", args: []string{"-n", "2", "--runtime", "wasmtime", "./pi"}, err: "not built in yet"},
-		{name: "unknown runtime", args: []string{"-n", "2", "--runtime", "v8", "./pi"}, err: "want wazero"},
+		{
+			name: "wasmtime",
+			args: []string{"-n", "4", "--wasi", "2", "--runtime", "wasmtime", "./pi"},
+			want: config{n: 4, wasi: 2, runtime: "wasmtime", target: "./pi", settings: loopback, grace: 2 * time.Second},
+		},
+		{name: "unknown runtime", args: []string{"-n", "2", "--runtime", "v8", "./pi"}, err: "want wazero or wasmtime"},
 		{name: "join a bad URL", args: []string{"join", "h:1", "--job", "j", "--token", "t", "./pi"}, err: "want ws://"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

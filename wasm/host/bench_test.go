@@ -13,21 +13,22 @@ import (
 // BenchmarkRelay measures what the host's relay costs: rank 1 (native)
 // drives rank 0, a wazero guest or, for comparison, a native rank, over
 // the same WebRTC mesh on loopback: 8-byte ping-pong round trips and
-// 1 MiB one-way messages.
+// 1 MiB one-way messages. wasi-stockpoll runs the guest with wazero's
+// own poll_oneoff, which spins while the guest waits (poll.go).
 func BenchmarkRelay(b *testing.B) {
-	for _, peer := range []string{"wasi", "native"} {
-		b.Run(peer, func(b *testing.B) { benchPair(b, peer == "wasi") })
+	for _, peer := range []string{"wasi", "wasi-stockpoll", "native"} {
+		b.Run(peer, func(b *testing.B) { benchPair(b, peer != "native", peer == "wasi-stockpoll") })
 	}
 }
 
-func benchPair(b *testing.B, wasi bool) {
+func benchPair(b *testing.B, wasi, stockPoll bool) {
 	module, err := buildGuest()
 	if err != nil {
 		b.Fatal(err)
 	}
 	var p *Program
 	if wasi {
-		if p, err = Compile(b.Context(), module, testDir+"/cache"); err != nil {
+		if p, err = compile(b.Context(), module, testDir+"/cache", stockPoll); err != nil {
 			b.Fatal(err)
 		}
 		defer p.Close(b.Context())
@@ -68,8 +69,18 @@ func benchPair(b *testing.B, wasi bool) {
 	must(meshmpi.Send(w, ping, 0, ranktest.TagPing))
 	_, err = meshmpi.Recv(w, ping, 0, ranktest.TagPing)
 	must(err)
+	// polls reports the guest's poll_oneoff calls per operation: a guest
+	// that spins while it waits makes thousands per message
+	polls := func(b *testing.B) func() {
+		if p == nil {
+			return func() {}
+		}
+		n := p.poll.calls.Load()
+		return func() { b.ReportMetric(float64(p.poll.calls.Load()-n)/float64(b.N), "polls/op") }
+	}
 	b.Run("pingpong-8B", func(b *testing.B) {
 		b.ReportAllocs()
+		defer polls(b)()
 		for b.Loop() {
 			must(meshmpi.Send(w, ping, 0, ranktest.TagPing))
 			_, err := meshmpi.Recv(w, ping, 0, ranktest.TagPing)
@@ -78,6 +89,8 @@ func benchPair(b *testing.B, wasi bool) {
 	})
 	b.Run("bandwidth-1MiB", func(b *testing.B) {
 		b.SetBytes(int64(len(big)))
+		b.ReportAllocs()
+		defer polls(b)()
 		for b.Loop() {
 			must(meshmpi.Send(w, big, 0, ranktest.TagSink))
 		}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental/sock"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/meshmpi/meshmpi"
@@ -37,14 +36,21 @@ const listenerFD = 3
 // any number of ranks: compiling takes about a second, instantiating a
 // few milliseconds.
 type Program struct {
-	rt  wazero.Runtime
-	mod wazero.CompiledModule
+	rt   wazero.Runtime
+	mod  wazero.CompiledModule
+	poll *poller // its guests' poll_oneoff
 }
 
 // Compile compiles a wasip1 module. cacheDir keeps the machine code
 // between runs (wazero's file cache: a warm start takes tens of
 // milliseconds instead of a second); "" compiles afresh.
 func Compile(ctx context.Context, module []byte, cacheDir string) (*Program, error) {
+	return compile(ctx, module, cacheDir, false)
+}
+
+// compile is Compile; stockPoll keeps wazero's own poll_oneoff, for the
+// benchmark that shows what replacing it buys.
+func compile(ctx context.Context, module []byte, cacheDir string, stockPoll bool) (*Program, error) {
 	cfg := wazero.NewRuntimeConfig().WithCloseOnContextDone(true)
 	if cacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
@@ -54,7 +60,11 @@ func Compile(ctx context.Context, module []byte, cacheDir string) (*Program, err
 		cfg = cfg.WithCompilationCache(cache)
 	}
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+	poll, err := instantiateWASI(ctx, rt, stockPoll)
+	if err == nil {
+		err = instantiateClosedCalls(ctx, rt)
+	}
+	if err != nil {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("wasm host: %w", err)
 	}
@@ -63,7 +73,22 @@ func Compile(ctx context.Context, module []byte, cacheDir string) (*Program, err
 		rt.Close(ctx)
 		return nil, fmt.Errorf("wasm host: compile: %w", err)
 	}
-	return &Program{rt: rt, mod: mod}, nil
+	return &Program{rt: rt, mod: mod, poll: poll}, nil
+}
+
+// instantiateClosedCalls defines package wasm's host functions (module
+// "meshmpi", its package doc) as a stream that is closed: every wasip1
+// rank imports them, and this host offers the socket instead, so a guest
+// that tried them would see the end of the stream, never a missing
+// import.
+func instantiateClosedCalls(ctx context.Context, rt wazero.Runtime) error {
+	closed := func(context.Context, uint32, uint32) int32 { return -1 }
+	_, err := rt.NewHostModuleBuilder("meshmpi").
+		NewFunctionBuilder().WithFunc(closed).Export("stream_write").
+		NewFunctionBuilder().WithFunc(closed).Export("stream_read").
+		NewFunctionBuilder().WithFunc(func(context.Context) {}).Export("stream_close").
+		Instantiate(ctx)
+	return err
 }
 
 // Close releases the compiled module; ranks still running are stopped.
@@ -132,7 +157,8 @@ func (p *Program) run(ctx context.Context, r Rank, key [wasm.KeyLen]byte, log *s
 	}
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
-	sctx := sock.WithConfig(runCtx, sock.NewConfig().WithTCPListener("127.0.0.1", port))
+	wake := newBell()
+	sctx := withBell(sock.WithConfig(runCtx, sock.NewConfig().WithTCPListener("127.0.0.1", port)), wake)
 
 	exited := make(chan struct{})
 	var (
@@ -144,7 +170,8 @@ func (p *Program) run(ctx context.Context, r Rank, key [wasm.KeyLen]byte, log *s
 		if err != nil {
 			return // the guest ended (or never bound its listener) first
 		}
-		serveErr = Serve(runCtx, conn, Config{Job: r.Job, Key: key, Logger: log})
+		wake.ring() // the connection waits to be accepted
+		serveErr = Serve(runCtx, ringingConn{conn, wake}, Config{Job: r.Job, Key: key, Logger: log})
 	})
 	mod, ierr := p.rt.InstantiateModule(sctx, p.mod, cfg)
 	close(exited)
@@ -174,6 +201,37 @@ func (p *Program) run(ctx context.Context, r Rank, key [wasm.KeyLen]byte, log *s
 		err = errors.Join(err, serveErr)
 	}
 	return status, err, false
+}
+
+// ringingConn is the host's end of a guest's stream: whatever reaches
+// the guest (bytes, the end) rings its bell, so a guest sleeping in
+// poll_oneoff wakes to read it.
+type ringingConn struct {
+	net.Conn
+	b *bell
+}
+
+// ringChunk bounds the bytes written between two rings. A write larger
+// than the socket's buffers waits for the guest to read; had its first
+// part gone unannounced, a guest that drained what it was told of would
+// sleep through it until bellNap. Written in pieces that fit, each
+// piece is announced and the next one finds room.
+const ringChunk = 16 << 10
+
+func (c ringingConn) Write(p []byte) (n int, err error) {
+	for len(p) > 0 && err == nil {
+		var k int
+		k, err = c.Conn.Write(p[:min(len(p), ringChunk)])
+		c.b.ring()
+		n, p = n+k, p[k:]
+	}
+	return n, err
+}
+
+func (c ringingConn) Close() error {
+	err := c.Conn.Close()
+	c.b.ring()
+	return err
 }
 
 // dialGuest connects to the guest's listener once it is bound; it gives

@@ -1,0 +1,82 @@
+//go:build !js && !wasip1
+
+package host
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/meshmpi/meshmpi/peer"
+	"github.com/meshmpi/meshmpi/wasm"
+)
+
+// sink is the remote rank's end of a relayed link: it counts frames.
+type sink struct{ frames, bytes int }
+
+func (s *sink) HandleFrame(hdr, payload []byte) { s.frames++; s.bytes += len(hdr) + len(payload) }
+func (s *sink) HandleWritable()                 {}
+func (s *sink) HandleClose(error)               {}
+
+// TestRelayHotPathAllocs: relaying a frame each way allocates nothing
+// once the queues have grown: the guest's data message is read, decoded
+// and forwarded to the real link; the remote's frame is queued for the
+// guest, written out, and credited back. The real link is a memory link,
+// so what is counted is the relay's own work.
+func TestRelayHotPathAllocs(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	r := &relay{log: slog.New(slog.DiscardHandler), ctx: ctx, cancel: cancel, out: newOutQueue(),
+		rank: 0, size: 2, links: make([]*hostLink, 2), dialing: make([]bool, 2), stopWriter: make(chan struct{})}
+	real, remote := peer.NewMemoryLinks(wasm.MaxFrame)
+	var s sink
+	remote.Bind(&s)
+	require.NoError(t, r.Attach(1, real))
+	drain := func() int {
+		b, ok := r.out.take(r.stopWriter)
+		if !ok {
+			return 0
+		}
+		n := len(b)
+		r.out.give(b)
+		return n
+	}
+	require.Positive(t, drain()) // the link-up
+
+	hdr, payload := make([]byte, peer.HeaderLen), make([]byte, 16<<10)
+	frame := append(append([]byte(nil), hdr...), payload...)
+	var stream bytes.Reader
+	rd := wasm.NewReader(&stream)
+	toHost := wasm.AppendData(nil, 1, frame[:peer.HeaderLen], frame[peer.HeaderLen:])
+	credit := wasm.AppendCredit(nil, 1, len(frame))
+	// no require inside: boxing its arguments would allocate
+	step := func() {
+		// guest → host → remote
+		stream.Reset(toHost)
+		m, err := rd.Next()
+		if err == nil {
+			err = r.handle(&m)
+		}
+		// remote → host → guest, and the guest's credit
+		if err == nil {
+			_, err = remote.WriteFrame(hdr, payload)
+		}
+		if err != nil || drain() <= len(frame) { // the data, maybe a credit
+			t.Fatalf("relaying: %v", err)
+		}
+		stream.Reset(credit)
+		if m, err = rd.Next(); err == nil {
+			err = r.handle(&m)
+		}
+		if err != nil {
+			t.Fatalf("credit: %v", err)
+		}
+	}
+	step() // grow the queues
+	allocs := testing.AllocsPerRun(200, step)
+	require.Zero(t, allocs, "allocations per relayed frame pair")
+	require.Equal(t, 202, s.frames)
+}

@@ -1,0 +1,278 @@
+//go:build !js && !wasip1
+
+package host
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// Why poll_oneoff is replaced.
+//
+// A wasip1 Go program parks a goroutine that reads an empty socket and,
+// once none is runnable, asks poll_oneoff which descriptors became
+// readable (the runtime's netpoll_wasip1.go), first without a timeout,
+// then until its next timer. wazero v1.12's poll_oneoff does not poll
+// sockets: it reports every non-blocking descriptor ready at once (and
+// sleeps a clock subscription's whole timeout only when nothing else was
+// asked). So a rank waiting for its host never sleeps: the runtime's
+// non-blocking netpoll(0) "finds" the stream readable, the read fails
+// with EAGAIN, the goroutine parks again, round after round — measured
+// in BenchmarkRelay, some 2,300 poll/read pairs per 1 MiB message, a
+// whole core spinning that the host's pion stack and the other ranks
+// needed.
+//
+// The replacement answers for connected sockets from their real state:
+// it peeks one byte with wazero's own sock_recv (the guest's descriptor
+// table is wazero's, so asking through its function is the only way to
+// reach the socket), and when none is readable it sleeps until the host
+// rings the guest's bell (it wrote to the stream, or closed it), the
+// clock subscription's timeout passes, or the run's context ends.
+// Anything else (no bell in the context, a descriptor that is not a
+// connected socket, a write subscription, an absolute clock) goes to
+// wazero's poll_oneoff unchanged.
+
+// WASI preview 1 layouts (snapshot-01 "subscription" and "event").
+const (
+	subSize   = 48 // userdata u64, tag u8, then the union at 8+8
+	eventSize = 32 // userdata u64, errno u16, type u8, fd_readwrite
+	wasiClock = 0  // eventtype clock
+	wasiRead  = 1  // eventtype fd_read
+	wasiAgain = 6  // errno EAGAIN
+	wasiBadf  = 8  // errno EBADF
+	peekFlag  = 1  // riflags recv_peek
+)
+
+// bellNap bounds one sleep of a waiting guest. The host rings after
+// every write, so this is only a safety net: loopback TCP normally
+// queues the bytes at the receiver before write returns, but softirq
+// work deferred to ksoftirqd can land them a little later than the
+// ring (measured: a few dozen times per 300 MiB relayed on a loaded
+// machine). After a ring that found no byte the guest therefore looks
+// again after ringEcho, doubling up to bellNap/4; an idle guest wakes
+// every bellNap for one peek.
+const (
+	bellNap  = 2 * time.Millisecond
+	ringEcho = 20 * time.Microsecond
+)
+
+// bell is how the host wakes its guest from poll_oneoff: one per guest
+// instance, carried to the host functions in the instantiation context.
+type bell struct {
+	c chan struct{} // cap 1: a ring while no one sleeps is kept
+	// the sleeping guest's timer and its calls' stack: a guest runs one
+	// goroutine at a time, so polling allocates nothing
+	timer *time.Timer
+	stack [6]uint64
+}
+
+type bellKey struct{}
+
+func newBell() *bell {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &bell{c: make(chan struct{}, 1), timer: t}
+}
+
+// ring wakes the guest if it sleeps, or makes its next sleep return.
+func (b *bell) ring() {
+	select {
+	case b.c <- struct{}{}:
+	default:
+	}
+}
+
+// withBell makes the guest instantiated with ctx wake on b.
+func withBell(ctx context.Context, b *bell) context.Context {
+	return context.WithValue(ctx, bellKey{}, b)
+}
+
+// instantiateWASI instantiates wazero's WASI functions with poll_oneoff
+// replaced (see "Why poll_oneoff is replaced"). wazero documents the
+// override: functions exported after NewFunctionExporter's replace its
+// own; its implementations are reached through the definitions of a
+// compiled, never instantiated, copy of its module.
+// stock keeps wazero's behaviour, only counting the calls.
+func instantiateWASI(ctx context.Context, rt wazero.Runtime, stock bool) (*poller, error) {
+	std, err := wasi_snapshot_preview1.NewBuilder(rt).Compile(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer std.Close(ctx)
+	defs := std.ExportedFunctions()
+	fn := func(name string) api.GoModuleFunction {
+		if d, ok := defs[name]; ok {
+			f, _ := d.GoFunction().(api.GoModuleFunction)
+			return f
+		}
+		return nil
+	}
+	p := &poller{std: fn("poll_oneoff"), recv: fn("sock_recv"), stock: stock}
+	if p.std == nil || p.recv == nil {
+		return nil, fmt.Errorf("wazero's WASI module has no Go poll_oneoff or sock_recv to build on")
+	}
+	b := rt.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
+	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(b)
+	i32 := api.ValueTypeI32
+	b.NewFunctionBuilder().
+		WithGoModuleFunction(p, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).
+		WithParameterNames("in", "out", "nsubscriptions", "result.nevents").
+		WithResultNames("errno").
+		Export("poll_oneoff")
+	if _, err = b.Instantiate(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// poller is the replacement poll_oneoff; std and recv are wazero's
+// poll_oneoff and sock_recv.
+type poller struct {
+	std, recv api.GoModuleFunction
+	stock     bool
+	calls     atomic.Int64 // for the benchmarks: polls per operation show a spin
+}
+
+// Call implements api.GoModuleFunction: poll_oneoff(in, out,
+// nsubscriptions, result.nevents) → errno.
+func (p *poller) Call(ctx context.Context, mod api.Module, stack []uint64) {
+	p.calls.Add(1)
+	b, _ := ctx.Value(bellKey{}).(*bell)
+	if b == nil || p.stock || !p.poll(ctx, mod, stack, b) {
+		p.std.Call(ctx, mod, stack)
+	}
+}
+
+// poll serves a call made of read subscriptions on connected sockets and
+// at most one relative clock; it returns false for any other call,
+// having written only into the events buffer, which wazero's
+// poll_oneoff clears first.
+func (p *poller) poll(ctx context.Context, mod api.Module, stack []uint64, b *bell) bool {
+	in, out := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
+	n, nevents := api.DecodeU32(stack[2]), api.DecodeU32(stack[3])
+	mem := mod.Memory()
+	if n == 0 || n > 1<<16 || mem == nil {
+		return false
+	}
+	subs, ok1 := mem.Read(in, n*subSize)
+	evs, ok2 := mem.Read(out, n*eventSize)
+	if !ok1 || !ok2 {
+		return false
+	}
+	var (
+		clock   = -1 // index of the clock subscription
+		timeout time.Duration
+		reads   int
+	)
+	for i := range int(n) {
+		s := subs[i*subSize:]
+		switch s[8] {
+		case wasiClock:
+			// id u32 at 16, timeout u64 at 24, precision at 32, flags u16 at 40
+			if clock >= 0 || binary.LittleEndian.Uint16(s[40:]) != 0 {
+				return false
+			}
+			clock, timeout = i, time.Duration(binary.LittleEndian.Uint64(s[24:]))
+		case wasiRead:
+			reads++
+		default:
+			return false
+		}
+	}
+	if reads == 0 {
+		return false // a plain sleep: wazero's is right
+	}
+	// The events buffer is the guest's scratch until events are written:
+	// the peek's iovec, its one byte and its two results go there. Peek
+	// every socket first, so a descriptor that is not one goes to wazero
+	// before anything is decided.
+	var ready [8]bool
+	if n > uint32(len(ready)) {
+		return false // the Go runtime's rank polls one or two descriptors
+	}
+	deadline := time.Now().Add(timeout)
+	var soon time.Duration // after a ring that found nothing: look again soon
+	for {
+		some := false
+		for i := range int(n) {
+			s := subs[i*subSize:]
+			if s[8] != wasiRead {
+				continue
+			}
+			r, ok := p.peek(ctx, mod, b, out, binary.LittleEndian.Uint32(s[16:]))
+			if !ok {
+				return false
+			}
+			ready[i] = r
+			some = some || r
+		}
+		expired := clock >= 0 && !time.Now().Before(deadline)
+		if some || expired || ctx.Err() != nil {
+			clear(evs)
+			k := uint32(0)
+			for i := range int(n) {
+				s := subs[i*subSize:]
+				if ready[i] || (i == clock && expired) {
+					e := evs[k*eventSize:]
+					copy(e[:8], s[:8]) // userdata
+					e[10] = s[8]       // type
+					k++
+				}
+			}
+			if !mem.WriteUint32Le(nevents, k) {
+				return false
+			}
+			stack[0] = 0
+			return true
+		}
+		nap := bellNap
+		if soon > 0 {
+			nap = soon
+		}
+		if clock >= 0 {
+			nap = min(nap, time.Until(deadline))
+		}
+		b.timer.Reset(nap)
+		select {
+		case <-b.c:
+			soon = ringEcho
+		case <-b.timer.C:
+			if soon *= 2; soon > bellNap/4 {
+				soon = 0
+			}
+		case <-ctx.Done():
+		}
+		b.timer.Stop()
+	}
+}
+
+// peek reports whether the connected socket fd has a byte to read (or
+// its end or an error to report: a read will not block); ok is false
+// when fd is not a connected socket.
+func (p *poller) peek(ctx context.Context, mod api.Module, b *bell, scratch, fd uint32) (ready, ok bool) {
+	mem := mod.Memory()
+	// iovec{buf: scratch+8, len: 1} at scratch; ro_datalen at +12, ro_flags at +16
+	if !mem.WriteUint32Le(scratch, scratch+8) || !mem.WriteUint32Le(scratch+4, 1) {
+		return false, false
+	}
+	st := &b.stack
+	*st = [6]uint64{uint64(fd), uint64(scratch), 1, peekFlag, uint64(scratch + 12), uint64(scratch + 16)}
+	p.recv.Call(ctx, mod, st[:])
+	switch api.DecodeU32(st[0]) {
+	case 0:
+		return true, true // a byte, or the end of the stream
+	case wasiAgain:
+		return false, true
+	case wasiBadf: // not a connected socket (a listener, a file)
+		return false, false
+	default:
+		return true, true // the read reports it
+	}
+}
