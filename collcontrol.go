@@ -35,11 +35,18 @@ type activeRun struct {
 
 // abortSeq fails the collective with sequence number seq: at once if it
 // runs here now, else when it starts.
+//
+// The run is aborted with activeMu held: once the lock is released its
+// owner may leave, recycle the run (Plan.PutRun) and start it for a later
+// collective, which a late Abort would then reset or fail. Holding the
+// lock is safe: Abort with errMismatchReported withdraws this rank's
+// transfers but tells no other rank, so it never waits on another
+// communicator's activeMu.
 func (c *Comm) abortSeq(seq uint32) {
 	c.activeMu.Lock()
+	defer c.activeMu.Unlock()
 	for _, a := range c.active {
 		if a.seq == seq {
-			c.activeMu.Unlock()
 			a.run.Abort(errMismatchReported)
 			return
 		}
@@ -47,7 +54,6 @@ func (c *Comm) abortSeq(seq uint32) {
 	if len(c.aborted) < 1024 {
 		c.aborted = append(c.aborted, seq)
 	}
-	c.activeMu.Unlock()
 }
 
 // enter registers a started run; it reports whether a notice already
