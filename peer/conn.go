@@ -73,7 +73,7 @@ func (c *conn) drainLocked() {
 				// the phase changes before the write (the CTS may come back
 				// inside it) and under e.mu, where CancelTagged looks
 				c.ep.mu.Lock()
-				abandoned := op.abandon
+				abandoned, slot := op.abandon, op.slot // slot: CancelTagged may clear it once unlocked
 				if abandoned != nil {
 					c.ep.unregister(op)
 				} else {
@@ -86,7 +86,7 @@ func (c *conn) drainLocked() {
 					c.mu.Lock()
 					continue
 				}
-				h.Kind, h.Seq = KindRTS, op.slot
+				h.Kind, h.Seq = KindRTS, slot
 			case phaseData:
 				n := min(c.maxData, op.want-op.off)
 				h = Header{Kind: KindData, RID: op.rid, Total: uint64(op.want), Offset: uint64(op.off)}

@@ -461,16 +461,21 @@ func (e *Endpoint) deliverLocked(op *Op, kind Kind, src int, tag int32, total in
 	if m != nil {
 		e.putMessageLocked(m)
 	}
+	// read under the lock: once registered, op may be withdrawn
+	// (CancelTagged), completed and reused before the CTS is queued
+	slot, want := op.slot, op.want
 	e.mu.Unlock()
-	e.clearToSend(e.conns[src].Load(), op, seq)
+	e.clearToSend(e.conns[src].Load(), op, slot, want, seq)
 }
 
-// clearToSend answers a matched RTS; op's slot (if it wants data) is registered.
-func (e *Endpoint) clearToSend(c *conn, op *Op, seq uint32) {
+// clearToSend answers a matched RTS for op, whose slot is registered if
+// it wants data; op is only touched when it wants none (it is then
+// neither posted nor registered, so no one else can complete it).
+func (e *Endpoint) clearToSend(c *conn, op *Op, slot uint32, want int, seq uint32) {
 	cts := e.GetOp()
-	cts.kind, cts.seq, cts.rid, cts.want = opCTS, seq, op.slot, op.want
+	cts.kind, cts.seq, cts.rid, cts.want = opCTS, seq, slot, want
 	c.enqueue(cts, &c.ctrl)
-	if op.want == 0 {
+	if want == 0 {
 		e.finishRecv(op, 0)
 	}
 }
