@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall/js"
+
+	"github.com/meshmpi/meshmpi/internal/jsglue"
 )
 
 // The browser link: a thin syscall/js layer over the page's
@@ -88,14 +90,14 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 			l.teardown()
 		}
 	}()
-	if err := jsTry(func() { l.pc = ctor.New(rtcConfig(cfg)) }); err != nil {
+	if err := jsglue.Try(func() { l.pc = ctor.New(rtcConfig(cfg)) }); err != nil {
 		return nil, fmt.Errorf("new RTCPeerConnection: %w", err)
 	}
 	init := js.Global().Get("Object").New()
 	init.Set("negotiated", true)
 	init.Set("id", 0)
 	init.Set("ordered", true)
-	if err := jsTry(func() { l.dc = l.pc.Call("createDataChannel", "meshmpi", init) }); err != nil {
+	if err := jsglue.Try(func() { l.dc = l.pc.Call("createDataChannel", "meshmpi", init) }); err != nil {
 		return nil, fmt.Errorf("createDataChannel: %w", err)
 	}
 	l.dc.Set("binaryType", "arraybuffer")
@@ -163,7 +165,7 @@ func (l *jsLink) setRemote(ctx context.Context, typ, sdp string) error {
 // addCandidate implements rtcPeer.
 func (l *jsLink) addCandidate(ctx context.Context, init []byte) error {
 	var c js.Value
-	if err := jsTry(func() { c = js.Global().Get("JSON").Call("parse", string(init)) }); err != nil || c.Type() != js.TypeObject {
+	if err := jsglue.Try(func() { c = js.Global().Get("JSON").Call("parse", string(init)) }); err != nil || c.Type() != js.TypeObject {
 		return fmt.Errorf("%q is not a JSON object", init)
 	}
 	_, err := await(ctx, l.pc.Call("addIceCandidate", c))
@@ -281,7 +283,7 @@ func (l *jsLink) WriteFrame(hdr, payload []byte) (bool, error) {
 	l.wmu.Lock()
 	l.wbuf = append(append(l.wbuf[:0], hdr...), payload...)
 	js.CopyBytesToJS(l.sendBuf, l.wbuf)
-	err := jsTry(func() { l.dc.Call("send", l.sendBuf.Call("subarray", 0, n)) })
+	err := jsglue.Try(func() { l.dc.Call("send", l.sendBuf.Call("subarray", 0, n)) })
 	l.wmu.Unlock()
 	if err != nil {
 		err = fmt.Errorf("webrtc link: send: %w", err)
@@ -382,10 +384,10 @@ func (l *jsLink) teardown() {
 			}
 		}
 		if l.dc.Truthy() {
-			_ = jsTry(func() { l.dc.Call("close") })
+			_ = jsglue.Try(func() { l.dc.Call("close") })
 		}
 		if l.pc.Truthy() {
-			_ = jsTry(func() { l.pc.Call("close") })
+			_ = jsglue.Try(func() { l.pc.Call("close") })
 		}
 		for _, f := range l.funcs {
 			f.Release()
@@ -416,22 +418,6 @@ func (l *jsLink) Close() error {
 	if !l.inHandler.Load() {
 		<-l.pumpDone
 	}
-	return nil
-}
-
-// jsTry runs fn and turns a JavaScript exception (a js.Error panic) into
-// an error.
-func jsTry(fn func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if e, ok := r.(js.Error); ok {
-				err = e
-				return
-			}
-			panic(r)
-		}
-	}()
-	fn()
 	return nil
 }
 

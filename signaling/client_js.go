@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall/js"
 	"time"
+
+	"github.com/meshmpi/meshmpi/internal/jsglue"
 )
 
 // A browser rank talks to the server through the page's own WebSocket
@@ -82,7 +84,7 @@ func dialTransport(ctx context.Context, url string) (transport, error) {
 		closed: make(chan struct{}),
 		ready:  make(chan struct{}, 1),
 	}
-	if err := jsTry(func() { t.ws = js.Global().Get("WebSocket").New(url) }); err != nil {
+	if err := jsglue.Try(func() { t.ws = js.Global().Get("WebSocket").New(url) }); err != nil {
 		return nil, fmt.Errorf("signaling: websocket: %w", err)
 	}
 	t.ws.Set("binaryType", "arraybuffer")
@@ -196,7 +198,7 @@ func (t *jsTransport) write(ctx context.Context, data []byte) error {
 	if t.ws.Get("readyState").Int() != 1 { // OPEN
 		return errNotOpen
 	}
-	if err := jsTry(func() { t.ws.Call("send", string(data)) }); err != nil {
+	if err := jsglue.Try(func() { t.ws.Call("send", string(data)) }); err != nil {
 		return fmt.Errorf("signaling: websocket send: %w", err)
 	}
 	return nil
@@ -224,24 +226,8 @@ func (t *jsTransport) close() error {
 // closeNow starts the closing handshake and returns: a page cannot drop a
 // WebSocket without one. It does nothing on a closing or closed socket.
 func (t *jsTransport) closeNow() error {
-	if err := jsTry(func() { t.ws.Call("close", statusNormal) }); err != nil {
+	if err := jsglue.Try(func() { t.ws.Call("close", statusNormal) }); err != nil {
 		return fmt.Errorf("signaling: websocket close: %w", err)
 	}
-	return nil
-}
-
-// jsTry runs fn and turns a JavaScript exception (a js.Error panic) into
-// an error.
-func jsTry(fn func()) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if e, ok := r.(js.Error); ok {
-				err = e
-				return
-			}
-			panic(r)
-		}
-	}()
-	fn()
 	return nil
 }

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/meshmpi/meshmpi/internal/gobuild"
 )
 
 // target is what every rank process runs: an executable, or a Go package
@@ -112,29 +113,22 @@ func goBuild(ctx context.Context, t target, dir string, wasi bool) (string, erro
 		name = "rank"
 	}
 	exe := filepath.Join(dir, name)
+	g := gobuild.Go{Setup: interruptGroup}
 	if wasi {
 		exe += ".wasm"
+		g.GOOS, g.GOARCH = "wasip1", "wasm"
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", exe, t.pkg)
-	if wasi {
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	if err := g.Build(ctx, exe, t.pkg); err != nil {
+		return "", err
 	}
-	// go and the compilers it runs get an interrupt, in a process group of
-	// their own; go itself is killed if it has not ended 5 s later
+	return exe, nil
+}
+
+// interruptGroup gives go and the compilers it runs an interrupt when the
+// context ends, in a process group of their own; go itself is killed if
+// it has not ended 5 s later.
+func interruptGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) }
 	cmd.WaitDelay = 5 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(out.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		if wasi {
-			return "", fmt.Errorf("GOOS=wasip1 GOARCH=wasm go build %s:\n%s", t.pkg, msg)
-		}
-		return "", fmt.Errorf("go build %s:\n%s", t.pkg, msg)
-	}
-	return exe, nil
 }

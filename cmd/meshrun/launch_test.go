@@ -3,20 +3,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/meshmpi/meshmpi"
+	"github.com/meshmpi/meshmpi/internal/lockedbuf"
 	"github.com/meshmpi/meshmpi/signaling"
 )
 
@@ -24,29 +23,11 @@ import (
 // hung, and the test stops it and fails.
 const hangLimit = 60 * time.Second
 
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // meshrunRun is one meshrun running in the test process.
 type meshrunRun struct {
 	args           []string
 	sigc           chan os.Signal // what meshrun receives as signals
-	stdout, stderr syncBuffer
+	stdout, stderr lockedbuf.Buffer
 	status         chan int
 	ctx            context.Context // ends at the hang limit
 	cancel         context.CancelFunc
@@ -87,11 +68,19 @@ func TestRunPi(t *testing.T) {
 		t.Skip("go build and a WebRTC job in -short mode")
 	}
 	piBinary(t) // warms the build cache for the go build in meshrun
+	require.Contains(t, runInModule(t, "-n", "4", "./examples/pi", "-steps", "1000000"), "[0] pi ≈")
+}
+
+// runInModule runs meshrun with args in the module's root, where the
+// examples are, checks that it succeeds with nothing on standard error,
+// and returns its standard output.
+func runInModule(t *testing.T, args ...string) string {
+	t.Helper()
 	t.Chdir("../..")
-	m := start("-n", "4", "./examples/pi", "-steps", "1000000")
+	m := start(args...)
 	require.Equal(t, 0, m.wait(t))
-	require.Contains(t, m.stdout.String(), "[0] pi ≈")
 	require.Empty(t, m.stderr.String())
+	return m.stdout.String()
 }
 
 // Rank 2 dies with status 3 while the others wait for it in an Allreduce:
@@ -101,7 +90,14 @@ func TestFailingRank(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a WebRTC job in -short mode")
 	}
-	m := start("-n", "4", "--grace", "30s", failrankBinary(t))
+	checkFailrank(t, start("-n", "4", "--grace", "30s", failrankBinary(t)))
+}
+
+// checkFailrank checks how a meshrun of failrank on 4 ranks ended: rank 2
+// crashed with status 3, the others failed by themselves with
+// ErrProcFailed, and meshrun exited with 3.
+func checkFailrank(t *testing.T, m *meshrunRun) {
+	t.Helper()
 	require.Equal(t, 3, m.wait(t))
 	require.Contains(t, m.stdout.String(), "[2] rank 2 crashing\n")
 	stderr := m.stderr.String()
@@ -199,45 +195,33 @@ func TestInterrupt(t *testing.T) {
 	require.False(t, strings.Contains(m.stderr.String(), "exited with"), "ranks meshrun stopped are not failures")
 }
 
-// The pi example as 4 WASI ranks under wazero inside meshrun (the
-// default for a package), each its own member of the WebRTC mesh.
-func TestRunPiWASI(t *testing.T) {
-	if testing.Short() {
-		t.Skip("go build, wazero and a WebRTC job in -short mode")
-	}
-	t.Chdir("../..")
-	m := start("-n", "4", "./examples/pi", "-steps", "1000000")
-	require.Equal(t, 0, m.wait(t))
-	require.Contains(t, m.stdout.String(), "[0] pi ≈")
-	require.Contains(t, m.stdout.String(), "on 4 ranks")
-	require.Empty(t, m.stderr.String())
-}
+func TestRunWASI(t *testing.T) { runWASI(t, "") }
 
-// A mixed job: ranks 0 and 1 under WASI, 2 and 3 native processes.
-func TestRunPiMixed(t *testing.T) {
+// runWASI runs WASI ranks under runtime (--runtime; "" for the default,
+// wazero) inside meshrun, each
+// its own member of the WebRTC mesh: the pi example on 4 guests; a mixed
+// job, ranks 0 and 1 guests and 2 and 3 native processes; and failrank
+// with every rank a guest, whose exit status is the rank's while the
+// other guests fail by themselves.
+func runWASI(t *testing.T, runtime string) {
 	if testing.Short() {
-		t.Skip("go build, wazero and a WebRTC job in -short mode")
+		t.Skip("go build, a WASI runtime and a WebRTC job in -short mode")
 	}
-	t.Chdir("../..")
-	m := start("-n", "4", "--wasi", "2", "./examples/allreduce")
-	require.Equal(t, 0, m.wait(t))
-	require.Empty(t, m.stderr.String())
-}
-
-// failrank with every rank under WASI: the guest's exit status is the
-// rank's, and the other guests fail by themselves with ErrProcFailed.
-func TestFailingRankWASI(t *testing.T) {
-	if testing.Short() {
-		t.Skip("go build, wazero and a WebRTC job in -short mode")
+	var rt []string
+	if runtime != "" {
+		rt = []string{"--runtime", runtime}
 	}
-	m := start("-n", "4", "--grace", "30s", "./testdata/failrank")
-	require.Equal(t, 3, m.wait(t))
-	require.Contains(t, m.stdout.String(), "[2] rank 2 crashing\n")
-	stderr := m.stderr.String()
-	require.Contains(t, stderr, "meshrun: rank 2 exited with status 3\n")
-	for _, r := range []int{0, 1, 3} {
-		require.Contains(t, stderr, fmt.Sprintf("[%d] failrank: a peer failed:", r), "rank %d should fail by itself with ErrProcFailed", r)
-	}
+	t.Run("pi", func(t *testing.T) {
+		out := runInModule(t, append(rt, "-n", "4", "./examples/pi", "-steps", "1000000")...)
+		require.Contains(t, out, "[0] pi ≈")
+		require.Contains(t, out, "on 4 ranks")
+	})
+	t.Run("mixed", func(t *testing.T) {
+		runInModule(t, append(rt, "-n", "4", "--wasi", "2", "./examples/allreduce")...)
+	})
+	t.Run("failrank", func(t *testing.T) {
+		checkFailrank(t, start(append(rt, "-n", "4", "--grace", "30s", "./testdata/failrank")...))
+	})
 }
 
 // A guest that does not build for wasip1 is a usage error that says so.

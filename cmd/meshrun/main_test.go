@@ -4,33 +4,20 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/meshmpi/meshmpi"
+	"github.com/meshmpi/meshmpi/internal/gobuild"
+	"github.com/meshmpi/meshmpi/internal/testbin"
 )
 
-// binDir holds the programs the tests build, once per test binary.
-var binDir string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "meshrun-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m) }
 
 // The programs the end-to-end tests run, as absolute directories: tests
 // may change the working directory.
@@ -43,18 +30,10 @@ var (
 // time it is called and returns the executable's path.
 func buildOnce(dir string) func(t *testing.T) string {
 	abs, err := filepath.Abs(dir)
-	build := sync.OnceValues(func() (string, error) {
-		if err != nil {
-			return "", err
-		}
-		exe := filepath.Join(binDir, filepath.Base(abs))
-		if out, err := exec.Command("go", "build", "-o", exe, abs).CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go build %s: %v\n%s", abs, err, out)
-		}
-		return exe, nil
-	})
+	build := testbin.Once(gobuild.Go{}, abs, filepath.Base(abs))
 	return func(t *testing.T) string {
 		t.Helper()
+		require.NoError(t, err)
 		exe, err := build()
 		require.NoError(t, err)
 		return exe

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/meshmpi/meshmpi/internal/lockedbuf"
 	"github.com/meshmpi/meshmpi/signaling"
 )
 
@@ -22,7 +23,7 @@ const secret = "cmd-test-secret-0123456789"
 func TestServeHandler(t *testing.T) {
 	t.Setenv("MESHMPI_SIGNAL_SECRET", secret)
 	t.Setenv("MESHMPI_SIGNAL_MAX_JOBS", "7")
-	var logs bytes.Buffer
+	var logs lockedbuf.Buffer // the server logs from its own goroutines
 	sc, err := parseServe([]string{"-log-format", "json", "-ice", "stun:127.0.0.1:3478"}, &logs)
 	require.NoError(t, err)
 	require.Equal(t, 7, sc.sig.MaxJobs)

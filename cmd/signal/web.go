@@ -3,15 +3,14 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 
+	"github.com/meshmpi/meshmpi/internal/gobuild"
 	"github.com/meshmpi/meshmpi/web"
 )
 
@@ -93,29 +92,18 @@ func buildPrograms(ctx context.Context, goCmd, dir, out string) (goroot string, 
 			err = fmt.Errorf("build %s for the browser: %w", dir, err)
 		}
 	}()
-	run := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, goCmd, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		b, err := cmd.Output()
-		if err != nil {
-			return "", fmt.Errorf("%s %s: %w\n%s", goCmd, strings.Join(args, " "), err, stderr.Bytes())
-		}
-		return strings.TrimSpace(string(b)), nil
-	}
-	goroot, err = run("env", "GOROOT")
+	g := gobuild.Go{Cmd: goCmd, GOOS: "js", GOARCH: "wasm", Dir: dir}
+	goroot, err = g.Output(ctx, "env", "GOROOT")
 	if err != nil {
 		return "", err
 	}
-	list, err := run("list", "-f", `{{if eq .Name "main"}}{{.ImportPath}}{{end}}`, "./...")
+	list, err := g.Output(ctx, "list", "-f", `{{if eq .Name "main"}}{{.ImportPath}}{{end}}`, "./...")
 	if err != nil {
 		return "", err
 	}
 	for _, pkg := range strings.Fields(list) {
 		name := pkg[strings.LastIndex(pkg, "/")+1:]
-		if _, err := run("build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(out, name+".wasm"), pkg); err != nil {
+		if err := g.Build(ctx, filepath.Join(out, name+".wasm"), pkg, "-trimpath", "-ldflags=-s -w"); err != nil {
 			return "", err
 		}
 	}

@@ -16,13 +16,12 @@
 package mixedjob
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
+
+	"github.com/meshmpi/meshmpi/internal/gobuild"
 )
 
 // Package is the import path of the rank program.
@@ -42,9 +41,6 @@ type Programs struct {
 // Build builds the rank program with goCmd ("" means "go") for the
 // browser when js is set and for WASI when wasi is set.
 func Build(ctx context.Context, goCmd string, js, wasi bool) (*Programs, error) {
-	if goCmd == "" {
-		goCmd = "go"
-	}
 	dir, err := os.MkdirTemp("", "meshmpi-mixedjob-")
 	if err != nil {
 		return nil, err
@@ -52,42 +48,30 @@ func Build(ctx context.Context, goCmd string, js, wasi bool) (*Programs, error) 
 	defer os.RemoveAll(dir)
 	var p Programs
 	if js {
-		if p.JS, err = build(ctx, goCmd, "js", filepath.Join(dir, "js.wasm")); err != nil {
+		goJS := gobuild.Go{Cmd: goCmd, GOOS: "js", GOARCH: "wasm"}
+		if p.JS, err = build(ctx, goJS, filepath.Join(dir, "js.wasm")); err != nil {
 			return nil, err
 		}
-		goroot, err := goOutput(ctx, goCmd, "js", "env", "GOROOT")
+		goroot, err := goJS.Output(ctx, "env", "GOROOT")
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("mixedjob: %w", err)
 		}
 		if p.WasmExec, err = os.ReadFile(filepath.Join(goroot, "lib", "wasm", "wasm_exec.js")); err != nil {
 			return nil, fmt.Errorf("mixedjob: the toolchain's wasm_exec.js: %w", err)
 		}
 	}
 	if wasi {
-		if p.WASI, err = build(ctx, goCmd, "wasip1", filepath.Join(dir, "wasi.wasm")); err != nil {
+		if p.WASI, err = build(ctx, gobuild.Go{Cmd: goCmd, GOOS: "wasip1", GOARCH: "wasm"}, filepath.Join(dir, "wasi.wasm")); err != nil {
 			return nil, err
 		}
 	}
 	return &p, nil
 }
 
-// build builds Package for goos/wasm into out and returns the module.
-func build(ctx context.Context, goCmd, goos, out string) ([]byte, error) {
-	if _, err := goOutput(ctx, goCmd, goos, "build", "-trimpath", "-ldflags=-s -w", "-o", out, Package); err != nil {
-		return nil, err
+// build builds Package, stripped, with g into out and returns the module.
+func build(ctx context.Context, g gobuild.Go, out string) ([]byte, error) {
+	if err := g.Build(ctx, out, Package, "-trimpath", "-ldflags=-s -w"); err != nil {
+		return nil, fmt.Errorf("mixedjob (run from inside the meshmpi module): %w", err)
 	}
 	return os.ReadFile(out)
-}
-
-func goOutput(ctx context.Context, goCmd, goos string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, goCmd, args...)
-	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH=wasm")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	b, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("mixedjob: GOOS=%s GOARCH=wasm %s %s (run from inside the meshmpi module): %w\n%s",
-			goos, goCmd, strings.Join(args, " "), err, stderr.Bytes())
-	}
-	return strings.TrimSpace(string(b)), nil
 }

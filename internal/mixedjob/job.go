@@ -3,7 +3,6 @@
 package mixedjob
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/meshmpi/meshmpi"
 	"github.com/meshmpi/meshmpi/internal/browsertest"
+	"github.com/meshmpi/meshmpi/internal/lockedbuf"
 	"github.com/meshmpi/meshmpi/internal/ranksuite"
 	"github.com/meshmpi/meshmpi/wasm/host"
 )
@@ -140,7 +140,7 @@ func (l *Launcher) Run(ctx context.Context, ranks []Rank) ([]Result, error) {
 	for i, r := range ranks {
 		res[i] = Result{Rank: i, Kind: r.Kind}
 		wg.Go(func() {
-			var stdout, stderr lockedBuffer
+			var stdout, stderr lockedbuf.Buffer
 			var err error
 			switch r.Kind {
 			case Native:
@@ -172,7 +172,7 @@ func (l *Launcher) Run(ctx context.Context, ranks []Rank) ([]Result, error) {
 	return res, nil
 }
 
-func (l *Launcher) native(ctx context.Context, job, token string, rank int, t ranksuite.Task, out *lockedBuffer) error {
+func (l *Launcher) native(ctx context.Context, job, token string, rank int, t ranksuite.Task, out *lockedbuf.Buffer) error {
 	s, err := meshmpi.Join(ctx, meshmpi.JobSpec{Signal: l.Server.WS, Job: job, Token: token, Rank: rank})
 	if err != nil {
 		return err
@@ -180,7 +180,7 @@ func (l *Launcher) native(ctx context.Context, job, token string, rank int, t ra
 	return ranksuite.Run(s, t, out)
 }
 
-func (l *Launcher) guest(ctx context.Context, job, token string, rank int, t ranksuite.Task, stdout, stderr *lockedBuffer) error {
+func (l *Launcher) guest(ctx context.Context, job, token string, rank int, t ranksuite.Task, stdout, stderr *lockedbuf.Buffer) error {
 	if l.wasi == nil {
 		return fmt.Errorf("the launcher was set up without WASI: %w", meshmpi.ErrArg)
 	}
@@ -221,28 +221,4 @@ func (l *Launcher) browser(ctx context.Context, job, token string, rank int, t r
 		err = fmt.Errorf("exit status %d: %s", *page.Status, strings.TrimSpace(page.Stderr))
 	}
 	return page, err
-}
-
-// lockedBuffer is a bytes.Buffer that a rank's output goroutines share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) WriteString(s string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.b.WriteString(s)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

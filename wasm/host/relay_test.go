@@ -1,6 +1,6 @@
 //go:build !js && !wasip1
 
-package host
+package host_test
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/meshmpi/meshmpi/internal/leaktest"
 	"github.com/meshmpi/meshmpi/wasm"
+	"github.com/meshmpi/meshmpi/wasm/host"
+	"github.com/meshmpi/meshmpi/wasm/internal/hosttest"
 )
 
 // TestMalformedGuest: a guest that breaks the protocol, before or after
@@ -44,12 +46,12 @@ func TestMalformedGuest(t *testing.T) {
 		{"oversized after join", true, le.AppendUint32(nil, 1<<30), "message length", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			job := testJob(t, 1)
+			job := hosttest.Job(t, 1)
 			hostEnd, guestEnd := net.Pipe()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			done := make(chan error, 1)
-			go func() { done <- Serve(ctx, hostEnd, Config{Job: job, Key: key}) }()
+			go func() { done <- host.Serve(ctx, hostEnd, host.Config{Job: job, Key: key}) }()
 			rd := wasm.NewReader(bufio.NewReader(guestEnd))
 			m, err := rd.Next()
 			require.NoError(t, err)
@@ -88,7 +90,7 @@ func TestGuestNeverJoins(t *testing.T) {
 	leaktest.Check(t)
 	hostEnd, guestEnd := net.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- Serve(context.Background(), hostEnd, Config{}) }()
+	go func() { done <- host.Serve(context.Background(), hostEnd, host.Config{}) }()
 	_, err := wasm.NewReader(guestEnd).Next()
 	require.NoError(t, err)
 	guestEnd.Close()

@@ -5,90 +5,47 @@ package wasmtime
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/meshmpi/meshmpi"
 	"github.com/meshmpi/meshmpi/internal/leaktest"
+	"github.com/meshmpi/meshmpi/internal/testbin"
 	"github.com/meshmpi/meshmpi/wasm/host"
 	"github.com/meshmpi/meshmpi/wasm/internal/hosttest"
-	"github.com/meshmpi/meshmpi/wasm/internal/ranktest"
 )
 
-// testDir holds the guest the tests build and the runtimes' caches, once
-// per test binary.
-var testDir string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "wasm-wasmtime-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	testDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-var buildGuest = sync.OnceValues(func() ([]byte, error) { return hosttest.BuildGuest(testDir) })
-
-// program is a compiled guest of one runtime.
-type program interface {
-	hosttest.Runner
-	Close(context.Context) error
-}
+func TestMain(m *testing.M) { testbin.Main(m) }
 
 // runtimes are the WASI runtimes the tests compare: the same guest and
 // the same job on each.
 var runtimes = []struct {
 	name    string
-	compile func(ctx context.Context, module []byte, cacheDir string) (program, error)
+	compile func(ctx context.Context, module []byte, cacheDir string) (hosttest.Program, error)
 }{
-	{"wasmtime", func(ctx context.Context, module []byte, dir string) (program, error) {
+	{"wasmtime", func(ctx context.Context, module []byte, dir string) (hosttest.Program, error) {
 		return Compile(ctx, module, dir)
 	}},
-	{"wazero", func(ctx context.Context, module []byte, dir string) (program, error) {
+	{"wazero", func(ctx context.Context, module []byte, dir string) (hosttest.Program, error) {
 		return host.Compile(ctx, module, dir)
 	}},
 }
 
-// compile compiles the guest for runtime i; the caches make every compile
-// after the first one quick.
-func compile(t testing.TB, i int) program {
-	t.Helper()
-	module, err := buildGuest()
-	require.NoError(t, err)
-	rt := runtimes[i]
-	p, err := rt.compile(context.Background(), module, filepath.Join(testDir, "cache-"+rt.name))
-	require.NoError(t, err)
-	t.Cleanup(func() { p.Close(context.Background()) })
-	return p
+// compile compiles the guest for runtime i.
+func compile(t testing.TB, i int) hosttest.Program {
+	return hosttest.Compile(t, runtimes[i].name, runtimes[i].compile)
 }
 
-func wasmtimeProgram(t testing.TB) program { return compile(t, 0) }
+func wasmtimeProgram(t testing.TB) hosttest.Program { return compile(t, 0) }
 
-// TestMixedJob runs the suite (point-to-point, progress while waiting,
-// the collective subset, each checked against a sequential reference) in
-// a job of two WASI guests and two native ranks, on each runtime.
+// TestMixedJob runs hosttest.MixedJob, two guests and two native ranks
+// running the suite, on each runtime.
 func TestMixedJob(t *testing.T) {
 	for i, rt := range runtimes {
 		t.Run(rt.name, func(t *testing.T) {
 			leaktest.Check(t)
-			p := compile(t, i)
-			suite := []string{"-mode", "suite"}
-			out := hosttest.RunJob(t, p, 4, map[int][]string{0: suite, 2: suite}, ranktest.Suite)
-			for r, o := range out {
-				require.NoError(t, o.Err, "rank %d", r)
-				require.NoError(t, o.Finalize, "rank %d's Finalize", r)
-				require.Zero(t, o.Status, "rank %d's exit status", r)
-			}
-			require.Contains(t, out[0].Output, "rank 0 done")
+			hosttest.MixedJob(t, compile(t, i))
 		})
 	}
 }
@@ -107,24 +64,11 @@ func TestAllGuests(t *testing.T) {
 	}
 }
 
+// TestTrappingGuest: a wasmtime guest that traps fails its job's
+// receives from it with ErrProcFailed.
 func TestTrappingGuest(t *testing.T) {
 	leaktest.Check(t)
-	p := wasmtimeProgram(t)
-	// rank 0 traps after a barrier; the other guest and the native ranks
-	// must see ErrProcFailed for a receive from it
-	out := hosttest.RunJob(t, p, 4, map[int][]string{0: {"-mode", "trap"}, 1: {"-mode", "peerfail"}}, func(w *meshmpi.Comm) error {
-		return ranktest.PeerFails(w, 0)
-	})
-	require.Equal(t, host.ExitTrap, out[0].Status, "the trapping rank's status")
-	require.ErrorContains(t, out[0].Err, "trapped")
-	require.Contains(t, out[0].Output, "trapping")
-	for r := 1; r < 4; r++ {
-		require.NoError(t, out[r].Err, "rank %d", r)
-		require.Zero(t, out[r].Status, "rank %d's exit status", r)
-		if err := out[r].Finalize; err != nil { // its barrier may meet the dead rank
-			require.ErrorIs(t, err, meshmpi.ErrProcFailed, "rank %d's Finalize", r)
-		}
-	}
+	hosttest.TrappingGuest(t, wasmtimeProgram(t))
 }
 
 // TestExitStatus: a guest that exits without joining a job reports its

@@ -6,6 +6,9 @@
 // the others native ranks (goroutines of the test), every rank running
 // wasm/host/testdata/rank's program or its native counterpart. The same
 // job runs on every runtime, so their tests compare like with like.
+//
+// A test binary that uses it calls testbin.Main from its TestMain: the
+// guest (Guest) and the runtimes' caches go in testbin.Dir.
 package hosttest
 
 import (
@@ -13,7 +16,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -25,9 +27,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meshmpi/meshmpi"
+	"github.com/meshmpi/meshmpi/internal/gobuild"
+	"github.com/meshmpi/meshmpi/internal/ranksuite"
+	"github.com/meshmpi/meshmpi/internal/testbin"
 	"github.com/meshmpi/meshmpi/signaling"
 	"github.com/meshmpi/meshmpi/wasm/host"
-	"github.com/meshmpi/meshmpi/wasm/internal/ranktest"
 )
 
 // Runner runs one WASI rank to its end: a compiled program of some
@@ -36,25 +40,46 @@ type Runner interface {
 	Run(ctx context.Context, r host.Rank) (status int, err error)
 }
 
+// Program is a compiled guest of one runtime.
+type Program interface {
+	Runner
+	Close(context.Context) error
+}
+
 // JobLimit bounds a test job.
 const JobLimit = 3 * time.Minute
 
-// BuildGuest builds wasm/host/testdata/rank for wasip1 into dir and
-// returns the module.
-func BuildGuest(dir string) ([]byte, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return nil, fmt.Errorf("hosttest: cannot find the rank program's source")
+// Guest returns wasm/host/testdata/rank built for wasip1 into
+// testbin.Dir; it builds it once per test binary, whose TestMain calls
+// testbin.Main.
+func Guest() ([]byte, error) {
+	path, err := guest()
+	if err != nil {
+		return nil, fmt.Errorf("build the guest: %w", err)
 	}
-	src := filepath.Join(filepath.Dir(file), "..", "..", "host", "testdata", "rank")
-	out := filepath.Join(dir, "rank.wasm")
-	cmd := exec.Command("go", "build", "-o", out, ".")
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go build the guest: %v\n%s", err, b)
-	}
-	return os.ReadFile(out)
+	return os.ReadFile(path)
+}
+
+var guest = testbin.Once(gobuild.Go{GOOS: "wasip1", GOARCH: "wasm", Dir: guestSource()}, ".", "rank.wasm")
+
+// guestSource is wasm/host/testdata/rank's directory, found from this
+// file's: tests run in their own package's directory.
+func guestSource() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "host", "testdata", "rank")
+}
+
+// Compile compiles the guest with the compile of the runtime called name,
+// its cache in testbin.Dir under that name, and closes the program when
+// the test ends. The caches make every compile after the first one quick.
+func Compile[P Program](t testing.TB, name string, compile func(ctx context.Context, module []byte, cacheDir string) (P, error)) P {
+	t.Helper()
+	module, err := Guest()
+	require.NoError(t, err)
+	p, err := compile(context.Background(), module, filepath.Join(testbin.Dir(), "cache-"+name))
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close(context.Background()) })
+	return p
 }
 
 // Job starts a signaling server with a job of n ranks on loopback, for
@@ -156,11 +181,56 @@ func RunJob(t *testing.T, p Runner, n int, wasi map[int][]string, native func(*m
 	return out
 }
 
+// MixedJob runs the suite (point-to-point, progress while waiting, the
+// collective subset, each checked against a sequential reference) in a
+// job of two guests of p, ranks 0 and 2, and two native ranks, and checks
+// that every rank passed.
+func MixedJob(t *testing.T, p Runner) {
+	t.Helper()
+	suite := []string{"-mode", "suite"}
+	out := RunJob(t, p, 4, map[int][]string{0: suite, 2: suite}, ranksuite.Suite)
+	for r, o := range out {
+		require.NoError(t, o.Err, "rank %d", r)
+		require.NoError(t, o.Finalize, "rank %d's Finalize", r)
+		require.Zero(t, o.Status, "rank %d's exit status", r)
+	}
+	require.Contains(t, out[0].Output, "rank 0 done")
+}
+
+// TrappingGuest runs a job of 4 in which rank 0, a guest of p, traps
+// after a barrier, and checks that it ends with host.ExitTrap while the
+// other guest (rank 1) and the native ranks see ErrProcFailed for a
+// receive from it.
+func TrappingGuest(t *testing.T, p Runner) {
+	t.Helper()
+	out := RunJob(t, p, 4, map[int][]string{0: {"-mode", "trap"}, 1: {"-mode", "peerfail"}}, func(w *meshmpi.Comm) error {
+		return ranksuite.PeerFails(w, 0)
+	})
+	require.Equal(t, host.ExitTrap, out[0].Status, "the trapping rank's status")
+	require.ErrorContains(t, out[0].Err, "trapped")
+	require.Contains(t, out[0].Output, "trapping")
+	for r := 1; r < 4; r++ {
+		require.NoError(t, out[r].Err, "rank %d", r)
+		require.Zero(t, out[r].Status, "rank %d's exit status", r)
+		if err := out[r].Finalize; err != nil { // its barrier may meet the dead rank
+			require.ErrorIs(t, err, meshmpi.ErrProcFailed, "rank %d's Finalize", r)
+		}
+	}
+}
+
+// Poller is a Runner that counts its guests' poll_oneoff calls (wasm/host's
+// Program, in its tests).
+type Poller interface {
+	PollCalls() int64
+}
+
 // BenchPair measures what hosting a rank costs: rank 1 (native, the
 // benchmark's goroutine) drives rank 0, a guest of p or, with p nil, a
 // native rank for comparison, over the same WebRTC mesh on loopback:
-// 8-byte ping-pong round trips and 1 MiB one-way messages (ranktest's
+// 8-byte ping-pong round trips and 1 MiB one-way messages (ranksuite's
 // echo protocol; the guest runs wasm/host/testdata/rank -mode echo).
+// A p that is a Poller has its guest's poll_oneoff calls reported per
+// operation too.
 func BenchPair(b *testing.B, p Runner) {
 	job := Job(b, 2)
 	echoDone := make(chan error, 1)
@@ -177,7 +247,7 @@ func BenchPair(b *testing.B, p Runner) {
 		}
 		s, err := meshmpi.Join(b.Context(), meshmpi.JobSpec{Signal: j.Signal, Job: j.ID, Token: j.Token, Rank: 0})
 		if err == nil {
-			if err = ranktest.Echo(s.World(), 1); err == nil {
+			if err = ranksuite.Echo(s.World(), 1); err == nil {
 				err = s.Finalize()
 			}
 		}
@@ -188,35 +258,47 @@ func BenchPair(b *testing.B, p Runner) {
 		b.Fatal(err)
 	}
 	w := s.World()
-	ping, big := make([]byte, 8), make([]byte, ranktest.RendezvousBytes)
+	ping, big := make([]byte, 8), make([]byte, ranksuite.RendezvousBytes)
 	must := func(err error) {
 		if err != nil {
 			b.Fatal(err)
 		}
 	}
 	// connect and warm up
-	must(meshmpi.Send(w, ping, 0, ranktest.TagPing))
-	_, err = meshmpi.Recv(w, ping, 0, ranktest.TagPing)
+	must(meshmpi.Send(w, ping, 0, ranksuite.TagPing))
+	_, err = meshmpi.Recv(w, ping, 0, ranksuite.TagPing)
 	must(err)
+	// polls reports the guest's poll_oneoff calls per operation: a guest
+	// that spins while it waits makes thousands per message
+	polls := func(b *testing.B) func() {
+		pp, ok := p.(Poller)
+		if !ok {
+			return func() {}
+		}
+		n := pp.PollCalls()
+		return func() { b.ReportMetric(float64(pp.PollCalls()-n)/float64(b.N), "polls/op") }
+	}
 	b.Run("pingpong-8B", func(b *testing.B) {
 		b.ReportAllocs()
+		defer polls(b)()
 		for b.Loop() {
-			must(meshmpi.Send(w, ping, 0, ranktest.TagPing))
-			_, err := meshmpi.Recv(w, ping, 0, ranktest.TagPing)
+			must(meshmpi.Send(w, ping, 0, ranksuite.TagPing))
+			_, err := meshmpi.Recv(w, ping, 0, ranksuite.TagPing)
 			must(err)
 		}
 	})
 	b.Run("bandwidth-1MiB", func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(big)))
+		defer polls(b)()
 		for b.Loop() {
-			must(meshmpi.Send(w, big, 0, ranktest.TagSink))
+			must(meshmpi.Send(w, big, 0, ranksuite.TagSink))
 		}
-		must(meshmpi.Send(w, big[:0], 0, ranktest.TagSync))
-		_, err := meshmpi.Recv(w, big, 0, ranktest.TagSync)
+		must(meshmpi.Send(w, big[:0], 0, ranksuite.TagSync))
+		_, err := meshmpi.Recv(w, big, 0, ranksuite.TagSync)
 		must(err)
 	})
-	must(meshmpi.Send(w, big[:0], 0, ranktest.TagStop))
+	must(meshmpi.Send(w, big[:0], 0, ranksuite.TagStop))
 	must(s.Finalize())
 	must(<-echoDone)
 }

@@ -1,10 +1,10 @@
 // Rank is the guest program of the WASI host's tests: one rank of a
 // mixed job. -mode picks what it does:
 //
-//	suite  ranktest.Suite (point-to-point and collectives, checked), then Finalize
+//	suite  ranksuite.Suite (point-to-point and collectives, checked), then Finalize
 //	trap   a barrier, then an out-of-bounds store: the runtime traps
 //	peerfail  a barrier, then a receive from rank 0 that must fail with ErrProcFailed
-//	echo   ranktest.Echo for rank 1, the benchmarks' driver
+//	echo   ranksuite.Echo for rank 1, the benchmarks' driver
 //	exit   exits with status 3 without joining a job
 package main
 
@@ -16,7 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/meshmpi/meshmpi"
-	"github.com/meshmpi/meshmpi/wasm/internal/ranktest"
+	"github.com/meshmpi/meshmpi/internal/ranksuite"
 )
 
 func main() {
@@ -32,15 +32,15 @@ func main() {
 	}
 	switch *mode {
 	case "suite":
-		err = ranktest.Suite(world)
+		err = ranksuite.Suite(world)
 	case "trap":
 		if err = meshmpi.Barrier(world); err == nil {
 			trap()
 		}
 	case "echo":
-		err = ranktest.Echo(world, 1)
+		err = ranksuite.Echo(world, 1)
 	case "peerfail":
-		err = ranktest.PeerFails(world, 0)
+		err = ranksuite.PeerFails(world, 0)
 	default:
 		err = fmt.Errorf("unknown mode %q", *mode)
 	}
