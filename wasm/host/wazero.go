@@ -62,7 +62,7 @@ func compile(ctx context.Context, module []byte, cacheDir string, stockPoll bool
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	poll, err := instantiateWASI(ctx, rt, stockPoll)
 	if err == nil {
-		err = instantiateClosedCalls(ctx, rt)
+		err = InstantiateClosedCalls(ctx, rt)
 	}
 	if err != nil {
 		rt.Close(ctx)
@@ -76,12 +76,13 @@ func compile(ctx context.Context, module []byte, cacheDir string, stockPoll bool
 	return &Program{rt: rt, mod: mod, poll: poll}, nil
 }
 
-// instantiateClosedCalls defines package wasm's host functions (module
-// "meshmpi", its package doc) as a stream that is closed: every wasip1
-// rank imports them, and this host offers the socket instead, so a guest
+// InstantiateClosedCalls defines package wasm's host functions (module
+// "meshmpi", its package doc) in rt as a stream that is closed: every
+// wasip1 program that links meshmpi imports them, and a wazero host
+// offers the socket instead (or, as wasirun, no job at all), so a guest
 // that tried them would see the end of the stream, never a missing
 // import.
-func instantiateClosedCalls(ctx context.Context, rt wazero.Runtime) error {
+func InstantiateClosedCalls(ctx context.Context, rt wazero.Runtime) error {
 	closed := func(context.Context, uint32, uint32) int32 { return -1 }
 	_, err := rt.NewHostModuleBuilder("meshmpi").
 		NewFunctionBuilder().WithFunc(closed).Export("stream_write").

@@ -57,6 +57,10 @@ func run(path string, args []string) int {
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	defer rt.Close(ctx)
 	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+	if err := host.InstantiateClosedCalls(ctx, rt); err != nil {
+		fmt.Fprintln(os.Stderr, "wasirun:", err)
+		return 1
+	}
 	mod, err := rt.CompileModule(ctx, module)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "wasirun:", err)
