@@ -34,7 +34,8 @@ type activeRun struct {
 }
 
 // abortSeq fails the collective with sequence number seq: at once if it
-// runs here now, else when it starts.
+// runs here now (a persistent one's registered run: at its next start if
+// it is not active), else when it starts.
 //
 // The run is aborted with activeMu held: once the lock is released its
 // owner may leave, recycle the run (Plan.PutRun) and start it for a later
@@ -56,20 +57,21 @@ func (c *Comm) abortSeq(seq uint32) {
 	}
 }
 
-// enter registers a started run; it reports whether a notice already
-// failed the collective.
-func (c *Comm) enter(run *coll.Run, seq uint32) (aborted bool) {
+// enter registers a run: a nonblocking or blocking collective's once it
+// has started, a persistent one's when it is made, for the request's
+// whole life (so its starts register nothing). A notice that came before
+// fails the run, or its next start if it is not active.
+func (c *Comm) enter(run *coll.Run, seq uint32) {
 	c.activeMu.Lock()
 	defer c.activeMu.Unlock()
+	c.active = append(c.active, activeRun{seq, run})
 	for i, s := range c.aborted {
 		if s == seq {
 			c.aborted = append(c.aborted[:i], c.aborted[i+1:]...)
-			aborted = true
+			run.Abort(errMismatchReported)
 			break
 		}
 	}
-	c.active = append(c.active, activeRun{seq, run})
-	return aborted
 }
 
 func (c *Comm) leave(run *coll.Run) {

@@ -67,6 +67,7 @@ type collRequest struct {
 	c          *Comm
 	seq        uint32
 	run        *coll.Run
+	pl         planned // where run goes back when done (not persistent)
 	send, recv []byte
 	persistent bool
 }
@@ -77,15 +78,15 @@ func (q *collRequest) start() error {
 		q.c.drop()
 		return fmt.Errorf("%s on %s: %w: %w", q.run.Plan().Name, q.c, ErrBuffer, err)
 	}
-	// start, then register: a notice that arrives before the run is
-	// registered is kept in c.aborted and reported by enter, so no Abort
-	// can race with Start's reset (or be lost on a run that looks ended)
+	// start, then register (a persistent run is registered already): a
+	// notice that arrives before the run is registered is kept in
+	// c.aborted and applied by enter
 	if err := q.run.Start(); err != nil {
 		q.c.drop()
 		return fmt.Errorf("%s on %s: %w: %w", q.run.Plan().Name, q.c, ErrRequest, err)
 	}
-	if aborted := q.c.enter(q.run, q.seq); aborted {
-		q.run.Abort(errMismatchReported)
+	if !q.persistent {
+		q.c.enter(q.run, q.seq)
 	}
 	return nil
 }
@@ -97,10 +98,12 @@ func (q *collRequest) endpoint() *peer.Endpoint { return q.c.p.ep }
 func (q *collRequest) result(keep bool) (Status, error) {
 	err := q.run.Err()
 	name := q.run.Plan().Name
-	q.c.leave(q.run)
+	if !keep { // a persistent run stays registered until its request is freed
+		q.c.leave(q.run)
+	}
 	q.c.drop()
 	if !keep {
-		q.run.Plan().PutRun(q.run)
+		q.pl.putRun(q.run)
 		q.run = nil
 	}
 	if err != nil {
@@ -126,7 +129,14 @@ func (q *collRequest) detach() error {
 	return fmt.Errorf("free: an active collective cannot be freed: %w", ErrRequest)
 }
 
-func (q *collRequest) release() {}
+// release unregisters a persistent collective and gives back its
+// channels (its Ops).
+func (q *collRequest) release() {
+	if q.run != nil {
+		q.c.leave(q.run)
+		q.run.Release()
+	}
+}
 
 type collForm uint8
 
@@ -171,8 +181,8 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 	t := c.engineTransport()
 	switch form {
 	case blocking:
-		run := plan.GetRun(t, tag, nil)
-		q := collRequest{c: c, seq: seq, run: run, send: send, recv: recv}
+		run := pl.getRun(t, tag, nil)
+		q := collRequest{c: c, seq: seq, run: run, pl: pl, send: send, recv: recv}
 		if err := q.start(); err != nil {
 			return nil, err
 		}
@@ -187,7 +197,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		return nil, err
 	case nonblocking:
 		r := &Request{state: Active, yields: c.p.yields}
-		r.coll = collRequest{c: c, seq: seq, run: plan.GetRun(t, tag, c.p.ep), send: send, recv: recv}
+		r.coll = collRequest{c: c, seq: seq, run: pl.getRun(t, tag, c.p.ep), pl: pl, send: send, recv: recv}
 		r.impl = &r.coll
 		if err := r.coll.start(); err != nil {
 			return nil, err
@@ -197,6 +207,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		r := &Request{persistent: true, yields: c.p.yields}
 		r.coll = collRequest{c: c, seq: seq, run: coll.NewRun(plan, t, tag, c.p.ep), send: send, recv: recv, persistent: true}
 		r.impl = &r.coll
+		c.enter(r.coll.run, seq)
 		return r, nil
 	}
 }

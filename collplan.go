@@ -2,32 +2,103 @@ package meshmpi
 
 import (
 	"fmt"
+	"slices"
+	"sync/atomic"
 
 	"github.com/meshmpi/meshmpi/coll"
 	"github.com/meshmpi/meshmpi/op"
 )
 
 // commPlanKey is the shape of a call as a communicator sees it; with the
-// communicator's rank and size it determines the plan.
+// communicator's rank and size it determines the plan. Every collective
+// call hashes it, so it is plain memory with no padding and no string,
+// which the map hashes and compares in one pass each: the small fields
+// share one word (shape), a forced algorithm's name is its number in
+// forcedNames. (With a string field the lookup cost about twice as many
+// instructions, some 230 per call, even with no name.)
 type commPlanKey struct {
-	coll        coll.Coll
 	count, root int
 	elem        int
-	typ         op.Type
-	op          *op.Op
-	inPlace     bool
 	segment     int
-	algorithm   string
 	remoteCount int // intercommunicators (the remote size is the communicator's)
+	shape       uint64
+	op          *op.Op
+}
+
+// shape packs a call's collective, element type, in-place flag and forced
+// algorithm (forcedID) into commPlanKey.shape.
+func shape(a *coll.Args, forced int32) uint64 {
+	var in uint64
+	if a.InPlace {
+		in = 1
+	}
+	return uint64(a.Coll) | uint64(a.Type)<<8 | in<<16 | uint64(forced)<<32
+}
+
+// forcedNames interns the algorithm names that calls forced and that
+// selected an algorithm, so plan keys hold a number instead of a string:
+// registered names only, so the list stays short. Copied on write; read
+// with no lock.
+var forcedNames atomic.Pointer[[]string]
+
+// forcedID returns name's number in forcedNames: 0 for no name, -1 for a
+// name not interned yet.
+func forcedID(name string) int32 {
+	if name == "" {
+		return 0
+	}
+	if l := forcedNames.Load(); l != nil {
+		if i := slices.Index(*l, name); i >= 0 {
+			return int32(i + 1)
+		}
+	}
+	return -1
+}
+
+func internForced(name string) int32 {
+	for {
+		old := forcedNames.Load()
+		var l []string
+		if old != nil {
+			if i := slices.Index(*old, name); i >= 0 {
+				return int32(i + 1)
+			}
+			l = slices.Clone(*old)
+		}
+		l = append(l, name)
+		if forcedNames.CompareAndSwap(old, &l) {
+			return int32(len(l))
+		}
+	}
 }
 
 // maxCommPlans bounds a communicator's plan memo.
 const maxCommPlans = 256
 
-// planned is a plan with the signature of the call it serves.
+// planned is a plan with the signature of the call it serves, and, when
+// the communicator's memo holds it, an idle Run kept for this
+// communicator (nil otherwise).
 type planned struct {
 	plan *coll.Plan
 	sig  uint32
+	runs *coll.RunCache
+}
+
+// getRun returns an idle Run of the plan bound to t.
+func (p planned) getRun(t coll.Transport, tag uint32, w coll.Waker) *coll.Run {
+	if p.runs != nil {
+		return p.runs.Get(p.plan, t, tag, w)
+	}
+	return p.plan.GetRun(t, tag, w)
+}
+
+// putRun gives back a finished Run from getRun.
+func (p planned) putRun(r *coll.Run) {
+	if p.runs != nil {
+		p.runs.Put(r)
+		return
+	}
+	p.plan.PutRun(r)
 }
 
 // plan returns the plan for a call: from the communicator's memo when the
@@ -36,8 +107,9 @@ type planned struct {
 // count arrays and are planned every time.
 func (c *Comm) plan(a *coll.Args, force string) (planned, error) {
 	v := a.Counts != nil || a.SendCounts != nil
-	key := commPlanKey{a.Coll, a.Count, a.Root, a.ElemSize, a.Type, a.Op, a.InPlace, a.Segment, force, a.RemoteCount}
-	if !v {
+	forced := forcedID(force)
+	key := commPlanKey{count: a.Count, root: a.Root, elem: a.ElemSize, segment: a.Segment, remoteCount: a.RemoteCount, shape: shape(a, forced), op: a.Op}
+	if !v && forced >= 0 {
 		c.planMu.Lock()
 		p, ok := c.plans[key]
 		c.planMu.Unlock()
@@ -54,13 +126,17 @@ func (c *Comm) plan(a *coll.Args, force string) (planned, error) {
 	if err != nil {
 		return planned{}, fmt.Errorf("%s on %s: %w: %w", a.Coll, c, ErrArg, err)
 	}
-	p := planned{plan, coll.Signature(coll.InterAgreed(&ac), alg.Name)}
+	p := planned{plan: plan, sig: coll.Signature(coll.InterAgreed(&ac), alg.Name)}
 	if !v {
+		if forced < 0 { // a name that selected an algorithm: worth a number
+			key.shape = shape(a, internForced(force))
+		}
 		c.planMu.Lock()
 		if c.plans == nil {
 			c.plans = make(map[commPlanKey]planned)
 		}
 		if len(c.plans) < maxCommPlans {
+			p.runs = new(coll.RunCache)
 			c.plans[key] = p
 		}
 		c.planMu.Unlock()

@@ -33,6 +33,37 @@ func (t *collTransport) RecvReduce(rank int, tag uint32, p []byte, o *op.Op, typ
 	return cm.p.ep.RecvAccumulateNotify(cm.ranks[rank], cm.collContext(), int32(tag), collSeqMask, p, o, typ, c, id)
 }
 
+// NewChannel implements coll.Channels: an Op of the endpoint's pool that
+// the Run keeps until it releases the channel.
+func (t *collTransport) NewChannel() coll.Channel {
+	cm := (*Comm)(t)
+	return &collChannel{cm, cm.p.ep.GetOp()}
+}
+
+// collChannel is one transfer step's Op, started again at every start of
+// its Run: no pool traffic per message.
+type collChannel struct {
+	c  *Comm
+	op *peer.Op
+}
+
+func (ch *collChannel) Send(rank int, tag uint32, p []byte, c coll.Completer, id int32) error {
+	ch.op.SetCompleter(c, id)
+	return ch.c.p.ep.StartSend(ch.op, peer.Standard, ch.c.ranks[rank], ch.c.collContext(), int32(tag), p)
+}
+
+func (ch *collChannel) Recv(rank int, tag uint32, p []byte, c coll.Completer, id int32) error {
+	ch.op.SetCompleter(c, id)
+	return ch.c.p.ep.StartRecvMasked(ch.op, ch.c.ranks[rank], ch.c.collContext(), int32(tag), collSeqMask, p)
+}
+
+func (ch *collChannel) RecvReduce(rank int, tag uint32, p []byte, o *op.Op, typ op.Type, c coll.Completer, id int32) error {
+	ch.op.SetCompleter(c, id)
+	return ch.c.p.ep.StartRecvAccumulateMasked(ch.op, ch.c.ranks[rank], ch.c.collContext(), int32(tag), collSeqMask, p, o, typ)
+}
+
+func (ch *collChannel) Release() { ch.c.p.ep.PutOp(ch.op) }
+
 // Abandon withdraws this rank's transfers of a failed collective and, if
 // the failure is a disagreement between ranks that this rank found, tells
 // every other rank, whose runs of the collective then fail too.

@@ -3,6 +3,7 @@ package coll
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/meshmpi/meshmpi/op"
 )
@@ -59,6 +60,9 @@ const (
 	StepRecvReduce
 )
 
+// transfer reports whether steps of kind k move a message.
+func (k StepKind) transfer() bool { return k == StepSend || k == StepRecv || k == StepRecvReduce }
+
 func (k StepKind) String() string {
 	switch k {
 	case StepSend:
@@ -101,6 +105,12 @@ type Plan struct {
 	Type    op.Type
 	Name    string // algorithm, for errors and traces
 
+	transfers int // send, receive and receive-reduce steps
+
+	// spare holds one idle Run outside poolMu: a blocking collective
+	// takes and returns a Run per call, and one atomic swap costs less
+	// than a lock and an unlock (as the endpoint's spare Ops).
+	spare  atomic.Pointer[Run]
 	poolMu sync.Mutex
 	pool   []*Run // idle Runs (GetRun, PutRun)
 }
@@ -218,6 +228,9 @@ func (b *Builder) Plan(name string) (*Plan, error) {
 		}
 		if (s.Kind == StepReduce || s.Kind == StepRecvReduce) && b.op == nil {
 			return nil, fmt.Errorf("plan %s: reduce step without an op", name)
+		}
+		if s.Kind.transfer() {
+			p.transfers++
 		}
 	}
 	for i, ds := range b.deps {

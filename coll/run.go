@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"github.com/meshmpi/meshmpi/op"
 )
 
 // ErrMismatch means ranks called a collective with arguments that do not
@@ -18,18 +20,24 @@ type Run struct {
 	plan *Plan
 	t    Transport
 	rr   RecvReducer // t, when it can run fused receive-reduce steps itself
-	tag  uint32
-	bufs [numBufs][]byte
+	// ch holds each transfer step's channel: its own when t is Channels
+	// (and the plan small), else &direct. chFrom is the t they are for.
+	ch     []Channel
+	chFrom Transport
+	direct directChannel
+	tag    uint32
+	bufs   [numBufs][]byte
 
-	mu       sync.Mutex
-	pending  []int32 // unmet dependencies per step
-	ready    []int32 // issued by whoever drains
-	issue    []int32 // the drainer's batch of transfers to start unlocked
-	draining bool
-	inflight int32 // steps issued and not complete
-	left     int32 // steps not complete
-	err      error
-	ended    bool // finish was called for this start
+	mu        sync.Mutex
+	pending   []int32 // unmet dependencies per step
+	ready     []int32 // issued by whoever drains
+	issue     []int32 // the drainer's batch of transfers to start unlocked
+	draining  bool
+	inflight  int32 // steps issued and not complete
+	left      int32 // steps not complete
+	err       error
+	ended     bool  // finish was called for this start (or none was made)
+	abortNext error // an Abort while not active: fails the next start
 	// abandoning: the transport was told of the error (Abandon) once
 	abandoning bool
 
@@ -43,8 +51,7 @@ type Waker interface{ Wake() }
 
 // NewRun binds plan to a transport and tag. Scratch is allocated here, once.
 func NewRun(plan *Plan, t Transport, tag uint32, w Waker) *Run {
-	rr, _ := t.(RecvReducer)
-	r := &Run{plan: plan, t: t, rr: rr, tag: tag, waker: w,
+	r := &Run{plan: plan, tag: tag, waker: w,
 		pending: make([]int32, len(plan.Steps)),
 		ready:   make([]int32, 0, len(plan.Steps)),
 		issue:   make([]int32, 0, len(plan.Steps)),
@@ -52,9 +59,77 @@ func NewRun(plan *Plan, t Transport, tag uint32, w Waker) *Run {
 	if plan.Scratch > 0 {
 		r.bufs[BufScratch] = make([]byte, plan.Scratch)
 	}
+	r.bind(t)
+	r.ended = true // not active: an Abort now fails the first start
 	r.finished.Store(true)
 	return r
 }
+
+// maxChannels bounds the transfer steps of a plan whose Runs keep
+// channels: small collectives, whose latency the per-message pool traffic
+// shows in; a large plan's Runs would hold many idle operations each.
+const maxChannels = 64
+
+// bind makes t the run's transport and gives each transfer step a
+// channel: one of t's own if t makes them, else direct, which starts
+// transfers on t. Channels t made earlier are kept.
+func (r *Run) bind(t Transport) {
+	r.t = t
+	r.rr, _ = t.(RecvReducer)
+	r.direct = directChannel{t, r.rr}
+	if r.ch != nil && r.chFrom == t {
+		return
+	}
+	r.Release()
+	cs, own := t.(Channels)
+	own = own && r.plan.transfers <= maxChannels
+	if r.ch == nil {
+		r.ch = make([]Channel, len(r.plan.Steps))
+	}
+	for i, s := range r.plan.Steps {
+		switch {
+		case !s.Kind.transfer():
+		case own:
+			r.ch[i] = cs.NewChannel()
+		default:
+			r.ch[i] = &r.direct
+		}
+	}
+	r.chFrom = t
+}
+
+// Release gives back the channels the run's transport made for it; the
+// run must not be active. A later Start makes new ones.
+func (r *Run) Release() {
+	for i, ch := range r.ch {
+		if ch != nil && ch != Channel(&r.direct) {
+			ch.Release()
+		}
+		r.ch[i] = nil
+	}
+	r.chFrom = nil
+}
+
+// directChannel starts transfers on a Transport, which takes an
+// operation from its pool for each.
+type directChannel struct {
+	t  Transport
+	rr RecvReducer
+}
+
+func (d *directChannel) Send(peer int, tag uint32, p []byte, c Completer, id int32) error {
+	return d.t.Send(peer, tag, p, c, id)
+}
+
+func (d *directChannel) Recv(peer int, tag uint32, p []byte, c Completer, id int32) error {
+	return d.t.Recv(peer, tag, p, c, id)
+}
+
+func (d *directChannel) RecvReduce(peer int, tag uint32, p []byte, o *op.Op, t op.Type, c Completer, id int32) error {
+	return d.rr.RecvReduce(peer, tag, p, o, t, c, id)
+}
+
+func (d *directChannel) Release() {}
 
 // Bind sets the caller's buffers for the next start. They must be at least
 // as long as the plan needs.
@@ -99,9 +174,13 @@ func (r *Run) Start() error {
 	if !r.finished.Load() {
 		return errors.New("collective already active")
 	}
+	if r.chFrom == nil { // Released
+		r.bind(r.t)
+	}
+	r.mu.Lock() // an Abort may come while the run is idle (see Abort)
 	r.Reset()
+	r.err, r.abortNext = r.abortNext, nil
 	r.finished.Store(false)
-	r.mu.Lock()
 	if r.left == 0 {
 		r.ended = true
 		r.mu.Unlock()
@@ -223,17 +302,18 @@ func (r *Run) drainLocked() {
 	}
 }
 
-// start starts transfer step id on the transport, without r.mu.
+// start starts transfer step id on its channel, without r.mu.
 func (r *Run) start(id int32) error {
 	s := &r.plan.Steps[id]
+	ch := r.ch[id]
 	var err error
 	switch {
 	case s.Kind == StepSend:
-		err = r.t.Send(int(s.Peer), r.tag, r.ref(s.A), r, id)
+		err = ch.Send(int(s.Peer), r.tag, r.ref(s.A), r, id)
 	case s.Kind == StepRecvReduce && r.rr != nil:
-		err = r.rr.RecvReduce(int(s.Peer), r.tag, r.ref(s.B), r.plan.Op, r.plan.Type, r, id)
+		err = ch.RecvReduce(int(s.Peer), r.tag, r.ref(s.B), r.plan.Op, r.plan.Type, r, id)
 	default:
-		err = r.t.Recv(int(s.Peer), r.tag, r.ref(s.A), r, id)
+		err = ch.Recv(int(s.Peer), r.tag, r.ref(s.A), r, id)
 	}
 	if err != nil {
 		return fmt.Errorf("%s step %d (%s rank %d): %w", r.plan.Name, id, s.Kind, s.Peer, err)
@@ -244,9 +324,17 @@ func (r *Run) start(id int32) error {
 // Abort fails an active run with err (another rank reported that the
 // ranks disagree on this collective): its pending transfers are withdrawn
 // and it completes with err.
+//
+// On a run that is not active, Abort fails its next start instead: a
+// persistent collective's notice may come between two starts (or before
+// the first), and its run stays registered with its communicator all
+// along. Runs that go back to a pool drop such an abort (PutRun).
 func (r *Run) Abort(err error) {
 	r.mu.Lock()
 	if r.ended {
+		if r.abortNext == nil {
+			r.abortNext = err
+		}
 		r.mu.Unlock()
 		return
 	}
@@ -278,27 +366,70 @@ func (r *Run) ref(x Ref) []byte { return r.bufs[x.Buf][x.Off : x.Off+x.Len : x.O
 // previous call returned with PutRun: nonblocking collectives of a cached
 // shape then allocate no schedule state.
 func (p *Plan) GetRun(t Transport, tag uint32, w Waker) *Run {
-	p.poolMu.Lock()
-	if n := len(p.pool); n > 0 {
-		r := p.pool[n-1]
-		p.pool = p.pool[:n-1]
-		p.poolMu.Unlock()
-		r.t, r.tag, r.waker = t, tag, w
-		r.rr, _ = t.(RecvReducer)
-		return r
+	var r *Run
+	if p.spare.Load() != nil {
+		r = p.spare.Swap(nil)
 	}
-	p.poolMu.Unlock()
-	return NewRun(p, t, tag, w)
+	if r == nil {
+		p.poolMu.Lock()
+		if n := len(p.pool); n > 0 {
+			r = p.pool[n-1]
+			p.pool = p.pool[:n-1]
+		}
+		p.poolMu.Unlock()
+	}
+	if r == nil {
+		return NewRun(p, t, tag, w)
+	}
+	r.tag, r.waker = tag, w
+	r.bind(t)
+	return r
 }
 
-// PutRun gives back a finished Run from GetRun.
+// PutRun gives back a finished Run from GetRun, dropping a pending abort
+// as RunCache.Put does. It keeps nothing of the run's transport: plans are
+// shared by communicators (and worlds).
 func (p *Plan) PutRun(r *Run) {
-	r.bufs[BufSend], r.bufs[BufRecv], r.t, r.waker = nil, nil, nil, nil
+	r.Release()
+	r.bufs[BufSend], r.bufs[BufRecv], r.t, r.waker, r.abortNext = nil, nil, nil, nil, nil
+	r.direct = directChannel{}
+	if p.spare.CompareAndSwap(nil, r) {
+		return
+	}
 	p.poolMu.Lock()
 	if len(p.pool) < maxPooledRuns {
 		p.pool = append(p.pool, r)
 	}
 	p.poolMu.Unlock()
+}
+
+// RunCache keeps one idle Run of a plan for one transport (a
+// communicator's memo of the plan): that Run keeps its channels from one
+// call to the next, which a Run in the plan's pool, shared by every
+// transport, cannot. The zero value is ready.
+type RunCache struct{ spare atomic.Pointer[Run] }
+
+// Get is p.GetRun that takes the cached Run first; p is the plan the
+// cache is for.
+func (c *RunCache) Get(p *Plan, t Transport, tag uint32, w Waker) *Run {
+	if c.spare.Load() != nil {
+		if r := c.spare.Swap(nil); r != nil {
+			r.tag, r.waker = tag, w
+			r.bind(t)
+			return r
+		}
+	}
+	return p.GetRun(t, tag, w)
+}
+
+// Put gives back a finished Run from Get: to the cache if it is empty,
+// else to the plan's pool. Its owner no longer lets Abort reach it, so a
+// pending abort is dropped.
+func (c *RunCache) Put(r *Run) {
+	r.bufs[BufSend], r.bufs[BufRecv], r.waker, r.abortNext = nil, nil, nil, nil
+	if !c.spare.CompareAndSwap(nil, r) {
+		r.plan.PutRun(r)
+	}
 }
 
 // maxPooledRuns bounds the idle Runs a plan keeps.

@@ -32,6 +32,27 @@ type RecvReducer interface {
 	RecvReduce(peer int, tag uint32, p []byte, o *op.Op, t op.Type, c Completer, id int32) error
 }
 
+// Channels is a Transport that gives a Run transfer handles of its own
+// (Channel), one per transfer step, started again at every start: the
+// messages of a persistent or pooled Run then take nothing from the
+// transport's pools and give nothing back, which on memory links is a
+// good part of a small message's cost (MPI-4.1 §7.13's planned transfers).
+type Channels interface {
+	NewChannel() Channel
+}
+
+// Channel is one transfer step's handle. Its methods are the Transport's
+// (RecvReduce is called only if the transport is a RecvReducer); one
+// transfer at a time is active on a channel. Release gives it back, idle,
+// when its Run no longer needs it; a Run that is dropped without it just
+// drops its channels.
+type Channel interface {
+	Send(peer int, tag uint32, p []byte, c Completer, id int32) error
+	Recv(peer int, tag uint32, p []byte, c Completer, id int32) error
+	RecvReducer
+	Release()
+}
+
 // Completer receives the completion of one transfer.
 type Completer interface {
 	Complete(id int32, n int, err error)

@@ -20,20 +20,36 @@ type conn struct {
 
 	dead atomic.Bool // set before pending operations are failed
 
-	// link and maxData are set at creation, or once by setLink for a conn
-	// that was connecting; until then blocked holds the writes back.
-	mu      sync.Mutex
-	ctrl    opList // CTS frames; they go first, they unblock the peer's data
-	queue   opList // sends in order: eager frames, RTS, data phases
-	writing bool
-	blocked bool // the link is above its high-water mark
-	rearm   bool // HandleWritable came while the writer was in WriteFrame
-	failed  error
-	hdr     [HeaderLen]byte // the writer's header scratch
+	// writing is the writer's token: whoever takes it writes frames
+	// until the queues are empty, then gives it back. queued counts the
+	// ops in ctrl and queue, so that a send finding none can take the
+	// token and write its eager frame without c.mu (writeFast), and a
+	// writer giving the token back sees what was queued meanwhile.
+	writing atomic.Bool
+	queued  atomic.Int32
+	// blocked: the link is above its high-water mark (written under mu,
+	// read by the fast path without it). link and maxData are set at
+	// creation, or once by setLink for a conn that was connecting; until
+	// then blocked holds the writes back.
+	blocked atomic.Bool
+
+	mu     sync.Mutex
+	ctrl   opList // CTS frames; they go first, they unblock the peer's data
+	queue  opList // sends in order: eager frames, RTS, data phases
+	rearm  bool   // HandleWritable came while the writer was in WriteFrame
+	failed error
+	hdr    [HeaderLen]byte // the token holder's header scratch
 }
 
-// enqueue appends op to q and drains if nobody else is.
+// enqueue appends op to q and drains if nobody else is. An eager send
+// that finds nothing queued and nobody writing writes at once (writeFast):
+// two atomic operations instead of two lock and unlock pairs.
 func (c *conn) enqueue(op *Op, q *opList) {
+	if q == &c.queue && op.phase == phaseEager && c.queued.Load() == 0 &&
+		!c.blocked.Load() && !c.dead.Load() && c.writing.CompareAndSwap(false, true) {
+		c.writeFast(op)
+		return
+	}
 	c.mu.Lock()
 	if c.failed != nil {
 		err := c.failed
@@ -42,17 +58,63 @@ func (c *conn) enqueue(op *Op, q *opList) {
 		return
 	}
 	q.push(op)
+	c.queued.Add(1)
 	c.drainLocked()
+}
+
+// writeFast writes op's eager frame holding the writer's token, taken
+// with nothing queued, and gives the token back. Sends queued while it
+// wrote (their enqueue found the token taken) are drained after: the
+// queued count is read after the token is given back, and such a send
+// counted itself before it tried the token.
+func (c *conn) writeFast(op *Op) {
+	h := Header{Kind: KindEager, Context: op.ctx, Tag: op.tag, Total: uint64(len(op.buf)), Source: uint32(c.ep.rank)}
+	h.Encode(c.hdr[:])
+	ready, err := c.link.WriteFrame(c.hdr[:], op.buf)
+	if err != nil {
+		err = fmt.Errorf("link to rank %d: %w: %w", c.rank, ErrProcFailed, err)
+	}
+	c.drop(op, err)
+	if err == nil && ready {
+		c.writing.Store(false)
+		if c.queued.Load() != 0 || c.dead.Load() {
+			c.mu.Lock()
+			c.drainLocked()
+		}
+		return
+	}
+	c.mu.Lock()
+	if err != nil {
+		c.writing.Store(false)
+		c.failWritten(err)
+		return
+	}
+	// not ready: block unless the link said writable during the write
+	c.blocked.Store(!c.rearm)
+	c.rearm = false
+	c.writing.Store(false)
+	c.drainLocked()
+}
+
+// failWritten fails the conn after a write failed, the writer's token
+// given back. Called with c.mu held; returns with it released. A fail
+// that came during the write left the queues to the writer.
+func (c *conn) failWritten(err error) {
+	if c.failed != nil {
+		c.failQueuedLocked()
+		return
+	}
+	c.mu.Unlock()
+	c.fail(err)
 }
 
 // drainLocked writes queued frames until the queues are empty, the link is
 // blocked, or it fails. Called with c.mu held; returns with it released.
 func (c *conn) drainLocked() {
-	if c.writing || c.blocked {
+	if c.blocked.Load() || !c.writing.CompareAndSwap(false, true) {
 		c.mu.Unlock()
 		return
 	}
-	c.writing = true
 	for c.failed == nil {
 		var (
 			h       Header
@@ -60,6 +122,7 @@ func (c *conn) drainLocked() {
 			done    *Op // completes once its frame is written
 		)
 		if op := c.ctrl.pop(); op != nil {
+			c.queued.Add(-1)
 			h = Header{Kind: KindCTS, Seq: op.seq, RID: op.rid, Total: uint64(op.want)}
 			done = op
 		} else if op := c.queue.head; op != nil {
@@ -68,8 +131,10 @@ func (c *conn) drainLocked() {
 			case phaseEager:
 				h.Kind, payload, done = KindEager, op.buf, op
 				c.queue.pop()
+				c.queued.Add(-1)
 			case phaseRTS:
 				c.queue.pop()
+				c.queued.Add(-1)
 				// the phase changes before the write (the CTS may come back
 				// inside it) and under e.mu, where CancelTagged looks
 				c.ep.mu.Lock()
@@ -93,6 +158,7 @@ func (c *conn) drainLocked() {
 				payload = op.buf[op.off : op.off+n]
 				if op.off += n; op.off == op.want {
 					c.queue.pop()
+					c.queued.Add(-1)
 					done = op
 				}
 			}
@@ -112,17 +178,16 @@ func (c *conn) drainLocked() {
 		}
 		c.mu.Lock()
 		if err != nil {
-			c.writing = false
-			c.mu.Unlock()
-			c.fail(err)
+			c.writing.Store(false)
+			c.failWritten(err)
 			return
 		}
 		if !ready && !c.rearm {
-			c.blocked = true
+			c.blocked.Store(true)
 			break
 		}
 	}
-	c.writing = false
+	c.writing.Store(false)
 	if c.failed != nil {
 		c.failQueuedLocked() // unlocks
 		return
@@ -149,7 +214,7 @@ func (c *conn) fail(err error) {
 		return
 	}
 	c.failed = err
-	if c.writing {
+	if c.writing.Load() {
 		// the writer is inside WriteFrame with a queued op's buffer; it
 		// fails the queue when it returns
 		c.mu.Unlock()
@@ -176,6 +241,7 @@ func (c *conn) failQueuedLocked() {
 	for op := c.queue.pop(); op != nil; op = c.queue.pop() {
 		q.push(op)
 	}
+	c.queued.Store(0)
 	err := c.failed
 	c.mu.Unlock()
 	for op := q.pop(); op != nil; op = q.pop() {
@@ -208,7 +274,7 @@ func (c *conn) setLink(l Link) error {
 	c.mu.Unlock()
 	l.Bind(c) // without c.mu: a link may deliver frames it holds during Bind
 	c.mu.Lock()
-	c.blocked = false
+	c.blocked.Store(false)
 	c.drainLocked()
 	return nil
 }
@@ -250,8 +316,8 @@ func (c *conn) HandleFrame(hdr, payload []byte) {
 // HandleWritable implements LinkHandler.
 func (c *conn) HandleWritable() {
 	c.mu.Lock()
-	c.blocked = false
-	if c.writing {
+	c.blocked.Store(false)
+	if c.writing.Load() {
 		// the writer is inside WriteFrame; if that write reports not
 		// ready it must not block on a low-water event already past
 		c.rearm = true

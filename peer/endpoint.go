@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"sync"
 	"sync/atomic"
+
+	"github.com/meshmpi/meshmpi/op"
 )
 
 // DefaultEagerLimit is the largest message sent eagerly unless configured
@@ -124,7 +126,7 @@ func (e *Endpoint) conn(rank int) *conn {
 		return c
 	}
 	// a connecting conn: writes wait (blocked) until setLink
-	c := &conn{ep: e, rank: rank, blocked: true, eagerMax: min(e.eagerLimit, LazyFrame-HeaderLen)}
+	c := e.newLinklessConn(rank)
 	if !e.conns[rank].CompareAndSwap(nil, c) {
 		return e.conns[rank].Load()
 	}
@@ -139,6 +141,14 @@ func (e *Endpoint) conn(rank int) *conn {
 			c.fail(fmt.Errorf("connect to rank %d: %w: %w", rank, ErrProcFailed, err))
 		}
 	}()
+	return c
+}
+
+// newLinklessConn returns a conn for rank with no link yet: blocked, so
+// that sends queue until setLink.
+func (e *Endpoint) newLinklessConn(rank int) *conn {
+	c := &conn{ep: e, rank: rank, eagerMax: min(e.eagerLimit, LazyFrame-HeaderLen)}
+	c.blocked.Store(true)
 	return c
 }
 
@@ -269,6 +279,23 @@ func (e *Endpoint) RecvNotify(src int, ctx uint32, tag, mask int32, buf []byte, 
 		return err
 	}
 	return nil
+}
+
+// StartRecvMasked starts a receive on op that matches tags as
+// RecvNotify's does, in the bits of mask: a collective's transfer on an
+// Op its schedule keeps from one start to the next.
+func (e *Endpoint) StartRecvMasked(op *Op, src int, ctx uint32, tag, mask int32, buf []byte) error {
+	return e.startRecv(op, src, ctx, tag, mask, buf, accumulator{})
+}
+
+// StartRecvAccumulateMasked is StartRecvMasked for an accumulating
+// receive (StartRecvAccumulate).
+func (e *Endpoint) StartRecvAccumulateMasked(o *Op, src int, ctx uint32, tag, mask int32, buf []byte, red *op.Op, t op.Type) error {
+	acc, err := newAccumulator(buf, red, t)
+	if err != nil {
+		return err
+	}
+	return e.startRecv(o, src, ctx, tag, mask, buf, acc)
 }
 
 // StartRecv starts a receive into buf from world rank src (or AnySource)
@@ -571,6 +598,22 @@ func (e *Endpoint) dataArrived(c *conn, h *Header, payload []byte) error {
 
 // complete publishes op's result and wakes whoever waits for it.
 func (e *Endpoint) complete(op *Op, err error) {
+	if op.completer != nil && !op.auto {
+		// an op its owner restarts only once told (a collective's
+		// channel): nobody reads the result but the completer, so one
+		// atomic step ends it instead of two
+		if !op.state.CompareAndSwap(opActive, opDone) {
+			return
+		}
+		n := op.res.N
+		if op.kind == opSend && err == nil {
+			n = len(op.buf)
+		}
+		op.res.Err, op.res.N = err, n
+		op.completer.Complete(op.cid, n, err)
+		e.wake()
+		return
+	}
 	if !op.state.CompareAndSwap(opActive, opCompleting) {
 		if op.state.CompareAndSwap(opDetached, opIdle) {
 			e.PutOp(op)
@@ -655,7 +698,7 @@ func (e *Endpoint) FailPeer(rank int, err error) {
 	}
 	c := e.conns[rank].Load()
 	if c == nil {
-		c = &conn{ep: e, rank: rank, blocked: true, eagerMax: min(e.eagerLimit, LazyFrame-HeaderLen)}
+		c = e.newLinklessConn(rank)
 		if !e.conns[rank].CompareAndSwap(nil, c) {
 			c = e.conns[rank].Load()
 		}

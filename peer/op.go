@@ -105,7 +105,9 @@ type Op struct {
 }
 
 // SetCompleter makes the next completions of op call c.Complete(id, …)
-// instead of waking Done. Call it only while op is not active.
+// instead of waking Done. Call it only while op is not active. Such an op
+// may report Finished a moment before its Result is written: its outcome
+// is what Complete is given.
 func (op *Op) SetCompleter(c Completer, id int32) { op.completer, op.cid = c, id }
 
 // Done returns a channel that receives a token when op completes. A token may
