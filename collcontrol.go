@@ -52,9 +52,25 @@ func (c *Comm) abortSeq(seq uint32) {
 			return
 		}
 	}
-	if len(c.aborted) < 1024 {
+	if c.pending(seq) && len(c.aborted) < 1024 {
 		c.aborted = append(c.aborted, seq)
 	}
+}
+
+// recentSeqs is how far behind this rank's count a notice's collective may
+// be and still be waiting to register: it took its number and has not
+// started yet.
+const recentSeqs = 64
+
+// pending reports whether collective seq has not run here yet: it is
+// ahead of this rank's count (another rank got there first) or has only
+// just taken its number. A notice about any other collective is late (it
+// ran here, maybe failed already), and keeping it would fail the
+// collective that gets the same number 2^20 calls later.
+func (c *Comm) pending(seq uint32) bool {
+	const mask = 1<<(32-coll.SigBits) - 1
+	ahead := (seq - c.seq.Load()) & mask
+	return ahead < mask/2 || ahead >= mask+1-recentSeqs
 }
 
 // enter registers a run: a nonblocking or blocking collective's once it
@@ -65,13 +81,16 @@ func (c *Comm) enter(run *coll.Run, seq uint32) {
 	c.activeMu.Lock()
 	defer c.activeMu.Unlock()
 	c.active = append(c.active, activeRun{seq, run})
-	for i, s := range c.aborted {
-		if s == seq {
-			c.aborted = append(c.aborted[:i], c.aborted[i+1:]...)
+	kept := c.aborted[:0]
+	for _, s := range c.aborted {
+		switch {
+		case s == seq:
 			run.Abort(errMismatchReported)
-			break
+		case c.pending(s):
+			kept = append(kept, s)
 		}
 	}
+	c.aborted = kept
 }
 
 func (c *Comm) leave(run *coll.Run) {

@@ -70,6 +70,10 @@ type collRequest struct {
 	pl         planned // where run goes back when done (not persistent)
 	send, recv []byte
 	persistent bool
+	// broken is set once a start of a persistent collective found that
+	// the ranks disagree: its arguments are fixed at init, so every later
+	// start fails at once, without a message (see start).
+	broken bool
 }
 
 func (q *collRequest) start() error {
@@ -77,6 +81,14 @@ func (q *collRequest) start() error {
 	if err := q.run.Bind(q.send, q.recv); err != nil {
 		q.c.drop()
 		return fmt.Errorf("%s on %s: %w: %w", q.run.Plan().Name, q.c, ErrBuffer, err)
+	}
+	if q.broken {
+		// failed before it issues a transfer. The ranks' starts do not
+		// line up after a mismatch (one may have finished start N before
+		// the notice came, another failed it), and the tag is the same at
+		// every start: any message would meet another start's. Abandon
+		// drops what other ranks sent since.
+		q.run.Abort(errMismatchEarlier)
 	}
 	// start, then register (a persistent run is registered already): a
 	// notice that arrives before the run is registered is kept in
@@ -105,6 +117,8 @@ func (q *collRequest) result(keep bool) (Status, error) {
 	if !keep {
 		q.pl.putRun(q.run)
 		q.run = nil
+	} else if err != nil && isMismatch(err) {
+		q.broken = true
 	}
 	if err != nil {
 		err = fmt.Errorf("%s on %s: %w", name, q.c, collErr(err))
@@ -130,11 +144,15 @@ func (q *collRequest) detach() error {
 }
 
 // release unregisters a persistent collective and gives back its
-// channels (its Ops).
+// channels (its Ops). A broken one also drops the messages other ranks
+// sent it since its last start.
 func (q *collRequest) release() {
 	if q.run != nil {
 		q.c.leave(q.run)
 		q.run.Release()
+		if q.broken {
+			q.c.p.ep.CancelTagged(q.c.collContext(), int32(coll.Tag(q.seq, 0)), collSeqMask, errFreed)
+		}
 	}
 }
 

@@ -70,7 +70,7 @@ func (ch *collChannel) Release() { ch.c.p.ep.PutOp(ch.op) }
 func (t *collTransport) Abandon(tag uint32, err error) {
 	cm := (*Comm)(t)
 	cm.p.ep.CancelTagged(cm.collContext(), int32(tag), collSeqMask, err)
-	if !isMismatch(err) || errors.Is(err, errMismatchReported) {
+	if !isMismatch(err) || errors.Is(err, errMismatchReported) || errors.Is(err, errMismatchEarlier) {
 		return
 	}
 	for r, w := range cm.ranks {
@@ -97,5 +97,8 @@ var (
 	// errMismatchReported fails a collective that another rank found the
 	// ranks disagree on.
 	errMismatchReported = fmt.Errorf("another rank found that the ranks called this collective with different arguments: %w", coll.ErrMismatch)
-	errFreed            = errors.New("communicator freed")
+	// errMismatchEarlier fails every start of a persistent collective
+	// after the one that found its ranks disagree.
+	errMismatchEarlier = fmt.Errorf("an earlier start of this persistent collective found that the ranks called it with different arguments: %w", coll.ErrMismatch)
+	errFreed           = errors.New("communicator freed")
 )

@@ -1,6 +1,7 @@
 package meshmpi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -112,5 +113,163 @@ func TestCollectiveArgumentMismatch(t *testing.T) {
 			require.NotZero(t, failed, "no rank noticed the mismatch")
 			t.Logf("%d of %d ranks reported the mismatch: %v", failed, n, errors.Join(errs...))
 		})
+	}
+}
+
+// A persistent collective whose ranks disagree stays broken: its arguments
+// are fixed at init, so every start after the one that found the mismatch
+// fails too, on every rank, without a hang and without taking messages of
+// an earlier start. Once it is freed the communicator works as before.
+func TestPersistentArgumentMismatchRestarted(t *testing.T) {
+	const n, starts, rounds = 4, 6, 20
+	for _, tc := range []struct {
+		name string
+		init func(w *Comm) (*Request, error)
+		// every rank receives from another in each start, so every rank
+		// must fail by the last start
+		everyRank bool
+	}{
+		{"allreduce op", func(w *Comm) (*Request, error) {
+			o := Sum
+			if w.Rank() == 0 {
+				o = Max
+			}
+			return AllreduceInit(w, []int64{1}, []int64{0}, o)
+		}, true},
+		{"allreduce count", func(w *Comm) (*Request, error) {
+			k := 4
+			if w.Rank() == 3 {
+				k = 5
+			}
+			return AllreduceInit(w, make([]int64, k), make([]int64, k), Sum)
+		}, true},
+		{"allgather count, large", func(w *Comm) (*Request, error) {
+			k := 20_000
+			if w.Rank() == 1 {
+				k = 20_001
+			}
+			return AllgatherInit(w, make([]int64, k), make([]int64, k*n))
+		}, true},
+		{"bcast count", func(w *Comm) (*Request, error) {
+			k := 3
+			if w.Rank() == 2 {
+				k = 2
+			}
+			return BcastInit(w, make([]int32, k), 0)
+		}, false},
+		{"reduce root", func(w *Comm) (*Request, error) {
+			root := 0
+			if w.Rank() == 1 {
+				root = 2
+			}
+			return ReduceInit(w, []int64{1}, []int64{0}, Sum, root)
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for round := range rounds {
+				first := make([]int, n) // the start that first failed, per rank
+				err := noHang(t, func() error {
+					return Run(n, func(w *Comm) error {
+						ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+						defer cancel()
+						req, err := tc.init(w)
+						if err != nil {
+							return err
+						}
+						first[w.Rank()] = -1
+						for s := range starts {
+							if err := req.Start(); err != nil {
+								return fmt.Errorf("start %d: %w", s, err)
+							}
+							_, err := req.Wait(ctx)
+							switch {
+							case errors.Is(err, context.DeadlineExceeded):
+								return fmt.Errorf("round %d start %d hung: %w", round, s, err)
+							case err != nil && !errors.Is(err, ErrArg):
+								return fmt.Errorf("start %d: not ErrArg: %w", s, err)
+							case err != nil && first[w.Rank()] < 0:
+								first[w.Rank()] = s
+							case err == nil && first[w.Rank()] >= 0:
+								return fmt.Errorf("start %d succeeded after start %d failed", s, first[w.Rank()])
+							}
+						}
+						if err := req.Free(); err != nil {
+							return err
+						}
+						// the communicator is unaffected, and a matching
+						// persistent collective takes none of the stale
+						// messages
+						got := []int64{0}
+						ok, err := AllreduceInit(w, []int64{int64(w.Rank())}, got, Sum)
+						if err != nil {
+							return err
+						}
+						for s := range 3 {
+							got[0] = -1
+							if err := ok.Start(); err != nil {
+								return err
+							}
+							if _, err := ok.Wait(ctx); err != nil || got[0] != n*(n-1)/2 {
+								return fmt.Errorf("allreduce start %d after the mismatch: %v %w", s, got, err)
+							}
+						}
+						return ok.Free()
+					})
+				})
+				require.NoError(t, err, "round %d", round)
+				failed := 0
+				for r, s := range first {
+					if s >= 0 {
+						failed++
+					} else if tc.everyRank {
+						t.Fatalf("round %d: rank %d never failed in %d starts", round, r, starts)
+					}
+				}
+				require.NotZero(t, failed, "round %d: no rank noticed the mismatch", round)
+				if round == 0 {
+					t.Logf("first failed start per rank: %v", first)
+				}
+			}
+		})
+	}
+}
+
+// A mismatch notice is kept for a collective this rank has not run yet and
+// dropped for one it has: kept, it would fail the collective that gets
+// the same sequence number 2^20 calls later.
+func TestMismatchNoticeKeptOnlyWhilePending(t *testing.T) {
+	const wrap = 1 << (32 - 12)
+	for _, tc := range []struct {
+		next, seq uint32 // this rank's next sequence number, the notice's
+		kept      bool
+	}{
+		{next: 10, seq: 10, kept: true},          // the next call
+		{next: 10, seq: 500, kept: true},         // further ahead
+		{next: 10, seq: 9, kept: true},           // taken, maybe not registered yet
+		{next: 10, seq: 0, kept: true},           // within recentSeqs
+		{next: 100, seq: 10, kept: false},        // ran here long ago
+		{next: 0, seq: wrap - 1, kept: true},     // across the wrap, just taken
+		{next: 0, seq: wrap - 1000, kept: false}, // across the wrap, long ago
+		{next: wrap + 5, seq: 7, kept: true},     // the counter's high bits are not in tags
+		{next: 5, seq: wrap/2 + 5, kept: false},  // half the space away: late
+		{next: 5, seq: wrap/2 - 10, kept: true},  // just under half: ahead
+	} {
+		require.NoError(t, Run(1, func(w *Comm) error {
+			w.seq.Store(tc.next)
+			w.abortSeq(tc.seq)
+			if got := len(w.aborted) == 1; got != tc.kept {
+				return fmt.Errorf("next %d, notice %d: kept %v, want %v", tc.next, tc.seq, got, tc.kept)
+			}
+			// a registration once it has long run here prunes it
+			w.seq.Store(tc.seq + 1000)
+			run := w.aborted
+			w.enter(nil, ^uint32(0))
+			w.leave(nil)
+			if len(run) > 0 && len(w.aborted) != 0 {
+				return fmt.Errorf("next %d, notice %d: not pruned after 1000 calls", tc.next, tc.seq)
+			}
+			w.aborted = nil
+			return nil
+		}))
 	}
 }

@@ -339,11 +339,22 @@ func (e *Endpoint) startRecv(op *Op, src int, ctx uint32, tag, mask int32, buf [
 // CancelTagged completes with err every pending operation in context ctx
 // whose tag agrees with tag in the bits of mask: posted receives, matched
 // receives still waiting for data, and sends still waiting for their
-// receiver to clear them. Sends already moving data finish. A failed collective withdraws its transfers this way, so
-// nothing waits on a schedule that will not run.
+// receiver to clear them. Sends already moving data finish. A failed
+// collective withdraws its transfers this way, so nothing waits on a
+// schedule that will not run. Unexpected messages with such tags are
+// dropped too: nothing will receive them, and a persistent collective,
+// whose tag is the same at every start, must not take them later.
 func (e *Endpoint) CancelTagged(ctx uint32, tag, mask int32, err error) {
 	var failed opList
 	e.mu.Lock()
+	for m := e.unexp.head; m != nil; {
+		next := m.next
+		if m.ctx == ctx && (m.tag^tag)&mask == 0 {
+			e.unexp.remove(m)
+			e.putMessageLocked(m)
+		}
+		m = next
+	}
 	for op := e.posted.head; op != nil; {
 		next := op.next
 		if op.ctx == ctx && (op.tag^tag)&mask == 0 {

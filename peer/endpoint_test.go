@@ -2,9 +2,11 @@ package peer
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -216,5 +218,52 @@ func BenchmarkMatch(b *testing.B) {
 				wait(s)
 			}
 		})
+	}
+}
+
+// CancelTagged withdraws a failed collective's posted receives and drops
+// the unexpected messages it would have taken (eager and rendezvous
+// announcements), leaving other tags and contexts alone: a later receive
+// with the same tag must not take them.
+func TestCancelTaggedDropsUnexpected(t *testing.T) {
+	a, b := newEndpoint(t, 0, 2), newEndpoint(t, 1, 2)
+	la, lb := NewMemoryLinks(HeaderLen + 64)
+	require.NoError(t, a.Attach(1, la))
+	require.NoError(t, b.Attach(0, lb))
+	const ctx, other, mask = 7, 8, -1 << 12
+	for _, m := range []struct {
+		ctx uint32
+		tag int32
+		n   int
+	}{
+		{ctx, 5<<12 | 1, 8},    // eager, the cancelled sequence
+		{ctx, 5<<12 | 2, 4096}, // rendezvous announcement, same sequence
+		{ctx, 6<<12 | 1, 8},    // another sequence
+		{other, 5<<12 | 1, 8},  // another context
+	} {
+		require.NoError(t, a.StartSend(a.GetOp(), Standard, 1, m.ctx, m.tag, make([]byte, m.n)))
+	}
+	require.Eventually(t, func() bool {
+		_, ok, _ := b.Iprobe(0, other, AnyTag)
+		return ok
+	}, 10*time.Second, time.Millisecond, "messages arrive")
+	posted := b.GetOp()
+	require.NoError(t, b.StartRecv(posted, 0, ctx, 5<<12|3, make([]byte, 8))) // takes none of them
+
+	errFailed := errors.New("collective failed")
+	b.CancelTagged(ctx, 5<<12, mask, errFailed)
+
+	require.ErrorIs(t, wait(posted).Err, errFailed)
+	_, ok, err := b.Iprobe(0, ctx, 5<<12|1)
+	require.NoError(t, err)
+	require.False(t, ok, "eager message of the cancelled sequence kept")
+	_, ok, _ = b.Iprobe(0, ctx, 5<<12|2)
+	require.False(t, ok, "announcement of the cancelled sequence kept")
+	for _, m := range []struct {
+		ctx uint32
+		tag int32
+	}{{ctx, 6<<12 | 1}, {other, 5<<12 | 1}} {
+		_, ok, _ := b.Iprobe(0, m.ctx, m.tag)
+		require.True(t, ok, "message ctx %d tag %#x dropped", m.ctx, m.tag)
 	}
 }
