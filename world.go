@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -29,7 +28,7 @@ type proc struct {
 	finalized atomic.Bool
 
 	collAlgorithms [coll.NumColls]string // job-wide algorithm choices
-	yields         int                   // see oversubscribedYields
+	yields         int                   // see inProcessYields
 }
 
 // newProc makes rank's runtime. dialer connects links on demand; nil means
@@ -110,8 +109,8 @@ func Run(n int, fn func(world *Comm) error, opts ...Option) error {
 		if procs[i], err = newProc(i, n, cfg, nil); err != nil {
 			return fmt.Errorf("run: %w", err)
 		}
-		if n > runtime.GOMAXPROCS(0) {
-			procs[i].yields = oversubscribedYields
+		if n > 1 {
+			procs[i].yields = inProcessYields
 		}
 	}
 	for i := range n {
@@ -166,8 +165,8 @@ func runJob(n int, fn func(*Comm) error, spec JobSpec, opts []Option) error {
 	procs := make([]*proc, n)
 	for i, s := range sessions {
 		procs[i] = s.p
-		if n > runtime.GOMAXPROCS(0) {
-			procs[i].yields = oversubscribedYields
+		if n > 1 {
+			procs[i].yields = inProcessYields
 		}
 	}
 	return runRanks(procs, fn,

@@ -99,6 +99,7 @@ type Plan struct {
 	Steps   []Step
 	succ    []int32
 	roots   []int32      // steps with no dependencies
+	ndeps   []int32      // Steps[i].NDeps, copied into a Run at each start
 	Scratch int          // bytes of scratch the Run needs
 	Need    [numBufs]int // bytes each buffer must hold
 	Op      *op.Op
@@ -233,8 +234,10 @@ func (b *Builder) Plan(name string) (*Plan, error) {
 			p.transfers++
 		}
 	}
+	p.ndeps = make([]int32, len(b.deps))
 	for i, ds := range b.deps {
 		p.Steps[i].NDeps = int32(len(ds))
+		p.ndeps[i] = int32(len(ds))
 		if len(ds) == 0 {
 			p.roots = append(p.roots, int32(i))
 		}

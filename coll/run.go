@@ -157,9 +157,7 @@ func (r *Run) Err() error { return r.err }
 
 // Reset rearms the counters (MPIR_TSP_sched_reset); the run must not be active.
 func (r *Run) Reset() {
-	for i := range r.plan.Steps {
-		r.pending[i] = r.plan.Steps[i].NDeps
-	}
+	copy(r.pending, r.plan.ndeps)
 	r.ready = r.ready[:0]
 	r.inflight, r.left, r.err, r.ended, r.abandoning = 0, int32(len(r.plan.Steps)), nil, false, false
 	select {
