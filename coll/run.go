@@ -51,10 +51,15 @@ type Waker interface{ Wake() }
 
 // NewRun binds plan to a transport and tag. Scratch is allocated here, once.
 func NewRun(plan *Plan, t Transport, tag uint32, w Waker) *Run {
+	// the counters and the two step lists share one allocation: a
+	// completion touches all three, often from another rank's goroutine
+	// on another core, and a small plan's fit in a cache line or two
+	n := len(plan.Steps)
+	state := make([]int32, 3*n)
 	r := &Run{plan: plan, tag: tag, waker: w,
-		pending: make([]int32, len(plan.Steps)),
-		ready:   make([]int32, 0, len(plan.Steps)),
-		issue:   make([]int32, 0, len(plan.Steps)),
+		pending: state[:n:n],
+		ready:   state[n:n:2*n],
+		issue:   state[2*n:2*n:3*n],
 		done:    make(chan struct{}, 1)}
 	if plan.Scratch > 0 {
 		r.bufs[BufScratch] = make([]byte, plan.Scratch)
