@@ -58,8 +58,8 @@ func NewRun(plan *Plan, t Transport, tag uint32, w Waker) *Run {
 	state := make([]int32, 3*n)
 	r := &Run{plan: plan, tag: tag, waker: w,
 		pending: state[:n:n],
-		ready:   state[n:n:2*n],
-		issue:   state[2*n:2*n:3*n],
+		ready:   state[n : n : 2*n],
+		issue:   state[2*n : 2*n : 3*n],
 		done:    make(chan struct{}, 1)}
 	if plan.Scratch > 0 {
 		r.bufs[BufScratch] = make([]byte, plan.Scratch)
