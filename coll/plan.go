@@ -98,8 +98,7 @@ type StepID int32
 type Plan struct {
 	Steps   []Step
 	succ    []int32
-	roots   []int32      // steps with no dependencies
-	ndeps   []int32      // Steps[i].NDeps, copied into a Run at each start
+	run     runGraph     // what Runs execute (rungraph.go)
 	Scratch int          // bytes of scratch the Run needs
 	Need    [numBufs]int // bytes each buffer must hold
 	Op      *op.Op
@@ -234,13 +233,8 @@ func (b *Builder) Plan(name string) (*Plan, error) {
 			p.transfers++
 		}
 	}
-	p.ndeps = make([]int32, len(b.deps))
 	for i, ds := range b.deps {
 		p.Steps[i].NDeps = int32(len(ds))
-		p.ndeps[i] = int32(len(ds))
-		if len(ds) == 0 {
-			p.roots = append(p.roots, int32(i))
-		}
 		for _, d := range ds {
 			count[d]++
 		}
@@ -258,5 +252,6 @@ func (b *Builder) Plan(name string) (*Plan, error) {
 			s.succ++
 		}
 	}
+	p.run = newRunGraph(p.Steps, b.deps)
 	return p, nil
 }

@@ -162,9 +162,9 @@ func (r *Run) Err() error { return r.err }
 
 // Reset rearms the counters (MPIR_TSP_sched_reset); the run must not be active.
 func (r *Run) Reset() {
-	copy(r.pending, r.plan.ndeps)
+	copy(r.pending, r.plan.run.ndeps)
 	r.ready = r.ready[:0]
-	r.inflight, r.left, r.err, r.ended, r.abandoning = 0, int32(len(r.plan.Steps)), nil, false, false
+	r.inflight, r.left, r.err, r.ended, r.abandoning = 0, r.plan.run.live, nil, false, false
 	select {
 	case <-r.done:
 	default:
@@ -190,7 +190,7 @@ func (r *Run) Start() error {
 		r.finish()
 		return nil
 	}
-	r.ready = append(r.ready, r.plan.roots...)
+	r.ready = append(r.ready, r.plan.run.roots...)
 	r.drainLocked()
 	return nil
 }
@@ -221,7 +221,8 @@ func (r *Run) stepDone(id int32, err error) {
 	if err != nil && r.err == nil {
 		r.err = err
 	}
-	for _, s := range r.plan.Successors(int(id)) {
+	g := &r.plan.run
+	for _, s := range g.succ[g.off[id]:g.off[id+1]] {
 		if r.pending[s]--; r.pending[s] == 0 {
 			r.ready = append(r.ready, s)
 		}
