@@ -69,8 +69,7 @@ func (c *conn) enqueue(op *Op, q *opList) {
 // counted itself before it tried the token.
 func (c *conn) writeFast(op *Op) {
 	h := Header{Kind: KindEager, Context: op.ctx, Tag: op.tag, Total: uint64(len(op.buf)), Source: uint32(c.ep.rank)}
-	h.Encode(c.hdr[:])
-	ready, err := c.link.WriteFrame(c.hdr[:], op.buf)
+	ready, err := c.write(h, op.buf)
 	if err != nil {
 		err = fmt.Errorf("link to rank %d: %w: %w", c.rank, ErrProcFailed, err)
 	}
@@ -166,10 +165,9 @@ func (c *conn) drainLocked() {
 			break
 		}
 		h.Source = uint32(c.ep.rank)
-		h.Encode(c.hdr[:])
 		c.rearm = false // set by a HandleWritable that comes during the write
 		c.mu.Unlock()
-		ready, err := c.link.WriteFrame(c.hdr[:], payload)
+		ready, err := c.write(h, payload)
 		if err != nil {
 			err = fmt.Errorf("link to rank %d: %w: %w", c.rank, ErrProcFailed, err)
 		}
@@ -193,6 +191,15 @@ func (c *conn) drainLocked() {
 		return
 	}
 	c.mu.Unlock()
+}
+
+// write sends one frame; the caller holds the writer's token.
+func (c *conn) write(h Header, payload []byte) (bool, error) {
+	if hw, ok := c.link.(headerWriter); ok {
+		return hw.writeHeader(h, payload)
+	}
+	h.Encode(c.hdr[:])
+	return c.link.WriteFrame(c.hdr[:], payload)
 }
 
 // drop finishes an op taken off the queue: a written CTS goes back to the
@@ -292,25 +299,36 @@ func (c *conn) closeLink() {
 // HandleFrame implements LinkHandler.
 func (c *conn) HandleFrame(hdr, payload []byte) {
 	var h Header
-	err := h.Decode(hdr, len(payload))
-	if err == nil && h.Source != uint32(c.rank) {
-		err = fmt.Errorf("%w: rank %d's link carries a frame from rank %d", ErrFrame, c.rank, h.Source)
+	if err := h.Decode(hdr, len(payload)); err != nil {
+		c.protocolError(err)
+		return
 	}
-	if err == nil {
-		switch h.Kind {
-		case KindEager, KindRTS:
-			c.ep.arrive(c, &h, payload)
-		case KindCTS:
-			err = c.ep.ctsArrived(c, &h)
-		case KindData:
-			err = c.ep.dataArrived(c, &h, payload)
-		}
+	c.handle(&h, payload)
+}
+
+// handle acts on a frame whose header is decoded (or was never encoded:
+// headerWriter).
+func (c *conn) handle(h *Header, payload []byte) {
+	var err error
+	switch {
+	case h.Source != uint32(c.rank):
+		err = fmt.Errorf("%w: rank %d's link carries a frame from rank %d", ErrFrame, c.rank, h.Source)
+	case h.Kind == KindEager, h.Kind == KindRTS:
+		c.ep.arrive(c, h, payload)
+	case h.Kind == KindCTS:
+		err = c.ep.ctsArrived(c, h)
+	case h.Kind == KindData:
+		err = c.ep.dataArrived(c, h, payload)
 	}
 	if err != nil {
-		// a peer that breaks the protocol is treated as lost
-		c.fail(fmt.Errorf("rank %d: %w: %w", c.rank, ErrProcFailed, err))
-		c.link.Close()
+		c.protocolError(err)
 	}
+}
+
+// protocolError treats a peer that breaks the protocol as lost.
+func (c *conn) protocolError(err error) {
+	c.fail(fmt.Errorf("rank %d: %w: %w", c.rank, ErrProcFailed, err))
+	c.link.Close()
 }
 
 // HandleWritable implements LinkHandler.

@@ -34,3 +34,12 @@ type LinkHandler interface {
 	// HandleClose reports that the link is gone; no frame follows.
 	HandleClose(err error)
 }
+
+// headerWriter is a link whose frames stay in this process (the memory
+// link): it hands the remote endpoint the header as a struct, which
+// spares both ends encoding and decoding it, the larger part of a small
+// message's cost on such a link. h is a value: through an interface, a
+// pointer would make every caller's header escape to the heap.
+type headerWriter interface {
+	writeHeader(h Header, payload []byte) (ready bool, err error)
+}

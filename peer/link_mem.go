@@ -106,6 +106,26 @@ func (l *memLink) WriteFrame(hdr, payload []byte) (bool, error) {
 	return true, nil
 }
 
+// writeHeader implements headerWriter: a frame for a bound endpoint
+// goes to it as a struct; any other takes the encoded way.
+func (l *memLink) writeHeader(h Header, payload []byte) (bool, error) {
+	if b := l.remote.bound.Load(); b != nil && HeaderLen+len(payload) <= l.maxFrame {
+		if c, ok := b.h.(*conn); ok {
+			c.handle(&h, payload)
+			return true, nil
+		}
+	}
+	return l.writeEncoded(h, payload)
+}
+
+// writeEncoded is WriteFrame of h encoded (apart from writeHeader, whose
+// frames then need no header buffer of their own).
+func (l *memLink) writeEncoded(h Header, payload []byte) (bool, error) {
+	var hdr [HeaderLen]byte
+	h.Encode(hdr[:])
+	return l.WriteFrame(hdr[:], payload)
+}
+
 func (l *memLink) Close() error {
 	l.mu.Lock()
 	already := l.closed
