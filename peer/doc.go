@@ -15,8 +15,9 @@
 //
 // Each peer rank is reached through a Link: reliable, ordered,
 // message-preserving, with data-channel-style backpressure. The memory link
-// here serves in-process worlds and tests; the WebRTC, browser and WASI
-// links implement the same interface. peer knows nothing of communicators,
+// here serves in-process worlds and tests (it passes headers as structs,
+// never encoded: headerWriter); the WebRTC, browser and WASI links
+// implement the same interface. peer knows nothing of communicators,
 // groups or requests: ranks here are world ranks and contexts are numbers
 // the root package assigns.
 //
