@@ -104,6 +104,37 @@ func TestRunRestartZeroAlloc(t *testing.T) {
 	require.True(t, er.Finished(), "an empty plan completes at once")
 }
 
+// A waiter that asked for Done before the run completed gets a token; one
+// that asks after it completed gets a channel that is ready at once, so a
+// check of Finished followed by a receive on Done never misses the end.
+func TestRunDoneWakes(t *testing.T) {
+	plans := pingPlans(t, 8, 8)
+	f := colltest.NewFabric(2)
+	runs := []*coll.Run{coll.NewRun(plans[0], f.Transport(0), 1, nil), coll.NewRun(plans[1], f.Transport(1), 1, nil)}
+	send, recv0, recv1 := make([]byte, 8), make([]byte, 8), make([]byte, 8)
+	require.NoError(t, runs[0].Bind(send, recv0))
+	require.NoError(t, runs[1].Bind(nil, recv1))
+	ready := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	for range 3 {
+		require.NoError(t, runs[1].Start())
+		require.False(t, runs[1].Finished())
+		done := runs[1].Done() // parked before the run completes
+		require.False(t, ready(done))
+		require.NoError(t, runs[0].Start())
+		require.True(t, runs[1].Finished())
+		require.True(t, ready(done), "the completion woke the parked waiter")
+		require.True(t, ready(runs[1].Done()), "Done after completion is ready at once")
+		require.True(t, ready(runs[0].Done()), "Done after completion is ready at once")
+	}
+}
+
 // The rules table is well formed: every line names a registered algorithm
 // of its collective, and every collective ends with an unbounded line.
 func TestRulesWellFormed(t *testing.T) {

@@ -42,8 +42,12 @@ type Run struct {
 	abandoning bool
 
 	finished atomic.Bool
-	done     chan struct{} // one token per completion
-	waker    Waker         // woken after every completion, e.g. Waitany's watchers
+	// parked: a waiter asked for Done since the start; only then does a
+	// completion put a token in done, a channel operation under a lock
+	// that the completing rank, often on another core, otherwise skips
+	parked atomic.Bool
+	done   chan struct{} // one token per completion a waiter asked for
+	waker  Waker         // woken after every completion, e.g. Waitany's watchers
 }
 
 // Waker is told whenever a Run completes.
@@ -151,8 +155,21 @@ func (r *Run) Bind(send, recv []byte) error {
 func (r *Run) Plan() *Plan { return r.plan }
 
 // Done returns a channel that receives a token when the run completes; a
-// token may be stale, so check Finished.
-func (r *Run) Done() <-chan struct{} { return r.done }
+// token may be stale, so check Finished. A waiter that checks Finished
+// first and then blocks on Done misses nothing: if the run completed in
+// between, Done returns a closed channel.
+func (r *Run) Done() <-chan struct{} {
+	r.parked.Store(true)
+	// finish stores finished, then loads parked: one of the two sees
+	// the other's store
+	if r.finished.Load() {
+		return closedDone
+	}
+	return r.done
+}
+
+// closedDone is Done's answer once the run has completed.
+var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Finished reports whether the run is not active.
 func (r *Run) Finished() bool { return r.finished.Load() }
@@ -165,6 +182,7 @@ func (r *Run) Reset() {
 	copy(r.pending, r.plan.run.ndeps)
 	r.ready = r.ready[:0]
 	r.inflight, r.left, r.err, r.ended, r.abandoning = 0, r.plan.run.live, nil, false, false
+	r.parked.Store(false)
 	select {
 	case <-r.done:
 	default:
@@ -355,9 +373,11 @@ func (r *Run) finish() {
 	if r.finished.Swap(true) {
 		return
 	}
-	select {
-	case r.done <- struct{}{}:
-	default:
+	if r.parked.Load() {
+		select {
+		case r.done <- struct{}{}:
+		default:
+		}
 	}
 	if w != nil {
 		w.Wake()
