@@ -312,7 +312,12 @@ func (r *relay) writer() {
 			return
 		}
 		if _, err := r.rw.Write(b); err != nil {
-			r.cancel(fmt.Errorf("writing to the guest: %w", err))
+			// the guest closed its stream or exited, as when the read side
+			// ends (readLoop): it left, and its exit status says how. A
+			// guest that exits while the host still has news for it (a
+			// peer's departure, say) is not an error of the host's.
+			r.log.Debug("writing to the guest failed", "rank", r.rank, "err", err)
+			r.cancel(errGuestDone)
 			r.out.give(b)
 			return
 		}
