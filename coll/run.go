@@ -182,10 +182,11 @@ func (r *Run) Reset() {
 	copy(r.pending, r.plan.run.ndeps)
 	r.ready = r.ready[:0]
 	r.inflight, r.left, r.err, r.ended, r.abandoning = 0, r.plan.run.live, nil, false, false
-	r.parked.Store(false)
-	select {
-	case <-r.done:
-	default:
+	if r.parked.Swap(false) { // only a parked waiter's completion leaves a token
+		select {
+		case <-r.done:
+		default:
+		}
 	}
 }
 
@@ -373,6 +374,8 @@ func (r *Run) finish() {
 	if r.finished.Swap(true) {
 		return
 	}
+	// parked may already be the next start's (the owner saw finished and
+	// restarted): a token for it is stale, which Done's waiters allow
 	if r.parked.Load() {
 		select {
 		case r.done <- struct{}{}:

@@ -44,20 +44,10 @@ func newRunGraph(steps []Step, deps [][]StepID) runGraph {
 			continue
 		}
 		for _, a := range preds[v] {
-			succs[a] = slices.DeleteFunc(succs[a], func(x int32) bool { return x == int32(v) })
-			for _, s := range succs[v] {
-				if !slices.Contains(succs[a], s) {
-					succs[a] = append(succs[a], s)
-				}
-			}
+			succs[a] = relink(succs[a], int32(v), succs[v])
 		}
 		for _, s := range succs[v] {
-			preds[s] = slices.DeleteFunc(preds[s], func(x int32) bool { return x == int32(v) })
-			for _, a := range preds[v] {
-				if !slices.Contains(preds[s], a) {
-					preds[s] = append(preds[s], a)
-				}
-			}
+			preds[s] = relink(preds[s], int32(v), preds[v])
 		}
 		preds[v], succs[v], removed[v] = nil, nil, true
 	}
@@ -75,4 +65,15 @@ func newRunGraph(steps []Step, deps [][]StepID) runGraph {
 	}
 	g.off[n] = int32(len(g.succ))
 	return g
+}
+
+// relink returns l without v and with every element of with it lacked.
+func relink(l []int32, v int32, with []int32) []int32 {
+	l = slices.DeleteFunc(l, func(x int32) bool { return x == v })
+	for _, x := range with {
+		if !slices.Contains(l, x) {
+			l = append(l, x)
+		}
+	}
+	return l
 }
