@@ -2,7 +2,6 @@ package meshmpi
 
 import (
 	"fmt"
-	"runtime"
 	"unsafe"
 
 	"github.com/meshmpi/meshmpi/coll"
@@ -77,6 +76,10 @@ type collRequest struct {
 }
 
 func (q *collRequest) start() error {
+	// frames that come while the run starts wait for this rank, which
+	// hands them over before it returns
+	q.c.p.wait.enter(q.c.p.ep)
+	defer q.c.p.wait.leave(q.c.p.ep)
 	q.c.hold()
 	if err := q.run.Bind(q.send, q.recv); err != nil {
 		q.c.drop()
@@ -204,17 +207,11 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		if err := q.start(); err != nil {
 			return nil, err
 		}
-		for i := 0; !run.Finished(); i++ {
-			if i < c.p.yields {
-				runtime.Gosched()
-				continue
-			}
-			<-run.Done()
-		}
+		c.p.wait.await(c.p.ep, run)
 		_, err := q.result(false)
 		return nil, err
 	case nonblocking:
-		r := &Request{state: Active, yields: c.p.yields}
+		r := &Request{state: Active, wait: c.p.wait}
 		r.coll = collRequest{c: c, seq: seq, run: pl.getRun(t, tag, c.p.ep), pl: pl, send: send, recv: recv}
 		r.impl = &r.coll
 		if err := r.coll.start(); err != nil {
@@ -222,7 +219,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		}
 		return r, nil
 	default:
-		r := &Request{persistent: true, yields: c.p.yields}
+		r := &Request{persistent: true, wait: c.p.wait}
 		r.coll = collRequest{c: c, seq: seq, run: coll.NewRun(plan, t, tag, c.p.ep), send: send, recv: recv, persistent: true}
 		r.impl = &r.coll
 		c.enter(r.coll.run, seq)

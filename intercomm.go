@@ -271,9 +271,7 @@ func exchange(c *Comm, world int, ctx uint32, sendTag, recvTag int, out, in []by
 		return Status{}, err
 	}
 	_, serr := s.run()
-	for !r.op.Finished() {
-		<-r.op.Done()
-	}
+	c.p.wait.await(c.p.ep, r.op)
 	st, rerr := r.result(false)
 	if serr != nil {
 		return st, serr

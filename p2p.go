@@ -221,16 +221,14 @@ func (q *p2pRequest) run() (Status, error) {
 		return Status{}, err
 	}
 	if q.op != nil {
-		for !q.op.Finished() {
-			<-q.op.Done()
-		}
+		q.c.p.wait.await(q.c.p.ep, q.op)
 	}
 	return q.result(false)
 }
 
 // newRequest wraps a prepared p2pRequest, starting it unless persistent.
 func newRequest(q *p2pRequest, persistent bool) (*Request, error) {
-	r := &Request{persistent: persistent, p2p: *q, yields: q.c.p.yields}
+	r := &Request{persistent: persistent, p2p: *q, wait: q.c.p.wait}
 	r.impl = &r.p2p
 	r.p2p.c.hold() // for a persistent request, until it is freed
 	r.p2p.held = true
@@ -348,9 +346,7 @@ func Sendrecv[T, U Element](c *Comm, sendbuf []T, dest, sendtag int, recvbuf []U
 	}
 	_, serr := s.run()
 	if r.op != nil {
-		for !r.op.Finished() {
-			<-r.op.Done()
-		}
+		c.p.wait.await(c.p.ep, r.op)
 	}
 	st, rerr := r.result(false)
 	if serr != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 
 	"github.com/meshmpi/meshmpi/peer"
 )
@@ -37,23 +36,6 @@ func (s RequestState) String() string {
 	return fmt.Sprintf("RequestState(%d)", uint8(s))
 }
 
-// inProcessYields is how many times a waiting rank lets other goroutines
-// run before it parks, in a process that runs several ranks of a job. In
-// Run's world the rank that completes this one's operation does it on its
-// own goroutine (a memory link delivers synchronously), so the waiter need
-// not park: with more ranks than cores, the completer is often runnable
-// right now and yielding lets it run without the cost of parking and
-// waking this one, the way Open MPI yields when it knows it is
-// oversubscribed instead of spinning (MPICH) or sleeping at once; with a
-// core per rank, a parked rank leaves its core idle, and the completer
-// then pays to wake the sleeping thread (a futex call) on every
-// operation. Measured on the 2-core machine, 8 B Allreduce at 2 and 8
-// ranks: 32 yields are 15–30% faster than parking at once (2 ranks) or
-// after 8 (8 ranks), 16 are in between, 50 are no better than 32. Over a
-// job's network links the yields cost a few microseconds before the rank
-// parks.
-const inProcessYields = 32
-
 // operation is what a Request drives: a point-to-point operation today,
 // collective schedules and generalized requests through the same methods.
 type operation interface {
@@ -79,7 +61,7 @@ type operation interface {
 type Request struct {
 	state      RequestState
 	persistent bool
-	yields     int // before Wait parks; see inProcessYields
+	wait       waitPolicy // how Wait waits before it parks
 	impl       operation
 	st         Status
 	err        error
@@ -167,11 +149,8 @@ func (r *Request) Wait(ctx context.Context) (Status, error) {
 	if ctx != nil {
 		cancel = ctx.Done()
 	}
-	for i := 0; !r.impl.finished(); i++ {
-		if i < r.yields {
-			runtime.Gosched()
-			continue
-		}
+	r.wait.spin(r.impl.endpoint(), r.impl.finished)
+	for !r.impl.finished() {
 		if cancel == nil { // a plain receive parks for less than a select
 			<-r.impl.done()
 			continue

@@ -28,7 +28,7 @@ type proc struct {
 	finalized atomic.Bool
 
 	collAlgorithms [coll.NumColls]string // job-wide algorithm choices
-	yields         int                   // see inProcessYields
+	wait           waitPolicy            // in-process ranks wait actively
 }
 
 // newProc makes rank's runtime. dialer connects links on demand; nil means
@@ -109,9 +109,7 @@ func Run(n int, fn func(world *Comm) error, opts ...Option) error {
 		if procs[i], err = newProc(i, n, cfg, nil); err != nil {
 			return fmt.Errorf("run: %w", err)
 		}
-		if n > 1 {
-			procs[i].yields = inProcessYields
-		}
+		procs[i].wait = inProcessWait(n, true)
 	}
 	for i := range n {
 		for j := i + 1; j < n; j++ {
@@ -165,9 +163,7 @@ func runJob(n int, fn func(*Comm) error, spec JobSpec, opts []Option) error {
 	procs := make([]*proc, n)
 	for i, s := range sessions {
 		procs[i] = s.p
-		if n > 1 {
-			procs[i].yields = inProcessYields
-		}
+		procs[i].wait = inProcessWait(n, false)
 	}
 	return runRanks(procs, fn,
 		func(i int) error { return sessions[i].Finalize() },

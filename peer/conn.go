@@ -20,6 +20,9 @@ type conn struct {
 
 	dead atomic.Bool // set before pending operations are failed
 
+	// inbox is the memory link whose queued frames Poll hands to this conn.
+	inbox atomic.Pointer[memLink]
+
 	// writing is the writer's token: whoever takes it writes frames
 	// until the queues are empty, then gives it back. queued counts the
 	// ops in ctrl and queue, so that a send finding none can take the

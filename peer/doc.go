@@ -16,7 +16,11 @@
 // Each peer rank is reached through a Link: reliable, ordered,
 // message-preserving, with data-channel-style backpressure. The memory link
 // here serves in-process worlds and tests (it passes headers as structs,
-// never encoded: headerWriter); the WebRTC, browser and WASI links
+// never encoded: headerWriter). It hands a frame to the receiving
+// endpoint on the writer's goroutine, except while a goroutine of the
+// receiving rank polls (Endpoint.Polling): then small frames wait in the
+// link's inbox and the receiver handles them on its own core, as MPICH's
+// shared-memory queues work. The WebRTC, browser and WASI links
 // implement the same interface. peer knows nothing of communicators,
 // groups or requests: ranks here are world ranks and contexts are numbers
 // the root package assigns.

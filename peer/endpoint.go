@@ -76,6 +76,10 @@ type Endpoint struct {
 	poolMu sync.Mutex
 	ops    []*Op
 
+	// pollers counts goroutines of this rank in a wait loop that calls
+	// Poll: while there is one, memory links queue small frames for it.
+	pollers atomic.Int32
+
 	nwatch   atomic.Int32
 	watchMu  sync.Mutex
 	watchers []chan struct{}
@@ -753,6 +757,34 @@ func (e *Endpoint) Linger(ctx context.Context) error {
 		case <-ch:
 		case <-ctx.Done():
 			return context.Cause(ctx)
+		}
+	}
+}
+
+// Polling tells the endpoint that a goroutine of this rank enters (on)
+// or leaves a stretch in the library during which it calls Poll often,
+// as in-process ranks wait. Meanwhile the rank's memory links queue small
+// frames for it instead of handling them on the writer's goroutine, so
+// each rank's matching and schedules run on its own core. Leaving hands
+// over what was queued; every on must be followed by an off, and a
+// goroutine must not park in between.
+func (e *Endpoint) Polling(on bool) {
+	if on {
+		e.pollers.Add(1)
+		return
+	}
+	e.pollers.Add(-1)
+	e.Poll()
+}
+
+// Poll hands this rank the frames its memory links queued while it
+// polled. Links of other kinds deliver by themselves.
+func (e *Endpoint) Poll() {
+	for i := range e.conns {
+		if c := e.conns[i].Load(); c != nil {
+			if l := c.inbox.Load(); l != nil && l.queued.Load() != 0 {
+				l.drain(c)
+			}
 		}
 	}
 }
