@@ -62,6 +62,12 @@ type memCell struct {
 // rendezvous data is still copied once, straight into the receive buffer.
 const memQueueMax = 4 << 10
 
+// memKeepMax is the largest cell buffer an inbox keeps for the next
+// frame: an eager frame up to DefaultEagerLimit that found the draining
+// token taken (a schedule's next send, issued while its rank hands over
+// the frame that enabled it) is copied into the inbox without allocating.
+const memKeepMax = DefaultEagerLimit
+
 // boundHandler boxes a LinkHandler for an atomic pointer.
 type boundHandler struct{ h LinkHandler }
 
@@ -139,7 +145,15 @@ func (l *memLink) writeHeader(h Header, payload []byte) (bool, error) {
 	r := l.remote
 	if b := r.bound.Load(); b != nil && HeaderLen+len(payload) <= l.maxFrame {
 		if c, ok := b.h.(*conn); ok {
-			r.deliver(c, &h, payload, nil)
+			if h.Kind == KindData {
+				// rendezvous data goes to the receive that asked for it
+				// (by its id): no frame before it matters to it, and the
+				// one writer keeps the message's frames in order. Straight
+				// in, it is copied once and never waits for a drainer.
+				c.handle(&h, payload)
+			} else {
+				r.deliver(c, &h, payload, nil)
+			}
 			return true, nil
 		}
 	}
@@ -213,7 +227,7 @@ func (l *memLink) handOver(c *conn) {
 		} else {
 			c.handle(&cell.h, cell.data)
 		}
-		if cap(cell.data) > memQueueMax {
+		if cap(cell.data) > memKeepMax {
 			cell.data = nil // a large frame queued behind a drainer: do not keep its copy
 		}
 	}
