@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -127,6 +128,7 @@ func TestMemoryInboxStress(t *testing.T) {
 			await := func(op *Op) error {
 				for polling && !op.Finished() {
 					ep.Poll()
+					runtime.Gosched() // for GOMAXPROCS=1
 				}
 				return wait(op).Err
 			}
