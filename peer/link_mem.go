@@ -14,10 +14,14 @@ var errRemoteClosed = errors.New("memory link closed by its remote end")
 // from the sender's buffer into the receiver's.
 const DefaultMemoryFrame = 4 << 20
 
-// memLink is one side of an in-process link. WriteFrame hands the frame to
-// the remote endpoint synchronously, on the writer's goroutine, so the link
-// itself never buffers and is always writable. The endpoint keeps a single
-// writer per link, which gives HandleFrame its one-at-a-time order.
+// memLink is one side of an in-process link. A write hands the frame to
+// the remote endpoint synchronously, on the writer's goroutine, or, while
+// the remote rank polls, queues a copy in the remote side's inbox
+// (deliver); either way the link is always writable. The endpoint keeps
+// a single writer per link, and the inbox's draining token a single
+// handler, which gives HandleFrame its one-at-a-time order; only
+// rendezvous data frames, addressed to their receive, may be handled
+// while a drainer handles other frames (see writeHeader).
 type memLink struct {
 	maxFrame int
 	remote   *memLink
