@@ -76,10 +76,6 @@ type collRequest struct {
 }
 
 func (q *collRequest) start() error {
-	// frames that come while the run starts wait for this rank, which
-	// hands them over before it returns
-	q.c.p.wait.enter(q.c.p.ep)
-	defer q.c.p.wait.leave(q.c.p.ep)
 	q.c.hold()
 	if err := q.run.Bind(q.send, q.recv); err != nil {
 		q.c.drop()
@@ -204,17 +200,28 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 	case blocking:
 		run := pl.getRun(t, tag, nil)
 		q := collRequest{c: c, seq: seq, run: run, pl: pl, send: send, recv: recv}
-		if err := q.start(); err != nil {
+		// the rank stays in the library from the start to the end of its
+		// spin: its peers' frames wait for it (waitPolicy)
+		w, ep := c.p.wait, c.p.ep
+		w.enter(ep)
+		err := q.start()
+		if err == nil {
+			w.spin(ep, run.Finished)
+		}
+		w.leave(ep)
+		if err != nil {
 			return nil, err
 		}
-		c.p.wait.await(c.p.ep, run)
-		_, err := q.result(false)
+		for !run.Finished() {
+			<-run.Done()
+		}
+		_, err = q.result(false)
 		return nil, err
 	case nonblocking:
 		r := &Request{state: Active, wait: c.p.wait}
 		r.coll = collRequest{c: c, seq: seq, run: pl.getRun(t, tag, c.p.ep), pl: pl, send: send, recv: recv}
 		r.impl = &r.coll
-		if err := r.coll.start(); err != nil {
+		if err := r.begin(); err != nil {
 			return nil, err
 		}
 		return r, nil

@@ -97,11 +97,22 @@ func (r *Request) Start() error {
 	if r.state == Active {
 		return fmt.Errorf("start: request is already active: %w", ErrRequest)
 	}
-	if err := r.impl.start(); err != nil {
+	if err := r.begin(); err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
 	r.state, r.st, r.err = Active, Status{}, nil
 	return nil
+}
+
+// begin starts the operation, the rank in the library meanwhile (its
+// wait policy's enter): frames that come while it starts wait for it,
+// and it hands them over before it returns.
+func (r *Request) begin() error {
+	ep := r.impl.endpoint()
+	r.wait.enter(ep)
+	err := r.impl.start()
+	r.wait.leave(ep)
+	return err
 }
 
 // Startall starts every request (MPI_Startall). It checks them all first:
@@ -149,7 +160,7 @@ func (r *Request) Wait(ctx context.Context) (Status, error) {
 	if ctx != nil {
 		cancel = ctx.Done()
 	}
-	r.wait.spin(r.impl.endpoint(), r.impl.finished)
+	r.wait.wait(r.impl.endpoint(), r.impl.finished)
 	for !r.impl.finished() {
 		if cancel == nil { // a plain receive parks for less than a select
 			<-r.impl.done()

@@ -32,7 +32,8 @@ type waitPolicy struct {
 // would leave its core idle and the completer would pay for a futex wake
 // on every operation. Measured on the 2-core machine, 8 B Allreduce at
 // 8 ranks: 32 yields are 15–30% faster than parking after 8, 16 are in
-// between, 50 are no better than 32.
+// between, 50 and 100 are no better than 32; parking at once or after 2
+// is 40–50% slower.
 const inProcessYields = 32
 
 // spinPolls is how many times a polling rank looks between two yields.
@@ -68,23 +69,19 @@ func (w waitPolicy) leave(ep *peer.Endpoint) {
 	}
 }
 
-// spin waits up to w.yields rounds for finished, polling if w says so;
-// the caller parks after it if the operation has not finished.
+// spin waits up to w.yields rounds for finished, polling if w says so
+// (the caller has entered); the caller parks after it if the operation
+// has not finished.
 func (w waitPolicy) spin(ep *peer.Endpoint, finished func() bool) {
-	if w.yields == 0 || ep == nil || finished() {
-		return
-	}
 	if !w.poll {
 		for range w.yields {
-			runtime.Gosched()
 			if finished() {
 				return
 			}
+			runtime.Gosched()
 		}
 		return
 	}
-	ep.Polling(true)
-	defer ep.Polling(false)
 	for range w.yields {
 		for range spinPolls {
 			ep.Poll()
@@ -96,6 +93,16 @@ func (w waitPolicy) spin(ep *peer.Endpoint, finished func() bool) {
 	}
 }
 
+// wait spins for finished between enter and leave, unless it is already.
+func (w waitPolicy) wait(ep *peer.Endpoint, finished func() bool) {
+	if w.yields == 0 || ep == nil || finished() {
+		return
+	}
+	w.enter(ep)
+	w.spin(ep, finished)
+	w.leave(ep)
+}
+
 // completion is an operation a blocking call waits for: a peer.Op or a
 // coll.Run.
 type completion interface {
@@ -105,7 +112,7 @@ type completion interface {
 
 // await waits for x as w says, then parks until it finishes.
 func (w waitPolicy) await(ep *peer.Endpoint, x completion) {
-	w.spin(ep, x.Finished)
+	w.wait(ep, x.Finished)
 	for !x.Finished() {
 		<-x.Done()
 	}
