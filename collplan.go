@@ -75,6 +75,13 @@ func internForced(name string) int32 {
 // maxCommPlans bounds a communicator's plan memo.
 const maxCommPlans = 256
 
+// planEntry is a memoized plan with its key; entries are never changed
+// once made, so lastPlan can share them without a lock.
+type planEntry struct {
+	key commPlanKey
+	p   planned
+}
+
 // planned is a plan with the signature of the call it serves, and, when
 // the communicator's memo holds it, an idle Run kept for this
 // communicator (nil otherwise).
@@ -110,11 +117,15 @@ func (c *Comm) plan(a *coll.Args, force string) (planned, error) {
 	forced := forcedID(force)
 	key := commPlanKey{count: a.Count, root: a.Root, elem: a.ElemSize, segment: a.Segment, remoteCount: a.RemoteCount, shape: shape(a, forced), op: a.Op}
 	if !v && forced >= 0 {
+		if e := c.lastPlan.Load(); e != nil && e.key == key {
+			return e.p, nil
+		}
 		c.planMu.Lock()
-		p, ok := c.plans[key]
+		e := c.plans[key]
 		c.planMu.Unlock()
-		if ok {
-			return p, nil
+		if e != nil {
+			c.lastPlan.Store(e)
+			return e.p, nil
 		}
 	}
 	ac := *a // the engine keeps what it is given; a stays on the caller's stack
@@ -133,11 +144,13 @@ func (c *Comm) plan(a *coll.Args, force string) (planned, error) {
 		}
 		c.planMu.Lock()
 		if c.plans == nil {
-			c.plans = make(map[commPlanKey]planned)
+			c.plans = make(map[commPlanKey]*planEntry)
 		}
 		if len(c.plans) < maxCommPlans {
 			p.runs = new(coll.RunCache)
-			c.plans[key] = p
+			e := &planEntry{key: key, p: p}
+			c.plans[key] = e
+			c.lastPlan.Store(e)
 		}
 		c.planMu.Unlock()
 	}

@@ -73,7 +73,10 @@ type Comm struct {
 	refs  atomic.Int32 // 1 until freed, plus one per pending operation
 
 	planMu sync.Mutex
-	plans  map[commPlanKey]planned // plans of the shapes called so far
+	plans  map[commPlanKey]*planEntry // plans of the shapes called so far
+	// lastPlan is the entry the last call used: a loop calling one
+	// collective finds it without a lock or a hash.
+	lastPlan atomic.Pointer[planEntry]
 
 	activeMu sync.Mutex
 	active   []activeRun // collectives running on this rank
