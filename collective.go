@@ -182,6 +182,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 	}
 	a.Rank, a.Size, a.Segment = c.rank, len(c.ranks), h.segment
 	a.RemoteSize = c.RemoteSize()
+	a.Oversubscribed = c.p.oversubscribed
 	force := h.algorithm
 	if force == "" && a.RemoteSize == 0 { // job-wide choices are intracommunicator algorithms
 		force = c.p.collAlgorithms[a.Coll]

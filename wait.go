@@ -51,8 +51,12 @@ func inProcessWait(n int, memory bool) waitPolicy {
 	if n < 2 {
 		return waitPolicy{}
 	}
-	return waitPolicy{yields: inProcessYields, poll: memory && n <= runtime.GOMAXPROCS(0)}
+	return waitPolicy{yields: inProcessYields, poll: memory && !oversubscribed(n)}
 }
+
+// oversubscribed reports whether n ranks in this process share fewer
+// cores than they are.
+func oversubscribed(n int) bool { return n > runtime.GOMAXPROCS(0) }
 
 // enter marks the rank as in the library (peer's Polling) if it polls;
 // leave must follow.

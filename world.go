@@ -29,6 +29,9 @@ type proc struct {
 
 	collAlgorithms [coll.NumColls]string // job-wide algorithm choices
 	wait           waitPolicy            // in-process ranks wait actively
+	// oversubscribed: the world's ranks are goroutines of this process
+	// over memory links, more than its cores (coll.Args.Oversubscribed)
+	oversubscribed bool
 }
 
 // newProc makes rank's runtime. dialer connects links on demand; nil means
@@ -110,6 +113,7 @@ func Run(n int, fn func(world *Comm) error, opts ...Option) error {
 			return fmt.Errorf("run: %w", err)
 		}
 		procs[i].wait = inProcessWait(n, true)
+		procs[i].oversubscribed = oversubscribed(n)
 	}
 	for i := range n {
 		for j := i + 1; j < n; j++ {

@@ -106,13 +106,14 @@ type familyShape struct {
 	inPlace                    bool
 }
 
-var familyAllreduceAlgs = []string{"recursive_doubling", "ring", "rabenseifner"}
+var familyAllreduceAlgs = []string{"recursive_doubling", "ring", "rabenseifner", "reduce_bcast"}
 
 func TestAllreduceRecursiveDoubling(t *testing.T) {
 	familySweep(t, coll.Allreduce, "recursive_doubling")
 }
 func TestAllreduceRing(t *testing.T)         { familySweep(t, coll.Allreduce, "ring") }
 func TestAllreduceRabenseifner(t *testing.T) { familySweep(t, coll.Allreduce, "rabenseifner") }
+func TestAllreduceReduceBcast(t *testing.T)  { familySweep(t, coll.Allreduce, "reduce_bcast") }
 
 // TestAllreduceDifferential runs every applicable allreduce algorithm on
 // the same inputs: with integer ops, associativity and commutativity are
@@ -225,6 +226,31 @@ func familyRestricted(t *testing.T, cs colltest.Case, names ...string) {
 	for _, name := range names {
 		if _, err := coll.Select(&args[0], name); !errors.Is(err, coll.ErrAlgorithm) {
 			t.Errorf("%s forced to %s: got %v, want ErrAlgorithm", cs, name, err)
+		}
+	}
+}
+
+// Ranks that share cores get the allreduce with the fewest messages for
+// small vectors, and only they: selection by the Oversubscribed input.
+func TestAllreduceSelectOversubscribed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		over  bool
+		count int
+		want  string
+	}{
+		{false, 1, "recursive_doubling"},
+		{true, 1, "reduce_bcast"},
+		{true, 4 << 10, "reduce_bcast"}, // 32 KiB of int64
+		{true, 1 << 17, "rabenseifner"}, // 1 MiB
+		{false, 1 << 17, "rabenseifner"},
+	} {
+		args := colltest.Case{Coll: coll.Allreduce, Size: 8, Count: tc.count, Op: op.Sum, Type: op.Int64}.Args()
+		a := args[3]
+		a.Oversubscribed = tc.over
+		alg, err := coll.Select(&a, "")
+		if err != nil || alg.Name != tc.want {
+			t.Errorf("oversubscribed %v, %d elements: got %q (%v), want %q", tc.over, tc.count, alg.Name, err, tc.want)
 		}
 	}
 }

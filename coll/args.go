@@ -101,6 +101,11 @@ type Args struct {
 	// received from each remote rank where MPI lets them differ from Count
 	// (conventions in inter_args.go).
 	RemoteSize, RemoteCount int
+	// Oversubscribed says the group's ranks share fewer cores than they
+	// are (goroutines of one process over memory links): the processors,
+	// not latency, bound a collective, so selection prefers algorithms
+	// with fewer messages. Every rank of such a world sees the same value.
+	Oversubscribed bool
 }
 
 // Bytes returns the size of n elements.

@@ -29,9 +29,16 @@ func init() {
 }
 
 func buildBcastBinomial(b *Builder, a *Args) error {
+	bcastBinomial(b, a)
+	return nil
+}
+
+// bcastBinomial adds the binomial broadcast of the receive buffer from
+// the root; its first steps wait for the last fence.
+func bcastBinomial(b *Builder, a *Args) {
 	cb := a.Bytes(a.Count)
 	if a.Size == 1 || cb == 0 {
-		return nil
+		return
 	}
 	t := topo.Binomial{N: a.Size, Root: a.Root}
 	buf := Ref{BufRecv, 0, cb}
@@ -53,5 +60,4 @@ func buildBcastBinomial(b *Builder, a *Args) error {
 			prevSend[i] = b.Send(c, buf.Sub(off, n), rtDeps(got, prevSend[i])...)
 		}
 	}
-	return nil
 }

@@ -49,18 +49,26 @@ func init() {
 
 func buildReduceBinomial(b *Builder, a *Args) error {
 	cb := a.Bytes(a.Count)
+	in := Ref{BufSend, 0, cb}
+	if a.InPlace && a.Rank == a.Root {
+		in = Ref{BufRecv, 0, cb}
+	}
+	reduceBinomial(b, a, in)
+	return nil
+}
+
+// reduceBinomial adds the binomial reduce of in (this rank's input) to the
+// root's receive buffer.
+func reduceBinomial(b *Builder, a *Args, in Ref) {
+	cb := a.Bytes(a.Count)
 	if cb == 0 {
-		return nil
+		return
 	}
 	treeRoot := a.Root
 	if !a.Commutative() {
 		treeRoot = 0
 	}
 	t := topo.Binomial{N: a.Size, Root: treeRoot}
-	in := Ref{BufSend, 0, cb}
-	if a.InPlace && a.Rank == a.Root {
-		in = Ref{BufRecv, 0, cb}
-	}
 	out := Ref{BufRecv, 0, cb} // at the root
 	children, parent := t.Children(a.Rank), t.Parent(a.Rank)
 	slots := make([]Ref, len(children))
@@ -99,5 +107,4 @@ func buildReduceBinomial(b *Builder, a *Args) error {
 			finalRecvPrev = b.Recv(treeRoot, out.Sub(off, l), rtDeps(sendPrev, finalRecvPrev)...)
 		}
 	}
-	return nil
 }

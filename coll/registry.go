@@ -19,11 +19,12 @@ type Restriction uint8
 
 // Restrictions.
 const (
-	Commutative Restriction = 1 << iota // the op is commutative
-	PowerOfTwo                          // the group size is a power of two
-	NotInPlace                          // the call is not in place
-	CountGESize                         // Count ≥ Size (Rabenseifner-style halving)
-	Inter                               // an intercommunicator algorithm; the others are intra only
+	Commutative    Restriction = 1 << iota // the op is commutative
+	PowerOfTwo                             // the group size is a power of two
+	NotInPlace                             // the call is not in place
+	CountGESize                            // Count ≥ Size (Rabenseifner-style halving)
+	Inter                                  // an intercommunicator algorithm; the others are intra only
+	Oversubscribed                         // the ranks share cores (Args.Oversubscribed); for rules
 )
 
 func (r Restriction) holds(a *Args) error {
@@ -38,6 +39,8 @@ func (r Restriction) holds(a *Args) error {
 		return fmt.Errorf("needs a power-of-two group, not %d", a.Size)
 	case r&NotInPlace != 0 && a.InPlace:
 		return errors.New("cannot run in place")
+	case r&Oversubscribed != 0 && !a.Oversubscribed:
+		return errors.New("is for ranks that share cores")
 	case r&CountGESize != 0 && a.Count < a.Size:
 		return fmt.Errorf("needs at least one element per rank (%d < %d)", a.Count, a.Size)
 	}
