@@ -44,12 +44,49 @@ func TestBarrierDissemination(t *testing.T) {
 	}
 }
 
+// TestBarrierTree checks the tree barrier's plans statically and against
+// the reference: 2(n-1) empty messages in all, no scratch.
+func TestBarrierTree(t *testing.T) {
+	alg := algorithm(t, coll.Barrier, "tree")
+	for _, n := range barrierSizes {
+		cs := colltest.Case{Coll: coll.Barrier, Size: n}
+		for _, seed := range sweepSeeds {
+			if err := colltest.Check(alg, cs, seed); err != nil {
+				t.Fatal(err)
+			}
+		}
+		plans, err := colltest.CheckStatic(alg, cs.Args())
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		sends := 0
+		for _, p := range plans {
+			for _, s := range p.Steps {
+				if s.Kind == coll.StepSend {
+					sends++
+				}
+			}
+			if p.Scratch != 0 {
+				t.Fatalf("n=%d: %d bytes of scratch", n, p.Scratch)
+			}
+		}
+		if sends != 2*(n-1) {
+			t.Fatalf("n=%d: %d messages, want %d", n, sends, 2*(n-1))
+		}
+	}
+}
+
 // TestBarrierHolds checks what makes a barrier one: with every rank but j
 // started, no rank may finish (the fabric delivers everything it can at
 // once, so a rank that did not need j would be done); starting j then
 // completes every rank. For every j and every size of the sweep.
 func TestBarrierHolds(t *testing.T) {
-	alg := algorithm(t, coll.Barrier, "dissemination")
+	for _, name := range []string{"dissemination", "tree"} {
+		t.Run(name, func(t *testing.T) { barrierHolds(t, algorithm(t, coll.Barrier, name)) })
+	}
+}
+
+func barrierHolds(t *testing.T, alg coll.Algorithm) {
 	for _, n := range barrierSizes[1:] {
 		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
 			t.Parallel()
@@ -96,5 +133,18 @@ func TestBarrierHolds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Ranks that share cores get the tree barrier, the others dissemination.
+func TestBarrierSelectOversubscribed(t *testing.T) {
+	for _, over := range []bool{false, true} {
+		a := colltest.Case{Coll: coll.Barrier, Size: 8}.Args()[5]
+		a.Oversubscribed = over
+		alg, err := coll.Select(&a, "")
+		want := map[bool]string{false: "dissemination", true: "tree"}[over]
+		if err != nil || alg.Name != want {
+			t.Errorf("oversubscribed %v: got %q (%v), want %q", over, alg.Name, err, want)
+		}
 	}
 }

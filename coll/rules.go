@@ -21,6 +21,8 @@ var Rules = []Rule{
 	{Coll: ReduceScatterBlock, When: Inter, Alg: "inter_reduce_exchange_scatter"},
 	{Coll: ReduceScatter, When: Inter, Alg: "inter_reduce_exchange_scatterv"},
 
+	// ranks sharing cores: fewest messages (as for Allreduce below)
+	{Coll: Barrier, When: Oversubscribed, Alg: "tree"},
 	{Coll: Barrier, Alg: "dissemination"},
 
 	{Coll: Bcast, MaxBytes: 12 << 10, Alg: "binomial"},
