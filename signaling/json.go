@@ -70,9 +70,10 @@ func (r *jsonReader) expect(c byte) error {
 	return nil
 }
 
-// end checks that nothing but whitespace follows the value.
+// end checks that nothing but whitespace follows the value (not peek,
+// whose 0 at the end would let a NUL byte pass as the end).
 func (r *jsonReader) end() error {
-	if r.peek() != 0 {
+	if r.skipSpace(); r.pos != len(r.data) {
 		return r.syntaxError("trailing data after the JSON value")
 	}
 	return nil

@@ -48,6 +48,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"not json", `hello`, ErrMalformed},
 		{"array", `[1]`, ErrMalformed},
 		{"trailing", `{"v":1,"type":"ping"} {}`, ErrMalformed},
+		{"trailing NUL", "{\"v\":1,\"type\":\"ping\"}\x00", ErrMalformed},
 		{"unknown envelope field", `{"v":1,"type":"ping","x":1}`, ErrMalformed},
 		{"unknown data field", `{"v":1,"type":"ping","data":{"x":1}}`, ErrMalformed},
 		{"no version", `{"type":"ping"}`, ErrVersion},
