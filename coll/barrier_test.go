@@ -15,7 +15,36 @@ var barrierSizes = []int{1, 2, 3, 4, 5, 7, 8, 11, 16, 17, 33, 64}
 // a barrier's messages are empty; ⌈log2 n⌉ of them per rank) and runs them
 // against the reference.
 func TestBarrierDissemination(t *testing.T) {
-	alg := algorithm(t, coll.Barrier, "dissemination")
+	checkBarrier(t, "dissemination", func(n int, plans []*coll.Plan) {
+		for r, p := range plans {
+			sends, recvs := barrierTransfers(p)
+			if rounds := bits.Len(uint(n - 1)); sends != rounds || recvs != rounds {
+				t.Fatalf("n=%d rank %d: %d sends, %d receives; want %d each", n, r, sends, recvs, rounds)
+			}
+		}
+	})
+}
+
+// TestBarrierTree checks the tree barrier's plans statically and against
+// the reference: 2(n-1) empty messages in all.
+func TestBarrierTree(t *testing.T) {
+	checkBarrier(t, "tree", func(n int, plans []*coll.Plan) {
+		all := 0
+		for _, p := range plans {
+			sends, _ := barrierTransfers(p)
+			all += sends
+		}
+		if all != 2*(n-1) {
+			t.Fatalf("n=%d: %d messages, want %d", n, all, 2*(n-1))
+		}
+	})
+}
+
+// checkBarrier runs barrier algorithm name against the reference at every
+// size and seed, verifies its plans statically, fails on any scratch, and
+// hands each size's plans to count.
+func checkBarrier(t *testing.T, name string, count func(n int, plans []*coll.Plan)) {
+	alg := algorithm(t, coll.Barrier, name)
 	for _, n := range barrierSizes {
 		cs := colltest.Case{Coll: coll.Barrier, Size: n}
 		for _, seed := range sweepSeeds {
@@ -28,52 +57,25 @@ func TestBarrierDissemination(t *testing.T) {
 			t.Fatalf("n=%d: %v", n, err)
 		}
 		for r, p := range plans {
-			sends, recvs := 0, 0
-			for _, s := range p.Steps {
-				switch s.Kind {
-				case coll.StepSend:
-					sends++
-				case coll.StepRecv:
-					recvs++
-				}
-			}
-			if rounds := bits.Len(uint(n - 1)); sends != rounds || recvs != rounds || p.Scratch != 0 {
-				t.Fatalf("n=%d rank %d: %d sends, %d receives, %d bytes of scratch; want %d, %d, 0", n, r, sends, recvs, p.Scratch, rounds, rounds)
+			if p.Scratch != 0 {
+				t.Fatalf("n=%d rank %d: %d bytes of scratch", n, r, p.Scratch)
 			}
 		}
+		count(n, plans)
 	}
 }
 
-// TestBarrierTree checks the tree barrier's plans statically and against
-// the reference: 2(n-1) empty messages in all, no scratch.
-func TestBarrierTree(t *testing.T) {
-	alg := algorithm(t, coll.Barrier, "tree")
-	for _, n := range barrierSizes {
-		cs := colltest.Case{Coll: coll.Barrier, Size: n}
-		for _, seed := range sweepSeeds {
-			if err := colltest.Check(alg, cs, seed); err != nil {
-				t.Fatal(err)
-			}
-		}
-		plans, err := colltest.CheckStatic(alg, cs.Args())
-		if err != nil {
-			t.Fatalf("n=%d: %v", n, err)
-		}
-		sends := 0
-		for _, p := range plans {
-			for _, s := range p.Steps {
-				if s.Kind == coll.StepSend {
-					sends++
-				}
-			}
-			if p.Scratch != 0 {
-				t.Fatalf("n=%d: %d bytes of scratch", n, p.Scratch)
-			}
-		}
-		if sends != 2*(n-1) {
-			t.Fatalf("n=%d: %d messages, want %d", n, sends, 2*(n-1))
+// barrierTransfers counts a plan's sends and receives.
+func barrierTransfers(p *coll.Plan) (sends, recvs int) {
+	for _, s := range p.Steps {
+		switch s.Kind {
+		case coll.StepSend:
+			sends++
+		case coll.StepRecv:
+			recvs++
 		}
 	}
+	return sends, recvs
 }
 
 // TestBarrierHolds checks what makes a barrier one: with every rank but j
