@@ -77,18 +77,15 @@ func (w waitPolicy) leave(ep *peer.Endpoint) {
 // (the caller has entered); the caller parks after it if the operation
 // has not finished.
 func (w waitPolicy) spin(ep *peer.Endpoint, finished func() bool) {
-	if !w.poll {
-		for range w.yields {
-			if finished() {
-				return
-			}
-			runtime.Gosched()
-		}
-		return
+	looks := 1
+	if w.poll {
+		looks = spinPolls
 	}
 	for range w.yields {
-		for range spinPolls {
-			ep.Poll()
+		for range looks {
+			if w.poll {
+				ep.Poll()
+			}
 			if finished() {
 				return
 			}
