@@ -300,7 +300,9 @@ func (d *Datatype) layout(count int) (*op.Layout, error) {
 	if count < 0 {
 		return nil, fmt.Errorf("count %d of %s: %w", count, d, ErrCount)
 	}
-	return &d.flat, nil
+	// compile, not d.flat: a predefined type is committed from the start
+	// but compiled, like every type, on first need.
+	return d.compile(), nil
 }
 
 // compile builds the flat layout once. Types under construction compile

@@ -26,6 +26,7 @@ const rankMainEnv = "MESHMPI_TEST_RANK_MAIN"
 const exitProcFailed = 7
 
 func TestMain(m *testing.M) {
+	runFresh()
 	if what := os.Getenv(rankMainEnv); what != "" {
 		os.Exit(rankMain(what))
 	}
