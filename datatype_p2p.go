@@ -67,7 +67,7 @@ func (s *typedState) stage(p *p2pRequest) {
 // request keeps it.
 func (s *typedState) finish(p *p2pRequest, st Status, err error, keep bool) (Status, error) {
 	if p.kind == p2pSend {
-		if err == nil {
+		if err == nil && p.rank != ProcNull { // ProcNull moved nothing
 			st.Count = s.t.count
 		}
 	} else {

@@ -183,7 +183,7 @@ func (q *p2pRequest) result(keep bool) (Status, error) {
 
 func (q *p2pRequest) cancel() error {
 	if q.kind == p2pSend {
-		return fmt.Errorf("cancel: only receives can be cancelled: %w", ErrRequest)
+		return nil // the send completes normally (see Request.Cancel)
 	}
 	if q.rank != ProcNull {
 		q.c.p.ep.Cancel(q.op)

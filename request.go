@@ -145,16 +145,34 @@ func (r *Request) finish() {
 	r.state = Complete
 }
 
+// emptyStatus is the status of a wait on an inactive request (MPI-4.1
+// §3.7.3): any source, any tag, nothing moved, no error.
+var emptyStatus = Status{Source: AnySource, Tag: AnyTag}
+
+// inactive returns what Wait and Test report for a request that is not
+// active: a persistent request not started, or started and completed
+// already, is inactive and gets the empty status (MPI-4.1 §3.7.3); a
+// completed nonblocking request, which MPI would have set to
+// MPI_REQUEST_NULL, gives its status again.
+func (r *Request) inactive() (Status, error) {
+	if r.persistent {
+		return emptyStatus, nil
+	}
+	return r.st, r.err
+}
+
 // Wait blocks until the request completes or ctx is done, and returns its
-// status (MPI_Wait). An inactive persistent request returns at once with an
-// empty status; a completed one returns its status again. If ctx ends first
-// the request stays active and Wait returns ctx's error.
+// status (MPI_Wait). An inactive persistent request (not started, or
+// completed and already waited on) returns at once with the empty status:
+// AnySource, AnyTag, no count, no error. A completed nonblocking request
+// returns its status again. If ctx ends first the request stays active and
+// Wait returns ctx's error.
 func (r *Request) Wait(ctx context.Context) (Status, error) {
 	if err := r.usable("wait"); err != nil {
 		return Status{}, err
 	}
 	if r.state != Active {
-		return r.st, r.err
+		return r.inactive()
 	}
 	var cancel <-chan struct{} // nil: a context that never ends
 	if ctx != nil {
@@ -182,18 +200,24 @@ func (r *Request) Test() (Status, bool, error) {
 	if err := r.usable("test"); err != nil {
 		return Status{}, false, err
 	}
-	if r.state == Active {
-		if !r.impl.finished() {
-			return Status{}, false, nil
-		}
-		r.finish()
+	if r.state != Active {
+		st, err := r.inactive()
+		return st, true, err
 	}
+	if !r.impl.finished() {
+		return Status{}, false, nil
+	}
+	r.finish()
 	return r.st, true, r.err
 }
 
-// Cancel asks to cancel an active receive (MPI_Cancel). The request must
-// still be completed with Wait or Test; its Status says whether the cancel
-// took effect. Sends and collectives cannot be cancelled: ErrRequest.
+// Cancel asks to cancel an active point-to-point request (MPI_Cancel).
+// The request must still be completed with Wait or Test; its Status says
+// whether the cancel took effect. A receive that has not matched is
+// cancelled. A send is never withdrawn once started, so it completes
+// normally and its status says it was not cancelled: MPI-4.1 §3.8.4
+// allows either outcome (and deprecates cancelling sends). Collectives
+// cannot be cancelled: ErrRequest.
 func (r *Request) Cancel() error {
 	if err := r.usable("cancel"); err != nil {
 		return err
@@ -204,17 +228,15 @@ func (r *Request) Cancel() error {
 	return r.impl.cancel()
 }
 
-// Free releases the request (MPI_Request_free). An active nonblocking
-// request still runs to completion, unobserved; an active persistent
-// request cannot be freed (ErrRequest).
+// Free releases the request (MPI_Request_free). An active point-to-point
+// request, nonblocking or persistent, still runs to completion,
+// unobserved (MPI-4.1 §3.7.3: a send freed while active still completes).
+// An active collective cannot be freed (ErrRequest).
 func (r *Request) Free() error {
 	if err := r.usable("free"); err != nil {
 		return err
 	}
 	if r.state == Active {
-		if r.persistent {
-			return fmt.Errorf("free: persistent request is active: %w", ErrRequest)
-		}
 		if err := r.impl.detach(); err != nil {
 			return err
 		}

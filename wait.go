@@ -59,16 +59,17 @@ func inProcessWait(n int, memory bool) waitPolicy {
 func oversubscribed(n int) bool { return n > runtime.GOMAXPROCS(0) }
 
 // enter marks the rank as in the library (peer's Polling) if it polls;
-// leave must follow.
+// leave must follow. ep is nil for an operation with no peer (ProcNull),
+// which has nothing to poll.
 func (w waitPolicy) enter(ep *peer.Endpoint) {
-	if w.poll {
+	if w.poll && ep != nil {
 		ep.Polling(true)
 	}
 }
 
 // leave ends enter, handing over what the rank's inbox holds.
 func (w waitPolicy) leave(ep *peer.Endpoint) {
-	if w.poll {
+	if w.poll && ep != nil {
 		ep.Polling(false)
 	}
 }
