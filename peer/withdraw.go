@@ -1,0 +1,84 @@
+package peer
+
+// CancelTagged completes with err every pending operation in context ctx
+// whose tag agrees with tag in the bits of mask: posted receives, matched
+// receives still waiting for data, and sends still waiting for their
+// receiver to clear them. Sends already moving data finish. A failed
+// collective withdraws its transfers this way, so nothing waits on a
+// schedule that will not run. Unexpected messages with such tags are
+// dropped too: nothing will receive them, and a persistent collective,
+// whose tag is the same at every start, must not take them later.
+func (e *Endpoint) CancelTagged(ctx uint32, tag, mask int32, err error) {
+	var failed opList
+	e.mu.Lock()
+	for m := e.unexp.head; m != nil; {
+		next := m.next
+		if m.ctx == ctx && (m.tag^tag)&mask == 0 {
+			e.unexp.remove(m)
+			e.putMessageLocked(m)
+		}
+		m = next
+	}
+	for op := e.posted.head; op != nil; {
+		next := op.next
+		if op.ctx == ctx && (op.tag^tag)&mask == 0 {
+			e.posted.remove(op)
+			op.inPosted = false
+			failed.push(op)
+		}
+		op = next
+	}
+	for _, op := range e.slots {
+		if op == nil || op.ctx != ctx || (op.tag^tag)&mask != 0 {
+			continue
+		}
+		switch {
+		case op.copying:
+			op.abandon = err // its data is being copied: the copier fails it after
+		case op.kind == opRecv, op.phase == phaseWaitCTS:
+			// a receive waiting for data, a send waiting for its CTS: what
+			// the peer still sends for them is dropped as stale
+			e.unregister(op)
+			failed.push(op)
+		case op.abandon == nil:
+			op.abandon = err // its RTS is still queued: the writer drops it
+		}
+	}
+	e.mu.Unlock()
+	for op := failed.pop(); op != nil; op = failed.pop() {
+		e.complete(op, err)
+	}
+}
+
+// peerFailed completes every operation waiting on rank with err: posted
+// receives from it or from AnySource (ULFM's pending semantics: a wildcard
+// receive cannot know the failed rank will not be its sender) and
+// rendezvous transfers in either direction.
+func (e *Endpoint) peerFailed(rank int, err error) {
+	var failed opList
+	e.mu.Lock()
+	for op := e.posted.head; op != nil; {
+		next := op.next
+		if op.peer == rank || op.peer == AnySource {
+			e.posted.remove(op)
+			op.inPosted = false
+			failed.push(op)
+		}
+		op = next
+	}
+	for _, op := range e.slots {
+		if op != nil && (op.kind == opSend && op.peer == rank || op.kind == opRecv && op.res.Source == rank) {
+			if op.copying {
+				op.abandon = err // the copier fails it after
+				continue
+			}
+			e.unregister(op)
+			failed.push(op)
+		}
+	}
+	e.mu.Unlock()
+	for op := failed.pop(); op != nil; op = failed.pop() {
+		e.complete(op, err)
+	}
+	e.wake()
+}
