@@ -98,7 +98,10 @@ func (m *Mesh) Start(ep Endpoint) {
 	go m.route()
 }
 
-// WaitReady returns once every rank of the job has joined.
+// WaitReady returns once every rank of the job has joined. It fails, with
+// peer.ErrProcFailed, when the signaling connection ends first: the server
+// failed the job because a rank left before it formed (the error wraps
+// signaling.ErrJobGone), or the server is gone.
 func (m *Mesh) WaitReady(ctx context.Context) error {
 	select {
 	case <-m.ready:
@@ -108,7 +111,10 @@ func (m *Mesh) WaitReady(ctx context.Context) error {
 	case <-m.ctx.Done():
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		return fmt.Errorf("signaling connection lost before the job formed: %w", m.gone)
+		if m.gone == nil { // Close, not the server
+			return fmt.Errorf("the job did not form: %w: mesh closed", peer.ErrProcFailed)
+		}
+		return fmt.Errorf("the job did not form: %w: %w", peer.ErrProcFailed, m.gone)
 	}
 }
 

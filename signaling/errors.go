@@ -28,6 +28,11 @@ var (
 	ErrExpired = errors.New("signaling: token expired")
 )
 
+// ErrJobGone means the job is over and will not form: a rank of it left
+// before it formed (CodeJobFailed), or it formed and every rank has left
+// (CodeJobEnded).
+var ErrJobGone = errors.New("signaling: job failed or ended")
+
 // Configuration and client errors.
 var (
 	// ErrConfig means a server Config is invalid.
@@ -40,7 +45,8 @@ var (
 )
 
 // RemoteError is an error message received from the server. It wraps
-// ErrRejected and, for token failures, ErrBadToken or ErrExpired.
+// ErrRejected and, for token failures, ErrBadToken or ErrExpired, for a job
+// that is over, ErrJobGone.
 type RemoteError struct {
 	Code    ErrorCode
 	Message string
@@ -57,6 +63,8 @@ func (e *RemoteError) Unwrap() []error {
 		return []error{ErrRejected, ErrBadToken}
 	case CodeExpiredToken:
 		return []error{ErrRejected, ErrExpired}
+	case CodeJobFailed, CodeJobEnded:
+		return []error{ErrRejected, ErrJobGone}
 	}
 	return []error{ErrRejected}
 }

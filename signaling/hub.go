@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -15,11 +16,35 @@ import (
 
 // job is a room of fixed size: its world. Guarded by Server.mu.
 type job struct {
-	id      string
-	claims  Claims
-	members []*conn // by rank; nil when absent
-	present int
-	started bool // Ready was sent: no more joins
+	id       string
+	claims   Claims  // the first joiner's; every other joiner's are the same world
+	members  []*conn // by rank; nil when absent
+	present  int
+	started  bool  // Ready was sent: no more joins
+	expires  int64 // the latest expiry of the members' tokens: how long the job is remembered once over
+	departed int   // ranks gone since Ready
+}
+
+// seated says the job's tokens name their seats: a launcher's job, whose
+// ranks are processes that will not come back, so a departure before the
+// job forms fails it (an open job's seat is free again for the next
+// volunteer).
+func (j *job) seated() bool { return j.claims.Seat != nil }
+
+// grave is what the server remembers of a job that is over (failed before
+// it formed, or formed and lost every rank), so that a rank joining late
+// hears why instead of waiting in a job that will never form, and the job
+// cannot form again under the same tokens. Guarded by Server.mu.
+type grave struct {
+	code    ErrorCode // CodeJobFailed or CodeJobEnded
+	why     string
+	expires int64 // unix seconds: when its tokens expire, so no join can reach it
+	seq     uint64
+}
+
+type graveRef struct {
+	id  string
+	seq uint64
 }
 
 // conn is one websocket connection. Two goroutines serve it: the HTTP handler
@@ -28,7 +53,17 @@ type conn struct {
 	s      *Server
 	ws     *websocket.Conn
 	remote string
-	out    chan []byte
+
+	// The outbound queue: send appends, writeLoop takes the whole batch.
+	// A slice rather than a buffered channel of SendQueue entries, which
+	// would cost every idle connection SendQueue*24 bytes up front.
+	qmu   sync.Mutex
+	queue [][]byte
+	wake  chan struct{} // cap 1: the queue is not empty
+
+	pinging      atomic.Bool    // a ping waits for its pong
+	unresponsive atomic.Bool    // a ping went unanswered: the peer is frozen or gone
+	pings        sync.WaitGroup // ping goroutines
 
 	killOnce sync.Once
 	killed   chan struct{}
@@ -39,6 +74,9 @@ type conn struct {
 	job  *job
 	rank int
 	kind ClientKind
+	// linked holds the ranks this one exchanged signals with: they may
+	// hold a link to it, so they hear of its departure (Server.mu).
+	linked map[int]struct{}
 
 	bucket bucket // reader goroutine only
 }
@@ -50,7 +88,7 @@ func newConn(s *Server, ws *websocket.Conn, remote string) *conn {
 		s:      s,
 		ws:     ws,
 		remote: remote,
-		out:    make(chan []byte, s.cfg.SendQueue),
+		wake:   make(chan struct{}, 1),
 		killed: make(chan struct{}),
 		bucket: bucket{rate: s.cfg.MessageRate, burst: float64(s.cfg.MessageBurst)},
 	}
@@ -105,10 +143,37 @@ func (c *conn) send(m Message) {
 		c.kill(&Error{Code: CodeInternal, Message: "server failed to encode a message"}, false)
 		return
 	}
-	select {
-	case c.out <- data:
-	default:
+	c.sendData(data)
+}
+
+// sendData queues an encoded message; broadcasts encode once and share it.
+func (c *conn) sendData(data []byte) {
+	c.qmu.Lock()
+	if len(c.queue) >= c.s.cfg.SendQueue {
+		c.qmu.Unlock()
 		c.kill(&Error{Code: CodeSlowConsumer, Message: "outbound queue full"}, false)
+		return
+	}
+	c.queue = append(c.queue, data)
+	c.qmu.Unlock()
+	c.s.sent.Add(1)
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// broadcast encodes m once and queues it for every conn in to that is not nil.
+func (s *Server) broadcast(m Message, to []*conn) {
+	data, err := Encode(m)
+	if err != nil {
+		s.log.Error("encode failed", "type", m.Type(), "err", err)
+		return
+	}
+	for _, c := range to {
+		if c != nil {
+			c.sendData(data)
+		}
 	}
 }
 
@@ -160,31 +225,39 @@ func (c *conn) run() {
 	c.kill(nil, true)
 	<-writerDone
 	_ = c.ws.CloseNow()
+	c.pings.Wait()
 }
 
 func (c *conn) writeLoop() {
 	ping := time.NewTicker(c.s.cfg.PingInterval)
 	defer ping.Stop()
+	var batch [][]byte
 	for {
 		select {
-		case data := <-c.out:
-			ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.WriteTimeout)
-			err := c.ws.Write(ctx, websocket.MessageText, data)
-			cancel()
-			if err != nil {
-				c.kill(nil, true)
-				_ = c.ws.CloseNow()
-				return
+		case <-c.wake:
+			c.qmu.Lock()
+			batch, c.queue = c.queue, batch[:0]
+			c.qmu.Unlock()
+			for i, data := range batch {
+				batch[i] = nil
+				ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.WriteTimeout)
+				err := c.ws.Write(ctx, websocket.MessageText, data)
+				cancel()
+				if err != nil {
+					c.kill(nil, true)
+					_ = c.ws.CloseNow()
+					return
+				}
+			}
+			if cap(batch) > 64 {
+				batch = nil // a burst's queue is not kept for the connection's life
 			}
 		case <-ping.C:
-			ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.PingTimeout)
-			err := c.ws.Ping(ctx)
-			cancel()
-			if err != nil {
-				c.s.log.Info("ping failed", "remote", c.remote, "err", err)
-				c.kill(nil, true)
-				_ = c.ws.CloseNow()
-				return
+			// The ping runs beside the writer, which a pong that takes
+			// its time must not hold up; one at a time.
+			if c.pinging.CompareAndSwap(false, true) {
+				c.pings.Add(1)
+				go c.ping()
 			}
 		case <-c.killed:
 			if e := c.killErr; e != nil {
@@ -201,6 +274,23 @@ func (c *conn) writeLoop() {
 			_ = c.ws.CloseNow()
 			return
 		}
+	}
+}
+
+// ping sends a websocket ping and waits for its pong; a peer that does not
+// answer within PingTimeout is frozen or gone, and is dropped (and its
+// departure announced) like a closed one.
+func (c *conn) ping() {
+	defer c.pings.Done()
+	ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.PingTimeout)
+	err := c.ws.Ping(ctx)
+	cancel()
+	c.pinging.Store(false)
+	if err != nil && !c.isKilled() {
+		c.s.log.Info("no pong", "remote", c.remote, "err", err)
+		c.unresponsive.Store(true)
+		c.kill(nil, true)
+		_ = c.ws.CloseNow() // the writer may be stuck in a write to the frozen peer
 	}
 }
 
@@ -268,7 +358,8 @@ func (c *conn) handle(m Message) *Error {
 }
 
 func (s *Server) join(c *conn, m *Join) *Error {
-	claims, err := VerifyToken(s.cfg.Secret, m.Token, m.Job, time.Now())
+	now := time.Now()
+	claims, err := VerifyToken(s.cfg.Secret, m.Token, m.Job, now)
 	switch {
 	case errors.Is(err, ErrExpired):
 		return &Error{Code: CodeExpiredToken, Message: "token expired"}
@@ -281,11 +372,25 @@ func (s *Server) join(c *conn, m *Join) *Error {
 	if m.Rank != nil && *m.Rank >= claims.Size {
 		return &Error{Code: CodeBadRank, Message: fmt.Sprintf("rank %d outside [0, %d)", *m.Rank, claims.Size)}
 	}
+	want := m.Rank
+	if claims.Seat != nil {
+		// a seat token admits its rank only; "any rank" means that one
+		if m.Rank != nil && *m.Rank != *claims.Seat {
+			return &Error{Code: CodeBadRank, Message: fmt.Sprintf("this token admits rank %d only, not %d", *claims.Seat, *m.Rank)}
+		}
+		want = claims.Seat
+	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c.job != nil {
 		return &Error{Code: CodeProtocol, Message: "already joined"}
+	}
+	if g, ok := s.ended[m.Job]; ok {
+		if now.Unix() < g.expires {
+			return &Error{Code: g.code, Message: g.why}
+		}
+		delete(s.ended, m.Job) // its tokens have expired: the id is free
 	}
 	j := s.jobs[m.Job]
 	if j == nil {
@@ -295,17 +400,17 @@ func (s *Server) join(c *conn, m *Join) *Error {
 		j = &job{id: m.Job, claims: claims, members: make([]*conn, claims.Size)}
 		s.jobs[m.Job] = j
 	} else if !j.claims.sameWorld(claims) {
-		return &Error{Code: CodeJobMismatch, Message: "token's size or settings differ from the job's"}
+		return &Error{Code: CodeJobMismatch, Message: "token's size, settings or seating differ from the job's"}
 	}
 	if j.started {
 		return &Error{Code: CodeJobFull, Message: "job already started"}
 	}
 	rank := -1
-	if m.Rank != nil {
-		if j.members[*m.Rank] != nil {
-			return &Error{Code: CodeRankTaken, Message: fmt.Sprintf("rank %d already joined", *m.Rank)}
+	if want != nil {
+		if j.members[*want] != nil {
+			return &Error{Code: CodeRankTaken, Message: fmt.Sprintf("rank %d already joined", *want)}
 		}
-		rank = *m.Rank
+		rank = *want
 	} else {
 		for r, mem := range j.members {
 			if mem == nil {
@@ -319,6 +424,7 @@ func (s *Server) join(c *conn, m *Join) *Error {
 	}
 	j.members[rank] = c
 	j.present++
+	j.expires = max(j.expires, claims.Expires)
 	c.job, c.rank, c.kind = j, rank, m.Kind
 	s.joins.Add(1)
 	s.log.Info("rank joined", "job", j.id, "rank", rank, "size", claims.Size, "kind", m.Kind, "remote", c.remote)
@@ -333,10 +439,7 @@ func (s *Server) join(c *conn, m *Join) *Error {
 		for r, mem := range j.members {
 			kinds[r] = mem.kind
 		}
-		ready := &Ready{Size: claims.Size, Kinds: kinds}
-		for _, mem := range j.members {
-			mem.send(ready)
-		}
+		s.broadcast(&Ready{Size: claims.Size, Kinds: kinds}, j.members)
 		s.log.Info("job ready", "job", j.id, "size", claims.Size)
 	}
 	return nil
@@ -354,6 +457,14 @@ func (s *Server) relay(c *conn, m *Signal) *Error {
 	}
 	dst := j.members[m.To]
 	if dst == nil {
+		if j.started {
+			// every rank was present at Ready: this one has left since,
+			// and the sender hears so now if it was not told before
+			// (departures go only to the ranks that may need them, see
+			// leave)
+			c.send(&Left{Rank: m.To, Reason: "left the job"})
+			return nil
+		}
 		s.countRejected(CodeRankAbsent)
 		c.send(&Error{Code: CodeRankAbsent, Message: fmt.Sprintf("rank %d is not present", m.To)})
 		return nil
@@ -361,10 +472,37 @@ func (s *Server) relay(c *conn, m *Signal) *Error {
 	m.From = c.rank
 	dst.send(m)
 	s.relayed.Add(1)
+	link(c, dst)
 	return nil
 }
 
-// leave removes c from its job and tells the others.
+// link records that a and b exchanged signals. Server.mu is held.
+func link(a, b *conn) {
+	if _, ok := a.linked[b.rank]; ok {
+		return
+	}
+	if a.linked == nil {
+		a.linked = make(map[int]struct{})
+	}
+	if b.linked == nil {
+		b.linked = make(map[int]struct{})
+	}
+	a.linked[b.rank] = struct{}{}
+	b.linked[a.rank] = struct{}{}
+}
+
+// leave removes c from its job and tells the ranks that need to know.
+//
+// Before the job forms, a departure fails a seated job (its seats belong
+// to processes a launcher started, and one of them is gone) and frees the
+// seat of an open one. After it forms, the first departure goes to every
+// rank: the job's failure notice. Later ones go only to the ranks that
+// exchanged signals with the departed rank, and only if its connection
+// broke (a rank that closes normally has closed its links first, so its
+// peers saw them close); any other rank hears of it when it signals the
+// departed rank (relay). So the departures of a job's N ranks cost O(N)
+// messages plus one per link of a rank that broke away, where telling
+// every rank of every departure cost N²/2.
 func (s *Server) leave(c *conn, cause error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -374,17 +512,98 @@ func (s *Server) leave(c *conn, cause error) {
 	}
 	j.members[c.rank] = nil
 	j.present--
-	reason := "connection closed"
-	if c.isKilled() && c.killErr != nil { // killErr is set before killed closes
-		reason = string(c.killErr.Code)
+	reason, clean := "connection closed", websocket.CloseStatus(cause) == websocket.StatusNormalClosure
+	switch {
+	case c.unresponsive.Load():
+		reason, clean = "no answer to pings", false
+	case c.isKilled() && c.killErr != nil: // killErr is set before killed closes
+		reason, clean = string(c.killErr.Code), false
+	case !clean:
+		reason = "connection lost"
 	}
+	s.departed.Add(1)
 	s.log.Info("rank left", "job", j.id, "rank", c.rank, "reason", reason, "err", cause)
-	for _, mem := range j.members {
-		if mem != nil {
-			mem.send(&Left{Rank: c.rank, Reason: reason})
+	if s.closed {
+		if j.present == 0 {
+			delete(s.jobs, j.id)
 		}
+		return // everyone is told the server is shutting down
+	}
+	if s.leaveHook != nil {
+		defer s.leaveHook()
+	}
+	if !j.started {
+		if j.seated() {
+			s.failJob(j, fmt.Sprintf("rank %d left before the job formed (%s)", c.rank, reason))
+			return
+		}
+		s.broadcast(&Left{Rank: c.rank, Reason: reason}, j.members)
+		if j.present == 0 {
+			delete(s.jobs, j.id) // an open job nobody waits in: volunteers may form it afresh
+		}
+		return
+	}
+	j.departed++
+	switch {
+	case j.departed == 1:
+		s.broadcast(&Left{Rank: c.rank, Reason: reason}, j.members)
+	case !clean && len(c.linked) > 0:
+		to := make([]*conn, 0, len(c.linked))
+		for r := range c.linked {
+			to = append(to, j.members[r])
+		}
+		s.broadcast(&Left{Rank: c.rank, Reason: reason}, to)
 	}
 	if j.present == 0 {
 		delete(s.jobs, j.id)
+		s.bury(j, CodeJobEnded, fmt.Sprintf("job %s formed and every rank has left", j.id))
 	}
+}
+
+// failJob ends a job that will not form: every member gets the error
+// and a close, and the job is remembered so that later joiners get it too.
+// Server.mu is held.
+func (s *Server) failJob(j *job, why string) {
+	s.failedJobs.Add(1)
+	s.log.Info("job failed", "job", j.id, "why", why)
+	e := &Error{Code: CodeJobFailed, Message: why}
+	for r, mem := range j.members {
+		if mem != nil {
+			j.members[r] = nil
+			mem.kill(e, false)
+		}
+	}
+	j.present = 0
+	delete(s.jobs, j.id)
+	s.bury(j, CodeJobFailed, why)
+}
+
+// bury remembers a job that is over until its tokens expire, at most
+// Config.MaxEndedJobs of them (the oldest go first). Server.mu is held.
+func (s *Server) bury(j *job, code ErrorCode, why string) {
+	now := time.Now().Unix()
+	if j.expires <= now {
+		return // no token can reach it any more
+	}
+	for len(s.ended) >= s.cfg.MaxEndedJobs && len(s.graves) > 0 {
+		g := s.graves[0]
+		s.graves = s.graves[1:]
+		if cur, ok := s.ended[g.id]; ok && cur.seq == g.seq {
+			delete(s.ended, g.id)
+		}
+	}
+	if len(s.graves) > 2*len(s.ended)+64 {
+		// drop the references to graves already gone (expired and
+		// deleted at a join, or replaced), so the list stays O(ended)
+		kept := make([]graveRef, 0, len(s.ended)+1)
+		for _, g := range s.graves {
+			if cur, ok := s.ended[g.id]; ok && cur.seq == g.seq {
+				kept = append(kept, g)
+			}
+		}
+		s.graves = kept
+	}
+	s.graveSeq++
+	s.ended[j.id] = grave{code: code, why: why, expires: j.expires, seq: s.graveSeq}
+	s.graves = append(s.graves, graveRef{id: j.id, seq: s.graveSeq})
 }

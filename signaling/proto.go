@@ -89,6 +89,8 @@ const (
 	CodeRankTaken    ErrorCode = "rank-taken"     // requested rank already joined
 	CodeBadRank      ErrorCode = "bad-rank"       // rank outside [0, size) or own rank
 	CodeJobFull      ErrorCode = "job-full"       // all ranks joined, or job already started
+	CodeJobFailed    ErrorCode = "job-failed"     // a rank of a seated job left before it formed: it never will
+	CodeJobEnded     ErrorCode = "job-ended"      // the job formed and every rank has left
 	CodeTooManyJobs  ErrorCode = "too-many-jobs"  // server job limit
 	CodeTooManyConns ErrorCode = "too-many-conns" // server connection limit
 	CodeJoinTimeout  ErrorCode = "join-timeout"   // no join in time

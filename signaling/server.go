@@ -17,6 +17,13 @@ import (
 	"github.com/coder/websocket"
 )
 
+// The liveness defaults: a frozen rank is gone for the server within their
+// sum (see Config.PingInterval).
+const (
+	DefaultPingInterval = 4 * time.Second
+	DefaultPingTimeout  = 5 * time.Second
+)
+
 // Config configures a Server. Zero fields take the defaults named beside them;
 // negative values are errors.
 type Config struct {
@@ -38,12 +45,19 @@ type Config struct {
 	MaxJobs         int           // jobs per server, default 1000
 	MaxConns        int           // connections per server, default 10000
 	MaxJobSize      int           // ranks per job, default 1024
+	MaxEndedJobs    int           // jobs remembered after they failed or ended (until their tokens expire), default 10000
 	SendQueue       int           // outbound messages queued per connection, default 1024
 	JoinTimeout     time.Duration // from accept to join, default 10s
-	PingInterval    time.Duration // websocket ping period, default 20s
-	PingTimeout     time.Duration // wait for a pong, default 10s
-	WriteTimeout    time.Duration // one write, default 10s
-	MaxTokenTTL     time.Duration // longest TTL the admin endpoint mints, default 7 days
+	// A connection is pinged every PingInterval and dropped (its rank
+	// announced as gone) when a pong takes longer than PingTimeout, so a
+	// frozen rank (SIGSTOP, a hung host) is gone for the server within
+	// PingInterval+PingTimeout, 9 s by default: the survivors' ICE sees it
+	// in about 6 s, and the server's view (what /metrics and a launcher
+	// show) should not lag far behind.
+	PingInterval time.Duration // websocket ping period, default 4s
+	PingTimeout  time.Duration // wait for a pong, default 5s
+	WriteTimeout time.Duration // one write, default 10s
+	MaxTokenTTL  time.Duration // longest TTL the admin endpoint mints, default 7 days
 
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
@@ -62,7 +76,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxJobSize < 0 || c.MaxJobSize > MaxJobSize {
 		return bad("MaxJobSize %d outside [0, %d]", c.MaxJobSize, MaxJobSize)
 	}
-	if c.MessageRate < 0 || c.MessageBurst < 0 || c.MaxJobs < 0 || c.MaxConns < 0 || c.SendQueue < 0 ||
+	if c.MessageRate < 0 || c.MessageBurst < 0 || c.MaxJobs < 0 || c.MaxConns < 0 || c.SendQueue < 0 || c.MaxEndedJobs < 0 ||
 		c.JoinTimeout < 0 || c.PingInterval < 0 || c.PingTimeout < 0 || c.WriteTimeout < 0 || c.MaxTokenTTL < 0 {
 		return bad("negative limit")
 	}
@@ -95,12 +109,13 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.MaxConns, 10000)
 	def(&c.MaxJobSize, 1024)
 	def(&c.SendQueue, 1024)
+	def(&c.MaxEndedJobs, 10000)
 	if c.MessageRate == 0 {
 		c.MessageRate = 50
 	}
 	defd(&c.JoinTimeout, 10*time.Second)
-	defd(&c.PingInterval, 20*time.Second)
-	defd(&c.PingTimeout, 10*time.Second)
+	defd(&c.PingInterval, DefaultPingInterval)
+	defd(&c.PingTimeout, DefaultPingTimeout)
 	defd(&c.WriteTimeout, 10*time.Second)
 	defd(&c.MaxTokenTTL, 7*24*time.Hour)
 	if c.Logger == nil {
@@ -118,16 +133,24 @@ type Server struct {
 	log *slog.Logger
 	mux *http.ServeMux
 
-	mu     sync.Mutex
-	closed bool
-	jobs   map[string]*job
-	conns  map[*conn]struct{}
-	wg     sync.WaitGroup
+	mu       sync.Mutex
+	closed   bool
+	jobs     map[string]*job
+	ended    map[string]grave // jobs that are over, by id
+	graves   []graveRef       // ended in the order they were buried, to drop the oldest first
+	graveSeq uint64
+	conns    map[*conn]struct{}
+	wg       sync.WaitGroup
 
-	joins    atomic.Uint64
-	relayed  atomic.Uint64
-	statsMu  sync.Mutex
-	rejected map[ErrorCode]uint64
+	joins      atomic.Uint64
+	relayed    atomic.Uint64
+	departed   atomic.Uint64
+	failedJobs atomic.Uint64
+	sent       atomic.Uint64
+
+	leaveHook func() // tests: called (under mu) after a departure was handled
+	statsMu   sync.Mutex
+	rejected  map[ErrorCode]uint64
 }
 
 // NewServer validates cfg and returns a server.
@@ -141,6 +164,7 @@ func NewServer(cfg Config) (*Server, error) {
 		log:      cfg.Logger,
 		mux:      http.NewServeMux(),
 		jobs:     make(map[string]*job),
+		ended:    make(map[string]grave),
 		conns:    make(map[*conn]struct{}),
 		rejected: make(map[ErrorCode]uint64),
 	}
@@ -167,19 +191,28 @@ func (s *Server) Close() error {
 
 // Stats is a snapshot of the server's counters.
 type Stats struct {
-	Jobs     int                  // jobs with at least one rank present
-	Conns    int                  // open websocket connections
-	Joins    uint64               // successful joins
-	Relayed  uint64               // signals relayed
-	Rejected map[ErrorCode]uint64 // fatal and non-fatal errors sent, by code
+	Jobs       int                  // jobs with at least one rank present
+	Ranks      int                  // ranks present, over all jobs
+	Ended      int                  // jobs remembered after they failed or ended
+	Conns      int                  // open websocket connections
+	Joins      uint64               // successful joins
+	Departures uint64               // ranks that left (closed, broke, or stopped answering pings)
+	FailedJobs uint64               // jobs failed by a departure before they formed
+	Relayed    uint64               // signals relayed
+	Sent       uint64               // messages queued to clients, of every type
+	Rejected   map[ErrorCode]uint64 // fatal and non-fatal errors sent, by code
 }
 
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
-	st := Stats{Jobs: len(s.jobs), Conns: len(s.conns)}
+	st := Stats{Jobs: len(s.jobs), Ended: len(s.ended), Conns: len(s.conns)}
+	for _, j := range s.jobs {
+		st.Ranks += j.present
+	}
 	s.mu.Unlock()
 	st.Joins, st.Relayed = s.joins.Load(), s.relayed.Load()
+	st.Departures, st.FailedJobs, st.Sent = s.departed.Load(), s.failedJobs.Load(), s.sent.Load()
 	s.statsMu.Lock()
 	st.Rejected = make(map[ErrorCode]uint64, len(s.rejected))
 	for k, v := range s.rejected {

@@ -20,12 +20,21 @@ import (
 const MinSecretLen = 16
 
 // Claims is what a job token vouches for. Every rank of a job must present a
-// token with the same Size and Settings: they define the job's world.
+// token with the same Size and Settings, and either every one a seat or none:
+// they define the job's world.
+//
+// A token with a Seat is a seat token: it admits its holder to that rank of
+// the job and to no other, so a launcher hands each rank process its own and
+// a leaked token costs one seat, not the job. A token without one is an open
+// token: it admits anyone to any free rank, for jobs of volunteers (browser
+// tabs) that may come and go until the job forms. See the package doc,
+// Tokens.
 type Claims struct {
 	Job      string            `json:"j"`
 	Size     int               `json:"n"`
 	Expires  int64             `json:"e"` // unix seconds
 	Settings map[string]string `json:"s,omitempty"`
+	Seat     *int              `json:"r,omitempty"` // the one rank this token admits; nil: any free rank
 }
 
 // tokenDomain separates token MACs from any other use of the secret.
@@ -58,6 +67,9 @@ func Mint(secret []byte, c Claims) (string, error) {
 	if err := validSettings(c.Settings); err != nil {
 		return "", err
 	}
+	if err := validSeat(c.Seat, c.Size); err != nil {
+		return "", err
+	}
 	payload, err := json.Marshal(c)
 	if err != nil {
 		return "", fmt.Errorf("mint token: %w", err)
@@ -68,6 +80,31 @@ func Mint(secret []byte, c Claims) (string, error) {
 		return "", invalid("token longer than %d bytes (too many settings)", MaxTokenLen)
 	}
 	return tok, nil
+}
+
+// MintSeats returns the seat tokens of a job: tokens[r] admits rank r only.
+// c.Seat is ignored.
+func MintSeats(secret []byte, c Claims) ([]string, error) {
+	if err := validSize(c.Size); err != nil {
+		return nil, err
+	}
+	toks := make([]string, c.Size)
+	for r := range toks {
+		c.Seat = &r
+		tok, err := Mint(secret, c)
+		if err != nil {
+			return nil, err
+		}
+		toks[r] = tok
+	}
+	return toks, nil
+}
+
+func validSeat(seat *int, size int) error {
+	if seat != nil && (*seat < 0 || *seat >= size) {
+		return invalid("seat %d outside [0, %d)", *seat, size)
+	}
+	return nil
 }
 
 // VerifyToken checks that token was minted with secret for job and has not
@@ -96,7 +133,7 @@ func VerifyToken(secret []byte, token, job string, now time.Time) (Claims, error
 	if c.Job != job {
 		return Claims{}, fmt.Errorf("%w: token is for another job", ErrBadToken)
 	}
-	if validSize(c.Size) != nil || validSettings(c.Settings) != nil {
+	if validSize(c.Size) != nil || validSettings(c.Settings) != nil || validSeat(c.Seat, c.Size) != nil {
 		return Claims{}, fmt.Errorf("%w: claims out of range", ErrBadToken)
 	}
 	if now.Unix() >= c.Expires {
@@ -105,9 +142,12 @@ func VerifyToken(secret []byte, token, job string, now time.Time) (Claims, error
 	return c, nil
 }
 
-// sameWorld reports whether two claims describe the same job world.
+// sameWorld reports whether two claims describe the same job world: the
+// same size and settings, and seat tokens both or open tokens both (so an
+// open token, if one was ever minted for the job, cannot take a seat of a
+// launcher's job).
 func (c Claims) sameWorld(o Claims) bool {
-	return c.Size == o.Size && maps.Equal(c.Settings, o.Settings)
+	return c.Size == o.Size && maps.Equal(c.Settings, o.Settings) && (c.Seat == nil) == (o.Seat == nil)
 }
 
 // strictUnmarshal decodes exactly one JSON value with no unknown fields.
