@@ -24,6 +24,11 @@ type target struct {
 	exe  string // the executable; "" until a package is built
 	wasm string // the wasip1 module; "" until a package is built
 	pkg  string // the package for go build; "" for an executable or a module
+	// dir is the directory go build runs in: the package's own for a
+	// directory or a .go file, so that the go.mod of the module holding
+	// it applies (as with go run), whatever meshrun's working directory;
+	// "" (the working directory) for an import path.
+	dir  string
 	name string // the built executable's file name
 }
 
@@ -45,7 +50,7 @@ func resolveTarget(s string) (target, error) {
 		if err != nil {
 			return target{}, err
 		}
-		return target{pkg: localPackage(s), name: filepath.Base(abs)}, nil
+		return target{pkg: ".", dir: abs, name: filepath.Base(abs)}, nil
 	case err == nil && strings.HasSuffix(s, ".wasm"):
 		abs, err := filepath.Abs(s)
 		if err != nil {
@@ -53,7 +58,11 @@ func resolveTarget(s string) (target, error) {
 		}
 		return target{wasm: abs, name: strings.TrimSuffix(filepath.Base(s), ".wasm")}, nil
 	case err == nil && strings.HasSuffix(s, ".go"):
-		return target{pkg: s, name: strings.TrimSuffix(filepath.Base(s), ".go")}, nil
+		abs, err := filepath.Abs(s)
+		if err != nil {
+			return target{}, err
+		}
+		return target{pkg: filepath.Base(abs), dir: filepath.Dir(abs), name: strings.TrimSuffix(filepath.Base(abs), ".go")}, nil
 	case err == nil:
 		if info.Mode()&0o111 == 0 {
 			return target{}, fmt.Errorf("%s: not executable (and not a Go package)", s)
@@ -91,34 +100,26 @@ func hasGoFiles(dir string) bool {
 	return false
 }
 
-// localPackage turns a directory into a package path go build reads as a
-// directory: "examples/pi" would be an import path, "./examples/pi" is not.
-func localPackage(dir string) string {
-	if filepath.IsAbs(dir) {
-		return dir
-	}
-	c := filepath.ToSlash(filepath.Clean(dir))
-	if c == "." || c == ".." || strings.HasPrefix(c, "../") {
-		return c
-	}
-	return "./" + c
-}
-
 // goBuild builds t's package into dir and returns the executable's path:
-// a native one, or with wasi a wasip1 module. Ending ctx interrupts the
-// build. A failed build's error carries go build's output.
+// a native one, or with wasi a wasip1 module. go runs in t.dir, so a
+// package in another module than meshrun's working directory builds with
+// its own module's go.mod. Ending ctx interrupts the build. A failed
+// build's error carries go build's output.
 func goBuild(ctx context.Context, t target, dir string, wasi bool) (string, error) {
 	name := t.name
 	if name == "" || name == "." || name == "/" {
 		name = "rank"
 	}
 	exe := filepath.Join(dir, name)
-	g := gobuild.Go{Setup: interruptGroup}
+	g := gobuild.Go{Dir: t.dir, Setup: interruptGroup}
 	if wasi {
 		exe += ".wasm"
 		g.GOOS, g.GOARCH = "wasip1", "wasm"
 	}
 	if err := g.Build(ctx, exe, t.pkg); err != nil {
+		if t.dir != "" {
+			return "", fmt.Errorf("in %s: %w", t.dir, err)
+		}
 		return "", err
 	}
 	return exe, nil

@@ -38,6 +38,14 @@
 // it is. A package or a module runs as WASI ranks unless --native or
 // --wasi K say otherwise; an executable runs as native processes.
 //
+// As with go run, a package named by a directory or a .go file builds in
+// its own directory, with the go.mod of the module that holds it: a
+// user's program builds in the user's module (meshrun -n 4 . from the
+// package, or a path into the module from anywhere), so an installed
+// meshrun (go install github.com/meshmpi/meshmpi/cmd/meshrun@latest)
+// works in any directory. An import path builds in meshrun's working
+// directory's module.
+//
 // # WASI ranks
 //
 // A WASI rank is a guest of meshrun's embedded wazero runtime: meshrun
@@ -86,7 +94,19 @@
 // (--grace) to fail on their own, as the library makes them do when a peer
 // leaves; then meshrun sends them SIGTERM and, after another grace period,
 // SIGKILL. Ranks that meshrun had to stop do not count towards the exit
-// status. SIGINT, SIGTERM or SIGHUP to meshrun sends the ranks SIGTERM at
+// status.
+//
+// A rank process stopped by a signal (SIGSTOP; on Linux, where meshrun
+// reads the state of its children when the kernel sends it SIGCHLD)
+// cannot answer its peers: meshrun reports at once that it stopped
+// responding, kills it if it is still stopped after --grace, so that its
+// peers see it leave, and names it as the cause of the other ranks'
+// failures ("rank 1 exited with status 1, after rank 3 stopped
+// responding"; "the job failed because rank 3 stopped responding"). A
+// rank stopped by a tracer (a debugger) is left alone. Meshrun's SIGTERM
+// is followed by SIGCONT, so that a stopped rank acts on it.
+//
+// SIGINT, SIGTERM or SIGHUP to meshrun sends the ranks SIGTERM at
 // once, with the same escalation (a second signal kills them), and meshrun
 // exits with 128+signal (130 for SIGINT). A job that outlives --timeout is
 // stopped the same way and meshrun exits with 124. A target that does not

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -250,6 +251,12 @@ func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.Job
 			break
 		}
 	}
+	// A rank stopped by a signal cannot answer its peers: the kernel tells
+	// meshrun with SIGCHLD, and meshrun names it as the job's trouble
+	// before its peers fail because of it.
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
+	defer signal.Stop(chld)
 	var timeout <-chan time.Time
 	if l.cfg.timeout > 0 {
 		t := time.NewTimer(l.cfg.timeout)
@@ -260,6 +267,10 @@ func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.Job
 		select {
 		case e := <-j.exits:
 			j.exited(e)
+		case <-chld:
+			j.checkStopped()
+		case <-j.frozen:
+			j.killStopped()
 		case sig := <-l.sigc:
 			if j.override == 0 {
 				j.override = signalStatus(sig)
@@ -286,6 +297,9 @@ func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.Job
 	}
 	if j.override != 0 {
 		return j.override
+	}
+	if j.status != 0 && j.cause != "" {
+		l.fail("the job failed because %s", j.cause)
 	}
 	return j.status
 }
@@ -337,6 +351,12 @@ type job struct {
 	override int // meshrun's status after a signal or a timeout, or 0
 	stage    stage
 	timer    <-chan time.Time // next escalation
+
+	// cause is what meshrun knows made the job fail, when it is not the
+	// first rank to exit: "rank 3 stopped responding". The ranks that
+	// lose a peer fail first and would otherwise take the blame.
+	cause  string
+	frozen <-chan time.Time // when to kill ranks found stopped; nil if none
 }
 
 // rank is one rank process, or a WASI rank running in meshrun.
@@ -347,7 +367,9 @@ type rank struct {
 	stdout, stderr *lineWriter
 	start          time.Time
 	exited         bool
-	stopped        bool // meshrun signalled it: its status does not count
+	stopped        bool      // meshrun signalled it: its status does not count
+	frozenSince    time.Time // when meshrun found its process stopped; zero while it runs
+	killedFrozen   bool      // meshrun killed it because it stayed stopped
 }
 
 // exit reports that a rank ended; err is what Wait returned, or for a
@@ -464,6 +486,7 @@ func (j *job) exited(e exit) {
 		}
 	}
 	j.l.log.Info("rank exited", "rank", r.label, "status", status, "after", time.Since(r.start).Round(time.Millisecond), "stopped", r.stopped)
+	r.frozenSince = time.Time{}
 	var ee *exec.ExitError
 	if r.cmd != nil && e.err != nil && !errors.As(e.err, &ee) {
 		j.l.log.Warn("waiting for a rank", "rank", r.label, "err", e.err)
@@ -478,6 +501,15 @@ func (j *job) exited(e exit) {
 		}
 		return
 	}
+	if j.stage == stageRun {
+		j.checkStopped() // the cause may be a stopped rank, even if no SIGCHLD said so
+	}
+	switch {
+	case r.killedFrozen:
+		how = "stopped responding; meshrun killed it"
+	case j.cause != "":
+		how += ", after " + j.cause
+	}
 	j.l.fail("rank %s %s", r.label, how)
 	if j.stage == stageRun {
 		j.stage, j.timer = stageGrace, time.After(j.l.cfg.grace)
@@ -490,6 +522,7 @@ func (j *job) escalate() {
 	case stageRun, stageGrace:
 		j.stage = stageTerm
 		j.signal(syscall.SIGTERM)
+		j.signal(syscall.SIGCONT) // a stopped rank acts on SIGTERM only once it runs
 		j.timer = time.After(j.l.cfg.grace)
 	case stageTerm:
 		j.stage = stageKill
@@ -512,6 +545,58 @@ func (j *job) signal(sig syscall.Signal) {
 		}
 		err := syscall.Kill(-r.cmd.Process.Pid, sig)
 		j.l.log.Info("signalled rank", "rank", r.label, "signal", sig, "err", err)
+	}
+}
+
+// checkStopped looks at the state of every rank process still running: a
+// rank newly found stopped by a signal is reported, and killed if it is
+// still stopped after --grace (killStopped), so that its peers see it
+// leave instead of waiting for it; a rank that resumed is forgotten.
+// The first one found is the job's cause.
+func (j *job) checkStopped() {
+	for _, r := range j.ranks {
+		if r.cmd == nil || r.exited || r.stopped || r.killedFrozen {
+			continue
+		}
+		switch stopped := processStopped(r.cmd.Process.Pid); {
+		case stopped && r.frozenSince.IsZero():
+			r.frozenSince = time.Now()
+			j.l.fail("rank %s stopped responding: its process is stopped by a signal; it is killed if still stopped after %v", r.label, j.l.cfg.grace)
+			if j.cause == "" {
+				j.cause = "rank " + r.label + " stopped responding"
+			}
+			if j.frozen == nil {
+				j.frozen = time.After(j.l.cfg.grace)
+			}
+		case !stopped && !r.frozenSince.IsZero():
+			r.frozenSince = time.Time{}
+			j.l.log.Info("rank resumed", "rank", r.label)
+		}
+	}
+}
+
+// killStopped kills the ranks that have been stopped for --grace, and
+// waits again for those stopped since.
+func (j *job) killStopped() {
+	j.frozen = nil
+	j.checkStopped()
+	var next time.Duration
+	for _, r := range j.ranks {
+		if r.frozenSince.IsZero() || r.exited || r.killedFrozen {
+			continue
+		}
+		if left := j.l.cfg.grace - time.Since(r.frozenSince); left > 0 {
+			if next == 0 || left < next {
+				next = left
+			}
+			continue
+		}
+		r.killedFrozen = true
+		err := syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+		j.l.log.Info("killed stopped rank", "rank", r.label, "err", err)
+	}
+	if next > 0 {
+		j.frozen = time.After(next)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ const hangLimit = 60 * time.Second
 type meshrunRun struct {
 	args           []string
 	sigc           chan os.Signal // what meshrun receives as signals
-	stdout, stderr lockedbuf.Buffer
+	stdout, stderr notifyBuffer
 	status         chan int
 	ctx            context.Context // ends at the hang limit
 	cancel         context.CancelFunc
@@ -36,9 +37,42 @@ type meshrunRun struct {
 // start runs meshrun with args in a goroutine.
 func start(args ...string) *meshrunRun {
 	m := &meshrunRun{args: args, sigc: make(chan os.Signal, 2), status: make(chan int, 1)}
+	m.stdout.written = make(chan struct{}, 1)
+	m.stderr.written = make(chan struct{}, 1)
 	m.ctx, m.cancel = context.WithTimeout(context.Background(), hangLimit)
 	go func() { m.status <- run(args, &m.stdout, &m.stderr, m.sigc) }()
 	return m
+}
+
+// notifyBuffer is a buffer that says when it was written to.
+type notifyBuffer struct {
+	lockedbuf.Buffer
+	written chan struct{} // cap 1: a Write since the last receive
+}
+
+func (b *notifyBuffer) Write(p []byte) (int, error) {
+	n, err := b.Buffer.Write(p)
+	select {
+	case b.written <- struct{}{}:
+	default:
+	}
+	return n, err
+}
+
+// waitStdout waits until meshrun's standard output satisfies done. It
+// fails the test if meshrun exits first or hangs.
+func (m *meshrunRun) waitStdout(t *testing.T, done func(out string) bool) {
+	t.Helper()
+	for !done(m.stdout.String()) {
+		select {
+		case <-m.stdout.written:
+		case status := <-m.status:
+			m.status <- status // for wait
+			t.Fatalf("meshrun %q exited with %d before the output the test waits for\nstdout:\n%s\nstderr:\n%s", m.args, status, m.stdout.String(), m.stderr.String())
+		case <-m.ctx.Done():
+			m.wait(t) // fails the test
+		}
+	}
 }
 
 // wait returns meshrun's exit status. A meshrun still running at the hang
@@ -232,4 +266,38 @@ func TestWASIBuildFails(t *testing.T) {
 	m := start("-n", "1", dir)
 	require.Equal(t, exitUsage, m.wait(t))
 	require.Contains(t, m.stderr.String(), "GOOS=wasip1 GOARCH=wasm go build")
+}
+
+// A rank stopped by SIGSTOP is the cause of the job's failure, not the
+// ranks that lose it: meshrun names it at once, kills it after --grace so
+// that its peers see it leave, and blames it for their failures.
+func TestStoppedRank(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a WebRTC job in -short mode")
+	}
+	m := start("-n", "4", "--grace", "1s", looprankBinary(t))
+	pids := map[int]int{}
+	m.waitStdout(t, func(out string) bool {
+		for _, line := range strings.Split(out, "\n") {
+			var label, rank, pid int
+			if _, err := fmt.Sscanf(line, "[%d] rank %d pid %d running", &label, &rank, &pid); err == nil {
+				pids[rank] = pid
+			}
+		}
+		return len(pids) == 4
+	})
+	require.NoError(t, syscall.Kill(pids[3], syscall.SIGSTOP))
+	require.Equal(t, 128+9, m.wait(t))
+	stderr := m.stderr.String()
+	require.Contains(t, stderr, "meshrun: rank 3 stopped responding: its process is stopped by a signal")
+	require.Contains(t, stderr, "meshrun: rank 3 stopped responding; meshrun killed it\n")
+	require.Contains(t, stderr, "meshrun: the job failed because rank 3 stopped responding\n")
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(line, "meshrun: rank") && strings.Contains(line, "exited with status") {
+			require.Contains(t, line, "after rank 3 stopped responding", "a survivor's failure blamed on it")
+		}
+	}
+	for _, r := range []int{0, 1, 2} {
+		require.Contains(t, stderr, fmt.Sprintf("[%d] looprank: a peer failed:", r), "rank %d should fail by itself with ErrProcFailed", r)
+	}
 }

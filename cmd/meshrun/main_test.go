@@ -24,6 +24,7 @@ func TestMain(m *testing.M) { testbin.Main(m) }
 var (
 	piBinary       = buildOnce("../../examples/pi")
 	failrankBinary = buildOnce("testdata/failrank")
+	looprankBinary = buildOnce("testdata/looprank")
 )
 
 // buildOnce returns a function that builds the package in dir the first
@@ -164,18 +165,27 @@ func TestResolveTarget(t *testing.T) {
 	sh, err := exec.LookPath("sh")
 	require.NoError(t, err)
 
+	failrank, err := filepath.Abs("testdata/failrank")
+	require.NoError(t, err)
+	here, err := os.Getwd()
+	require.NoError(t, err)
+	pi, err := filepath.Abs("../../examples/pi")
+	require.NoError(t, err)
+
+	// A package builds in its own directory, so that its module's go.mod
+	// applies whatever meshrun's working directory.
 	for _, tc := range []struct {
 		arg  string
 		want target
 		err  string
 	}{
-		{arg: "./testdata/failrank", want: target{pkg: "./testdata/failrank", name: "failrank"}},
-		{arg: "testdata/failrank", want: target{pkg: "./testdata/failrank", name: "failrank"}},
-		{arg: "testdata/failrank/", want: target{pkg: "./testdata/failrank", name: "failrank"}},
-		{arg: ".", want: target{pkg: ".", name: "meshrun"}},
-		{arg: "../../examples/pi", want: target{pkg: "../../examples/pi", name: "pi"}},
-		{arg: filepath.Join(dir, "prog"), want: target{pkg: filepath.Join(dir, "prog"), name: "prog"}},
-		{arg: single, want: target{pkg: single, name: "one"}},
+		{arg: "./testdata/failrank", want: target{pkg: ".", dir: failrank, name: "failrank"}},
+		{arg: "testdata/failrank", want: target{pkg: ".", dir: failrank, name: "failrank"}},
+		{arg: "testdata/failrank/", want: target{pkg: ".", dir: failrank, name: "failrank"}},
+		{arg: ".", want: target{pkg: ".", dir: here, name: "meshrun"}},
+		{arg: "../../examples/pi", want: target{pkg: ".", dir: pi, name: "pi"}},
+		{arg: filepath.Join(dir, "prog"), want: target{pkg: ".", dir: filepath.Join(dir, "prog"), name: "prog"}},
+		{arg: single, want: target{pkg: "one.go", dir: dir, name: "one"}},
 		{arg: exe, want: target{exe: exe}},
 		{arg: "sh", want: target{exe: sh}},
 		{arg: "github.com/meshmpi/meshmpi/examples/ring", want: target{pkg: "github.com/meshmpi/meshmpi/examples/ring", name: "ring"}},
