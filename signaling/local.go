@@ -53,9 +53,18 @@ func ListenLocal(cfg Config) (*Local, error) {
 // URL is the websocket URL ranks join at (ws://127.0.0.1:port/ws).
 func (l *Local) URL() string { return l.url }
 
-// Token mints a token for job: size ranks sharing settings, valid for ttl.
+// Token mints an open token for job (size ranks sharing settings, valid for
+// ttl): it admits anyone to any free rank. A launcher that starts every
+// rank itself hands out SeatTokens instead.
 func (l *Local) Token(job string, size int, settings map[string]string, ttl time.Duration) (string, error) {
 	return Mint(l.secret, Claims{Job: job, Size: size, Expires: time.Now().Add(ttl).Unix(), Settings: settings})
+}
+
+// SeatTokens mints the seat tokens of job (size ranks sharing settings,
+// valid for ttl): tokens[r] admits rank r only, and a departure before the
+// job forms fails it (see the package doc, Tokens).
+func (l *Local) SeatTokens(job string, size int, settings map[string]string, ttl time.Duration) ([]string, error) {
+	return MintSeats(l.secret, Claims{Job: job, Size: size, Expires: time.Now().Add(ttl).Unix(), Settings: settings})
 }
 
 // Close tells every connection the server is shutting down, closes them

@@ -48,6 +48,7 @@ type launcher struct {
 	stdout io.Writer // lockedWriters, shared by the ranks' lineWriters
 	stderr io.Writer
 	sigc   <-chan os.Signal
+	seats  []string // the embedded job's seat tokens, by rank; nil for an existing job
 }
 
 // fail reports a failure in one line on stderr.
@@ -212,7 +213,9 @@ func (l *launcher) job() (spec meshmpi.JobSpec, stop func(), err error) {
 		return spec, nil, err
 	}
 	id := "meshrun-" + rand.Text()
-	token, err := srv.Token(id, c.n, c.settings, tokenTTL)
+	// one seat token per rank: a rank's token admits it and no other, and
+	// a rank that dies before the job forms fails the job at once
+	seats, err := srv.SeatTokens(id, c.n, c.settings, tokenTTL)
 	if err != nil {
 		_ = srv.Close()
 		return spec, nil, err
@@ -230,7 +233,8 @@ func (l *launcher) job() (spec meshmpi.JobSpec, stop func(), err error) {
 			l.log.Warn("the signaling server did not close in time")
 		}
 	}
-	return meshmpi.JobSpec{Signal: srv.URL(), Job: id, Token: token}, stop, nil
+	l.seats = seats
+	return meshmpi.JobSpec{Signal: srv.URL(), Job: id}, stop, nil
 }
 
 // supervise starts the ranks of spec (the first nwasi under WASI, with
@@ -397,6 +401,9 @@ func (j *job) start(i int) error {
 	if j.l.cfg.first != meshmpi.AnyRank {
 		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], meshmpi.EnvRank+"="+label)
 	}
+	if j.l.seats != nil { // the last of duplicate keys counts
+		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], meshmpi.EnvToken+"="+j.l.seats[i])
+	}
 	r := &rank{
 		label:  label,
 		cmd:    cmd,
@@ -442,6 +449,9 @@ func (j *job) startWASI(i int) error {
 	}
 	if j.l.cfg.first != meshmpi.AnyRank {
 		jr.Job.Rank = j.l.cfg.first + i
+	}
+	if j.l.seats != nil {
+		jr.Job.Token = j.l.seats[i]
 	}
 	j.l.log.Info("wasi rank started", "rank", label)
 	j.ranks = append(j.ranks, r)
