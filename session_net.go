@@ -4,6 +4,7 @@ package meshmpi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/meshmpi/meshmpi/mesh"
@@ -21,6 +22,11 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 		do.Rank = &spec.Rank
 	}
 	client, err := signaling.Dial(ctx, spec.Signal, spec.Job, spec.Token, &do)
+	if errors.Is(err, signaling.ErrJobGone) {
+		// a rank left before the job formed, or the job is over: it will
+		// not form, as for the ranks already in it (mesh.WaitReady)
+		return nil, true, fmt.Errorf("%w: %w", ErrProcFailed, err)
+	}
 	if err != nil {
 		return nil, true, err
 	}
