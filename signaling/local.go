@@ -43,7 +43,7 @@ func ListenLocal(cfg Config) (*Local, error) {
 		Server: srv,
 		secret: cfg.Secret,
 		url:    "ws://" + ln.Addr().String() + "/ws",
-		hs:     &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second},
+		hs:     NewHTTPServer(srv, 0),
 		served: make(chan error, 1),
 	}
 	go func() { l.served <- l.hs.Serve(ln) }()

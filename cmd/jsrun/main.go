@@ -130,7 +130,9 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 		w.Header().Set("Content-Type", "application/wasm")
 		http.ServeFile(w, r, prog)
 	})
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// Idle keep-alive connections and slow requests are cut; no write
+	// timeout, which would also bound how long a handler may take.
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: time.Minute}
 	go func() { _ = hs.Serve(ln) }()
 	defer hs.Close()
 	origin := "http://" + ln.Addr().String()

@@ -144,6 +144,7 @@ type serveConfig struct {
 	listen string
 	sig    signaling.Config
 	grace  time.Duration
+	idle   time.Duration // keep-alive HTTP connections without a request are closed after this
 	web    webConfig
 }
 
@@ -164,6 +165,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	pingTimeout := f.dur("ping-timeout", 10*time.Second, "pong wait before a socket counts as dead")
 	joinTimeout := f.dur("join-timeout", 10*time.Second, "time from connect to join")
 	grace := f.dur("shutdown-grace", 10*time.Second, "graceful shutdown limit")
+	idle := f.dur("idle-timeout", signaling.DefaultIdleTimeout, "close keep-alive HTTP connections idle this long")
 	logFormat := f.str("log-format", "text", "text or json")
 	logLevel := f.str("log-level", "info", "debug, info, warn or error")
 	var wc webConfig
@@ -204,7 +206,10 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		cfg.ICEServers = []signaling.ICEServer{{URLs: urls}}
 	}
 	wc.labMax = *labMax
-	return serveConfig{listen: *listen, sig: cfg, grace: *grace, web: wc}, nil
+	if *idle <= 0 {
+		return serveConfig{}, errors.New("-idle-timeout must be positive")
+	}
+	return serveConfig{listen: *listen, sig: cfg, grace: *grace, idle: *idle, web: wc}, nil
 }
 
 // newHandler serves the signaling server plus /healthz and /metrics, and
@@ -290,7 +295,8 @@ func serve(args []string, stderr io.Writer) error {
 		return err
 	}
 	log.Info("browser UI", "programs", len(wo.Programs), "wasm_exec.js", wo.WasmExec != nil, "lab", wo.Lab != nil)
-	hs := &http.Server{Addr: sc.listen, Handler: newHandler(srv, newRegistry(srv), ui), ReadHeaderTimeout: 10 * time.Second}
+	hs := signaling.NewHTTPServer(newHandler(srv, newRegistry(srv), ui), sc.idle)
+	hs.Addr = sc.listen
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.ListenAndServe() }()

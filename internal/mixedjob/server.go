@@ -62,7 +62,7 @@ func StartServer(p *Programs) (*Server, error) {
 		WS:     "ws://" + ln.Addr().String() + "/ws",
 		sig:    sig,
 		secret: secret,
-		hs:     &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+		hs:     signaling.NewHTTPServer(mux, 0), // idle, read and write timeouts
 		served: make(chan error, 1),
 	}
 	go func() { s.served <- s.hs.Serve(ln) }()
