@@ -44,7 +44,7 @@ async function start(k, example, args) {
     body: JSON.stringify({ size: k }),
   });
   if (!resp.ok) throw new Error("the server refused a lab job: " + resp.status + " " + (await resp.text()).trim());
-  const { job, token } = await resp.json();
+  const { job, tokens } = await resp.json(); // tokens[i] admits rank i only
   Object.assign(lab, { job, k, done: false, error: null });
   lab.ranks = Array.from({ length: k }, () => ({ phase: "loading", status: null, error: null, stdout: "", stderr: "", times: {} }));
   $("job").textContent = `job ${job}: ${k} ranks of ${example}`;
@@ -52,7 +52,7 @@ async function start(k, example, args) {
   const box = $("ranks");
   box.replaceChildren();
   for (let i = 0; i < k; i++) {
-    const p = new URLSearchParams({ job, token, rank: String(i), example });
+    const p = new URLSearchParams({ job, token: tokens[i], rank: String(i), example });
     for (const a of args) p.append("arg", a);
     if (q.get("mic") === "1") p.set("mic", "1");
     const f = document.createElement("iframe");

@@ -9,8 +9,9 @@
 //	GET  /lab[?k=4&example=E&args=…&start=1]
 //	                      the lab page: a new job of k ranks, each a run page
 //	                      in an iframe of this tab
-//	POST /lab/jobs        {"size": k} → {"job", "token"}: a token for a new
-//	                      job, for the lab page (only when Options.Lab is set)
+//	POST /lab/jobs        {"size": k} → {"job", "tokens"}: the seat tokens of
+//	                      a new job, tokens[r] for rank r, for the lab page
+//	                      (only when Options.Lab is set)
 //	GET  /js/meshmpi.js   the ES module that boots a rank (package js)
 //	GET  /wasm_exec.js    the Go toolchain's JavaScript support for GOOS=js
 //	GET  /wasm/E.wasm     program E built for GOOS=js GOARCH=wasm
@@ -58,16 +59,25 @@ type Options struct {
 }
 
 // LabConfig lets the lab page start jobs without a token of its own:
-// POST /lab/jobs mints one for a fresh job id. Only clients on the
-// loopback interface may ask, and only from a page of this server (a
-// cross-site page cannot make a JSON POST without the server's consent),
-// so a server that listens publicly mints nothing for strangers; every
-// other rule (token scope, job size, server limits) stays as it is.
+// POST /lab/jobs mints the seat tokens of a fresh job (one per rank, each
+// admitting its rank only). Only clients on the loopback interface may
+// ask, only by a name of this server, and only from a page of this server
+// (a cross-site page cannot make a JSON POST without the server's
+// consent), so a server that listens publicly mints nothing for
+// strangers; every other rule (token scope, job size, server limits)
+// stays as it is.
+//
+// The request's Host must name this server: an IP address, "localhost" or
+// one of Hosts. A page of a name that resolves to the loopback address
+// (DNS rebinding: evil.example first resolves to the attacker, then to
+// 127.0.0.1) is same-origin with its own requests, so Origin alone would
+// let it in; its Host is its own name, which is not this server's.
 type LabConfig struct {
 	Secret   []byte            // the server's token secret
 	MaxSize  int               // largest lab job; 0 means 64
 	TTL      time.Duration     // token lifetime; 0 means one hour
 	Settings map[string]string // job settings; nil means {"net": "loopback"}
+	Hosts    []string          // names this server is reached by, besides IP addresses and localhost
 }
 
 type program struct {
@@ -227,14 +237,39 @@ type labRequest struct {
 
 // LabJob is the answer of POST /lab/jobs.
 type LabJob struct {
-	Job   string `json:"job"`
-	Token string `json:"token"`
+	Job    string   `json:"job"`
+	Tokens []string `json:"tokens"` // Tokens[r] admits rank r only
+}
+
+// ownHost reports whether a request's Host names this server.
+func (l *lab) ownHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "" {
+		return false
+	}
+	if net.ParseIP(host) != nil || strings.EqualFold(host, "localhost") {
+		return true // an address is not a name an attacker's DNS can rebind
+	}
+	for _, h := range l.cfg.Hosts {
+		if strings.EqualFold(host, h) {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *lab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
 		http.Error(w, "lab jobs are for clients on this host only", http.StatusForbidden)
+		return
+	}
+	if !l.ownHost(r.Host) {
+		http.Error(w, "lab jobs are for this server's own names (see signal serve -public-name)", http.StatusForbidden)
 		return
 	}
 	if o := r.Header.Get("Origin"); o != "" {
@@ -260,7 +295,7 @@ func (l *lab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := make([]byte, 8)
 	_, _ = rand.Read(id)
 	job := "lab-" + hex.EncodeToString(id)
-	tok, err := signaling.Mint(l.cfg.Secret, signaling.Claims{
+	toks, err := signaling.MintSeats(l.cfg.Secret, signaling.Claims{
 		Job: job, Size: req.Size, Expires: time.Now().Add(l.cfg.TTL).Unix(), Settings: l.cfg.Settings,
 	})
 	if err != nil {
@@ -268,5 +303,5 @@ func (l *lab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(LabJob{Job: job, Token: tok})
+	_ = json.NewEncoder(w).Encode(LabJob{Job: job, Tokens: toks})
 }

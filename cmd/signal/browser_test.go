@@ -110,13 +110,15 @@ func TestBrowserLab(t *testing.T) {
 }
 
 // TestLabJobsAuth: the lab endpoint answers only JSON requests from this
-// host's own pages, and its tokens are scoped to a job of the asked size.
+// host's own pages, by one of its own names (item 11 of issue 14: a page
+// of a name rebound to 127.0.0.1 got a token), and its tokens are the
+// seat tokens of a job of the asked size (item 9).
 func TestLabJobsAuth(t *testing.T) {
 	sec := []byte(secret)
-	ui, err := web.Handler(web.Options{Lab: &web.LabConfig{Secret: sec, MaxSize: 8}})
+	ui, err := web.Handler(web.Options{Lab: &web.LabConfig{Secret: sec, MaxSize: 8, Hosts: []string{"lab.example"}}})
 	require.NoError(t, err)
-	post := func(remote, origin, ct, body string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:9/lab/jobs", strings.NewReader(body))
+	post := func(host, remote, origin, ct, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, "http://"+host+"/lab/jobs", strings.NewReader(body))
 		r.RemoteAddr = remote
 		if origin != "" {
 			r.Header.Set("Origin", origin)
@@ -128,30 +130,40 @@ func TestLabJobsAuth(t *testing.T) {
 	}
 	const js = "application/json"
 	for _, c := range []struct {
-		name                     string
-		remote, origin, ct, body string
-		code                     int
+		name                           string
+		host, remote, origin, ct, body string
+		code                           int
 	}{
-		{"loopback same origin", "127.0.0.1:5000", "http://127.0.0.1:9", js, `{"size":3}`, http.StatusOK},
-		{"no origin", "[::1]:5000", "", js, `{"size":3}`, http.StatusOK},
-		{"remote client", "10.0.0.7:5000", "", js, `{"size":3}`, http.StatusForbidden},
-		{"foreign page", "127.0.0.1:5000", "http://evil.example", js, `{"size":3}`, http.StatusForbidden},
-		{"form post", "127.0.0.1:5000", "", "application/x-www-form-urlencoded", `size=3`, http.StatusUnsupportedMediaType},
-		{"too large", "127.0.0.1:5000", "", js, `{"size":9}`, http.StatusBadRequest},
-		{"empty", "127.0.0.1:5000", "", js, `{"size":0}`, http.StatusBadRequest},
+		{"loopback same origin", "127.0.0.1:9", "127.0.0.1:5000", "http://127.0.0.1:9", js, `{"size":3}`, http.StatusOK},
+		{"no origin", "127.0.0.1:9", "[::1]:5000", "", js, `{"size":3}`, http.StatusOK},
+		{"localhost", "localhost:9", "127.0.0.1:5000", "http://localhost:9", js, `{"size":3}`, http.StatusOK},
+		{"ipv6", "[::1]:9", "[::1]:5000", "http://[::1]:9", js, `{"size":3}`, http.StatusOK},
+		{"public name", "lab.example:9", "127.0.0.1:5000", "http://lab.example:9", js, `{"size":3}`, http.StatusOK},
+		{"dns rebinding", "evil.example:18080", "127.0.0.1:5000", "http://evil.example:18080", js, `{"size":3}`, http.StatusForbidden},
+		{"rebinding without origin", "evil.example:18080", "127.0.0.1:5000", "", js, `{"size":3}`, http.StatusForbidden},
+		{"remote client", "127.0.0.1:9", "10.0.0.7:5000", "", js, `{"size":3}`, http.StatusForbidden},
+		{"foreign page", "127.0.0.1:9", "127.0.0.1:5000", "http://evil.example", js, `{"size":3}`, http.StatusForbidden},
+		{"form post", "127.0.0.1:9", "127.0.0.1:5000", "", "application/x-www-form-urlencoded", `size=3`, http.StatusUnsupportedMediaType},
+		{"too large", "127.0.0.1:9", "127.0.0.1:5000", "", js, `{"size":9}`, http.StatusBadRequest},
+		{"empty", "127.0.0.1:9", "127.0.0.1:5000", "", js, `{"size":0}`, http.StatusBadRequest},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			w := post(c.remote, c.origin, c.ct, c.body)
+			w := post(c.host, c.remote, c.origin, c.ct, c.body)
 			require.Equal(t, c.code, w.Code, w.Body.String())
 			if c.code != http.StatusOK {
 				return
 			}
 			var j web.LabJob
 			require.NoError(t, json.Unmarshal(w.Body.Bytes(), &j))
-			cl, err := signaling.VerifyToken(sec, j.Token, j.Job, time.Now())
-			require.NoError(t, err)
-			require.Equal(t, j.Job, cl.Job)
-			require.Equal(t, 3, cl.Size)
+			require.Len(t, j.Tokens, 3)
+			for r, tok := range j.Tokens {
+				cl, err := signaling.VerifyToken(sec, tok, j.Job, time.Now())
+				require.NoError(t, err)
+				require.Equal(t, j.Job, cl.Job)
+				require.Equal(t, 3, cl.Size)
+				require.NotNil(t, cl.Seat)
+				require.Equal(t, r, *cl.Seat)
+			}
 		})
 	}
 	// without -lab there is no endpoint

@@ -21,9 +21,9 @@
 // toolchain that -build-examples used, or else from the toolchain this
 // binary was built with: a .wasm runs only with the wasm_exec.js of the Go
 // release that built it. -lab lets the lab page start jobs by itself
-// (POST /lab/jobs mints a token for a new job, for clients on this host
-// only); elsewhere, pages get their tokens from `signal token` or
-// /admin/token.
+// (POST /lab/jobs mints the seat tokens of a new job, for clients on this
+// host only, asking by an IP address, localhost or a -public-name);
+// elsewhere, pages get their tokens from `signal token` or /admin/token.
 //
 // Every flag has an environment variable MESHMPI_SIGNAL_<NAME> (upper case,
 // dashes as underscores) that sets its default; the secret is best given that
@@ -175,6 +175,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	f.StringVar(&wc.wasmExec, "wasm-exec", env("wasm-exec", ""), "wasm_exec.js of the toolchain that built the programs")
 	f.BoolVar(&wc.lab, "lab", env("lab", "") == "true", "let the lab page start jobs for clients on this host (POST /lab/jobs)")
 	labMax := f.int("lab-max-size", 64, "largest lab job")
+	names := f.str("public-name", "", "comma-separated host names this server is reached by; the lab answers requests to these, IP addresses and localhost only")
 	if err := f.parse(args); err != nil {
 		return serveConfig{}, err
 	}
@@ -206,6 +207,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		cfg.ICEServers = []signaling.ICEServer{{URLs: urls}}
 	}
 	wc.labMax = *labMax
+	wc.names = splitList(*names)
 	if *idle <= 0 {
 		return serveConfig{}, errors.New("-idle-timeout must be positive")
 	}

@@ -16,12 +16,13 @@ import (
 
 // webConfig is where the browser UI's programs and wasm_exec.js come from.
 type webConfig struct {
-	wasmDir  string // prebuilt NAME.wasm files
-	buildDir string // main packages to build for GOOS=js at start-up
-	wasmExec string // the toolchain's wasm_exec.js; empty: the building toolchain's, else this binary's
-	goCmd    string // the go command buildDir is built with
-	lab      bool   // POST /lab/jobs for loopback clients
-	labMax   int    // largest lab job
+	wasmDir  string   // prebuilt NAME.wasm files
+	buildDir string   // main packages to build for GOOS=js at start-up
+	wasmExec string   // the toolchain's wasm_exec.js; empty: the building toolchain's, else this binary's
+	goCmd    string   // the go command buildDir is built with
+	lab      bool     // POST /lab/jobs for loopback clients
+	labMax   int      // largest lab job
+	names    []string // names the server is reached by (-public-name), besides addresses and localhost
 }
 
 // webOptions loads (or builds) the programs and wasm_exec.js of cfg.
@@ -78,7 +79,7 @@ func webOptions(ctx context.Context, cfg webConfig, secret []byte) (web.Options,
 	}
 	o.Programs = progs
 	if cfg.lab {
-		o.Lab = &web.LabConfig{Secret: secret, MaxSize: cfg.labMax}
+		o.Lab = &web.LabConfig{Secret: secret, MaxSize: cfg.labMax, Hosts: cfg.names}
 	}
 	return o, nil
 }
