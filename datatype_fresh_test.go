@@ -5,6 +5,7 @@ package meshmpi
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"slices"
@@ -126,6 +127,60 @@ var freshPrograms = map[string]func() error{
 			// the left neighbor's block 1 (sent right) and the right's block 0
 			want := []int16{int16(10*left + 1), int16(10 * right)}
 			return expect(slices.Equal(recv, want), "rank %d received %v, want %v", w.Rank(), recv, want)
+		})
+	},
+	"maxloc-typed": func() error {
+		// a pair type's datatype is built on first use (DatatypeOf)
+		return Run(3, func(w *Comm) error {
+			pair := []Loc[float64]{{Value: float64(w.Rank() % 2), Index: int32(w.Rank())}}
+			if w.Rank() == 0 {
+				if err := SendTyped(w, Bytes(pair), 1, DatatypeOf[Loc[float64]](), 1, 0); err != nil {
+					return err
+				}
+			}
+			if w.Rank() == 1 {
+				got := make([]Loc[float64], 1)
+				if _, err := RecvTyped(w, Bytes(got), 1, DatatypeOf[Loc[float64]](), 0, 0); err != nil {
+					return err
+				}
+				if got[0] != (Loc[float64]{Value: 0, Index: 0}) {
+					return fmt.Errorf("received %+v", got[0])
+				}
+			}
+			out := make([]Loc[float64], 1)
+			if err := Allreduce(w, pair, out, MaxLoc); err != nil {
+				return err
+			}
+			return expect(out[0] == Loc[float64]{Value: 1, Index: 1}, "maxloc %+v, want {1 1}", out[0])
+		})
+	},
+	"persistent-allreduce-user-op": func() error {
+		// a plan and a user op's kernel, both built on first use
+		max := NewOp("max", true, func(in, inout []int32) {
+			for i := range in {
+				inout[i] = int32(math.Max(float64(in[i]), float64(inout[i])))
+			}
+		})
+		return Run(4, func(w *Comm) error {
+			in, out := []int32{0, 0}, []int32{0, 0}
+			r, err := AllreduceInit(w, in, out, max)
+			if err != nil {
+				return err
+			}
+			defer r.Free()
+			for round := range int32(3) {
+				in[0], in[1] = int32(w.Rank())*round, -int32(w.Rank())
+				if err := r.Start(); err != nil {
+					return err
+				}
+				if _, err := r.Wait(context.Background()); err != nil {
+					return err
+				}
+				if out[0] != 3*round || out[1] != 0 {
+					return fmt.Errorf("round %d: %v", round, out)
+				}
+			}
+			return nil
 		})
 	},
 }
