@@ -20,6 +20,17 @@ type conn struct {
 
 	dead atomic.Bool // set before pending operations are failed
 
+	// credit is the eager credit this end may still spend on the link
+	// (credit.go); it starts at InitialCredit.
+	credit atomic.Int64
+	// The receiving side of the link's credit, under ep.mu: the window
+	// the peer was granted (set by its first message), the credit its
+	// unexpected messages hold, what was freed and not yet granted back,
+	// and how many of its rendezvous announcements are unexpected.
+	creditInit         bool
+	window, held, owed int64
+	rts                int
+
 	// inbox is the memory link whose queued frames Poll hands to this conn.
 	inbox atomic.Pointer[memLink]
 
@@ -126,6 +137,12 @@ func (c *conn) drainLocked() {
 		if op := c.ctrl.pop(); op != nil {
 			c.queued.Add(-1)
 			h = Header{Kind: KindCTS, Seq: op.seq, RID: op.rid, Total: uint64(op.want)}
+			if op.refused {
+				h.Flags = FlagRefused
+			}
+			if op.kind == opCredit {
+				h = Header{Kind: KindCredit, Total: uint64(op.want)}
+			}
 			done = op
 		} else if op := c.queue.head; op != nil {
 			h = Header{Context: op.ctx, Tag: op.tag, Total: uint64(len(op.buf))}
@@ -205,10 +222,11 @@ func (c *conn) write(h Header, payload []byte) (bool, error) {
 	return c.link.WriteFrame(c.hdr[:], payload)
 }
 
-// drop finishes an op taken off the queue: a written CTS goes back to the
-// pool, a send completes (with err if its frame was not delivered).
+// drop finishes an op taken off the queue: a written CTS or credit grant
+// goes back to the pool, a send completes (with err if its frame was not
+// delivered).
 func (c *conn) drop(op *Op, err error) {
-	if op.kind == opCTS {
+	if op.kind == opCTS || op.kind == opCredit {
 		c.ep.PutOp(op)
 		return
 	}
@@ -317,7 +335,9 @@ func (c *conn) handle(h *Header, payload []byte) {
 	case h.Source != uint32(c.rank):
 		err = fmt.Errorf("%w: rank %d's link carries a frame from rank %d", ErrFrame, c.rank, h.Source)
 	case h.Kind == KindEager, h.Kind == KindRTS:
-		c.ep.arrive(c, h, payload)
+		err = c.ep.arrive(c, h, payload)
+	case h.Kind == KindCredit:
+		err = c.creditArrived(h)
 	case h.Kind == KindCTS:
 		err = c.ep.ctsArrived(c, h)
 	case h.Kind == KindData:

@@ -11,7 +11,19 @@
 // message (RTS), the receiver answers once it has matched it (CTS), and the
 // data frames land straight in the receive buffer. An unexpected large
 // message therefore costs the receiver one queue entry, never a copy of the
-// message. The frame format is in frame.go.
+// message. The frame format is in frame.go; this is its version 2, which
+// added the Credit frame and the CTS's refusal flag (version 1 peers are
+// refused with ErrVersion).
+//
+// Every resource a peer can make an endpoint hold is bounded. Unexpected
+// eager data is flow-controlled by credit (credit.go): each link gets a
+// share of the endpoint's UnexpectedLimit, a sender past its share sends
+// by rendezvous instead, and the receiver grants credit back as it
+// receives; a peer that sends past its credit, or announces more
+// rendezvous messages than an endpoint can have sends, has its link
+// failed. An endpoint has at most maxSlots rendezvous operations in
+// flight (ErrResources past that), and its pools keep at most a quarter of
+// the limit in idle buffers and a few thousand idle Ops and entries.
 //
 // Each peer rank is reached through a Link: reliable, ordered,
 // message-preserving, with data-channel-style backpressure. The memory link

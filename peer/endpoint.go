@@ -40,6 +40,16 @@ type Config struct {
 	// message by rendezvous. An unexpected message buffers at most this
 	// much at the receiver.
 	EagerLimit int
+	// UnexpectedLimit bounds, in bytes, the unexpected eager messages the
+	// endpoint holds (payload buffers and queue entries): each peer gets
+	// an equal share as eager credit (credit.go), and a sender past its
+	// share sends by rendezvous. 0 means DefaultUnexpectedLimit. A share
+	// is never below InitialCredit, so the bound is at least that much per
+	// rank. A quarter of it bounds the idle buffers kept for reuse.
+	UnexpectedLimit int64
+	// LinkUnexpectedLimit caps one peer's share of UnexpectedLimit; 0
+	// means no cap beyond the equal share.
+	LinkUnexpectedLimit int64
 }
 
 // Endpoint is one rank's point-to-point engine: MPI matching over a posted
@@ -61,8 +71,17 @@ type Endpoint struct {
 	slotGen   []uint32
 	freeSlots []uint32
 	closed    error
-	msgs      []*Message           // idle unexpected-queue entries
-	bufs      [bufClasses][][]byte // idle unexpected payloads by size class
+	// unexpected-queue accounting (credit.go): the limits, the credit
+	// held by unexpected eager messages and its peak, and the bound on
+	// one peer's unexpected rendezvous announcements
+	unexpLimit, linkLimit int64
+	unexpBytes, unexpPeak int64
+	rtsLimit              int
+	slotLimit             int                  // maxSlots; lower in tests
+	msgs                  []*Message           // idle unexpected-queue entries
+	bufs                  [bufClasses][][]byte // idle unexpected payloads by size class
+	poolBytes             int64                // bytes in bufs
+	poolLimit             int64                // bound on poolBytes
 
 	// spare holds a few idle Ops outside poolMu: a collective's transfers
 	// take and return an Op per message, and one atomic swap costs less
@@ -89,8 +108,19 @@ func NewEndpoint(cfg Config) (*Endpoint, error) {
 	if cfg.EagerLimit == 0 {
 		cfg.EagerLimit = DefaultEagerLimit
 	}
+	if cfg.UnexpectedLimit < 0 || cfg.LinkUnexpectedLimit < 0 {
+		return nil, fmt.Errorf("peer: unexpected-message limits %d and %d", cfg.UnexpectedLimit, cfg.LinkUnexpectedLimit)
+	}
+	if cfg.UnexpectedLimit == 0 {
+		cfg.UnexpectedLimit = DefaultUnexpectedLimit
+	}
+	if cfg.LinkUnexpectedLimit == 0 {
+		cfg.LinkUnexpectedLimit = cfg.UnexpectedLimit
+	}
 	e := &Endpoint{rank: cfg.Rank, size: cfg.Size, eagerLimit: cfg.EagerLimit,
-		conns: make([]atomic.Pointer[conn], cfg.Size), dialer: cfg.Dialer}
+		conns: make([]atomic.Pointer[conn], cfg.Size), dialer: cfg.Dialer,
+		unexpLimit: cfg.UnexpectedLimit, linkLimit: cfg.LinkUnexpectedLimit, rtsLimit: maxSlots, slotLimit: maxSlots,
+		poolLimit: cfg.UnexpectedLimit / 4}
 	e.dialCtx, e.stopDials = context.WithCancel(context.Background())
 	return e, nil
 }
@@ -112,6 +142,7 @@ func (e *Endpoint) Attach(rank int, l Link) error {
 	}
 	c := &conn{ep: e, rank: rank, link: l, maxData: l.MaxFrame() - HeaderLen}
 	c.eagerMax = min(e.eagerLimit, c.maxData)
+	c.credit.Store(InitialCredit)
 	if e.conns[rank].CompareAndSwap(nil, c) {
 		l.Bind(c)
 		return nil
@@ -148,6 +179,7 @@ func (e *Endpoint) conn(rank int) *conn {
 // that sends queue until setLink.
 func (e *Endpoint) newLinklessConn(rank int) *conn {
 	c := &conn{ep: e, rank: rank, eagerMax: min(e.eagerLimit, LazyFrame-HeaderLen)}
+	c.credit.Store(InitialCredit)
 	c.blocked.Store(true)
 	return c
 }

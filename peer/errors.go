@@ -21,6 +21,10 @@ var (
 	// ErrNotSupported means the operation is not available in this build
 	// (a link kind this target has no stack for).
 	ErrNotSupported = errors.New("not supported")
+	// ErrResources means a bounded resource of the endpoint is used up
+	// (its table of rendezvous operations): the operation fails, the
+	// endpoint and its links go on.
+	ErrResources = errors.New("resources exhausted")
 	// ErrClosed means the endpoint or link was closed locally.
 	ErrClosed = errors.New("endpoint closed")
 )

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Frame layout, version 1. Every frame is a fixed 40-byte little-endian
+// Frame layout, version 2 (version 1 had no credit frame and no flags). Every frame is a fixed 40-byte little-endian
 // header followed by its payload; header and payload together are at most the
 // link's MaxFrame.
 //
@@ -28,10 +28,11 @@ import (
 //
 // seq names a message at its sender (the rendezvous send id), rid names the
 // receive at its receiver (the rendezvous receive id); both are slot ids of
-// the endpoint that issued them.
+// the endpoint that issued them. A credit frame carries its grant in
+// total (see credit.go).
 const (
 	// Version is the frame format this package writes and accepts.
-	Version = 1
+	Version = 2
 	// HeaderLen is the size of a frame header in bytes.
 	HeaderLen = 40
 	// MaxMessage bounds the length of one message (1 TiB), so a corrupt
@@ -43,7 +44,8 @@ const (
 type Kind uint8
 
 // Frame kinds. Eager carries a whole message; RTS, CTS and Data are the three
-// steps of the rendezvous protocol.
+// steps of the rendezvous protocol; Credit is the receiver's flow control
+// of eager data.
 const (
 	// KindEager carries a whole message: envelope, total length and payload.
 	KindEager Kind = 1 + iota
@@ -54,10 +56,18 @@ const (
 	KindCTS
 	// KindData carries rendezvous payload for receive rid at offset.
 	KindData
+	// KindCredit grants the sender total more bytes of eager credit: what
+	// the receiver's unexpected queue freed (credit.go).
+	KindCredit
 	kindEnd
 )
 
-var kindNames = [kindEnd]string{KindEager: "eager", KindRTS: "rts", KindCTS: "cts", KindData: "data"}
+// FlagRefused, on a CTS, tells the sender that the receiver matched its
+// message but cannot take the data (its rendezvous table is full): the
+// send fails with ErrResources instead of completing.
+const FlagRefused uint16 = 1
+
+var kindNames = [kindEnd]string{KindEager: "eager", KindRTS: "rts", KindCTS: "cts", KindData: "data", KindCredit: "credit"}
 
 // String returns the kind's protocol name.
 func (k Kind) String() string {
@@ -116,8 +126,8 @@ func (h *Header) Decode(b []byte, payloadLen int) error {
 		Total:   binary.LittleEndian.Uint64(b[24:]),
 		Offset:  binary.LittleEndian.Uint64(b[32:]),
 	}
-	if h.Flags != 0 {
-		return fmt.Errorf("%w: unknown flags %#x", ErrFrame, h.Flags)
+	if h.Flags != 0 && (h.Kind != KindCTS || h.Flags != FlagRefused) {
+		return fmt.Errorf("%w: flags %#x on a %s frame", ErrFrame, h.Flags, h.Kind)
 	}
 	if h.Total > MaxMessage {
 		return fmt.Errorf("%w: %s frame announces %d bytes, limit %d", ErrFrame, h.Kind, h.Total, uint64(MaxMessage))
@@ -128,7 +138,7 @@ func (h *Header) Decode(b []byte, payloadLen int) error {
 		if h.Offset != 0 || n != h.Total {
 			return fmt.Errorf("%w: eager frame with offset %d and %d of %d bytes", ErrFrame, h.Offset, n, h.Total)
 		}
-	case KindRTS, KindCTS:
+	case KindRTS, KindCTS, KindCredit:
 		if n != 0 || h.Offset != 0 {
 			return fmt.Errorf("%w: %s frame with payload or offset", ErrFrame, h.Kind)
 		}

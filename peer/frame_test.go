@@ -14,6 +14,8 @@ func TestHeaderRoundTrip(t *testing.T) {
 		{Kind: KindRTS, Context: 9, Tag: -1, Source: 1 << 20, Seq: 0xdeadbeef, Total: MaxMessage},
 		{Kind: KindCTS, Seq: 1, RID: 2, Total: 1 << 30},
 		{Kind: KindData, RID: 77, Total: 100, Offset: 90},
+		{Kind: KindCTS, Flags: FlagRefused, Seq: 3},
+		{Kind: KindCredit, Total: 1 << 20},
 	} {
 		var b [HeaderLen]byte
 		h.Encode(b[:])
@@ -45,10 +47,13 @@ func TestHeaderDecodeRejects(t *testing.T) {
 		{"short", func(b []byte) []byte { return b[:HeaderLen-1] }, 10, ErrFrame},
 		{"empty", func(b []byte) []byte { return nil }, 0, ErrFrame},
 		{"version 0", func(b []byte) []byte { b[0] = 0; return b }, 10, ErrVersion},
-		{"version 2", func(b []byte) []byte { b[0] = 2; return b }, 10, ErrVersion},
+		{"version 1", func(b []byte) []byte { b[0] = 1; return b }, 10, ErrVersion},
+		{"version 3", func(b []byte) []byte { b[0] = 3; return b }, 10, ErrVersion},
 		{"kind 0", func(b []byte) []byte { b[1] = 0; return b }, 10, ErrFrame},
 		{"kind 99", func(b []byte) []byte { b[1] = 99; return b }, 10, ErrFrame},
 		{"flags", func(b []byte) []byte { b[2] = 1; return b }, 10, ErrFrame},
+		{"unknown cts flag", func(b []byte) []byte { b[1] = byte(KindCTS); b[2] = 2; b[32] = 0; return b }, 0, ErrFrame},
+		{"credit with payload", func(b []byte) []byte { b[1] = byte(KindCredit); b[32] = 0; return b }, 1, ErrFrame},
 		{"data past total", func(b []byte) []byte { return b }, 91, ErrFrame},
 		{"empty data", func(b []byte) []byte { return b }, 0, ErrFrame},
 		{"total too big", func(b []byte) []byte { b[31] = 0xff; return b }, 10, ErrFrame},
@@ -78,6 +83,7 @@ func FuzzDecodeHeader(f *testing.F) {
 	seed(Header{Kind: KindRTS, Context: 3, Tag: 9, Source: 1, Seq: 17, Total: 1 << 20}, 0)
 	seed(Header{Kind: KindCTS, Seq: 17, RID: 4, Total: 1 << 20}, 0)
 	seed(Header{Kind: KindData, RID: 4, Total: 1 << 20, Offset: 65495}, 65495)
+	seed(Header{Kind: KindCredit, Total: 1 << 20}, 0)
 	f.Add([]byte{}, 0)
 	f.Add([]byte{1, 4, 0, 0}, 3)
 	f.Fuzz(func(t *testing.T, b []byte, payload int) {

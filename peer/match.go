@@ -15,9 +15,19 @@ func (e *Endpoint) receiveLocked(op *Op, m *Message) {
 // Called with e.mu held; returns with it released. payload is not used
 // after return. m, if not nil, is the unexpected message payload came from:
 // it goes back to the pool before the lock is released.
+//
+// The message's eager credit is returned to its sender (credit.go): a
+// grant goes out once enough is owed.
 func (e *Endpoint) deliverLocked(op *Op, kind Kind, src int, tag int32, total int, seq uint32, payload []byte, m *Message) {
 	op.res.Source, op.res.Tag, op.res.Total = src, int(tag), total
 	refuse := op.tag != AnyTag && tag != op.tag
+	c := e.conns[src].Load()
+	var grant int64
+	if m != nil {
+		grant = e.releaseLocked(c, m)
+	} else if kind == KindEager && c != nil {
+		grant = c.returnLocked(eagerCost(len(payload)))
+	}
 	if kind == KindEager {
 		n := 0
 		if !refuse {
@@ -27,6 +37,9 @@ func (e *Endpoint) deliverLocked(op *Op, kind Kind, src int, tag int32, total in
 			e.putMessageLocked(m)
 		}
 		e.mu.Unlock()
+		if grant > 0 {
+			c.grant(grant)
+		}
 		e.finishRecv(op, n)
 		return
 	}
@@ -34,8 +47,9 @@ func (e *Endpoint) deliverLocked(op *Op, kind Kind, src int, tag int32, total in
 	if refuse {
 		op.want = 0
 	}
-	if op.want > 0 {
-		e.register(op)
+	full := false
+	if op.want > 0 && !e.register(op) {
+		op.want, full = 0, true // the sender is told (FlagRefused), the receive fails
 	}
 	if m != nil {
 		e.putMessageLocked(m)
@@ -44,7 +58,7 @@ func (e *Endpoint) deliverLocked(op *Op, kind Kind, src int, tag int32, total in
 	// (CancelTagged), completed and reused before the CTS is queued
 	slot, want := op.slot, op.want
 	e.mu.Unlock()
-	e.clearToSend(e.conns[src].Load(), op, slot, want, seq)
+	e.clearToSend(c, op, slot, want, seq, full)
 }
 
 func (e *Endpoint) finishRecv(op *Op, n int) {
@@ -60,21 +74,38 @@ func (e *Endpoint) finishRecv(op *Op, n int) {
 }
 
 // arrive matches an eager or RTS frame from c against the posted receives,
-// or queues it as unexpected.
-func (e *Endpoint) arrive(c *conn, h *Header, payload []byte) {
+// or queues it as unexpected, within the credit c's peer was granted; an
+// error means the peer broke the protocol.
+func (e *Endpoint) arrive(c *conn, h *Header, payload []byte) error {
 	e.mu.Lock()
+	if !c.creditInit {
+		e.initCreditLocked(c)
+	}
 	if op := e.posted.match(h.Context, c.rank, h.Tag); op != nil {
 		e.posted.remove(op)
 		op.inPosted = false
 		e.deliverLocked(op, h.Kind, c.rank, h.Tag, int(h.Total), h.Seq, payload, nil)
-		return
+		return nil
+	}
+	var cost int64
+	if h.Kind == KindEager {
+		cost = eagerCost(len(payload))
+	}
+	if err := e.chargeLocked(c, h, cost); err != nil {
+		e.mu.Unlock()
+		return err
 	}
 	m := e.getMessageLocked(len(payload))
-	m.kind, m.ctx, m.src, m.tag, m.total, m.seq = h.Kind, h.Context, c.rank, h.Tag, int(h.Total), h.Seq
+	m.kind, m.ctx, m.src, m.tag, m.total, m.seq, m.cost = h.Kind, h.Context, c.rank, h.Tag, int(h.Total), h.Seq, cost
 	m.data = m.data[:copy(m.data[:len(payload)], payload)]
 	e.unexp.push(m)
+	grant := c.returnLocked(0) // the top-up of a first message, if due
 	e.mu.Unlock()
+	if grant > 0 {
+		c.grant(grant)
+	}
 	e.wake()
+	return nil
 }
 
 // Message is a message removed from matching by Improbe (MPI_Message), and
@@ -87,6 +118,7 @@ type Message struct {
 	tag        int32
 	total      int
 	seq        uint32
+	cost       int64 // eager credit the entry holds (credit.go)
 	data       []byte
 	prev, next *Message
 }

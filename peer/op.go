@@ -33,7 +33,8 @@ type opKind uint8
 const (
 	opSend opKind = 1 + iota
 	opRecv
-	opCTS // a clear-to-send control frame waiting in a conn's queue
+	opCTS    // a clear-to-send control frame waiting in a conn's queue
+	opCredit // a credit grant waiting in a conn's queue (want: bytes)
 )
 
 // Op life cycle. Only the goroutine that wins the CAS from opActive writes
@@ -91,6 +92,7 @@ type Op struct {
 	want     int    // bytes the data phase moves
 	off      int    // data bytes sent or received so far
 	inPosted bool
+	refused  bool  // cts: the receiver has no slot for the data (FlagRefused)
 	copying  bool  // under e.mu: a data frame is being copied into buf
 	abandon  error // under e.mu: withdrawn while its RTS was queued or its data copied
 

@@ -6,6 +6,16 @@ import "math/bits"
 // pool: enough for the transfers a small collective has in flight.
 const spareOps = 4
 
+// maxIdleOps and maxIdleMsgs bound the Ops and unexpected-queue entries an
+// endpoint keeps for reuse: a burst of a million outstanding sends must
+// not pin a million Ops once they complete. Past the bound they go back
+// to the garbage collector. (Idle payload buffers are bounded in bytes:
+// Endpoint.poolLimit.)
+const (
+	maxIdleOps  = 4096
+	maxIdleMsgs = 4096
+)
+
 // GetOp returns an idle Op from the pool.
 func (e *Endpoint) GetOp() *Op {
 	for i := range e.spare {
@@ -36,7 +46,9 @@ func (e *Endpoint) PutOp(op *Op) {
 		}
 	}
 	e.poolMu.Lock()
-	e.ops = append(e.ops, op)
+	if len(e.ops) < maxIdleOps {
+		e.ops = append(e.ops, op)
+	}
 	e.poolMu.Unlock()
 }
 
@@ -88,7 +100,9 @@ func (e *Endpoint) getMessageLocked(n int) *Message {
 	if n > 0 {
 		if k := len(e.bufs[cl]); k > 0 {
 			m.data = e.bufs[cl][k-1]
+			e.bufs[cl][k-1] = nil
 			e.bufs[cl] = e.bufs[cl][:k-1]
+			e.poolBytes -= int64(cap(m.data))
 		} else {
 			m.data = make([]byte, 1<<(cl+bufMinShift))
 		}
@@ -96,11 +110,18 @@ func (e *Endpoint) getMessageLocked(n int) *Message {
 	return m
 }
 
+// putMessageLocked returns m and its payload buffer for reuse, as far as
+// the pool's bounds (maxIdleMsgs, poolLimit bytes) allow: what a flood of
+// unexpected messages allocated goes back to the garbage collector once
+// received, except what a steady stream reuses.
 func (e *Endpoint) putMessageLocked(m *Message) {
-	if cap(m.data) > 0 {
+	if n := int64(cap(m.data)); n > 0 && e.poolBytes+n <= e.poolLimit {
 		cl := bufClass(cap(m.data))
 		e.bufs[cl] = append(e.bufs[cl], m.data[:cap(m.data)])
+		e.poolBytes += n
 	}
 	*m = Message{}
-	e.msgs = append(e.msgs, m)
+	if len(e.msgs) < maxIdleMsgs {
+		e.msgs = append(e.msgs, m)
+	}
 }

@@ -14,9 +14,10 @@ func (e *Endpoint) checkPeer(rank int, any bool) error {
 	return fmt.Errorf("peer: rank %d outside a world of %d", rank, e.size)
 }
 
-// StartSend starts sending buf to world rank dst. It returns an error only
-// for arguments the endpoint cannot accept; a send that fails later (lost
-// peer) completes op with the error.
+// StartSend starts sending buf to world rank dst. It returns an error for
+// arguments the endpoint cannot accept, and ErrResources for a rendezvous
+// send when the endpoint has maxSlots of them outstanding; a send that
+// fails later (lost peer) completes op with the error.
 func (e *Endpoint) StartSend(op *Op, mode Mode, dst int, ctx uint32, tag int32, buf []byte) error {
 	if err := e.checkPeer(dst, false); err != nil {
 		return err
@@ -34,12 +35,17 @@ func (e *Endpoint) StartSend(op *Op, mode Mode, dst int, ctx uint32, tag int32, 
 	op.phase = phaseEager
 	// an empty message is eager even when every other one is not: a
 	// rendezvous for it would only add a CTS the receiver must still send
-	// after its receive completed (and perhaps after it closed its links)
-	if mode == Synchronous || len(buf) > max(c.eagerMax, 0) {
+	// after its receive completed (and perhaps after it closed its links).
+	// An eager message without credit goes by rendezvous (credit.go).
+	if mode == Synchronous || len(buf) > max(c.eagerMax, 0) || !c.takeCredit(eagerCost(len(buf))) {
 		op.phase = phaseRTS
 		e.mu.Lock()
-		e.register(op)
+		ok := e.register(op)
 		e.mu.Unlock()
+		if !ok {
+			op.state.Store(opIdle)
+			return fmt.Errorf("peer: send to rank %d: %d rendezvous operations outstanding: %w", dst, e.slotLimit, ErrResources)
+		}
 	}
 	c.enqueue(op, &c.queue)
 	return nil

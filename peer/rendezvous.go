@@ -4,12 +4,16 @@ import "fmt"
 
 // clearToSend answers a matched RTS for op, whose slot is registered if
 // it wants data; op is only touched when it wants none (it is then
-// neither posted nor registered, so no one else can complete it).
-func (e *Endpoint) clearToSend(c *conn, op *Op, slot uint32, want int, seq uint32) {
+// neither posted nor registered, so no one else can complete it). full
+// means op could not have a slot: the sender is refused and op fails.
+func (e *Endpoint) clearToSend(c *conn, op *Op, slot uint32, want int, seq uint32, full bool) {
 	cts := e.GetOp()
-	cts.kind, cts.seq, cts.rid, cts.want = opCTS, seq, slot, want
+	cts.kind, cts.seq, cts.rid, cts.want, cts.refused = opCTS, seq, slot, want, full
 	c.enqueue(cts, &c.ctrl)
-	if want == 0 {
+	switch {
+	case full:
+		e.complete(op, fmt.Errorf("receive from rank %d: %d rendezvous operations outstanding: %w", op.res.Source, e.slotLimit, ErrResources))
+	case want == 0:
 		e.finishRecv(op, 0)
 	}
 }
@@ -28,6 +32,10 @@ func (e *Endpoint) ctsArrived(c *conn, h *Header) error {
 	}
 	e.unregister(op)
 	e.mu.Unlock()
+	if h.Flags&FlagRefused != 0 {
+		e.complete(op, fmt.Errorf("send to rank %d: the receiver has no room for another rendezvous: %w", c.rank, ErrResources))
+		return nil
+	}
 	if h.Total == 0 {
 		e.complete(op, nil)
 		return nil
@@ -78,12 +86,23 @@ func (e *Endpoint) dataArrived(c *conn, h *Header, payload []byte) error {
 // slot's generation, so a stale frame cannot reach the slot's next tenant.
 const slotBits = 20
 
-func (e *Endpoint) register(op *Op) {
+// maxSlots bounds the slot table, so an index never spills into the
+// generation bits: an endpoint has at most this many rendezvous operations
+// (sends waiting for or moving data, matched receives waiting for data)
+// at once. A further one fails with ErrResources.
+const maxSlots = 1<<slotBits - 1
+
+// register gives op a slot id; false if the table is full. Called with
+// e.mu held.
+func (e *Endpoint) register(op *Op) bool {
 	var i uint32
 	if n := len(e.freeSlots); n > 0 {
 		i = e.freeSlots[n-1]
 		e.freeSlots = e.freeSlots[:n-1]
 	} else {
+		if len(e.slots) >= e.slotLimit {
+			return false
+		}
 		i = uint32(len(e.slots))
 		e.slots = append(e.slots, nil)
 		e.slotGen = append(e.slotGen, 0)
@@ -93,11 +112,19 @@ func (e *Endpoint) register(op *Op) {
 	if op.kind == opSend {
 		op.phase = phaseRTS
 	}
+	return true
+}
+
+// slotIndex returns the table index id names, and whether it is in the
+// table at all.
+func (e *Endpoint) slotIndex(id uint32) (uint32, bool) {
+	i := id&(1<<slotBits-1) - 1
+	return i, id&(1<<slotBits-1) != 0 && uint64(i) < uint64(len(e.slots))
 }
 
 func (e *Endpoint) lookup(id uint32) *Op {
-	i := id&(1<<slotBits-1) - 1
-	if int(i) >= len(e.slots) || e.slotGen[i] != id>>slotBits {
+	i, ok := e.slotIndex(id)
+	if !ok || e.slotGen[i] != id>>slotBits {
 		return nil
 	}
 	return e.slots[i]
@@ -107,12 +134,19 @@ func (e *Endpoint) lookup(id uint32) *Op {
 // later generation: a frame for an operation withdrawn by CancelTagged,
 // which the peer could not know about when it sent it.
 func (e *Endpoint) stale(id uint32) bool {
-	i := id&(1<<slotBits-1) - 1
-	return id&(1<<slotBits-1) != 0 && int(i) < len(e.slots) && e.slotGen[i] != id>>slotBits
+	i, ok := e.slotIndex(id)
+	return ok && e.slotGen[i] != id>>slotBits
 }
 
+// unregister frees op's slot. An op that holds none (or not the one its
+// id names) is left alone: this runs under e.mu, where an index out of
+// range would panic with the lock held and hang every later caller.
 func (e *Endpoint) unregister(op *Op) {
-	i := op.slot&(1<<slotBits-1) - 1
+	i, ok := e.slotIndex(op.slot)
+	if !ok || e.slots[i] != op {
+		op.slot = 0
+		return
+	}
 	e.slots[i] = nil
 	e.slotGen[i] = (e.slotGen[i] + 1) & (1<<(32-slotBits) - 1)
 	e.freeSlots = append(e.freeSlots, i)

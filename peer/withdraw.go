@@ -8,14 +8,22 @@ package peer
 // schedule that will not run. Unexpected messages with such tags are
 // dropped too: nothing will receive them, and a persistent collective,
 // whose tag is the same at every start, must not take them later.
+//
+// The dropped messages' eager credit goes back to their senders.
 func (e *Endpoint) CancelTagged(ctx uint32, tag, mask int32, err error) {
 	var failed opList
 	e.mu.Lock()
+	dropped := false
 	for m := e.unexp.head; m != nil; {
 		next := m.next
 		if m.ctx == ctx && (m.tag^tag)&mask == 0 {
 			e.unexp.remove(m)
+			c := e.conns[m.src].Load()
+			if c != nil {
+				c.owed += e.releaseLocked(c, m) // granted below, unlocked
+			}
 			e.putMessageLocked(m)
+			dropped = true
 		}
 		m = next
 	}
@@ -44,7 +52,21 @@ func (e *Endpoint) CancelTagged(ctx uint32, tag, mask int32, err error) {
 			op.abandon = err // its RTS is still queued: the writer drops it
 		}
 	}
+	var grants []int64
+	if dropped {
+		grants = make([]int64, len(e.conns))
+		for i := range e.conns {
+			if c := e.conns[i].Load(); c != nil && c.owed > 0 {
+				grants[i], c.owed = c.owed, 0
+			}
+		}
+	}
 	e.mu.Unlock()
+	for i, g := range grants {
+		if g > 0 {
+			e.conns[i].Load().grant(g)
+		}
+	}
 	for op := failed.pop(); op != nil; op = failed.pop() {
 		e.complete(op, err)
 	}
