@@ -49,6 +49,10 @@ var (
 	// ErrProcFailed: a process the operation involves has failed or left,
 	// or the world was aborted.
 	ErrProcFailed = peer.ErrProcFailed
+	// ErrResources: a bounded resource of the runtime is used up (more
+	// than 2^20-1 rendezvous operations in flight at one rank); the
+	// operation fails, the world goes on.
+	ErrResources = peer.ErrResources
 	// ErrAlgorithm: a collective algorithm forced by a Hint or a job
 	// setting does not exist or its restrictions do not hold for the call.
 	ErrAlgorithm = coll.ErrAlgorithm

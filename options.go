@@ -12,8 +12,9 @@ import (
 type Option func(*config) error
 
 type config struct {
-	eagerLimit int // bytes; 0 = peer.DefaultEagerLimit, -1 = always rendezvous
-	frameSize  int // memory-link frame size; 0 = peer.DefaultMemoryFrame
+	eagerLimit int   // bytes; 0 = peer.DefaultEagerLimit, -1 = always rendezvous
+	frameSize  int   // memory-link frame size; 0 = peer.DefaultMemoryFrame
+	unexpected int64 // bytes of unexpected eager messages a rank holds; 0 = peer.DefaultUnexpectedLimit
 	collAlgs   [coll.NumColls]string
 	job        *JobSpec // Run's ranks join this job instead of using memory links
 }
@@ -45,6 +46,24 @@ func WithEagerLimit(bytes int) Option {
 		if bytes == 0 {
 			c.eagerLimit = -1
 		}
+		return nil
+	}
+}
+
+// WithUnexpectedLimit bounds, in bytes, the eager messages a rank holds
+// that arrived before their receive was posted (64 MiB by default for a
+// native rank, 16 MiB in a browser or WASI runtime). Each peer gets an
+// equal share, at least 256 KiB, as eager credit; a sender past its share
+// sends by rendezvous instead, so its data waits in its own buffer until
+// the receive is posted. It bounds a rank's memory against peers that
+// send far ahead of their receivers; it never makes a correct program fail
+// or deadlock.
+func WithUnexpectedLimit(bytes int64) Option {
+	return func(c *config) error {
+		if bytes <= 0 {
+			return fmt.Errorf("unexpected-message limit %d: %w", bytes, ErrArg)
+		}
+		c.unexpected = bytes
 		return nil
 	}
 }

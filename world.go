@@ -37,7 +37,7 @@ type proc struct {
 // newProc makes rank's runtime. dialer connects links on demand; nil means
 // the caller attaches them all.
 func newProc(rank, size int, cfg config, dialer peer.Dialer) (*proc, error) {
-	ep, err := peer.NewEndpoint(peer.Config{Rank: rank, Size: size, EagerLimit: cfg.eagerLimit, Dialer: dialer})
+	ep, err := peer.NewEndpoint(peer.Config{Rank: rank, Size: size, EagerLimit: cfg.eagerLimit, UnexpectedLimit: cfg.unexpected, Dialer: dialer})
 	if err != nil {
 		return nil, err
 	}
