@@ -65,8 +65,8 @@ type Endpoint struct {
 	stopDials  context.CancelFunc
 
 	mu        sync.Mutex // matching state below
-	posted    opList
-	unexp     msgList
+	posted    postedQueue
+	unexp     unexpQueue
 	slots     []*Op
 	slotGen   []uint32
 	freeSlots []uint32
@@ -303,7 +303,7 @@ func (e *Endpoint) Close(err error) {
 		op.inPosted = false
 		failed.push(op)
 	}
-	for m := e.unexp.head; m != nil; m = e.unexp.head {
+	for m := e.unexp.head(); m != nil; m = e.unexp.head() {
 		e.unexp.remove(m)
 	}
 	e.mu.Unlock()

@@ -103,7 +103,9 @@ type Op struct {
 
 	res Result
 
-	prev, next *Op // posted queue or a conn's send queue
+	prev, next   *Op    // posted queue or a conn's send queue
+	bprev, bnext *Op    // the posted queue's bucket, while it is indexed
+	pseq         uint64 // posting number, under e.mu while posted
 }
 
 // SetCompleter makes the next completions of op call c.Complete(id, …)

@@ -14,8 +14,8 @@ func (e *Endpoint) CancelTagged(ctx uint32, tag, mask int32, err error) {
 	var failed opList
 	e.mu.Lock()
 	dropped := false
-	for m := e.unexp.head; m != nil; {
-		next := m.next
+	for m := e.unexp.head(); m != nil; {
+		next := next(m)
 		if m.ctx == ctx && (m.tag^tag)&mask == 0 {
 			e.unexp.remove(m)
 			c := e.conns[m.src].Load()
@@ -27,7 +27,7 @@ func (e *Endpoint) CancelTagged(ctx uint32, tag, mask int32, err error) {
 		}
 		m = next
 	}
-	for op := e.posted.head; op != nil; {
+	for op := e.posted.head(); op != nil; {
 		next := op.next
 		if op.ctx == ctx && (op.tag^tag)&mask == 0 {
 			e.posted.remove(op)
@@ -79,7 +79,7 @@ func (e *Endpoint) CancelTagged(ctx uint32, tag, mask int32, err error) {
 func (e *Endpoint) peerFailed(rank int, err error) {
 	var failed opList
 	e.mu.Lock()
-	for op := e.posted.head; op != nil; {
+	for op := e.posted.head(); op != nil; {
 		next := op.next
 		if op.peer == rank || op.peer == AnySource {
 			e.posted.remove(op)
