@@ -57,9 +57,14 @@ type conn struct {
 	// The outbound queue: send appends, writeLoop takes the whole batch.
 	// A slice rather than a buffered channel of SendQueue entries, which
 	// would cost every idle connection SendQueue*24 bytes up front.
-	qmu   sync.Mutex
-	queue [][]byte
-	wake  chan struct{} // cap 1: the queue is not empty
+	qmu    sync.Mutex
+	queue  [][]byte
+	queued int           // bytes in queue
+	wake   chan struct{} // cap 1: the queue is not empty
+	// writes is the context of the writer's writes; cancelling it aborts
+	// a write stuck on a peer that does not read (and closes the socket).
+	writes      context.Context
+	abortWrites context.CancelFunc
 
 	pinging      atomic.Bool    // a ping waits for its pong
 	unresponsive atomic.Bool    // a ping went unanswered: the peer is frozen or gone
@@ -84,13 +89,16 @@ type conn struct {
 func (b *bucket) allow(now time.Time) bool { return b.take(now) == 0 }
 
 func newConn(s *Server, ws *websocket.Conn, remote string) *conn {
+	writes, abort := context.WithCancel(context.Background())
 	return &conn{
-		s:      s,
-		ws:     ws,
-		remote: remote,
-		wake:   make(chan struct{}, 1),
-		killed: make(chan struct{}),
-		bucket: bucket{rate: s.cfg.MessageRate, burst: float64(s.cfg.MessageBurst)},
+		writes:      writes,
+		abortWrites: abort,
+		s:           s,
+		ws:          ws,
+		remote:      remote,
+		wake:        make(chan struct{}, 1),
+		killed:      make(chan struct{}),
+		bucket:      bucket{rate: s.cfg.MessageRate, burst: float64(s.cfg.MessageBurst)},
 	}
 }
 
@@ -149,12 +157,18 @@ func (c *conn) send(m Message) {
 // sendData queues an encoded message; broadcasts encode once and share it.
 func (c *conn) sendData(data []byte) {
 	c.qmu.Lock()
-	if len(c.queue) >= c.s.cfg.SendQueue {
+	// (any one message fits an empty queue: a Ready of a big job may be
+	// larger than the bytes limit)
+	if len(c.queue) >= c.s.cfg.SendQueue || len(c.queue) > 0 && c.queued+len(data) > c.s.cfg.SendQueueBytes {
 		c.qmu.Unlock()
-		c.kill(&Error{Code: CodeSlowConsumer, Message: "outbound queue full"}, false)
+		// it cannot take even the error message: drop it now rather than
+		// after the write it is stuck in times out
+		c.kill(&Error{Code: CodeSlowConsumer, Message: "outbound queue full"}, true)
+		c.abortWrites()
 		return
 	}
 	c.queue = append(c.queue, data)
+	c.queued += len(data)
 	c.qmu.Unlock()
 	c.s.sent.Add(1)
 	select {
@@ -226,6 +240,7 @@ func (c *conn) run() {
 	<-writerDone
 	_ = c.ws.CloseNow()
 	c.pings.Wait()
+	c.abortWrites()
 }
 
 func (c *conn) writeLoop() {
@@ -237,10 +252,11 @@ func (c *conn) writeLoop() {
 		case <-c.wake:
 			c.qmu.Lock()
 			batch, c.queue = c.queue, batch[:0]
+			c.queued = 0
 			c.qmu.Unlock()
 			for i, data := range batch {
 				batch[i] = nil
-				ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.WriteTimeout)
+				ctx, cancel := context.WithTimeout(c.writes, c.s.cfg.WriteTimeout)
 				err := c.ws.Write(ctx, websocket.MessageText, data)
 				cancel()
 				if err != nil {

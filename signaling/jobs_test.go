@@ -6,10 +6,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/stretchr/testify/require"
 )
 
@@ -291,4 +294,53 @@ func TestFrozenRankDeclaredGone(t *testing.T) {
 	st := srv.Stats()
 	require.Equal(t, 1, st.Ranks)
 	require.Equal(t, uint64(1), st.Departures)
+}
+
+// A rank that does not read its messages costs the server at most
+// SendQueueBytes of queued messages, not SendQueue of the largest kind
+// (1,024 × 64 KiB): past it the rank is dropped as a slow consumer.
+func TestSlowConsumerBytes(t *testing.T) {
+	srv, url := startServer(t, func(c *Config) {
+		c.MessageRate, c.MessageBurst = 1e5, 1e5
+		c.SendQueueBytes = 256 << 10
+		c.WriteTimeout = 5 * time.Second // the queue overflows long before a write times out
+		c.PingInterval = hangGuard       // and the victim is not dropped for its missing pongs
+	})
+	toks := seats(t, "job", 2)
+	sender := dial(t, url, "job", toks[0], nil)
+	// the victim joins and never reads, with a small socket buffer so
+	// that the server's writes to it block soon
+	dctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	small := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, network, addr)
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetReadBuffer(16 << 10)
+		}
+		return c, err
+	}}}
+	victim, _, err := websocket.Dial(dctx, url, &websocket.DialOptions{HTTPClient: small})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = victim.CloseNow() })
+	rawSend(t, victim, &Join{Job: "job", Token: toks[1], Kind: KindNative})
+	recvAs[*Ready](t, sender)
+	payload := json.RawMessage(`"` + strings.Repeat("x", 60<<10) + `"`)
+	ctx := context.Background()
+	var l *Left
+	t0 := time.Now()
+	for l == nil {
+		require.NoError(t, sender.Signal(ctx, 1, SignalCandidate, payload))
+		select {
+		case m := <-sender.Messages():
+			var ok bool
+			l, ok = m.(*Left)
+			require.True(t, ok, "got %T", m)
+		default:
+		}
+	}
+	require.Equal(t, 1, l.Rank)
+	t.Logf("left after %v", time.Since(t0))
+	require.Equal(t, string(CodeSlowConsumer), l.Reason)
+	require.NotZero(t, srv.Stats().Rejected[CodeSlowConsumer])
 }

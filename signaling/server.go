@@ -47,6 +47,7 @@ type Config struct {
 	MaxJobSize      int           // ranks per job, default 1024
 	MaxEndedJobs    int           // jobs remembered after they failed or ended (until their tokens expire), default 10000
 	SendQueue       int           // outbound messages queued per connection, default 1024
+	SendQueueBytes  int           // outbound bytes queued per connection, default 1 MiB (past either, the connection is dropped as slow-consumer)
 	JoinTimeout     time.Duration // from accept to join, default 10s
 	// A connection is pinged every PingInterval and dropped (its rank
 	// announced as gone) when a pong takes longer than PingTimeout, so a
@@ -76,7 +77,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxJobSize < 0 || c.MaxJobSize > MaxJobSize {
 		return bad("MaxJobSize %d outside [0, %d]", c.MaxJobSize, MaxJobSize)
 	}
-	if c.MessageRate < 0 || c.MessageBurst < 0 || c.MaxJobs < 0 || c.MaxConns < 0 || c.SendQueue < 0 || c.MaxEndedJobs < 0 ||
+	if c.MessageRate < 0 || c.MessageBurst < 0 || c.MaxJobs < 0 || c.MaxConns < 0 || c.SendQueue < 0 || c.SendQueueBytes < 0 || c.MaxEndedJobs < 0 ||
 		c.JoinTimeout < 0 || c.PingInterval < 0 || c.PingTimeout < 0 || c.WriteTimeout < 0 || c.MaxTokenTTL < 0 {
 		return bad("negative limit")
 	}
@@ -109,6 +110,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.MaxConns, 10000)
 	def(&c.MaxJobSize, 1024)
 	def(&c.SendQueue, 1024)
+	def(&c.SendQueueBytes, 1<<20)
 	def(&c.MaxEndedJobs, 10000)
 	if c.MessageRate == 0 {
 		c.MessageRate = 50
