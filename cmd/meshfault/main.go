@@ -1,0 +1,115 @@
+//go:build unix
+
+// Meshfault is the long fault-injection run (package
+// internal/faultinject): it kills (SIGKILL) or freezes (SIGSTOP) a random
+// rank of a meshrun job at a random moment of a random operation, over
+// and over, and prints what became of the survivors.
+//
+//	go run ./cmd/meshfault [-runs 1000] [-duration 90m] [-parallel 2] [-seed S] [-modes native,wasi,mixed] [-v]
+//
+// It runs from the meshmpi module (it builds meshrun and the workload
+// there), stops after -runs runs or -duration, whichever comes first
+// (runs under way then finish), and prints a summary: runs, hangs,
+// survivors that ended without an error, meshrun's report, and the time
+// from fault to last survivor exit (p50, p99, max) by fault and phase.
+// Each failed run is printed with its plan and its output. The exit
+// status is 1 if a run hung or a survivor ended without an error.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/meshmpi/meshmpi/internal/faultinject"
+)
+
+func main() {
+	runs := flag.Int("runs", 1000, "runs to make")
+	duration := flag.Duration("duration", 90*time.Minute, "stop starting runs after this long")
+	parallel := flag.Int("parallel", 2, "runs at a time")
+	seed := flag.Uint64("seed", uint64(time.Now().UnixNano()), "the random plans' seed")
+	modeList := flag.String("modes", "native,wasi,mixed", "job kinds, comma-separated")
+	hang := flag.Duration("hang", faultinject.DefaultHangLimit, "a run whose survivors still run this long after the fault hung")
+	verbose := flag.Bool("v", false, "print every run")
+	flag.Parse()
+	var modes []faultinject.Mode
+	for _, m := range strings.Split(*modeList, ",") {
+		switch mode := faultinject.Mode(m); mode {
+		case faultinject.Native, faultinject.WASI, faultinject.Mixed:
+			modes = append(modes, mode)
+		default:
+			fmt.Fprintf(os.Stderr, "meshfault: -modes: unknown mode %q\n", m)
+			os.Exit(2)
+		}
+	}
+	if *runs < 1 || *parallel < 1 {
+		fmt.Fprintln(os.Stderr, "meshfault: -runs and -parallel want at least 1")
+		os.Exit(2)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dir, err := os.MkdirTemp("", "meshfault-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "meshfault:", err)
+		os.Exit(1)
+	}
+	defer os.RemoveAll(dir)
+	bin, err := faultinject.Build(ctx, dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "meshfault:", err)
+		os.Exit(1)
+	}
+	rn := &faultinject.Runner{Bin: bin, HangLimit: *hang}
+	fmt.Printf("meshfault: seed %d, up to %d runs or %v, %d at a time, modes %v\n", *seed, *runs, *duration, *parallel, modes)
+
+	rng := rand.New(rand.NewPCG(*seed, 0))
+	plans := make(chan faultinject.Plan)
+	go func() {
+		defer close(plans)
+		end := time.After(*duration)
+		for range *runs {
+			select {
+			case plans <- faultinject.RandomPlan(rng, modes):
+			case <-end:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var mu sync.Mutex
+	var sum faultinject.Summary
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range *parallel {
+		wg.Go(func() {
+			for p := range plans {
+				r := rn.Run(ctx, p)
+				mu.Lock()
+				sum.Add(r)
+				n := sum.Runs
+				if f := r.Failed(); f != "" {
+					fmt.Printf("run %d FAILED: %s: %s\n  report: %q\n  output:\n    %s\n", n, p, f, r.Report, strings.Join(r.Output, "\n    "))
+				} else if *verbose {
+					fmt.Printf("run %d: %s: struck %s, missed %v, last exit %v, report %q\n", n, p, r.Struck, r.Missed, r.LastExit.Round(time.Millisecond), r.Report)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	fmt.Printf("meshfault: %v\n", time.Since(start).Round(time.Second))
+	sum.WriteTo(os.Stdout)
+	if sum.Hangs > 0 || sum.Silent > 0 {
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,76 @@
+//go:build unix
+
+package faultinject
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The short fault-injection run: 50 random runs (MESHMPI_FAULT_RUNS
+// changes it) over native, WASI and mixed jobs, 3 at a time, from a seed
+// the log shows (MESHMPI_FAULT_SEED repeats it). No run may hang, and
+// every survivor must end with an error of its own. The times from fault
+// to last exit are logged, not asserted: cmd/meshfault's long run
+// measures them.
+func TestFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("meshrun jobs in -short mode")
+	}
+	runs := envInt(t, "MESHMPI_FAULT_RUNS", 50)
+	seed := uint64(envInt(t, "MESHMPI_FAULT_SEED", int(time.Now().UnixNano()&(1<<62-1))))
+	t.Logf("%d runs, seed %d (MESHMPI_FAULT_SEED)", runs, seed)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	bin, err := Build(ctx, t.TempDir())
+	require.NoError(t, err)
+	rn := &Runner{Bin: bin}
+	rng := rand.New(rand.NewPCG(seed, 0))
+	plans := make(chan Plan, runs)
+	for range runs {
+		plans <- RandomPlan(rng, []Mode{Native, WASI, Mixed})
+	}
+	close(plans)
+
+	var mu sync.Mutex
+	var sum Summary
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			for p := range plans {
+				r := rn.Run(ctx, p)
+				mu.Lock()
+				sum.Add(r)
+				if f := r.Failed(); f != "" {
+					t.Errorf("%s: %s\nreport: %q\noutput:\n%s", p, f, r.Report, strings.Join(r.Output, "\n"))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	var b strings.Builder
+	sum.WriteTo(&b)
+	t.Log("\n" + b.String())
+	require.Zero(t, sum.Errors, "runs that could not be made")
+}
+
+// envInt is the environment variable name as a number, or def.
+func envInt(t *testing.T, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	require.NoError(t, err, name)
+	return n
+}

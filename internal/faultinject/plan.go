@@ -1,0 +1,107 @@
+package faultinject
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Mode is how a job's ranks run.
+type Mode string
+
+// The job kinds a fault is injected into.
+const (
+	// Native ranks are processes of one meshrun -n N --native, with its
+	// embedded signaling server: the fault hits a rank process.
+	Native Mode = "native"
+	// WASI ranks each run in a meshrun join of their own, on the
+	// harness's signaling server: the fault hits the meshrun process that
+	// hosts the victim (the WASI host is the rank, as far as its peers
+	// can tell).
+	WASI Mode = "wasi"
+	// Mixed jobs have WASI ranks first and native ones after, each in a
+	// meshrun join of its own: the fault hits the victim's process (a
+	// native rank's own, a WASI rank's meshrun).
+	Mixed Mode = "mixed"
+)
+
+// Kind is the fault.
+type Kind string
+
+// Faults.
+const (
+	Kill   Kind = "kill"   // SIGKILL: the rank is gone, its sockets close
+	Freeze Kind = "freeze" // SIGSTOP: the rank is there and answers nothing
+)
+
+// Phase is when the fault strikes.
+type Phase string
+
+// Phases.
+const (
+	Formation Phase = "formation" // while the job forms: Init has not returned on every rank
+	Op        Phase = "op"        // while every rank loops the operation
+	Finalize  Phase = "finalize"  // once the victim has started Finalize
+)
+
+// Ops are the workload's operations: point-to-point and one of each
+// collective family.
+var Ops = []string{"p2p", "barrier", "bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall", "reducescatter", "scan"}
+
+// Forms are the three forms of each operation.
+var Forms = []string{"blocking", "nonblocking", "persistent"}
+
+// Plan is one fault-injected run.
+type Plan struct {
+	Mode   Mode
+	Kind   Kind
+	Phase  Phase
+	Ranks  int
+	WASI   int // ranks 0 … WASI-1 run under WASI (all of them in WASI mode)
+	Victim int
+	Op     string
+	Form   string
+	Count  int           // elements per rank and operation
+	Delay  time.Duration // from the phase's start to the fault
+}
+
+func (p Plan) String() string {
+	return fmt.Sprintf("%s %s of rank %d/%d during %s (%s %s, count %d) +%v",
+		p.Mode, p.Kind, p.Victim, p.Ranks, p.Phase, p.Form, p.Op, p.Count, p.Delay)
+}
+
+// RandomPlan draws a run from modes: 3 or 4 ranks, any victim, any fault,
+// phase, operation, form and size, and a delay within the phase (up to
+// a second during formation, which takes about that long, up to 300 ms
+// into the loop, up to 10 ms into Finalize, which is short).
+func RandomPlan(rng *rand.Rand, modes []Mode) Plan {
+	p := Plan{
+		Mode:  modes[rng.IntN(len(modes))],
+		Kind:  []Kind{Kill, Freeze}[rng.IntN(2)],
+		Ranks: 3 + rng.IntN(2),
+		Op:    Ops[rng.IntN(len(Ops))],
+		Form:  Forms[rng.IntN(len(Forms))],
+		Count: []int{1, 1024, 32 << 10}[rng.IntN(3)],
+	}
+	// Formation and Finalize are one phase each; the loop is most of a
+	// program's life.
+	switch x := rng.IntN(10); {
+	case x < 3:
+		p.Phase = Formation
+		p.Delay = time.Duration(rng.Int64N(int64(time.Second)))
+	case x < 8:
+		p.Phase = Op
+		p.Delay = time.Duration(rng.Int64N(int64(300 * time.Millisecond)))
+	default:
+		p.Phase = Finalize
+		p.Delay = time.Duration(rng.Int64N(int64(10 * time.Millisecond)))
+	}
+	p.Victim = rng.IntN(p.Ranks)
+	switch p.Mode {
+	case WASI:
+		p.WASI = p.Ranks
+	case Mixed:
+		p.WASI = 1 + rng.IntN(p.Ranks-1)
+	}
+	return p
+}

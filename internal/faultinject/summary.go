@@ -1,0 +1,103 @@
+package faultinject
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Summary counts runs and collects the time from fault to last survivor
+// exit.
+type Summary struct {
+	Runs    int // results added
+	Errors  int // runs that could not be made (Result.Err)
+	Missed  int // the victim had ended before the fault
+	Hangs   int
+	Silent  int // runs with a survivor that ended without an error and no excuse
+	Excused int // finalize runs whose survivors may have succeeded, and did
+	Named   int // faulted native runs whose meshrun report names the victim
+	Native  int // faulted native runs (the ones meshrun's report can name the victim in)
+	// Lasts are the fault → last survivor exit times by "kind phase".
+	Lasts map[string][]time.Duration
+	// Failures are one line per failed run.
+	Failures []string
+}
+
+// Add counts r.
+func (s *Summary) Add(r Result) {
+	if s.Lasts == nil {
+		s.Lasts = map[string][]time.Duration{}
+	}
+	s.Runs++
+	if f := r.Failed(); f != "" {
+		s.Failures = append(s.Failures, r.Plan.String()+": "+f)
+	}
+	switch {
+	case r.Err != nil:
+		s.Errors++
+		return
+	case r.Missed:
+		s.Missed++
+		return
+	case r.Hung:
+		s.Hangs++
+	case r.Excused() && len(r.WithoutError()) > 0:
+		s.Excused++
+	case len(r.WithoutError()) > 0:
+		s.Silent++
+	}
+	if r.Mode == Native {
+		s.Native++
+		if r.NamesVictim() {
+			s.Named++
+		}
+	}
+	key := string(r.Kind) + " " + string(r.Struck)
+	s.Lasts[key] = append(s.Lasts[key], r.LastExit)
+	s.Lasts[string(r.Kind)] = append(s.Lasts[string(r.Kind)], r.LastExit)
+}
+
+// Quantile is the q-quantile (nearest rank) of ds; 0 when empty.
+func Quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(q*float64(len(s))+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// WriteTo prints the summary.
+func (s *Summary) WriteTo(w io.Writer) (int64, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "runs %d: hangs %d, survivors without error %d, finalize runs where survivors finished %d, victim gone before the fault %d, runs not made %d\n",
+		s.Runs, s.Hangs, s.Silent, s.Excused, s.Missed, s.Errors)
+	fmt.Fprintf(&b, "meshrun's report names the victim in %d of %d native runs\n", s.Named, s.Native)
+	keys := make([]string, 0, len(s.Lasts))
+	for k := range s.Lasts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fmt.Fprintf(&b, "fault → last survivor exit:\n")
+	for _, k := range keys {
+		ds := s.Lasts[k]
+		over := 0
+		for _, d := range ds {
+			if d > 10*time.Second {
+				over++
+			}
+		}
+		fmt.Fprintf(&b, "  %-18s n=%-4d p50 %-8v p99 %-8v max %-8v over 10 s: %d\n", k, len(ds),
+			Quantile(ds, 0.5).Round(time.Millisecond), Quantile(ds, 0.99).Round(time.Millisecond),
+			Quantile(ds, 1).Round(time.Millisecond), over)
+	}
+	for _, f := range s.Failures {
+		fmt.Fprintf(&b, "FAILED %s\n", f)
+	}
+	n, err := io.WriteString(w, b.String())
+	return int64(n), err
+}

@@ -1,0 +1,200 @@
+// Workload is the program every rank of a fault-injected job runs
+// (package internal/faultinject): it joins the job, then runs one
+// operation in a loop, in one of its three forms, until the operation
+// fails, as a long computation would. With -finalize it stops after
+// -iters loops and calls Finalize instead.
+//
+// It reports its progress on standard output, one line each, which the
+// harness reads through meshrun's "[rank] " prefix:
+//
+//	fi ready                 Init returned: the job formed
+//	fi op                    the loop starts
+//	fi finalize              Finalize starts (with -finalize)
+//	fi exit ok               the rank ends without error (status 0)
+//	fi exit error: MESSAGE   an operation failed (status 1 if the error
+//	                         is ErrProcFailed, 2 otherwise)
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/meshmpi/meshmpi"
+)
+
+func main() {
+	op := flag.String("op", "allreduce", "the operation: p2p, barrier, bcast, reduce, allreduce, gather, scatter, allgather, alltoall, reducescatter, scan")
+	form := flag.String("form", "blocking", "blocking, nonblocking or persistent")
+	count := flag.Int("count", 1024, "elements per rank and operation")
+	iters := flag.Int("iters", 0, "loops before Finalize with -finalize; 0: until an error")
+	finalize := flag.Bool("finalize", false, "stop after -iters loops and call Finalize")
+	flag.Parse()
+	if err := run(*op, *form, *count, *iters, *finalize); err != nil {
+		fmt.Printf("fi exit error: %v\n", err)
+		if errors.Is(err, meshmpi.ErrProcFailed) {
+			os.Exit(1)
+		}
+		os.Exit(2)
+	}
+	fmt.Println("fi exit ok")
+}
+
+func run(op, form string, count, iters int, finalize bool) error {
+	w, err := meshmpi.Init()
+	if err != nil {
+		return err
+	}
+	fmt.Println("fi ready")
+	step, err := newStep(w, op, form, count)
+	if err != nil {
+		return err
+	}
+	fmt.Println("fi op")
+	for i := 0; !finalize || i < iters; i++ {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	fmt.Println("fi finalize")
+	return meshmpi.Finalize()
+}
+
+// newStep returns one loop of op in form on w.
+func newStep(w *meshmpi.Comm, op, form string, count int) (func() error, error) {
+	n, me := w.Size(), w.Rank()
+	send := make([]int64, count*n)
+	recv := make([]int64, count*n)
+	for i := range send {
+		send[i] = int64(me*len(send) + i)
+	}
+	one, oneOut := send[:count], recv[:count]
+	right, left := (me+1)%n, (me+n-1)%n
+	counts := make([]int, n)
+	for i := range counts {
+		counts[i] = count
+	}
+
+	// The three forms of every operation: blocking, a nonblocking start,
+	// and a persistent init.
+	type forms struct {
+		blocking func() error
+		start    func() ([]*meshmpi.Request, error)
+	}
+	req := func(r *meshmpi.Request, err error) ([]*meshmpi.Request, error) {
+		return []*meshmpi.Request{r}, err
+	}
+	var f forms
+	switch op {
+	case "p2p":
+		f.blocking = func() error {
+			_, err := meshmpi.Sendrecv(w, one, right, 1, oneOut, left, 1)
+			return err
+		}
+		f.start = func() ([]*meshmpi.Request, error) {
+			r, err := meshmpi.Irecv(w, oneOut, left, 1)
+			if err != nil {
+				return nil, err
+			}
+			s, err := meshmpi.Isend(w, one, right, 1)
+			return []*meshmpi.Request{r, s}, err
+		}
+	case "barrier":
+		f.blocking = func() error { return meshmpi.Barrier(w) }
+		f.start = func() ([]*meshmpi.Request, error) { return req(meshmpi.Ibarrier(w)) }
+	case "bcast":
+		f.blocking = func() error { return meshmpi.Bcast(w, one, 0) }
+		f.start = func() ([]*meshmpi.Request, error) { return req(meshmpi.Ibcast(w, one, 0)) }
+	case "reduce":
+		f.blocking = func() error { return meshmpi.Reduce(w, one, oneOut, meshmpi.Sum, 0) }
+		f.start = func() ([]*meshmpi.Request, error) { return req(meshmpi.Ireduce(w, one, oneOut, meshmpi.Sum, 0)) }
+	case "allreduce":
+		f.blocking = func() error { return meshmpi.Allreduce(w, one, oneOut, meshmpi.Sum) }
+		f.start = func() ([]*meshmpi.Request, error) { return req(meshmpi.Iallreduce(w, one, oneOut, meshmpi.Sum)) }
+	case "gather":
+		f.blocking = func() error { return meshmpi.Gather(w, one, recv, 0) }
+		f.start = func() ([]*meshmpi.Request, error) { return req(meshmpi.Igather(w, one, recv, 0)) }
+	case "scatter":
+		f.blocking = func() error { return meshmpi.Scatter(w, send, oneOut, 0) }
+		f.start = func() ([]*meshmpi.Request, error) { return req(meshmpi.Iscatter(w, send, oneOut, 0)) }
+	case "allgather":
+		f.blocking = func() error { return meshmpi.Allgather(w, one, recv) }
+		f.start = func() ([]*meshmpi.Request, error) { return req(meshmpi.Iallgather(w, one, recv)) }
+	case "alltoall":
+		f.blocking = func() error { return meshmpi.Alltoall(w, send, recv) }
+		f.start = func() ([]*meshmpi.Request, error) { return req(meshmpi.Ialltoall(w, send, recv)) }
+	case "reducescatter":
+		f.blocking = func() error { return meshmpi.ReduceScatter(w, send, oneOut, counts, meshmpi.Sum) }
+		f.start = func() ([]*meshmpi.Request, error) {
+			return req(meshmpi.IreduceScatter(w, send, oneOut, counts, meshmpi.Sum))
+		}
+	case "scan":
+		f.blocking = func() error { return meshmpi.Scan(w, one, oneOut, meshmpi.Sum) }
+		f.start = func() ([]*meshmpi.Request, error) { return req(meshmpi.Iscan(w, one, oneOut, meshmpi.Sum)) }
+	default:
+		return nil, fmt.Errorf("-op %q: no such operation", op)
+	}
+
+	switch form {
+	case "blocking":
+		return f.blocking, nil
+	case "nonblocking":
+		return func() error {
+			reqs, err := f.start()
+			if err != nil {
+				return err
+			}
+			return meshmpi.Waitall(context.Background(), reqs, nil)
+		}, nil
+	case "persistent":
+		reqs, err := persistent(w, op, send, recv, one, oneOut, counts, left, right)
+		if err != nil {
+			return nil, err
+		}
+		return func() error { // a restart of the same requests, each loop
+			if err := meshmpi.Startall(reqs); err != nil {
+				return err
+			}
+			return meshmpi.Waitall(context.Background(), reqs, nil)
+		}, nil
+	}
+	return nil, fmt.Errorf("-form %q: want blocking, nonblocking or persistent", form)
+}
+
+// persistent initializes op's persistent requests.
+func persistent(w *meshmpi.Comm, op string, send, recv, one, oneOut []int64, counts []int, left, right int) ([]*meshmpi.Request, error) {
+	var r *meshmpi.Request
+	var err error
+	switch op {
+	case "p2p":
+		rr, err := meshmpi.RecvInit(w, oneOut, left, 1)
+		if err != nil {
+			return nil, err
+		}
+		s, err := meshmpi.SendInit(w, one, right, 1)
+		return []*meshmpi.Request{rr, s}, err
+	case "barrier":
+		r, err = meshmpi.BarrierInit(w)
+	case "bcast":
+		r, err = meshmpi.BcastInit(w, one, 0)
+	case "reduce":
+		r, err = meshmpi.ReduceInit(w, one, oneOut, meshmpi.Sum, 0)
+	case "allreduce":
+		r, err = meshmpi.AllreduceInit(w, one, oneOut, meshmpi.Sum)
+	case "gather":
+		r, err = meshmpi.GatherInit(w, one, recv, 0)
+	case "scatter":
+		r, err = meshmpi.ScatterInit(w, send, oneOut, 0)
+	case "allgather":
+		r, err = meshmpi.AllgatherInit(w, one, recv)
+	case "alltoall":
+		r, err = meshmpi.AlltoallInit(w, send, recv)
+	case "reducescatter":
+		r, err = meshmpi.ReduceScatterInit(w, send, oneOut, counts, meshmpi.Sum)
+	case "scan":
+		r, err = meshmpi.ScanInit(w, one, oneOut, meshmpi.Sum)
+	}
+	return []*meshmpi.Request{r}, err
+}
