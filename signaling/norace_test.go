@@ -1,0 +1,5 @@
+//go:build !race
+
+package signaling
+
+const raceEnabled = false

@@ -1,0 +1,7 @@
+//go:build race
+
+package signaling
+
+// raceEnabled: the race detector pads allocations, so memory bars hold
+// only without it.
+const raceEnabled = true
