@@ -158,6 +158,9 @@ type Stats struct {
 	// UnexpectedLimit is the endpoint's bound on UnexpectedBytes
 	// (Config.UnexpectedLimit); one peer's share of it is LinkWindow.
 	UnexpectedLimit, LinkWindow int64
+	// UnexpectedMessages counts the unexpected queue's entries (eager
+	// messages and rendezvous announcements).
+	UnexpectedMessages int
 	// Rendezvous counts the rendezvous operations holding a slot.
 	Rendezvous int
 	// PoolBytes is what the idle payload buffers kept for reuse hold.
@@ -170,7 +173,7 @@ type Stats struct {
 func (e *Endpoint) Stats() Stats {
 	e.mu.Lock()
 	s := Stats{UnexpectedBytes: e.unexpBytes, UnexpectedPeak: e.unexpPeak, UnexpectedLimit: e.unexpLimit,
-		LinkWindow: e.linkWindow(), Rendezvous: len(e.slots) - len(e.freeSlots), PoolBytes: e.poolBytes}
+		LinkWindow: e.linkWindow(), UnexpectedMessages: e.unexp.n, Rendezvous: len(e.slots) - len(e.freeSlots), PoolBytes: e.poolBytes}
 	e.mu.Unlock()
 	e.poolMu.Lock()
 	s.IdleOps = len(e.ops)

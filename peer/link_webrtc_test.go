@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"runtime/pprof"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -434,4 +435,27 @@ func BenchmarkWebRTCRawBandwidth(b *testing.B) {
 	b.StopTimer()
 	la.Close()
 	<-done
+}
+
+// The unexpected-message flood over a real WebRTC link on loopback: 32 MiB
+// against a 4 MiB limit here; MESHMPI_FLOOD_GIB (e.g. 1) runs it at that
+// size against the default limit.
+func TestWebRTCUnexpectedFlood(t *testing.T) {
+	hangGuard(t, 5*time.Minute)
+	total, limit := int64(32<<20), int64(4<<20)
+	if gib, _ := strconv.Atoi(os.Getenv("MESHMPI_FLOOD_GIB")); gib > 0 {
+		total, limit = int64(gib)<<30, DefaultUnexpectedLimit
+	}
+	la, lb := connectWebRTCPair(t, loopbackConfig)
+	a, err := NewEndpoint(Config{Rank: 0, Size: 2})
+	require.NoError(t, err)
+	b, err := NewEndpoint(Config{Rank: 1, Size: 2, UnexpectedLimit: limit})
+	require.NoError(t, err)
+	require.NoError(t, a.Attach(1, la))
+	require.NoError(t, b.Attach(0, lb))
+	t.Cleanup(func() {
+		a.Close(nil)
+		b.Close(nil)
+	})
+	flood(t, a, b, total, LazyFrame-HeaderLen)
 }
