@@ -87,7 +87,7 @@ func TestEarlyDepartureFailsSeatedJob(t *testing.T) {
 // with it, so the others formed a job without it and waited for it.
 func TestDepartureOfOnlyMemberFailsSeatedJob(t *testing.T) {
 	_, url := startServer(t, nil)
-	toks := seats(t, "job", 3)
+	toks := seats(t, "job", 4) // rank 3 never comes: the job cannot form
 	r0 := dial(t, url, "job", toks[0], nil)
 	_ = r0.ws.closeNow() // dies right after its join
 	// Whether the server has handled the departure yet or not, the later
@@ -139,7 +139,7 @@ func TestEndedJobsBounded(t *testing.T) {
 	srv, url := startServer(t, func(c *Config) { c.MaxEndedJobs = 3 })
 	for i := range 10 {
 		job := "j" + string(rune('a'+i))
-		toks := seats(t, job, 2)
+		toks := seats(t, job, 3) // rank 2 never comes: the job cannot form
 		c := dial(t, url, job, toks[0], nil)
 		_ = c.ws.closeNow()
 		joinOrFail(t, url, job, toks[1], CodeJobFailed)
