@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -35,13 +36,48 @@ func RunURL(base, program, job, token string, rank int, args []string) string {
 	return base + "/run?" + v.Encode()
 }
 
+// exposed numbers the functions WaitRun exposes to pages: a name serves
+// one wait.
+var exposed atomic.Int64
+
 // WaitRun waits until the run page in tab has exited, or limit has
-// passed, and returns its state.
+// passed, and returns its state. The page tells of its exit itself: a
+// function WaitRun exposes to it is called when the page's phase becomes
+// "exited" (a MutationObserver on the phase it shows, which run.js
+// updates with every change), so the wait neither polls nor depends on
+// the page's timers, which a browser throttles in background tabs and a
+// loaded machine delays.
 func WaitRun(tab context.Context, limit time.Duration) (RunResult, error) {
 	ctx, cancel := context.WithTimeout(tab, limit)
 	defer cancel()
-	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.meshmpiRun && window.meshmpiRun.phase === "exited"`,
-		chromedp.WithPollingInterval(100*time.Millisecond)))
+	exited := make(chan struct{}, 1)
+	name := fmt.Sprintf("meshmpiRunExited%d", exposed.Add(1))
+	notify := chromedp.ExposeFunc(name, func(context.Context, []any) (chromedp.Void, error) {
+		select {
+		case exited <- struct{}{}:
+		default:
+		}
+		return chromedp.Void{}, nil
+	})
+	watch := chromedp.Evaluate[bool](`((notify) => {
+		const done = () => !!window.meshmpiRun && window.meshmpiRun.phase === "exited";
+		if (done()) { notify(); return true; }
+		const shown = document.getElementById("phase") || document.body;
+		const mo = new MutationObserver(() => { if (done()) { mo.disconnect(); notify(); } });
+		mo.observe(shown, { childList: true, characterData: true, subtree: true });
+		return false;
+	})(window.` + name + `)`)
+	err := chromedp.Do(ctx, notify)
+	if err == nil {
+		_, err = chromedp.Run(ctx, watch)
+	}
+	if err == nil {
+		select {
+		case <-exited:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
 	if err != nil {
 		// what the page shows tells more than the timeout
 		// (a frozen page answers nothing, so this is bounded too)
