@@ -4,6 +4,7 @@ package signaling
 
 import (
 	"context"
+	"net"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -17,6 +18,13 @@ import (
 // startServer runs a Server on loopback; cleanup closes it.
 func startServer(t *testing.T, mutate func(*Config)) (*Server, string) {
 	t.Helper()
+	return startServerOn(t, mutate, nil)
+}
+
+// startServerOn is startServer with the listener's accepted connections
+// passed through wrap (if not nil).
+func startServerOn(t *testing.T, mutate func(*Config), wrap func(net.Conn) net.Conn) (*Server, string) {
+	t.Helper()
 	leaktest.Check(t)
 	cfg := Config{Secret: testSecret}
 	if mutate != nil {
@@ -24,12 +32,29 @@ func startServer(t *testing.T, mutate func(*Config)) (*Server, string) {
 	}
 	srv, err := NewServer(cfg)
 	require.NoError(t, err)
-	hs := httptest.NewServer(srv)
+	hs := httptest.NewUnstartedServer(srv)
+	if wrap != nil {
+		hs.Listener = wrapListener{hs.Listener, wrap}
+	}
+	hs.Start()
 	t.Cleanup(func() {
 		require.NoError(t, srv.Close())
 		hs.Close()
 	})
 	return srv, "ws" + strings.TrimPrefix(hs.URL, "http") + "/ws"
+}
+
+type wrapListener struct {
+	net.Listener
+	wrap func(net.Conn) net.Conn
+}
+
+func (l wrapListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return l.wrap(c), nil
 }
 
 func mint(t *testing.T, job string, size int) string {

@@ -300,16 +300,22 @@ func TestFrozenRankDeclaredGone(t *testing.T) {
 // SendQueueBytes of queued messages, not SendQueue of the largest kind
 // (1,024 × 64 KiB): past it the rank is dropped as a slow consumer.
 func TestSlowConsumerBytes(t *testing.T) {
-	srv, url := startServer(t, func(c *Config) {
+	// small socket buffers on both sides, so that the server's writes to
+	// a rank that does not read block soon
+	srv, url := startServerOn(t, func(c *Config) {
 		c.MessageRate, c.MessageBurst = 1e5, 1e5
 		c.SendQueueBytes = 256 << 10
 		c.WriteTimeout = 5 * time.Second // the queue overflows long before a write times out
 		c.PingInterval = hangGuard       // and the victim is not dropped for its missing pongs
+	}, func(c net.Conn) net.Conn {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetWriteBuffer(16 << 10)
+		}
+		return c
 	})
 	toks := seats(t, "job", 2)
 	sender := dial(t, url, "job", toks[0], nil)
-	// the victim joins and never reads, with a small socket buffer so
-	// that the server's writes to it block soon
+	// the victim joins and never reads
 	dctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
 	small := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
