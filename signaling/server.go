@@ -128,8 +128,9 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 // Server is the signaling server. It serves the websocket endpoint at /ws and,
-// when Config.AdminKey is set, POST /admin/token. Close it to end every
-// connection.
+// when Config.AdminKey is set, POST /admin/token ({"job", "size", "ttl"?,
+// "settings"?, "rank"?, "open"?}: the seat tokens of the job, one seat's
+// token, or an open token). Close it to end every connection.
 type Server struct {
 	cfg Config
 	log *slog.Logger
@@ -266,16 +267,20 @@ func (s *Server) unregister(c *conn) {
 	s.wg.Done()
 }
 
-// tokenRequest is the body of POST /admin/token.
+// tokenRequest is the body of POST /admin/token: the seat tokens of a job
+// by default, one seat's with rank, or an open token with open.
 type tokenRequest struct {
 	Job      string            `json:"job"`
 	Size     int               `json:"size"`
 	TTL      string            `json:"ttl,omitempty"` // Go duration, default 1h
 	Settings map[string]string `json:"settings,omitempty"`
+	Rank     *int              `json:"rank,omitempty"` // only this seat's token
+	Open     bool              `json:"open,omitempty"` // one token for any free seat (volunteer jobs)
 }
 
 type tokenResponse struct {
-	Token   string    `json:"token"`
+	Token   string    `json:"token,omitempty"`  // open, or the one seat's
+	Tokens  []string  `json:"tokens,omitempty"` // every seat's, by rank
 	Expires time.Time `json:"expires"`
 }
 
@@ -310,13 +315,23 @@ func (s *Server) serveAdminToken(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("size above the server's limit %d", s.cfg.MaxJobSize), http.StatusBadRequest)
 		return
 	}
+	if req.Open && req.Rank != nil {
+		http.Error(w, "open and rank exclude each other", http.StatusBadRequest)
+		return
+	}
 	exp := time.Now().Add(ttl).Truncate(time.Second)
-	tok, err := Mint(s.cfg.Secret, Claims{Job: req.Job, Size: req.Size, Expires: exp.Unix(), Settings: req.Settings})
+	c := Claims{Job: req.Job, Size: req.Size, Expires: exp.Unix(), Settings: req.Settings, Seat: req.Rank}
+	resp := tokenResponse{Expires: exp}
+	if req.Open || req.Rank != nil {
+		resp.Token, err = Mint(s.cfg.Secret, c)
+	} else {
+		resp.Tokens, err = MintSeats(s.cfg.Secret, c)
+	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	s.log.Info("token minted", "job", req.Job, "size", req.Size, "expires", exp)
+	s.log.Info("token minted", "job", req.Job, "size", req.Size, "open", req.Open, "rank", req.Rank, "expires", exp)
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(tokenResponse{Token: tok, Expires: exp})
+	_ = json.NewEncoder(w).Encode(resp)
 }

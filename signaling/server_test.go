@@ -358,13 +358,30 @@ func TestAdminToken(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	resp, _ = post("admin-key", `{"job":"j","size":2,"ttl":"10000h"}`)
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
-	resp, data := post("admin-key", `{"job":"j","size":2,"ttl":"5m","settings":{"k":"v"}}`)
+	resp, _ = post("admin-key", `{"job":"j","size":2,"rank":1,"open":true}`)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	resp, _ = post("admin-key", `{"job":"j","size":2,"rank":2}`)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	resp, data := post("admin-key", `{"job":"j","size":2,"ttl":"5m","settings":{"k":"v"},"open":true}`)
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(data))
 	var tr tokenResponse
 	require.NoError(t, json.Unmarshal(data, &tr))
 	c := dial(t, url, "j", tr.Token, nil)
 	require.Equal(t, map[string]string{"k": "v"}, c.Welcome().Settings)
 	require.Equal(t, uint64(1), srv.Stats().Joins)
+
+	// by default, a job's seat tokens; with rank, one seat's
+	resp, data = post("admin-key", `{"job":"s","size":3}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(data))
+	tr = tokenResponse{}
+	require.NoError(t, json.Unmarshal(data, &tr))
+	require.Len(t, tr.Tokens, 3)
+	require.Equal(t, 2, dial(t, url, "s", tr.Tokens[2], nil).Rank())
+	resp, data = post("admin-key", `{"job":"s","size":3,"rank":1}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(data))
+	tr = tokenResponse{}
+	require.NoError(t, json.Unmarshal(data, &tr))
+	require.Equal(t, 1, dial(t, url, "s", tr.Token, nil).Rank())
 	http.DefaultClient.CloseIdleConnections()
 }
 

@@ -4,7 +4,8 @@
 //
 //	signal serve [flags]                       serve /ws, /healthz, /metrics (and /admin/token),
 //	                                           and the browser UI (/run, /lab: package web)
-//	signal token -job J -size N [-ttl 1h]      print a job token
+//	signal token -job J -size N [-ttl 1h]      print the job's seat tokens, rank r's on line r
+//	             [-rank R | -open]             (or only rank R's, or one open token)
 //
 // # Browser ranks
 //
@@ -235,6 +236,8 @@ func newHandler(srv *signaling.Server, reg *prometheus.Registry, ui http.Handler
 type statsCollector struct {
 	srv                               *signaling.Server
 	jobs, conns, joins, relayed, errs *prometheus.Desc
+	ranks, ended, departures, failed  *prometheus.Desc
+	sent                              *prometheus.Desc
 }
 
 func newStatsCollector(srv *signaling.Server) *statsCollector {
@@ -242,17 +245,22 @@ func newStatsCollector(srv *signaling.Server) *statsCollector {
 		return prometheus.NewDesc("meshmpi_signal_"+name, help, labels, nil)
 	}
 	return &statsCollector{
-		srv:     srv,
-		jobs:    d("jobs", "Jobs with at least one rank present."),
-		conns:   d("connections", "Open websocket connections."),
-		joins:   d("joins_total", "Successful joins."),
-		relayed: d("signals_relayed_total", "Signals relayed between ranks."),
-		errs:    d("errors_total", "Error messages sent to clients, by code.", "code"),
+		srv:        srv,
+		jobs:       d("jobs", "Jobs with at least one rank present."),
+		conns:      d("connections", "Open websocket connections."),
+		joins:      d("joins_total", "Successful joins."),
+		relayed:    d("signals_relayed_total", "Signals relayed between ranks."),
+		errs:       d("errors_total", "Error messages sent to clients, by code.", "code"),
+		ranks:      d("ranks", "Ranks present in jobs (a rank that stops answering pings is gone within the ping interval plus the ping timeout)."),
+		ended:      d("ended_jobs", "Jobs remembered after they failed or ended, so their tokens cannot form them again."),
+		departures: d("departures_total", "Ranks that left their job: closed, broke, or stopped answering pings."),
+		failed:     d("failed_jobs_total", "Jobs failed by a departure before they formed."),
+		sent:       d("messages_sent_total", "Messages queued to clients, of every type."),
 	}
 }
 
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.jobs, c.conns, c.joins, c.relayed, c.errs} {
+	for _, d := range []*prometheus.Desc{c.jobs, c.conns, c.joins, c.relayed, c.errs, c.ranks, c.ended, c.departures, c.failed, c.sent} {
 		ch <- d
 	}
 }
@@ -263,6 +271,11 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(st.Conns))
 	ch <- prometheus.MustNewConstMetric(c.joins, prometheus.CounterValue, float64(st.Joins))
 	ch <- prometheus.MustNewConstMetric(c.relayed, prometheus.CounterValue, float64(st.Relayed))
+	ch <- prometheus.MustNewConstMetric(c.ranks, prometheus.GaugeValue, float64(st.Ranks))
+	ch <- prometheus.MustNewConstMetric(c.ended, prometheus.GaugeValue, float64(st.Ended))
+	ch <- prometheus.MustNewConstMetric(c.departures, prometheus.CounterValue, float64(st.Departures))
+	ch <- prometheus.MustNewConstMetric(c.failed, prometheus.CounterValue, float64(st.FailedJobs))
+	ch <- prometheus.MustNewConstMetric(c.sent, prometheus.CounterValue, float64(st.Sent))
 	for code, n := range st.Rejected {
 		ch <- prometheus.MustNewConstMetric(c.errs, prometheus.CounterValue, float64(n), string(code))
 	}
@@ -327,8 +340,13 @@ func token(args []string, stdout, stderr io.Writer) error {
 	size := f.Int("size", 0, "ranks in the job (required)")
 	ttl := f.Duration("ttl", time.Hour, "token lifetime")
 	settings := f.String("settings", "", "comma-separated key=value job settings")
+	rank := f.Int("rank", -1, "print only this rank's seat token")
+	open := f.Bool("open", false, "print one open token, which admits anyone to any free rank (volunteer jobs: browser tabs that come and go until the job forms)")
 	if err := f.parse(args); err != nil {
 		return err
+	}
+	if *open && *rank >= 0 {
+		return errors.New("-open and -rank exclude each other")
 	}
 	if *secret == "" {
 		return errors.New("a secret is required (-secret or MESHMPI_SIGNAL_SECRET)")
@@ -347,12 +365,28 @@ func token(args []string, stdout, stderr io.Writer) error {
 		}
 		set[k] = v
 	}
-	tok, err := signaling.Mint([]byte(*secret), signaling.Claims{
-		Job: *job, Size: *size, Expires: time.Now().Add(*ttl).Unix(), Settings: set,
-	})
-	if err != nil {
-		return err
+	c := signaling.Claims{Job: *job, Size: *size, Expires: time.Now().Add(*ttl).Unix(), Settings: set}
+	var toks []string
+	switch {
+	case *open:
+		tok, err := signaling.Mint([]byte(*secret), c)
+		if err != nil {
+			return err
+		}
+		toks = []string{tok}
+	case *rank >= 0:
+		c.Seat = rank
+		tok, err := signaling.Mint([]byte(*secret), c)
+		if err != nil {
+			return err
+		}
+		toks = []string{tok}
+	default:
+		var err error
+		if toks, err = signaling.MintSeats([]byte(*secret), c); err != nil {
+			return err
+		}
 	}
-	_, err = fmt.Fprintln(stdout, tok)
+	_, err := fmt.Fprintln(stdout, strings.Join(toks, "\n"))
 	return err
 }

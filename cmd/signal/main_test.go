@@ -52,10 +52,11 @@ func TestServeHandler(t *testing.T) {
 	c, err := signaling.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http")+"/ws", "j", strings.TrimSpace(out.String()), nil)
 	require.NoError(t, err)
 	require.Equal(t, "stun:127.0.0.1:3478", c.Welcome().ICEServers[0].URLs[0])
-	require.NoError(t, c.Close())
-
 	metrics := get("/metrics")
+	require.NoError(t, c.Close())
 	require.Contains(t, metrics, "meshmpi_signal_joins_total 1")
+	require.Contains(t, metrics, "meshmpi_signal_ranks 1")
+	require.Contains(t, metrics, "meshmpi_signal_departures_total 0")
 	require.Contains(t, metrics, "go_goroutines")
 	require.Contains(t, logs.String(), `"msg":"rank joined"`)
 	http.DefaultClient.CloseIdleConnections()
@@ -69,4 +70,40 @@ func TestFlagErrors(t *testing.T) {
 	require.Error(t, run([]string{"bogus"}, io.Discard, io.Discard))
 	t.Setenv("MESHMPI_SIGNAL_RATE", "fast")
 	require.ErrorContains(t, run([]string{"serve", "-secret", secret}, io.Discard, io.Discard), "-rate")
+}
+
+// The token command prints a job's seat tokens by default, one seat's with
+// -rank, and an open token only when asked (-open).
+func TestTokenCommand(t *testing.T) {
+	t.Setenv("MESHMPI_SIGNAL_SECRET", secret)
+	mint := func(args ...string) []string {
+		var out bytes.Buffer
+		require.NoError(t, run(append([]string{"token", "-job", "j", "-size", "3"}, args...), &out, io.Discard))
+		return strings.Fields(out.String())
+	}
+	check := func(tok string, seat *int) {
+		c, err := signaling.VerifyToken([]byte(secret), tok, "j", time.Now())
+		require.NoError(t, err)
+		require.Equal(t, 3, c.Size)
+		if seat == nil {
+			require.Nil(t, c.Seat)
+		} else {
+			require.NotNil(t, c.Seat)
+			require.Equal(t, *seat, *c.Seat)
+		}
+	}
+	toks := mint()
+	require.Len(t, toks, 3)
+	for r, tok := range toks {
+		check(tok, &r)
+	}
+	one := mint("-rank", "2")
+	require.Len(t, one, 1)
+	two := 2
+	check(one[0], &two)
+	open := mint("-open")
+	require.Len(t, open, 1)
+	check(open[0], nil)
+	require.Error(t, run([]string{"token", "-job", "j", "-size", "3", "-rank", "3"}, io.Discard, io.Discard))
+	require.Error(t, run([]string{"token", "-job", "j", "-size", "3", "-rank", "1", "-open"}, io.Discard, io.Discard))
 }
