@@ -355,3 +355,18 @@ func BenchmarkUnexpectedFlood(b *testing.B) {
 	}
 	b.ReportMetric(float64(total)/float64(1<<20), "MiB")
 }
+
+// The endpoint keeps at most maxIdleOps Ops (plus its few spares) for
+// reuse: a burst of outstanding operations does not pin its Ops for the
+// endpoint's life once they are returned.
+func TestIdleOpsBounded(t *testing.T) {
+	e := newEndpoint(t, 0, 1)
+	ops := make([]*Op, 3*maxIdleOps)
+	for i := range ops {
+		ops[i] = e.GetOp()
+	}
+	for _, op := range ops {
+		e.PutOp(op)
+	}
+	require.LessOrEqual(t, e.Stats().IdleOps, maxIdleOps)
+}
