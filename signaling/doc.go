@@ -27,7 +27,7 @@
 //	welcome  S→C        protocol, job, rank, size, iceServers?, settings?, limits? (rate, burst, bytes)
 //	ready    S→C        size, kinds[rank]            (all N ranks present)
 //	signal   C→S→C      to, from, kind (sdp-offer|sdp-answer|ice-candidate|connect), payload (JSON value)
-//	left     S→C        rank, reason?               (a rank's connection is gone)
+//	left     S→C        rank, reason?               (a rank's connection is gone; see Departures)
 //	error    S→C        code, message?              (then a close, unless code is rank-absent)
 //	ping     both       id?                          (answered by pong with the same id)
 //	pong     both       id?
@@ -41,19 +41,65 @@
 //	  signal{to, payload}    ───▶  from := sender's rank, forward to rank "to"
 //	                         ◀───  signal{to, from, payload}
 //	                         ◀───  left{rank}             when a rank disconnects
+//	                         ◀───  error{job-failed}      a seated job lost a rank before it formed
 //
-// The first message must be a join (within Config.JoinTimeout). Ranks are
-// given in join order, or the requested one if free. A job accepts joins until
-// it is ready; after that a freed rank stays vacant (a lost rank is a failed
-// process, not a seat to refill). A job disappears when its last rank leaves.
+// The first message must be a join (within Config.JoinTimeout). A seat
+// token's rank is the one it names; an open token's is the requested one if
+// free, else the next free one. A job accepts joins until it is ready;
+// after that a freed rank stays vacant (a lost rank is a failed process,
+// not a seat to refill).
 //
 // # Tokens
 //
 // A token is base64url(JSON claims) "." base64url(HMAC-SHA256(secret,
 // domain || claims)); the claims are the job id, its size N, the expiry (unix
-// seconds) and the job settings. Mint them with MintToken/Mint, the
-// `signal token` command or POST /admin/token (Config.AdminKey). All ranks of
-// a job must present tokens with the same size and settings.
+// seconds), the job settings and, in a seat token, the rank it admits
+// ("r"). Mint them with Mint/MintSeats, the `signal token` command, POST
+// /admin/token (Config.AdminKey) or Local.SeatTokens. All ranks of a job must
+// present tokens with the same size and settings, and all seat tokens or all
+// open ones (else job-mismatch).
+//
+// A seat token admits one rank: a join with it takes that rank (asking for
+// "any rank" means that one; asking for another is bad-rank), so a rank
+// process cannot be robbed of its seat by a joiner with another rank's
+// token, and a token that leaks (it sits in a rank's environment, or in a
+// run page's URL) costs that one seat. The seat is inside the MAC: a token
+// whose seat was rewritten or removed is bad-token. Launchers (meshrun, the
+// lab page, Local) mint one per rank. An open token admits anyone to any
+// free rank: the explicit choice (`signal token -open`, "open" at the admin
+// endpoint) for jobs of volunteers, such as browser tabs, that come and go
+// until the job forms.
+//
+// # Job life
+//
+// A job is forming until its N ranks are present, formed (ready sent) until
+// its last rank leaves, and then over. A departure while forming:
+//
+//   - seated job: fails it. Its seats belong to processes a launcher
+//     started, and one of them is gone for good: every member gets
+//     error{job-failed} and a close at once, instead of waiting out its
+//     join timeout.
+//   - open job: frees the seat for the next volunteer; the others get
+//     left{rank} and go on waiting.
+//
+// The server remembers a job that failed, or formed and ended, until the
+// latest expiry of its members' tokens (at most Config.MaxEndedJobs of them,
+// the oldest dropped first): a later join gets job-failed or job-ended (both
+// wrap ErrJobGone) instead of forming the job again without its lost ranks.
+// An open job that empties while forming is forgotten, as volunteers may
+// form it afresh.
+//
+// # Departures
+//
+// A formed job's first departure goes to every rank: the job's failure
+// notice. Later ones go only to the ranks that exchanged signals with the
+// departed rank (they may hold a link to it), and only when its connection
+// broke (killed, frozen, a network failure, or dropped by the server): a
+// rank that closes normally has closed its links first, so its peers saw
+// them close. A rank that was not told and signals the departed rank gets
+// left{rank} in answer (not rank-absent). So N departures cost N-1 messages
+// plus one per link of each rank that broke away, where telling every rank
+// of every departure cost N²/2.
 //
 // # Enforcement
 //
@@ -72,8 +118,35 @@
 // The welcome tells the client the rate limit, and Client.Send paces itself
 // inside it (with a margin), so a rank that opens many connections at once
 // slows down rather than being cut off.
-// The server pings every connection each Config.PingInterval; a socket that
-// does not answer within Config.PingTimeout is dropped and announced as left.
+// The server pings every connection each Config.PingInterval (4 s); a
+// socket that does not answer within Config.PingTimeout (5 s) is dropped and
+// announced as left ("no answer to pings"), so a frozen rank (SIGSTOP) is
+// gone for the server, its /metrics and its peers within 9 s, about when
+// the peers' ICE gives up on it. A ping runs beside the connection's writer
+// and costs one control frame each way.
+//
+// # Limits
+//
+// What the server holds at most, and the test that holds it:
+//
+//	connections          Config.MaxConns websockets (10,000), beyond: too-many-conns        TestServerLimits
+//	jobs                 Config.MaxJobs forming or formed (1,000): too-many-jobs            TestServerLimits
+//	ranks per job        Config.MaxJobSize (1,024; at most MaxJobSize 65,536)               TestServerLimits
+//	ended jobs           Config.MaxEndedJobs (10,000), oldest dropped                       TestEndedJobsBounded
+//	message in           Config.MaxMessageBytes (64 KiB): too-large                         TestViolations
+//	message rate in      Config.MessageRate/s (50) after Config.MessageBurst (200)          TestViolations
+//	queue out            Config.SendQueue messages (1,024) and Config.SendQueueBytes
+//	                     (1 MiB) per connection: slow-consumer                              TestSlowConsumerBytes
+//	goroutines           2 per connection (reader, writer), a third while a ping waits      TestJoinedConnMemory
+//	memory               about 30 KB per joined connection                                  TestJoinedConnMemory
+//	unjoined connection  Config.JoinTimeout (10 s): join-timeout                            TestJoinTimeout
+//	frozen peer          Config.PingInterval + Config.PingTimeout (9 s)                     TestFrozenRankDeclaredGone
+//	departure notices    O(N) per job of N ranks (see Departures)                           TestDeparturesCostLinearMessages
+//
+// HTTP connections that are not websockets are the http.Server's: with
+// NewHTTPServer, an idle keep-alive connection closes after 30 s
+// (TestIdleKeepAliveClosed in cmd/signal), a request must arrive within 30
+// s and its answer leave within 2 minutes.
 //
 // # Wasm
 //

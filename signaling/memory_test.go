@@ -84,6 +84,7 @@ func TestJoinedConnMemory(t *testing.T) {
 	t.Logf("%d joined websockets: %d B heap + %d B stack = %d B each on the server (%d goroutines each); RSS +%d B each",
 		n, perHeap, perStack, perHeap+perStack, (after.goroutines-before.goroutines)/int(n), (after.rss-before.rss)/n)
 	require.LessOrEqual(t, perHeap+perStack, uint64(memBudget))
+	require.LessOrEqual(t, after.goroutines-before.goroutines, 3*int(n), "goroutines per connection")
 }
 
 type memFigures struct {
