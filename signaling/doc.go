@@ -113,8 +113,9 @@
 // expired or foreign tokens (bad-token, expired-token), a signal to a rank
 // outside [0, N) or to oneself (bad-rank), taken ranks, full jobs and the
 // server limits on jobs, connections and job size. A signal to a rank of the
-// job that is not connected gets a rank-absent error but no close. Browser
-// origins are checked against Config.OriginPatterns during the upgrade (403).
+// job that is not connected gets a rank-absent error but no close (once the
+// job formed, a left for that rank). Browser origins are checked against
+// Config.OriginPatterns during the upgrade (403).
 // The welcome tells the client the rate limit, and Client.Send paces itself
 // inside it (with a margin), so a rank that opens many connections at once
 // slows down rather than being cut off.
