@@ -4,7 +4,8 @@
 //   const rank = await startRank({
 //     wasm: "/wasm/pi.wasm",               // the rank's program
 //     signal: signalURL(location),         // ws(s)://host/ws of the signaling server
-//     job: "j1", token: "…", rank: 0,      // MESHMPI_JOB, MESHMPI_TOKEN, MESHMPI_RANK (optional)
+//     job: "j1", token: "…", rank: 0,      // MESHMPI_JOB, MESHMPI_TOKEN (the rank's seat token, or
+//                                          // the job's open token), MESHMPI_RANK (optional)
 //     args: ["-steps", "1000000"],
 //     stdout: (text) => …, stderr: (text) => …,
 //     onState: (state) => …,               // see below

@@ -68,8 +68,10 @@
 // # Jobs
 //
 // Without --signal, meshrun starts an embedded signaling server on a free
-// loopback port (signaling.ListenLocal), mints a token for a fresh job of N
-// ranks and starts ranks 0 … N-1. The token's settings keep every
+// loopback port (signaling.ListenLocal), mints a seat token for each rank of
+// a fresh job of N ranks (rank r's admits rank r only; a rank that dies
+// before the job forms fails it at once) and starts ranks 0 … N-1. The
+// tokens' settings keep every
 // connection on the loopback interface (net=loopback) and carry the
 // algorithms forced with --coll (coll.allreduce=ring, …); ranks receive them
 // at join.
