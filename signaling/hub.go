@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mathbits "math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,9 +80,11 @@ type conn struct {
 	job  *job
 	rank int
 	kind ClientKind
-	// linked holds the ranks this one exchanged signals with: they may
-	// hold a link to it, so they hear of its departure (Server.mu).
-	linked map[int]struct{}
+	// linked is the set of ranks this one exchanged signals with, a bit
+	// per rank of the job made at its first signal (at most N/8 bytes,
+	// where a map of a densely linked job's ranks would cost tens): they
+	// may hold a link to it, so they hear of its departure (Server.mu).
+	linked []uint64
 
 	bucket bucket // reader goroutine only
 }
@@ -494,17 +497,15 @@ func (s *Server) relay(c *conn, m *Signal) *Error {
 
 // link records that a and b exchanged signals. Server.mu is held.
 func link(a, b *conn) {
-	if _, ok := a.linked[b.rank]; ok {
-		return
+	a.setLinked(b.rank)
+	b.setLinked(a.rank)
+}
+
+func (c *conn) setLinked(r int) {
+	if c.linked == nil {
+		c.linked = make([]uint64, (len(c.job.members)+63)/64)
 	}
-	if a.linked == nil {
-		a.linked = make(map[int]struct{})
-	}
-	if b.linked == nil {
-		b.linked = make(map[int]struct{})
-	}
-	a.linked[b.rank] = struct{}{}
-	b.linked[a.rank] = struct{}{}
+	c.linked[r/64] |= 1 << (r % 64)
 }
 
 // leave removes c from its job and tells the ranks that need to know.
@@ -563,10 +564,12 @@ func (s *Server) leave(c *conn, cause error) {
 	switch {
 	case j.departed == 1:
 		s.broadcast(&Left{Rank: c.rank, Reason: reason}, j.members)
-	case !clean && len(c.linked) > 0:
-		to := make([]*conn, 0, len(c.linked))
-		for r := range c.linked {
-			to = append(to, j.members[r])
+	case !clean && c.linked != nil:
+		var to []*conn
+		for w, bits := range c.linked {
+			for ; bits != 0; bits &= bits - 1 {
+				to = append(to, j.members[w*64+mathbits.TrailingZeros64(bits)])
+			}
 		}
 		s.broadcast(&Left{Rank: c.rank, Reason: reason}, to)
 	}
