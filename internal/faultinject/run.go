@@ -302,7 +302,11 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 			}
 		}
 		if over {
-			if !res.Faulted && !res.Missed && res.Err == nil {
+			switch {
+			case res.Faulted || res.Missed || res.Err != nil:
+			case p.Phase == Finalize: // the survivors were through before the delay ran out
+				res.Missed = true
+			default:
 				res.Err = errors.New("the job ended before the fault")
 			}
 			break
