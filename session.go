@@ -16,7 +16,7 @@ import (
 const (
 	EnvSignal      = "MESHMPI_SIGNAL"       // websocket URL of the signaling server (ws://host:port/ws)
 	EnvJob         = "MESHMPI_JOB"          // job id
-	EnvToken       = "MESHMPI_TOKEN"        // job token
+	EnvToken       = "MESHMPI_TOKEN"        // the rank's seat token, or the job's open token
 	EnvRank        = "MESHMPI_RANK"         // requested rank (optional)
 	EnvJoinTimeout = "MESHMPI_JOIN_TIMEOUT" // how long Init waits for the whole job, a Go duration (optional)
 	// EnvHost is set by a WASI host (package wasm/host) for the guest rank
@@ -49,7 +49,7 @@ const AnyRank = -1
 type JobSpec struct {
 	Signal string // websocket URL of the server's /ws endpoint
 	Job    string // job id
-	Token  string // job token (signal token, or the server's admin endpoint)
+	Token  string // this rank's seat token, or the job's open token (signal token, or the server's admin endpoint)
 	Rank   int    // rank to take, or AnyRank for the next free one
 	// Host is how a WASI guest reaches its host (EnvHost's value); the
 	// host holds the job and the seat, so the fields above stay empty.
