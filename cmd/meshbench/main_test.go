@@ -86,6 +86,22 @@ func checkSizes(t *testing.T, tb table, sizes []int) {
 // scheduled, and a leak still fails the test, only later.
 const leakLimit = time.Minute
 
+// hangLimit is how long a meshbench run may take before the test calls
+// it hung and dumps its goroutines: until shortly before the test
+// binary's own deadline (go test -timeout), not a fixed budget. A cross
+// link's run compiles its WASI module first, which under the race
+// detector on a loaded machine (load ~25) took over 3 minutes: the
+// goroutine dump of such a "hang" showed wazero's compiler running, no
+// wait.
+func hangLimit(t *testing.T) time.Duration {
+	const margin, fallback = 30 * time.Second, 10 * time.Minute
+	deadline, ok := t.Deadline()
+	if !ok {
+		return fallback
+	}
+	return max(time.Until(deadline)-margin, margin)
+}
+
 // meshbench runs meshbench with args and returns its tables by title
 // prefix; it fails the test if the run fails or hangs, or leaves
 // goroutines behind.
@@ -94,7 +110,7 @@ func meshbench(t *testing.T, args ...string) []table {
 	base := runtime.NumGoroutine()
 	cfg, err := parseArgs(args, io.Discard)
 	require.NoError(t, err)
-	hang := time.AfterFunc(3*time.Minute, func() {
+	hang := time.AfterFunc(hangLimit(t), func() {
 		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 1)
 		panic("meshbench hung: " + strings.Join(args, " "))
 	})
