@@ -271,10 +271,13 @@ func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.Job
 		select {
 		case e := <-j.exits:
 			j.exited(e)
+			if j.stage != stageRun && j.onlyStoppedLeft() {
+				j.killStopped(true) // nothing else can end them: --grace would only delay the end
+			}
 		case <-chld:
 			j.checkStopped()
 		case <-j.frozen:
-			j.killStopped()
+			j.killStopped(false)
 		case sig := <-l.sigc:
 			if j.override == 0 {
 				j.override = signalStatus(sig)
@@ -585,9 +588,21 @@ func (j *job) checkStopped() {
 	}
 }
 
-// killStopped kills the ranks that have been stopped for --grace, and
-// waits again for those stopped since.
-func (j *job) killStopped() {
+// onlyStoppedLeft reports whether every rank still running is one found
+// stopped.
+func (j *job) onlyStoppedLeft() bool {
+	j.checkStopped()
+	for _, r := range j.ranks {
+		if !r.exited && !r.killedFrozen && r.frozenSince.IsZero() {
+			return false
+		}
+	}
+	return j.live > 0
+}
+
+// killStopped kills the ranks that have been stopped for --grace, or all
+// of them now, and waits again for those stopped since.
+func (j *job) killStopped(now bool) {
 	j.frozen = nil
 	j.checkStopped()
 	var next time.Duration
@@ -595,7 +610,7 @@ func (j *job) killStopped() {
 		if r.frozenSince.IsZero() || r.exited || r.killedFrozen {
 			continue
 		}
-		if left := j.l.cfg.grace - time.Since(r.frozenSince); left > 0 {
+		if left := j.l.cfg.grace - time.Since(r.frozenSince); left > 0 && !now {
 			if next == 0 || left < next {
 				next = left
 			}

@@ -61,7 +61,7 @@ func main() {
 	for name, body := range map[string]string{"go.mod": gomod, "go.sum": string(sum), "cmd/hello/main.go": hello} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), hangLimit())
 	defer cancel()
 	tidy := exec.CommandContext(ctx, "go", "mod", "tidy")
 	tidy.Dir = dir
@@ -108,7 +108,7 @@ func TestPackageOfAnotherModule(t *testing.T) {
 		{"installed, elsewhere, mixed", elsewhere, hello, []string{"--wasi", "1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+			ctx, cancel := context.WithTimeout(context.Background(), hangLimit())
 			defer cancel()
 			cmd := exec.CommandContext(ctx, exe, append(append([]string{"-n", "2"}, tc.mode...), tc.target)...)
 			cmd.Dir = tc.dir
