@@ -103,7 +103,7 @@
 // cannot answer its peers: meshrun reports at once that it stopped
 // responding, kills it if it is still stopped after --grace (or as soon
 // as the job is failing and only stopped ranks are left), so that its
-// peers see it leave, and names it as the cause of the other ranks''
+// peers see it leave, and names it as the cause of the other ranks'
 // failures ("rank 1 exited with status 1, after rank 3 stopped
 // responding"; "the job failed because rank 3 stopped responding"). A
 // rank stopped by a tracer (a debugger) is left alone. Meshrun's SIGTERM
