@@ -72,8 +72,8 @@ func (p Plan) String() string {
 
 // RandomPlan draws a run from modes: 3 or 4 ranks, any victim, any fault,
 // phase, operation, form and size, and a delay within the phase (up to
-// a second during formation, which takes about that long, up to 300 ms
-// into the loop, up to 10 ms into Finalize, which is short).
+// 400 ms during formation, up to 300 ms into the loop, up to 10 ms into
+// Finalize, which is short).
 func RandomPlan(rng *rand.Rand, modes []Mode) Plan {
 	p := Plan{
 		Mode:  modes[rng.IntN(len(modes))],
@@ -87,8 +87,12 @@ func RandomPlan(rng *rand.Rand, modes []Mode) Plan {
 	// program's life.
 	switch x := rng.IntN(10); {
 	case x < 3:
+		// From the victim's start (native) or its join (the others):
+		// a native job forms in about half a second, the others as soon
+		// as the last rank joins, so most later faults would strike the
+		// loop instead.
 		p.Phase = Formation
-		p.Delay = time.Duration(rng.Int64N(int64(time.Second)))
+		p.Delay = time.Duration(rng.Int64N(int64(400 * time.Millisecond)))
 	case x < 8:
 		p.Phase = Op
 		p.Delay = time.Duration(rng.Int64N(int64(300 * time.Millisecond)))
