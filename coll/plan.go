@@ -104,6 +104,9 @@ type Plan struct {
 	Op      *op.Op
 	Type    op.Type
 	Name    string // algorithm, for errors and traces
+	// Tokens is the number of agreement-token steps at the start of
+	// Steps (agree.go): zero-byte transfers that carry no data.
+	Tokens int
 
 	transfers int // send, receive and receive-reduce steps
 

@@ -177,12 +177,23 @@ func Build(alg Algorithm, a *Args) (*Plan, error) {
 		}
 	}
 	b := NewBuilder(a.Op, a.Type)
+	var tokSend, tokRecv StepID
+	tokens := needsTokens(a)
+	if tokens { // agree.go
+		tokSend, tokRecv = ringTokens(b, a.Rank, a.Size)
+	}
 	if err := alg.Build(b, a); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", a.Coll, alg.Name, err)
+	}
+	if tokens {
+		afterTokens(b, tokSend, tokRecv)
 	}
 	p, err := b.Plan(a.Coll.String() + "/" + alg.Name)
 	if err != nil {
 		return nil, err
+	}
+	if tokens {
+		p.Tokens = 2
 	}
 	if cacheable {
 		planCache.Lock()

@@ -352,19 +352,24 @@ func (r *Run) start(id int32) error {
 // persistent collective's notice may come between two starts (or before
 // the first), and its run stays registered with its communicator all
 // along. Runs that go back to a pool drop such an abort (PutRun).
-func (r *Run) Abort(err error) {
+//
+// Abort reports whether it came too late for the last start: the run
+// had completed without error.
+func (r *Run) Abort(err error) (late bool) {
 	r.mu.Lock()
 	if r.ended {
+		late = r.err == nil
 		if r.abortNext == nil {
 			r.abortNext = err
 		}
 		r.mu.Unlock()
-		return
+		return late
 	}
 	if r.err == nil {
 		r.err = err
 	}
 	r.drainLocked()
+	return false
 }
 
 func (r *Run) finish() {

@@ -78,7 +78,8 @@ func overlap(a, b coll.Ref) bool {
 
 // Segments checks the size of every message of p, rank a's plan: a
 // barrier's messages carry no data; any other collective's are non-empty
-// (both sides skip empty transfers), whole elements, and, when a.Segment
+// (both sides skip empty transfers; the agreement tokens, Plan.Tokens,
+// carry nothing), whole elements, and, when a.Segment
 // is set, no longer than a.Segment rounded down to whole elements but at
 // least one element (an element never travels in pieces).
 func Segments(p *coll.Plan, a *coll.Args) error {
@@ -91,7 +92,7 @@ func Segments(p *coll.Plan, a *coll.Args) error {
 		limit = max(a.ElemSize, a.Segment/a.ElemSize*a.ElemSize)
 	}
 	for i, s := range p.Steps {
-		if s.Kind != coll.StepSend && s.Kind != coll.StepRecv && s.Kind != coll.StepRecvReduce {
+		if i < p.Tokens || s.Kind != coll.StepSend && s.Kind != coll.StepRecv && s.Kind != coll.StepRecvReduce {
 			continue
 		}
 		bad := s.A.Len != 0
