@@ -97,7 +97,7 @@ func (q *collRequest) start() error {
 		return fmt.Errorf("%s on %s: %w: %w", q.run.Plan().Name, q.c, ErrRequest, err)
 	}
 	if !q.persistent {
-		q.c.enter(q.run, q.seq)
+		q.c.enter(q.run, q.seq, false)
 	}
 	return nil
 }
@@ -110,7 +110,7 @@ func (q *collRequest) result(keep bool) (Status, error) {
 	err := q.run.Err()
 	name := q.run.Plan().Name
 	if !keep { // a persistent run stays registered until its request is freed
-		q.c.leave(q.run)
+		q.c.leave(q.run, err == nil)
 	}
 	q.c.drop()
 	if !keep {
@@ -120,8 +120,21 @@ func (q *collRequest) result(keep bool) (Status, error) {
 		q.broken = true
 	}
 	if err != nil {
+		// an error reported here answers any earlier notice
+		q.c.late.take()
+		if keep {
+			q.c.failedAt(q.seq)
+		}
 		err = fmt.Errorf("%s on %s: %w", name, q.c, collErr(err))
 		return Status{Err: err}, err
+	}
+	if !keep {
+		// an earlier collective was reported mismatched after it had
+		// completed here: this one, pending when the notice came, fails
+		if s, ok := q.c.late.take(); ok {
+			err = q.c.failLate(name, q.seq, s)
+			return Status{Err: err}, err
+		}
 	}
 	return Status{}, nil
 }
@@ -147,7 +160,7 @@ func (q *collRequest) detach() error {
 // sent it since its last start.
 func (q *collRequest) release() {
 	if q.run != nil {
-		q.c.leave(q.run)
+		q.c.leave(q.run, !q.broken && q.run.Err() == nil)
 		q.run.Release()
 		if q.broken {
 			q.c.p.ep.CancelTagged(q.c.collContext(), int32(coll.Tag(q.seq, 0)), collSeqMask, errFreed)
@@ -173,12 +186,25 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		return nil, fmt.Errorf("%s: %w", a.Coll, err)
 	}
 	seq := c.seq.Add(1) - 1
+	if form != persistent {
+		// an earlier collective was reported mismatched after it had
+		// completed here: this call fails instead (collcontrol.go)
+		if s, ok := c.late.take(); ok {
+			return nil, c.failLate(a.Coll.String(), seq, s)
+		}
+	}
+	// refuse fails the call before it sends anything: the other ranks
+	// would wait for this one's part, so they are told (collcontrol.go)
+	refuse := func(err error) (*Request, error) {
+		c.notify(seq, false)
+		return nil, err
+	}
 	var h hints
 	if len(hs) > 0 {
 		h = applyHints(hs)
 	}
 	if h.segment < 0 {
-		return nil, fmt.Errorf("%s on %s: segment %d: %w", a.Coll, c, h.segment, ErrArg)
+		return refuse(fmt.Errorf("%s on %s: segment %d: %w", a.Coll, c, h.segment, ErrArg))
 	}
 	a.Rank, a.Size, a.Segment = c.rank, len(c.ranks), h.segment
 	a.RemoteSize = c.RemoteSize()
@@ -189,12 +215,18 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 	}
 	pl, err := c.plan(&a, force)
 	if err != nil {
-		return nil, err
+		return refuse(err)
 	}
 	plan, tag := pl.plan, coll.Tag(seq, pl.sig)
 	if len(send) < plan.Need[coll.BufSend] || len(recv) < plan.Need[coll.BufRecv] {
-		return nil, fmt.Errorf("%s on %s: needs %d-byte send and %d-byte receive buffers, got %d and %d: %w",
-			a.Coll, c, plan.Need[coll.BufSend], plan.Need[coll.BufRecv], len(send), len(recv), ErrCount)
+		return refuse(fmt.Errorf("%s on %s: needs %d-byte send and %d-byte receive buffers, got %d and %d: %w",
+			a.Coll, c, plan.Need[coll.BufSend], plan.Need[coll.BufRecv], len(send), len(recv), ErrCount))
+	}
+	if overlap(send[:plan.Need[coll.BufSend]], recv[:plan.Need[coll.BufRecv]]) {
+		// the engine reads send while it writes recv, in any order: an
+		// aliased pair reduces or forwards data it has already overwritten
+		// (MPI-4.1 §2.3; InPlace is the way to share one buffer)
+		return refuse(fmt.Errorf("%s on %s: send and receive buffers overlap (use InPlace): %w", a.Coll, c, ErrBuffer))
 	}
 	t := c.engineTransport()
 	switch form {
@@ -230,7 +262,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		r := &Request{persistent: true, wait: c.p.wait}
 		r.coll = collRequest{c: c, seq: seq, run: coll.NewRun(plan, t, tag, c.p.ep), send: send, recv: recv, persistent: true}
 		r.impl = &r.coll
-		c.enter(r.coll.run, seq)
+		c.enter(r.coll.run, seq, true)
 		return r, nil
 	}
 }

@@ -21,7 +21,9 @@ type collCall struct {
 func do(c *Comm, form collForm, call collCall, hs []Hint) (*Request, error) {
 	if call.err != nil {
 		if c.check() == nil {
-			c.seq.Add(1)
+			// the other ranks would wait for this one's part: they are
+			// told (collcontrol.go)
+			c.notify(c.seq.Add(1)-1, false)
 		}
 		return nil, call.err
 	}
@@ -128,8 +130,11 @@ func (c *Comm) vLayout(k coll.Coll, counts, displs []int, significant bool, mine
 		return nil, nil, fmt.Errorf("%s: %d counts and %d displacements for %d ranks: %w", k, len(counts), len(displs), n, ErrCount)
 	}
 	for r := range n {
-		if counts[r] < 0 || displs != nil && displs[r] < 0 {
-			return nil, nil, fmt.Errorf("%s: rank %d: count %d, displacement %d: %w", k, r, counts[r], displs[r], ErrCount)
+		if counts[r] < 0 {
+			return nil, nil, fmt.Errorf("%s: rank %d: count %d: %w", k, r, counts[r], ErrCount)
+		}
+		if displs != nil && displs[r] < 0 {
+			return nil, nil, fmt.Errorf("%s: rank %d: displacement %d: %w", k, r, displs[r], ErrCount)
 		}
 	}
 	if !inPlace && k != coll.ReduceScatter && counts[c.rank] != mine {

@@ -1,7 +1,6 @@
 package meshmpi
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -66,19 +65,15 @@ func (ch *collChannel) Release() { ch.c.p.ep.PutOp(ch.op) }
 
 // Abandon withdraws this rank's transfers of a failed collective and, if
 // the failure is a disagreement between ranks that this rank found, tells
-// every other rank, whose runs of the collective then fail too.
+// every other rank (both groups of an intercommunicator), whose runs of
+// the collective then fail too.
 func (t *collTransport) Abandon(tag uint32, err error) {
 	cm := (*Comm)(t)
 	cm.p.ep.CancelTagged(cm.collContext(), int32(tag), collSeqMask, err)
 	if !isMismatch(err) || errors.Is(err, errMismatchReported) || errors.Is(err, errMismatchEarlier) {
 		return
 	}
-	for r, w := range cm.ranks {
-		if r != cm.rank {
-			notice := binary.LittleEndian.AppendUint32(nil, coll.Seq(tag))
-			_ = cm.p.ep.SendNotify(peer.Standard, w, cm.controlContext(), 0, notice, ignore{}, 0)
-		}
-	}
+	cm.notify(coll.Seq(tag), false)
 }
 
 func isMismatch(err error) bool {

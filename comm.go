@@ -79,9 +79,10 @@ type Comm struct {
 	lastPlan atomic.Pointer[planEntry]
 
 	activeMu sync.Mutex
-	active   []activeRun // collectives running on this rank
-	aborted  []uint32    // sequence numbers reported mismatched before they started here
-	control  [4]byte     // the pending control notice
+	active   []activeRun  // collectives running on this rank
+	aborted  []uint32     // sequence numbers reported mismatched before they started here
+	control  [4]byte      // the pending control notice
+	late     lateMismatch // mismatches reported after they completed here (collcontrol.go)
 }
 
 func newComm(p *proc, id int, ranks []int) *Comm {

@@ -1,8 +1,6 @@
 package meshmpi
 
 import (
-	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/meshmpi/meshmpi/coll"
@@ -54,19 +52,9 @@ func (t *interTransport) Recv(rank int, tag uint32, p []byte, c coll.Completer, 
 	return cm.p.ep.RecvNotify(t.world(rank), cm.collContext(), int32(tag), collSeqMask, p, c, id)
 }
 
-// Abandon does what it does on an intracommunicator and also tells the
-// remote group of a disagreement, whose runs of the collective then fail.
-func (t *interTransport) Abandon(tag uint32, err error) {
-	cm := (*Comm)(t)
-	(*collTransport)(t).Abandon(tag, err)
-	if !isMismatch(err) || errors.Is(err, errMismatchReported) {
-		return
-	}
-	for _, w := range t.inter.ranks {
-		notice := binary.LittleEndian.AppendUint32(nil, coll.Seq(tag))
-		_ = cm.p.ep.SendNotify(peer.Standard, w, cm.controlContext(), 0, notice, ignore{}, 0)
-	}
-}
+// Abandon does what it does on an intracommunicator, whose notices reach
+// the remote group too.
+func (t *interTransport) Abandon(tag uint32, err error) { (*collTransport)(t).Abandon(tag, err) }
 
 // interRoot translates a rooted call's root to the engine's convention.
 func (c *Comm) interRoot(k coll.Coll, root int) (int, error) {

@@ -34,9 +34,9 @@ func TestCollectiveArgumentMismatch(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		call func(w *Comm) error
-		// every rank must see the error (each receives from another in
-		// the failed collective); otherwise ranks that only send may
-		// finish before anyone can know
+		// every rank must see the error in the mismatched call (each
+		// receives from another); otherwise ranks that only send may
+		// finish before anyone can know, and see it in their next call
 		everyRank bool
 	}{
 		{"allreduce count", func(w *Comm) error {
@@ -88,11 +88,14 @@ func TestCollectiveArgumentMismatch(t *testing.T) {
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			errs := make([]error, n)
+			errs, next := make([]error, n), make([]error, n)
 			err := noHang(t, func() error {
 				return Run(n, func(w *Comm) error {
 					errs[w.Rank()] = tc.call(w)
-					// the next collective is unaffected
+					// a rank that finished before any rank could see the
+					// mismatch learns of it in its next collective
+					next[w.Rank()] = Barrier(w)
+					// and the one after is unaffected
 					got := []int64{0}
 					if err := Allreduce(w, []int64{int64(w.Rank())}, got, Sum); err != nil || got[0] != 6 {
 						return fmt.Errorf("allreduce after the mismatch: %v %v", got, err)
@@ -103,11 +106,14 @@ func TestCollectiveArgumentMismatch(t *testing.T) {
 			require.NoError(t, err)
 			failed := 0
 			for r, e := range errs {
-				if e != nil {
+				switch {
+				case e != nil:
 					failed++
 					require.ErrorIs(t, e, ErrArg, "rank %d", r)
-				} else if tc.everyRank {
+				case tc.everyRank:
 					t.Errorf("rank %d finished a mismatched %s without an error", r, tc.name)
+				default:
+					require.ErrorIs(t, next[r], ErrArg, "rank %d finished the mismatched %s and its next collective without an error", r, tc.name)
 				}
 			}
 			require.NotZero(t, failed, "no rank noticed the mismatch")
@@ -256,15 +262,15 @@ func TestMismatchNoticeKeptOnlyWhilePending(t *testing.T) {
 	} {
 		require.NoError(t, Run(1, func(w *Comm) error {
 			w.seq.Store(tc.next)
-			w.abortSeq(tc.seq)
+			w.abortSeq(tc.seq, true)
 			if got := len(w.aborted) == 1; got != tc.kept {
 				return fmt.Errorf("next %d, notice %d: kept %v, want %v", tc.next, tc.seq, got, tc.kept)
 			}
 			// a registration once it has long run here prunes it
 			w.seq.Store(tc.seq + 1000)
 			run := w.aborted
-			w.enter(nil, ^uint32(0))
-			w.leave(nil)
+			w.enter(nil, ^uint32(0), false)
+			w.leave(nil, false)
 			if len(run) > 0 && len(w.aborted) != 0 {
 				return fmt.Errorf("next %d, notice %d: not pruned after 1000 calls", tc.next, tc.seq)
 			}

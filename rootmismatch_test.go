@@ -1,0 +1,143 @@
+package meshmpi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"testing"
+	"time"
+)
+
+// deadline fails the test with every goroutine's stack if f has not
+// returned within a generous limit: a hang guard, not a timing assertion.
+func deadline(t *testing.T, what string, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(60 * time.Second):
+		_ = pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
+		t.Fatalf("%s hung", what)
+		return nil
+	}
+}
+
+// rootedCall is one rooted collective called by a rank with a given root,
+// in one form.
+type rootedCall func(w *Comm, root int, form collForm) error
+
+// runForm runs a call in form: blocking, nonblocking then Wait, or
+// persistent Init, Start, Wait and Free.
+func runForm(form collForm, b func() error, i, p func() (*Request, error)) error {
+	r, err := formCall(form, b, i, p)
+	if err != nil || r == nil {
+		return err
+	}
+	if form == persistent {
+		if err := r.Start(); err != nil {
+			_ = r.Free()
+			return err
+		}
+	}
+	_, err = r.Wait(context.Background())
+	if form == persistent {
+		return errors.Join(err, r.Free())
+	}
+	return err
+}
+
+var rootedCalls = map[string]rootedCall{
+	"bcast": func(w *Comm, root int, form collForm) error {
+		b := []int64{int64(w.Rank())}
+		return runForm(form, func() error { return Bcast(w, b, root) },
+			func() (*Request, error) { return Ibcast(w, b, root) },
+			func() (*Request, error) { return BcastInit(w, b, root) })
+	},
+	"reduce": func(w *Comm, root int, form collForm) error {
+		s, r := []int64{1}, []int64{0}
+		return runForm(form, func() error { return Reduce(w, s, r, Sum, root) },
+			func() (*Request, error) { return Ireduce(w, s, r, Sum, root) },
+			func() (*Request, error) { return ReduceInit(w, s, r, Sum, root) })
+	},
+	"gather": func(w *Comm, root int, form collForm) error {
+		s, r := []int64{1, 2}, make([]int64, 2*w.Size())
+		return runForm(form, func() error { return Gather(w, s, r, root) },
+			func() (*Request, error) { return Igather(w, s, r, root) },
+			func() (*Request, error) { return GatherInit(w, s, r, root) })
+	},
+	"gatherv": func(w *Comm, root int, form collForm) error {
+		n := w.Size()
+		s, r := []int64{1}, make([]int64, n)
+		counts, displs := make([]int, n), make([]int, n)
+		for i := range n {
+			counts[i], displs[i] = 1, i
+		}
+		return runForm(form, func() error { return Gatherv(w, s, r, counts, displs, root) },
+			func() (*Request, error) { return Igatherv(w, s, r, counts, displs, root) },
+			func() (*Request, error) { return GathervInit(w, s, r, counts, displs, root) })
+	},
+	"scatter": func(w *Comm, root int, form collForm) error {
+		s, r := make([]int64, 2*w.Size()), make([]int64, 2)
+		return runForm(form, func() error { return Scatter(w, s, r, root) },
+			func() (*Request, error) { return Iscatter(w, s, r, root) },
+			func() (*Request, error) { return ScatterInit(w, s, r, root) })
+	},
+	"scatterv": func(w *Comm, root int, form collForm) error {
+		n := w.Size()
+		s, r := make([]int64, n), make([]int64, 1)
+		counts, displs := make([]int, n), make([]int, n)
+		for i := range n {
+			counts[i], displs[i] = 1, i
+		}
+		return runForm(form, func() error { return Scatterv(w, s, counts, displs, r, root) },
+			func() (*Request, error) { return Iscatterv(w, s, counts, displs, r, root) },
+			func() (*Request, error) { return ScattervInit(w, s, counts, displs, r, root) })
+	},
+}
+
+// Ranks that pass different roots to a rooted collective all get ErrArg,
+// in that call or, for a rank that finished it before any rank could see
+// the disagreement, in its next collective call; none hangs, and the
+// collective after that works on every rank.
+func TestRootMismatch(t *testing.T) {
+	// patterns: the root each rank passes, for n ranks
+	patterns := map[string]func(r, n int) int{
+		"one rank root 1":    func(r, n int) int { return map[bool]int{true: 1, false: 0}[r == 1] },
+		"every rank its own": func(r, n int) int { return r },
+		"last rank root n-1": func(r, n int) int { return map[bool]int{true: n - 1, false: 0}[r == n-1] },
+		"halves":             func(r, n int) int { return map[bool]int{true: 1, false: 0}[r >= n/2] },
+	}
+	for name, call := range rootedCalls {
+		for pname, root := range patterns {
+			for _, form := range []collForm{blocking, nonblocking, persistent} {
+				for n := 2; n <= 5; n++ {
+					what := fmt.Sprintf("%s/%s/form %d/n=%d", name, pname, form, n)
+					first, next := make([]error, n), make([]error, n)
+					err := deadline(t, what, func() error {
+						return Run(n, func(w *Comm) error {
+							first[w.Rank()] = call(w, root(w.Rank(), n), form)
+							next[w.Rank()] = Barrier(w)
+							got := []int64{0}
+							if err := Allreduce(w, []int64{int64(w.Rank())}, got, Sum); err != nil || got[0] != int64(n*(n-1)/2) {
+								return fmt.Errorf("allreduce after the mismatch: %v %w", got, err)
+							}
+							return nil
+						})
+					})
+					if err != nil {
+						t.Fatalf("%s: %v", what, err)
+					}
+					for r := range n {
+						if !errors.Is(first[r], ErrArg) && !errors.Is(next[r], ErrArg) {
+							t.Fatalf("%s: rank %d got no ErrArg: %v, then %v", what, r, first[r], next[r])
+						}
+					}
+				}
+			}
+		}
+	}
+}
