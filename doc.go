@@ -2,6 +2,57 @@
 // owns: browser tabs, WASI runtimes and native processes joined into one
 // job.
 //
+// A program:
+//
+//	func main() {
+//		err := meshmpi.Main(4, func(world *meshmpi.Comm) error {
+//			part := []float64{float64(world.Rank() + 1)}
+//			total := make([]float64, 1)
+//			if err := meshmpi.Allreduce(world, part, total, meshmpi.Sum); err != nil {
+//				return err
+//			}
+//			fmt.Printf("rank %d of %d: total %g\n", world.Rank(), world.Size(), total[0])
+//			return nil
+//		})
+//		if err != nil {
+//			log.Fatal(err)
+//		}
+//	}
+//
+// `go run .` runs it as 4 goroutines; `meshrun -n 4 .` as 4 WASI ranks
+// joined over WebRTC (--native: 4 processes); the same program built with
+// GOOS=js runs as a browser rank. Errors are values: every call returns
+// one, and nothing panics.
+//
+// # From MPI and mpi4py
+//
+//	C (MPI-4.1)                 mpi4py                  meshmpi
+//	MPI_Init / MPI_Finalize     (import)                Init / Finalize, or Main / Run
+//	MPI_Comm_rank / _size       comm.Get_rank()         world.Rank(), world.Size()
+//	MPI_Send / MPI_Recv         comm.Send / comm.Recv   Send(c, buf, dest, tag) / Recv(c, buf, src, tag)
+//	MPI_Isend / MPI_Irecv       comm.Isend / Irecv      Isend / Irecv → *Request
+//	MPI_Wait / MPI_Waitall      req.Wait()              req.Wait(ctx) / Waitall(ctx, reqs, statuses)
+//	MPI_Sendrecv                comm.Sendrecv           Sendrecv(c, sbuf, dest, stag, rbuf, src, rtag)
+//	MPI_Send_init / MPI_Start   comm.Send_init          SendInit / req.Start, Startall
+//	MPI_Probe / MPI_Mprobe      comm.Probe              c.Probe / c.Mprobe + Mrecv
+//	MPI_Bcast                   comm.Bcast              Bcast(c, buf, root)
+//	MPI_Reduce / MPI_Allreduce  comm.Reduce / Allreduce Reduce(c, in, out, Sum, root) / Allreduce(c, in, out, Sum)
+//	MPI_Gather / MPI_Scatter    comm.Gather / Scatter   Gather(c, send, recv, root) / Scatter(…)
+//	MPI_Ibcast, MPI_Bcast_init  comm.Ibcast             Ibcast → *Request; BcastInit + Start
+//	MPI_IN_PLACE                MPI.IN_PLACE            InPlace[T]()
+//	MPI_ANY_SOURCE, MPI_PROC_NULL                       AnySource, AnyTag, ProcNull
+//	MPI_Comm_split / _dup       comm.Split / Dup        c.Split(color, key) / c.Dup()
+//	MPI_Cart_create / _shift    comm.Create_cart        c.CartCreate(dims, periods, reorder) / c.CartShift
+//	MPI_Intercomm_create        comm.Create_intercomm   IntercommCreate(local, leader, peer, remote, tag)
+//	MPI_Type_vector, _commit    MPI.DOUBLE.Create_vector dt, err := Vector(count, block, stride, Float64); dt.Commit()
+//	MPI_SUM, MPI_MAXLOC         MPI.SUM, MPI.MAXLOC     Sum, MaxLoc (on Loc[T] pairs); NewOp for your own
+//	comm.send / comm.recv (pickled objects)             object.Send / object.Recv[T] (package object)
+//	comm.bcast / gather / allreduce (objects)           object.Bcast / object.Gather / object.Allreduce
+//	MPI_ERR_TRUNCATE, MPI_ERR_PROC_FAILED               errors.Is(err, ErrTruncate), ErrProcFailed
+//
+// Buffers are typed Go slices ([]float64, []int32, []Loc[float64], …); the
+// element type is the MPI datatype, so counts are slice lengths.
+//
 // This package is the API users import. A rank gets its world communicator
 // from Init (a process meshrun launched into a job, a browser page or WASI
 // host that started it, or a world of one), from Join (a Session: one rank
