@@ -122,7 +122,7 @@ func ExampleReduce() {
 		if err := meshmpi.Reduce(world, []int{me, 1}, sum, meshmpi.Sum, 0); err != nil {
 			return err
 		}
-		temps := []meshmpi.Loc[float64]{{Value: float64(me%3) * 1.5, Index: int32(me)}}
+		temps := []meshmpi.Loc[float64]{meshmpi.MakeLoc(float64(me%3)*1.5, me)}
 		hottest := make([]meshmpi.Loc[float64], 1)
 		if err := meshmpi.Reduce(world, temps, hottest, meshmpi.MaxLoc, 0); err != nil {
 			return err

@@ -22,6 +22,13 @@ type Element = op.Element
 // finds the largest value and the lowest index that holds it.
 type Loc[T op.LocValue] = op.Loc[T]
 
+// MakeLoc returns the pair (v, index) with an int index, the common case
+// (MakeLoc(temp, world.Rank())): Loc's Index is an int32, as MPI's C int
+// is on the wire, and a rank or an element position always fits.
+func MakeLoc[T op.LocValue](v T, index int) Loc[T] {
+	return Loc[T]{Value: v, Index: int32(index)}
+}
+
 // Status describes a completed operation (MPI_Status).
 type Status struct {
 	Source    int   // rank of the message's sender in the communicator (receives, probes)
