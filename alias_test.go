@@ -36,6 +36,36 @@ func TestCollectiveAliasedBuffers(t *testing.T) {
 			buf := Bytes(b[:n])
 			return Alltoallw(w, buf, c, d, ty, buf, c, d, ty)
 		},
+		"alltoallw packed": func(w *Comm, b []int64) error {
+			v, err := Vector(1, 1, 2, Int64) // a non-contiguous side is packed
+			if err == nil {
+				err = v.Commit()
+			}
+			if err != nil {
+				return err
+			}
+			c, sd, rd := []int{2, 2, 2}, []int{0, 16, 32}, []int{8, 24, 40}
+			buf := Bytes(b[:2*n])
+			return Alltoallw(w, buf, []int{1, 1, 1}, sd, []*Datatype{v, v, v}, buf, c[:n], rd, []*Datatype{Int32, Int32, Int32})
+		},
+		"neighbor_alltoall": func(w *Comm, b []int64) error {
+			cart, err := w.CartCreate([]int{n}, []bool{true}, false)
+			if err != nil {
+				return err
+			}
+			defer cart.Free()
+			return NeighborAlltoall(cart, b[:2], b[1:3])
+		},
+		"neighbor_alltoallw": func(w *Comm, b []int64) error {
+			cart, err := w.CartCreate([]int{n}, []bool{true}, false)
+			if err != nil {
+				return err
+			}
+			defer cart.Free()
+			buf := Bytes(b[:2])
+			c, d, ty := []int{1, 1}, []int{0, 8}, []*Datatype{Int64, Int64}
+			return NeighborAlltoallw(cart, buf, c, d, ty, buf, c, d, ty)
+		},
 		"gather":  func(w *Comm, b []int64) error { return Gather(w, b[:1], b[:n], 0) },
 		"scatter": func(w *Comm, b []int64) error { return Scatter(w, b[:n], b[:1], 0) },
 	}

@@ -72,6 +72,29 @@ func (s *typedSide) resolve(what string, buf []byte, counts, displs []int, types
 	return nil
 }
 
+// span returns the bytes of the caller's buffer from the first the
+// side's blocks touch to the last (nil if they touch none).
+func (s *typedSide) span() []byte {
+	lo, hi := len(s.buf), 0
+	for i := range s.blocks {
+		b := &s.blocks[i]
+		if b.bytes == 0 {
+			continue
+		}
+		l, h := b.lay.Span(b.count)
+		lo, hi = min(lo, b.origin+l), max(hi, b.origin+h)
+	}
+	if hi <= lo {
+		return nil
+	}
+	return s.buf[lo:hi]
+}
+
+// aliased reports whether the bytes a typed call sends and those it
+// receives overlap (MPI-4.1 §2.3): packed sides hide that from the check
+// on the engine's buffers (Comm.collective).
+func (w *alltoallwRequest) aliased() bool { return overlap(w.send.span(), w.recv.span()) }
+
 // engineBuf returns the buffer the engine reads or writes, taking a packed
 // buffer from the pool if the side needs one and holds none.
 func (s *typedSide) engineBuf() []byte {
@@ -192,6 +215,9 @@ func (w *alltoallwRequest) prepare(c *Comm, send []byte, sendcounts, senddispls 
 		return fail(err)
 	}
 	a.SendCounts, a.SendDispls = w.send.lens, w.send.offs
+	if w.aliased() {
+		return fail(fmt.Errorf("send and receive buffers overlap (use InPlace): %w", ErrBuffer))
+	}
 	return collCall{a: a, send: w.send.engineBuf(), recv: w.recv.engineBuf()}
 }
 

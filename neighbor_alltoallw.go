@@ -68,6 +68,9 @@ func (w *alltoallwRequest) prepareNeighbor(c *Comm, send []byte, sendcounts, sen
 	if err := w.send.resolve("send", send, procNullEmpty(sendcounts, nb.Dests), senddispls, sendtypes, len(nb.Dests)); err != nil {
 		return fail(err)
 	}
+	if w.aliased() {
+		return fail(fmt.Errorf("send and receive buffers overlap: %w", ErrBuffer))
+	}
 	a := coll.Args{Coll: k, ElemSize: 1, Type: op.Uint8, Nbr: nb,
 		Counts: w.recv.lens, Displs: w.recv.offs, SendCounts: w.send.lens, SendDispls: w.send.offs}
 	return collCall{a: a, send: w.send.engineBuf(), recv: w.recv.engineBuf()}
