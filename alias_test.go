@@ -37,16 +37,16 @@ func TestCollectiveAliasedBuffers(t *testing.T) {
 			return Alltoallw(w, buf, c, d, ty, buf, c, d, ty)
 		},
 		"alltoallw packed": func(w *Comm, b []int64) error {
-			v, err := Vector(1, 1, 2, Int64) // a non-contiguous side is packed
+			v, err := Vector(2, 1, 2, Int64) // a non-contiguous side is packed
 			if err == nil {
 				err = v.Commit()
 			}
 			if err != nil {
 				return err
 			}
-			c, sd, rd := []int{2, 2, 2}, []int{0, 16, 32}, []int{8, 24, 40}
+			sd, rd := []int{0, 8, 16}, []int{0, 16, 32}
 			buf := Bytes(b[:2*n])
-			return Alltoallw(w, buf, []int{1, 1, 1}, sd, []*Datatype{v, v, v}, buf, c[:n], rd, []*Datatype{Int32, Int32, Int32})
+			return Alltoallw(w, buf, []int{1, 1, 1}, sd, []*Datatype{v, v, v}, buf, []int{4, 4, 4}, rd, []*Datatype{Int32, Int32, Int32})
 		},
 		"neighbor_alltoall": func(w *Comm, b []int64) error {
 			cart, err := w.CartCreate([]int{n}, []bool{true}, false)
