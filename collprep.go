@@ -19,6 +19,11 @@ type collCall struct {
 // still takes its sequence number, as one that passes would, so a rank that
 // reports an error does not shift the collectives after it.
 func do(c *Comm, form collForm, call collCall, hs []Hint) (*Request, error) {
+	if err := c.check(); err != nil && call.err != nil {
+		// an unusable communicator is the error, whatever else is wrong
+		// (the prepare functions read c before they check it)
+		return nil, fmt.Errorf("%s: %w", call.a.Coll, err)
+	}
 	if call.err != nil {
 		if c.check() == nil {
 			// the other ranks would wait for this one's part: they are
