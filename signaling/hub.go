@@ -24,7 +24,16 @@ type job struct {
 	started  bool  // Ready was sent: no more joins
 	expires  int64 // the latest expiry of the members' tokens: how long the job is remembered once over
 	departed int   // ranks gone since Ready
+	notices  int   // departure notices sent since Ready, at most noticeBudget*N
 }
+
+// noticeBudget bounds a formed job's departure notices to this many per
+// rank of the job. A notice to a rank linked to the departed one only
+// speeds up what the link finds out by itself (a broken peer connection
+// fails within ICE's timeout): a job that has spent its budget, with most
+// of its ranks gone at once, is collapsing, and telling each survivor of
+// each of them would cost N² messages.
+const noticeBudget = 4
 
 // seated says the job's tokens name their seats: a launcher's job, whose
 // ranks are processes that will not come back, so a departure before the
@@ -518,8 +527,9 @@ func (c *conn) setLinked(r int) {
 // broke (a rank that closes normally has closed its links first, so its
 // peers saw them close); any other rank hears of it when it signals the
 // departed rank (relay). So the departures of a job's N ranks cost O(N)
-// messages plus one per link of a rank that broke away, where telling
-// every rank of every departure cost N²/2.
+// messages plus one per link of a rank that broke away, up to
+// noticeBudget*N in all, where telling every rank of every departure cost
+// N²/2.
 func (s *Server) leave(c *conn, cause error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -563,14 +573,22 @@ func (s *Server) leave(c *conn, cause error) {
 	j.departed++
 	switch {
 	case j.departed == 1:
+		j.notices += j.present
 		s.broadcast(&Left{Rank: c.rank, Reason: reason}, j.members)
 	case !clean && c.linked != nil:
 		var to []*conn
 		for w, bits := range c.linked {
 			for ; bits != 0; bits &= bits - 1 {
-				to = append(to, j.members[w*64+mathbits.TrailingZeros64(bits)])
+				if m := j.members[w*64+mathbits.TrailingZeros64(bits)]; m != nil {
+					to = append(to, m)
+				}
 			}
 		}
+		if j.notices+len(to) > noticeBudget*len(j.members) {
+			s.log.Info("departure notice over the job's budget", "job", j.id, "rank", c.rank, "to", len(to))
+			break
+		}
+		j.notices += len(to)
 		s.broadcast(&Left{Rank: c.rank, Reason: reason}, to)
 	}
 	if j.present == 0 {

@@ -251,6 +251,37 @@ func TestDeparturesCostLinearMessages(t *testing.T) {
 	}
 }
 
+// Even when every pair of ranks is linked and every rank breaks away at
+// once, a job's departure notices stay within noticeBudget per rank.
+func TestDenseDeparturesBounded(t *testing.T) {
+	const n = 60
+	srv, url := startServer(t, nil)
+	left := make(chan struct{}, n)
+	srv.leaveHook = func() { left <- struct{}{} }
+	cs := joinAll(t, url, "dense", n)
+	ctx := context.Background()
+	for r, c := range cs { // every pair: the lower rank signals the higher
+		for to := r + 1; to < n; to++ {
+			require.NoError(t, c.Signal(ctx, to, SignalConnect, []byte("{}")))
+		}
+	}
+	for r, c := range cs {
+		for range r {
+			recvAs[*Signal](t, c)
+		}
+	}
+	before := srv.Stats().Sent
+	for _, c := range cs {
+		_ = c.ws.closeNow()
+	}
+	for range n {
+		<-left
+	}
+	sent := srv.Stats().Sent - before
+	t.Logf("%d departures of a fully linked job: %d messages", n, sent)
+	require.LessOrEqual(t, sent, uint64(noticeBudget*n))
+}
+
 // A signal to a rank that left after the job formed is answered with its
 // departure, for a rank that was not told of it.
 func TestSignalToDepartedRank(t *testing.T) {
