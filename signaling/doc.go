@@ -98,8 +98,10 @@
 // rank that closes normally has closed its links first, so its peers saw
 // them close. A rank that was not told and signals the departed rank gets
 // left{rank} in answer (not rank-absent). So N departures cost N-1 messages
-// plus one per link of each rank that broke away, where telling every rank
-// of every departure cost N²/2.
+// plus one per link of each rank that broke away, and at most 4N in all
+// (past that, with most of its ranks gone at once, the job is collapsing and
+// the survivors' links find out by themselves), where telling every rank of
+// every departure cost N²/2.
 //
 // # Enforcement
 //
@@ -142,7 +144,8 @@
 //	memory               about 30 KB per joined connection                                  TestJoinedConnMemory
 //	unjoined connection  Config.JoinTimeout (10 s): join-timeout                            TestJoinTimeout
 //	frozen peer          Config.PingInterval + Config.PingTimeout (9 s)                     TestFrozenRankDeclaredGone
-//	departure notices    O(N) per job of N ranks (see Departures)                           TestDeparturesCostLinearMessages
+//	departure notices    4N per job of N ranks (see Departures)                             TestDeparturesCostLinearMessages,
+//	                                                                                        TestDenseDeparturesBounded
 //
 // HTTP connections that are not websockets are the http.Server's: with
 // NewHTTPServer, an idle keep-alive connection closes after 30 s
