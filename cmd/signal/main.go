@@ -162,8 +162,10 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	maxJobs := f.int("max-jobs", 1000, "jobs per server")
 	maxConns := f.int("max-conns", 10000, "connections per server")
 	maxSize := f.int("max-job-size", 1024, "ranks per job")
-	ping := f.dur("ping-interval", 20*time.Second, "websocket ping period")
-	pingTimeout := f.dur("ping-timeout", 10*time.Second, "pong wait before a socket counts as dead")
+	ping := f.dur("ping-interval", signaling.DefaultPingInterval, "websocket ping period (a frozen rank is gone within ping-interval + ping-timeout)")
+	pingTimeout := f.dur("ping-timeout", signaling.DefaultPingTimeout, "pong wait before a socket counts as dead")
+	queueBytes := f.int("send-queue-bytes", 1<<20, "outbound bytes queued per connection before it is dropped as a slow consumer")
+	maxEnded := f.int("max-ended-jobs", 10000, "failed or ended jobs remembered (until their tokens expire) so they do not form again")
 	joinTimeout := f.dur("join-timeout", 10*time.Second, "time from connect to join")
 	grace := f.dur("shutdown-grace", 10*time.Second, "graceful shutdown limit")
 	idle := f.dur("idle-timeout", signaling.DefaultIdleTimeout, "close keep-alive HTTP connections idle this long")
@@ -202,6 +204,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		MaxMessageBytes: *maxMsg, MessageRate: *rate, MessageBurst: *burst,
 		MaxJobs: *maxJobs, MaxConns: *maxConns, MaxJobSize: *maxSize,
 		PingInterval: *ping, PingTimeout: *pingTimeout, JoinTimeout: *joinTimeout,
+		SendQueueBytes: *queueBytes, MaxEndedJobs: *maxEnded,
 		Logger: slog.New(h),
 	}
 	if urls := splitList(*ice); len(urls) > 0 {

@@ -27,6 +27,9 @@ func TestServeHandler(t *testing.T) {
 	sc, err := parseServe([]string{"-log-format", "json", "-ice", "stun:127.0.0.1:3478"}, &logs)
 	require.NoError(t, err)
 	require.Equal(t, 7, sc.sig.MaxJobs)
+	// a frozen rank is gone for `signal serve` as soon as for the package's server
+	require.Equal(t, signaling.DefaultPingInterval, sc.sig.PingInterval)
+	require.Equal(t, signaling.DefaultPingTimeout, sc.sig.PingTimeout)
 	srv, err := signaling.NewServer(sc.sig)
 	require.NoError(t, err)
 	hs := httptest.NewServer(newHandler(srv, newRegistry(srv), nil))
