@@ -370,3 +370,33 @@ func TestIdleOpsBounded(t *testing.T) {
 	}
 	require.LessOrEqual(t, e.Stats().IdleOps, maxIdleOps)
 }
+
+// TestSlotTableFullSize is issue 14's reproduction at its size: 2^20+1
+// synchronous sends before any receive. The last one gets ErrResources
+// (it used to corrupt the slot ids and panic under the endpoint's lock);
+// every other one completes once received, and both endpoints close.
+// It needs about 1 GiB; set MESHMPI_SLOTS_FULL=1 to run it.
+func TestSlotTableFullSize(t *testing.T) {
+	if os.Getenv("MESHMPI_SLOTS_FULL") == "" {
+		t.Skip("set MESHMPI_SLOTS_FULL=1 to fill the rendezvous table")
+	}
+	a, b := memoryPair(t, 0)
+	sends := make([]*Op, maxSlots)
+	one := []byte{1}
+	for i := range sends {
+		sends[i] = a.GetOp()
+		require.NoError(t, a.StartSend(sends[i], Synchronous, 1, 0, 0, one), "send %d", i)
+	}
+	require.ErrorIs(t, a.StartSend(a.GetOp(), Synchronous, 1, 0, 0, one), ErrResources)
+	got := make([]byte, 1)
+	r := b.GetOp()
+	for range sends {
+		require.NoError(t, b.StartRecv(r, 0, 0, 0, got))
+		require.NoError(t, wait(r).Err)
+	}
+	for _, op := range sends {
+		require.NoError(t, wait(op).Err)
+	}
+	a.Close(nil)
+	b.Close(nil)
+}
