@@ -22,7 +22,7 @@ func do(c *Comm, form collForm, call collCall, hs []Hint) (*Request, error) {
 	if err := c.check(); err != nil && call.err != nil {
 		// an unusable communicator is the error, whatever else is wrong
 		// (the prepare functions read c before they check it)
-		return nil, fmt.Errorf("%s: %w", call.a.Coll, err)
+		return nil, fmt.Errorf("collective: %w", err)
 	}
 	if call.err != nil {
 		if c.check() == nil {
