@@ -279,3 +279,88 @@ func TestMismatchNoticeKeptOnlyWhilePending(t *testing.T) {
 		}))
 	}
 }
+
+// A rank whose call fails its own checks (a bad root, a nil op, a short
+// buffer) takes no part, and the ranks that passed theirs would wait for
+// it: they get ErrArg instead, in the call or in their next collective,
+// and the collective after that works.
+func TestOneRankRefuses(t *testing.T) {
+	const n, bad = 4, 2
+	for _, tc := range []struct {
+		name string
+		want error
+		call func(w *Comm, bad bool) error
+	}{
+		{"bcast root", ErrRoot, func(w *Comm, bad bool) error {
+			root := 0
+			if bad {
+				root = n
+			}
+			return Bcast(w, []int64{1}, root)
+		}},
+		{"allreduce nil op", ErrOp, func(w *Comm, bad bool) error {
+			o := Sum
+			if bad {
+				o = nil
+			}
+			return Allreduce(w, []int64{1}, []int64{0}, o)
+		}},
+		{"allgather short, nonblocking", ErrCount, func(w *Comm, bad bool) error {
+			k := n
+			if bad {
+				k = 1
+			}
+			r, err := Iallgather(w, []int64{1}, make([]int64, k))
+			if err != nil {
+				return err
+			}
+			_, err = r.Wait(t.Context())
+			return err
+		}},
+		{"reduce aliased, persistent", ErrBuffer, func(w *Comm, bad bool) error {
+			b := []int64{1, 0}
+			recv := b[1:]
+			if bad && w.Rank() == 0 {
+				recv = b[:1]
+			}
+			r, err := ReduceInit(w, b[:1], recv, Sum, 0)
+			if err != nil {
+				return err
+			}
+			defer r.Free()
+			if err := r.Start(); err != nil {
+				return err
+			}
+			_, err = r.Wait(t.Context())
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			first, next := make([]error, n), make([]error, n)
+			err := deadline(t, tc.name, func() error {
+				return Run(n, func(w *Comm) error {
+					isBad := w.Rank() == bad || tc.want == ErrBuffer
+					first[w.Rank()] = tc.call(w, isBad)
+					next[w.Rank()] = Barrier(w)
+					got := []int64{0}
+					if err := Allreduce(w, []int64{1}, got, Sum); err != nil || got[0] != n {
+						return fmt.Errorf("allreduce after the refusal: %v %w", got, err)
+					}
+					return nil
+				})
+			})
+			require.NoError(t, err)
+			refused := 0
+			for r := range n {
+				switch {
+				case errors.Is(first[r], tc.want):
+					refused++
+				case errors.Is(first[r], ErrArg) || errors.Is(next[r], ErrArg):
+				default:
+					t.Errorf("rank %d: %v, then %v; want %v or ErrArg", r, first[r], next[r], tc.want)
+				}
+			}
+			require.Equal(t, 1, refused, "ranks that refused")
+		})
+	}
+}
