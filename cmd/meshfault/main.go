@@ -5,14 +5,15 @@
 // rank of a meshrun job at a random moment of a random operation, over
 // and over, and prints what became of the survivors.
 //
-//	go run ./cmd/meshfault [-runs 1000] [-duration 90m] [-parallel 2] [-seed S] [-modes native,wasi,mixed] [-v]
+//	go run ./cmd/meshfault [-runs 1000] [-duration 90m] [-parallel 2] [-seed S] [-modes native,wasi,mixed] [-slowkill 3s] [-v]
 //
 // It runs from the meshmpi module (it builds meshrun and the workload
 // there), stops after -runs runs or -duration, whichever comes first
 // (runs under way then finish), and prints a summary: runs, hangs,
 // survivors that ended without an error, meshrun's report, and the time
 // from fault to last survivor exit (p50, p99, max) by fault and phase.
-// Each failed run is printed with its plan and its output. The exit
+// Each failed run is printed with its plan and its output, and so is a
+// kill whose survivors took longer than -slowkill to end. The exit
 // status is 1 if a run hung or a survivor ended without an error.
 package main
 
@@ -39,6 +40,7 @@ func main() {
 	modeList := flag.String("modes", "native,wasi,mixed", "job kinds, comma-separated")
 	hang := flag.Duration("hang", faultinject.DefaultHangLimit, "a run whose survivors still run this long after the fault hung")
 	verbose := flag.Bool("v", false, "print every run")
+	slowKill := flag.Duration("slowkill", 3*time.Second, "print the output of a kill whose survivors took longer than this to end")
 	flag.Parse()
 	var modes []faultinject.Mode
 	for _, m := range strings.Split(*modeList, ",") {
@@ -99,6 +101,8 @@ func main() {
 				n := sum.Runs
 				if f := r.Failed(); f != "" {
 					fmt.Printf("run %d FAILED: %s: %s\n  report: %q\n  output:\n    %s\n", n, p, f, r.Report, strings.Join(r.Output, "\n    "))
+				} else if p.Kind == faultinject.Kill && r.LastExit > *slowKill {
+					fmt.Printf("run %d SLOW: %s: survivors ended %v after the kill\n  report: %q\n  output:\n    %s\n", n, p, r.LastExit.Round(time.Millisecond), r.Report, strings.Join(r.Output, "\n    "))
 				} else if *verbose {
 					fmt.Printf("run %d: %s: struck %s, missed %v, last exit %v, report %q\n", n, p, r.Struck, r.Missed, r.LastExit.Round(time.Millisecond), r.Report)
 				}

@@ -365,6 +365,8 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 				switch {
 				case rank != p.Victim:
 					res.Survivors[rank] = Exit{Status: status, Stopped: m[3] == "true", At: ev.at}
+				case res.Faulted && status == 0:
+					res.Missed = true // it had ended (a zombie takes signals too)
 				case res.Faulted:
 				case p.Phase == Finalize: // it was quicker than the delay
 					res.Missed, trigger = true, nil
