@@ -98,6 +98,14 @@
 // SIGKILL. Ranks that meshrun had to stop do not count towards the exit
 // status.
 //
+// A rank of meshrun's own job that fails before the job formed may never
+// have reached the signaling server, and the others would wait for it
+// until their join timeout: meshrun, which holds the rank's seat token,
+// takes its seat and leaves it at once, on which the server fails the
+// job for every rank ("rank 2 left before the job formed"), so they fail
+// within moments. (A rank that had joined is known to the server; the
+// visit is refused and changes nothing.)
+//
 // A rank process stopped by a signal (SIGSTOP; on Linux, where meshrun
 // reads the state of its children when the kernel sends it SIGCHLD)
 // cannot answer its peers: meshrun reports at once that it stopped

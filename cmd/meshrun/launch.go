@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -302,6 +303,7 @@ func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.Job
 			j.escalate()
 		}
 	}
+	j.vacating.Wait() // bounded by vacateLimit
 	if j.override != 0 {
 		return j.override
 	}
@@ -364,11 +366,14 @@ type job struct {
 	// lose a peer fail first and would otherwise take the blame.
 	cause  string
 	frozen <-chan time.Time // when to kill ranks found stopped; nil if none
+
+	vacating sync.WaitGroup // vacate goroutines
 }
 
 // rank is one rank process, or a WASI rank running in meshrun.
 type rank struct {
 	label          string
+	seat           int                // its place among meshrun's ranks: the index of its seat token
 	cmd            *exec.Cmd          // nil for a WASI rank
 	stop           context.CancelFunc // a WASI rank's: stops it
 	stdout, stderr *lineWriter
@@ -409,6 +414,7 @@ func (j *job) start(i int) error {
 	}
 	r := &rank{
 		label:  label,
+		seat:   i,
 		cmd:    cmd,
 		stdout: newLineWriter(j.l.stdout, "["+label+"] "),
 		stderr: newLineWriter(j.l.stderr, "["+label+"] "),
@@ -439,6 +445,7 @@ func (j *job) startWASI(i int) error {
 	ctx, stop := context.WithCancel(context.Background())
 	r := &rank{
 		label:  label,
+		seat:   i,
 		stop:   stop,
 		stdout: newLineWriter(j.l.stdout, "["+label+"] "),
 		stderr: newLineWriter(j.l.stderr, "["+label+"] "),
@@ -524,9 +531,40 @@ func (j *job) exited(e exit) {
 		how += ", after " + j.cause
 	}
 	j.l.fail("rank %s %s", r.label, how)
+	j.vacate(r)
 	if j.stage == stageRun {
 		j.stage, j.timer = stageGrace, time.After(j.l.cfg.grace)
 	}
+}
+
+// vacateLimit bounds meshrun's visit to a failed rank's seat.
+const vacateLimit = 5 * time.Second
+
+// vacate makes sure that the job of meshrun's embedded server fails if r
+// failed before it formed. A rank that ends before it reached the server
+// leaves its seat empty, and the other ranks would wait for it until
+// their join timeout (minutes): nothing but meshrun knows it is gone.
+// Meshrun, which holds the rank's seat token, takes the seat and leaves
+// it at once, a departure before formation, on which the server fails a
+// seated job for every member and later joiner. If the rank had joined,
+// the server already knows (the seat is taken, or the job failed or
+// formed) and refuses the visit.
+func (j *job) vacate(r *rank) {
+	if j.l.seats == nil || r.seat >= len(j.l.seats) {
+		return // an existing job: its seats are not meshrun's
+	}
+	seat := j.l.cfg.first + r.seat
+	j.vacating.Go(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), vacateLimit)
+		defer cancel()
+		c, err := signaling.Dial(ctx, j.spec.Signal, j.spec.Job, j.l.seats[r.seat], &signaling.DialOptions{Rank: &seat})
+		if err != nil {
+			j.l.log.Info("seat of the failed rank", "rank", r.label, "taken", false, "err", err)
+			return
+		}
+		_ = c.Close()
+		j.l.log.Info("seat of the failed rank", "rank", r.label, "taken", true)
+	})
 }
 
 // escalate takes the teardown a step further: SIGTERM, then SIGKILL.

@@ -321,3 +321,21 @@ func TestStoppedRank(t *testing.T) {
 		require.Contains(t, stderr, fmt.Sprintf("[%d] looprank: a peer failed:", r), "rank %d should fail by itself with ErrProcFailed", r)
 	}
 }
+
+// A rank that dies before it reached the signaling server fails the job
+// for the others at once (meshrun takes its seat and leaves it), instead
+// of leaving them waiting until their join timeout: they fail by
+// themselves well within the long grace period.
+func TestRankDiesBeforeJoining(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a WebRTC job in -short mode")
+	}
+	m := start("-n", "4", "--grace", "60s", "--join-timeout", "10m", earlyBinary(t))
+	require.Equal(t, 3, m.wait(t))
+	stderr := m.stderr.String()
+	require.Contains(t, stderr, "meshrun: rank 2 exited with status 3\n")
+	for _, r := range []int{0, 1, 3} {
+		require.Contains(t, stderr, fmt.Sprintf("[%d] earlyexit: init:", r), "rank %d should fail by itself", r)
+		require.Contains(t, stderr, "rank 2 left before the job formed")
+	}
+}

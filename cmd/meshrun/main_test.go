@@ -25,6 +25,7 @@ var (
 	piBinary       = buildOnce("../../examples/pi")
 	failrankBinary = buildOnce("testdata/failrank")
 	looprankBinary = buildOnce("testdata/looprank")
+	earlyBinary    = buildOnce("testdata/earlyexit")
 )
 
 // buildOnce returns a function that builds the package in dir the first
