@@ -96,6 +96,9 @@ func main() {
 		wg.Go(func() {
 			for p := range plans {
 				r := rn.Run(ctx, p)
+				if ctx.Err() != nil {
+					return // interrupted: the run tells nothing
+				}
 				mu.Lock()
 				sum.Add(r)
 				n := sum.Runs
