@@ -7,51 +7,143 @@ package coll
 // roots may send no message that reaches a rank of another root: each
 // rank follows the tree of its own root, so with Reduce rooted at 0 on
 // rank 0 and at 1 on rank 1, both wait for the other and neither sends;
-// with Bcast both send and neither receives. So every rank of a rooted
-// collective also sends a zero-byte token, under the collective's tag, to
-// the next rank of a ring and receives one from the previous:
+// with Bcast both send and neither receives. So the ranks of a rooted
+// collective also exchange zero-byte tokens under the collective's tag,
+// which wait for nothing: they add a message or two per rank and no
+// round, and a rank's own transfers go on while its tokens travel.
+//
+// On an intracommunicator every rank sends a token to the next rank of a
+// ring and receives one from the previous:
 //
 //	rank r:  send token → (r+1) mod n      receive token ← (r-1) mod n
 //
 // The ring joins every rank, so if any two ranks disagree (on the root or
 // any other argument of the signature), some rank receives a token from a
 // rank that disagrees with it and fails with ErrMismatch; its transport
-// then tells the others (Transport.Abandon). Tokens wait for nothing, so
-// they add one message per rank and no round: a rank's own sends and
-// receives go on while its token travels.
+// then tells the others (Transport.Abandon).
+//
+// On an intercommunicator the ranks' roles differ (the root, the rest of
+// its group, the other group naming the root), and the tag's signature
+// leaves the root out (InterAgreed), so each token carries, in place of
+// the call's signature (Step.Sig), the role its sender takes, and its
+// receiver expects the role a correct call gives the sender (the other
+// arguments are checked by the data's messages, as ever):
+//
+//	local ring     each group as above; the root's group says "root
+//	               group", the other group "remote, root i"
+//	leaders        local rank 0 ↔ remote rank 0: "my group is the root's"
+//	               or not; each expects the opposite
+//	claims         every rank of the root's group → rank 0 of the other:
+//	               "I am the root, rank j" or "not the root"; that rank
+//	               expects "root" from rank i only
+//
+// so two roots, none, a root other than the one the other group names,
+// or a group that disagrees on it, always meet a token of another role.
 //
 // Receives match on the sequence bits and the source only, so a token and
 // data between the same pair must not be confused: on every rank the
-// token is the first message to the next rank and the first receive from
-// the previous one, because the transfers to and from those ranks depend
-// on the token steps.
+// tokens are the first messages to a peer and the first receives from it,
+// because the algorithm's transfers with that peer depend on them.
 
-// ringTokens adds the token steps of rank's part of a rooted collective on
-// size ranks to b, which must be empty, and returns them.
-func ringTokens(b *Builder, rank, size int) (send, recv StepID) {
-	send = b.Send((rank+1)%size, Ref{})
-	recv = b.Recv((rank+size-1)%size, Ref{})
-	b.sinceFence = nil // the algorithm's first fence does not wait for them
-	return send, recv
+// tokenSig hashes a token's role into the 12 signature bits (never 0, so
+// a token's tag always differs from the run's own).
+func tokenSig(kind, v int) uint16 {
+	h := uint32(kind+1)*0x9E3779B1 ^ uint32(v+7)*0x85EBCA77
+	h ^= h >> 15
+	s := uint16(h & (1<<SigBits - 1))
+	if s == 0 {
+		s = 1
+	}
+	return s
 }
 
-// afterTokens makes every transfer with the ring neighbors that the
-// algorithm added wait for the token steps: sends to the next rank for
-// the token sent, receives from the previous rank for the token received.
-func afterTokens(b *Builder, send, recv StepID) {
-	next, prev := b.steps[send].Peer, b.steps[recv].Peer
-	for i := int(recv) + 1; i < len(b.steps); i++ {
-		switch s := b.steps[i]; {
-		case s.Kind == StepSend && s.Peer == next:
-			b.deps[i] = append(b.deps[i], send)
-		case (s.Kind == StepRecv || s.Kind == StepRecvReduce) && s.Peer == prev:
-			b.deps[i] = append(b.deps[i], recv)
+// token kinds and roles (tokenSig's arguments)
+const (
+	tokRing = iota
+	tokLeader
+	tokClaim
+
+	roleRootGroup = -1 // the ring and leader tokens of the root's group
+	roleNotRoot   = -1 // a claim: not the root
+)
+
+// addTokens adds the token steps of a's plan to b, which must be empty,
+// and returns how many it added: a plan's first n steps are its tokens.
+func addTokens(b *Builder, a *Args) int {
+	if !a.Coll.Rooted() || a.Nbr != nil {
+		return 0
+	}
+	tok := func(k StepKind, peer int, sig uint16) {
+		b.steps = append(b.steps, Step{Kind: k, Peer: int32(peer), Sig: sig})
+		b.deps = append(b.deps, nil)
+	}
+	ring := func(sig uint16) {
+		if a.Size > 1 {
+			tok(StepSend, (a.Rank+1)%a.Size, sig)
+			tok(StepRecv, (a.Rank+a.Size-1)%a.Size, sig)
 		}
 	}
+	if a.RemoteSize == 0 {
+		ring(0)
+		return len(b.steps)
+	}
+	rootGroup := a.Root == InterRootSelf || a.Root == InterRootNone
+	if rootGroup {
+		ring(tokenSig(tokRing, roleRootGroup))
+	} else {
+		ring(tokenSig(tokRing, a.Root))
+	}
+	if a.Rank == 0 {
+		mine, theirs := tokenSig(tokLeader, 1), tokenSig(tokLeader, 0)
+		if !rootGroup {
+			mine, theirs = theirs, mine
+		}
+		tok(StepSend, a.remote(0), mine)
+		tok(StepRecv, a.remote(0), theirs)
+	}
+	switch {
+	case a.Root == InterRootSelf:
+		tok(StepSend, a.remote(0), tokenSig(tokClaim, a.Rank))
+	case a.Root == InterRootNone:
+		tok(StepSend, a.remote(0), tokenSig(tokClaim, roleNotRoot))
+	case a.Rank == 0:
+		for r := range a.RemoteSize {
+			role := roleNotRoot
+			if r == a.Root {
+				role = r
+			}
+			tok(StepRecv, a.remote(r), tokenSig(tokClaim, role))
+		}
+	}
+	return len(b.steps)
 }
 
-// needsTokens reports whether a's plan carries agreement tokens: the
-// rooted intracommunicator collectives on more than one rank.
-func needsTokens(a *Args) bool {
-	return a.Coll.Rooted() && a.RemoteSize == 0 && a.Nbr == nil && a.Size > 1
+// afterTokens makes every step that the algorithm added and that
+// transfers with a peer wait for the last token step of the same
+// direction with that peer, and every token for the one before it with
+// the same peer and direction, so that messages between a pair, and the
+// receives that take them, keep the plan's order.
+func afterTokens(b *Builder, n int) {
+	type key struct {
+		send bool
+		peer int32
+	}
+	last := make(map[key]StepID, n)
+	for i := range n {
+		s := b.steps[i]
+		k := key{s.Kind == StepSend, s.Peer}
+		if d, ok := last[k]; ok {
+			b.deps[i] = append(b.deps[i], d)
+		}
+		last[k] = StepID(i)
+	}
+	for i := n; i < len(b.steps); i++ {
+		s := b.steps[i]
+		if !s.Kind.transfer() {
+			continue
+		}
+		if d, ok := last[key{s.Kind == StepSend, s.Peer}]; ok {
+			b.deps[i] = append(b.deps[i], d)
+		}
+	}
 }

@@ -83,7 +83,12 @@ func (k StepKind) String() string {
 
 // Step is one vertex of a Plan: a tagged union in MPICH's style.
 type Step struct {
-	Kind         StepKind
+	Kind StepKind
+	// Sig, if not 0, replaces the signature bits of the run's tag for a
+	// transfer: an intercommunicator's agreement tokens (agree.go) carry
+	// the role their sender takes, where the ranks' arguments
+	// legitimately differ.
+	Sig          uint16
 	Peer         int32
 	A, B         Ref
 	NDeps        int32

@@ -177,24 +177,16 @@ func Build(alg Algorithm, a *Args) (*Plan, error) {
 		}
 	}
 	b := NewBuilder(a.Op, a.Type)
-	var tokSend, tokRecv StepID
-	tokens := needsTokens(a)
-	if tokens { // agree.go
-		tokSend, tokRecv = ringTokens(b, a.Rank, a.Size)
-	}
+	tokens := addTokens(b, a) // agree.go
 	if err := alg.Build(b, a); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", a.Coll, alg.Name, err)
 	}
-	if tokens {
-		afterTokens(b, tokSend, tokRecv)
-	}
+	afterTokens(b, tokens)
 	p, err := b.Plan(a.Coll.String() + "/" + alg.Name)
 	if err != nil {
 		return nil, err
 	}
-	if tokens {
-		p.Tokens = 2
-	}
+	p.Tokens = tokens
 	if cacheable {
 		planCache.Lock()
 		if planCache.m == nil {

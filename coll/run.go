@@ -330,13 +330,17 @@ func (r *Run) start(id int32) error {
 	s := &r.plan.Steps[id]
 	ch := r.ch[id]
 	var err error
+	tag := r.tag
+	if s.Sig != 0 { // a token of an intercommunicator: its role, not the call's signature
+		tag = tag&SeqMask | uint32(s.Sig)
+	}
 	switch {
 	case s.Kind == StepSend:
-		err = ch.Send(int(s.Peer), r.tag, r.ref(s.A), r, id)
+		err = ch.Send(int(s.Peer), tag, r.ref(s.A), r, id)
 	case s.Kind == StepRecvReduce && r.rr != nil:
-		err = ch.RecvReduce(int(s.Peer), r.tag, r.ref(s.B), r.plan.Op, r.plan.Type, r, id)
+		err = ch.RecvReduce(int(s.Peer), tag, r.ref(s.B), r.plan.Op, r.plan.Type, r, id)
 	default:
-		err = ch.Recv(int(s.Peer), r.tag, r.ref(s.A), r, id)
+		err = ch.Recv(int(s.Peer), tag, r.ref(s.A), r, id)
 	}
 	if err != nil {
 		return fmt.Errorf("%s step %d (%s rank %d): %w", r.plan.Name, id, s.Kind, s.Peer, err)
