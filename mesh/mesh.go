@@ -333,18 +333,20 @@ func (m *Mesh) signal(s *signaling.Signal) {
 }
 
 func (m *Mesh) left(l *signaling.Left) {
-	if l.Rank < 0 || l.Rank >= m.size || l.Rank == m.rank {
-		return
-	}
 	why := "left the job"
 	if l.Reason != "" {
 		why += " (" + l.Reason + ")"
 	}
-	err := fmt.Errorf("rank %d %s: %w", l.Rank, why, peer.ErrProcFailed)
-	if p := m.existing(l.Rank); p != nil {
-		p.kill(err)
+	for _, r := range l.Ranks() { // a batched notice names several
+		if r < 0 || r >= m.size || r == m.rank {
+			continue
+		}
+		err := fmt.Errorf("rank %d %s: %w", r, why, peer.ErrProcFailed)
+		if p := m.existing(r); p != nil {
+			p.kill(err)
+		}
+		m.ep.FailPeer(r, err)
 	}
-	m.ep.FailPeer(l.Rank, err)
 }
 
 // Close leaves the job: connections in progress give up, the signaling

@@ -27,7 +27,7 @@
 //	welcome  S→C        protocol, job, rank, size, iceServers?, settings?, limits? (rate, burst, bytes)
 //	ready    S→C        size, kinds[rank]            (all N ranks present)
 //	signal   C→S→C      to, from, kind (sdp-offer|sdp-answer|ice-candidate|connect), payload (JSON value)
-//	left     S→C        rank, reason?               (a rank's connection is gone; see Departures)
+//	left     S→C        rank, reason?, also?        (ranks' connections are gone; see Departures)
 //	error    S→C        code, message?              (then a close, unless code is rank-absent)
 //	ping     both       id?                          (answered by pong with the same id)
 //	pong     both       id?
@@ -91,17 +91,16 @@
 //
 // # Departures
 //
-// A formed job's first departure goes to every rank: the job's failure
-// notice. Later ones go only to the ranks that exchanged signals with the
-// departed rank (they may hold a link to it), and only when its connection
-// broke (killed, frozen, a network failure, or dropped by the server): a
-// rank that closes normally has closed its links first, so its peers saw
-// them close. A rank that was not told and signals the departed rank gets
-// left{rank} in answer (not rank-absent). So N departures cost N-1 messages
-// plus one per link of each rank that broke away, and at most 4N in all
-// (past that, with most of its ranks gone at once, the job is collapsing and
-// the survivors' links find out by themselves), where telling every rank of
-// every departure cost N²/2.
+// A formed job's first departure goes to every rank at once: the job's
+// failure notice. Later ones are batched: left{rank, also: [ranks…]} goes
+// to every member still present 50 ms after the departure that opened the
+// batch, each batch's wait doubling up to 1 s. Every rank hears of every
+// departure — a rank waiting to receive from a departed rank it never
+// linked to has no other way to learn — within a second, and a job whose
+// ranks leave together costs a few notices per rank, where telling every
+// rank of each departure cost N²/2 (N departures over T seconds cost at
+// most N·(6+T)). A rank that signals a departed rank gets left{rank} in
+// answer (not rank-absent), in case its batch is still on its way.
 //
 // # Enforcement
 //
@@ -144,8 +143,8 @@
 //	memory               about 30 KB per joined connection                                  TestJoinedConnMemory
 //	unjoined connection  Config.JoinTimeout (10 s): join-timeout                            TestJoinTimeout
 //	frozen peer          Config.PingInterval + Config.PingTimeout (9 s)                     TestFrozenRankDeclaredGone
-//	departure notices    4N per job of N ranks (see Departures)                             TestDeparturesCostLinearMessages,
-//	                                                                                        TestDenseDeparturesBounded
+//	departure notices    N per batch, batches 50 ms … 1 s apart (see Departures)            TestDeparturesCostLinearMessages,
+//	                                                                                        TestEveryDepartureReachesEveryone
 //
 // HTTP connections that are not websockets are the http.Server's: with
 // NewHTTPServer, an idle keep-alive connection closes after 30 s

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	mathbits "math/bits"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,16 +24,25 @@ type job struct {
 	started  bool  // Ready was sent: no more joins
 	expires  int64 // the latest expiry of the members' tokens: how long the job is remembered once over
 	departed int   // ranks gone since Ready
-	notices  int   // departure notices sent since Ready, at most noticeBudget*N
+
+	// Departures after the first wait here for one notice to every
+	// member (flushDepartures), so a job collapsing at once costs a few
+	// messages per rank, not one per pair.
+	pending []int
+	flush   *time.Timer   // set while pending waits
+	window  time.Duration // the wait before the next notice
 }
 
-// noticeBudget bounds a formed job's departure notices to this many per
-// rank of the job. A notice to a rank linked to the departed one only
-// speeds up what the link finds out by itself (a broken peer connection
-// fails within ICE's timeout): a job that has spent its budget, with most
-// of its ranks gone at once, is collapsing, and telling each survivor of
-// each of them would cost N² messages.
-const noticeBudget = 4
+// A formed job's later departures are announced in batches: the first
+// batch goes out departureBatch after the departure that opened it, and
+// each batch's wait doubles up to maxDepartureBatch. Every rank hears of
+// every departure within a second, and N departures cost N messages per
+// batch: a job whose ranks leave at once costs a few N; one whose ranks
+// leave over T seconds at most N·(6+T).
+const (
+	departureBatch    = 50 * time.Millisecond
+	maxDepartureBatch = time.Second
+)
 
 // seated says the job's tokens name their seats: a launcher's job, whose
 // ranks are processes that will not come back, so a departure before the
@@ -86,15 +95,9 @@ type conn struct {
 	killHard bool   // close without a handshake
 
 	// Set by join under Server.mu; read by the reader goroutine afterwards.
-	job  *job
-	rank int
-	kind ClientKind
-	// linked is the set of ranks this one exchanged signals with, a bit
-	// per rank of the job made at its first signal (at most N/8 bytes,
-	// where a map of a densely linked job's ranks would cost tens): they
-	// may hold a link to it, so they hear of its departure (Server.mu).
-	linked []uint64
-
+	job    *job
+	rank   int
+	kind   ClientKind
 	bucket bucket // reader goroutine only
 }
 
@@ -487,9 +490,8 @@ func (s *Server) relay(c *conn, m *Signal) *Error {
 	if dst == nil {
 		if j.started {
 			// every rank was present at Ready: this one has left since,
-			// and the sender hears so now if it was not told before
-			// (departures go only to the ranks that may need them, see
-			// leave)
+			// and the sender hears so now if its batched notice is still
+			// on its way (see leave)
 			c.send(&Left{Rank: m.To, Reason: "left the job"})
 			return nil
 		}
@@ -500,21 +502,7 @@ func (s *Server) relay(c *conn, m *Signal) *Error {
 	m.From = c.rank
 	dst.send(m)
 	s.relayed.Add(1)
-	link(c, dst)
 	return nil
-}
-
-// link records that a and b exchanged signals. Server.mu is held.
-func link(a, b *conn) {
-	a.setLinked(b.rank)
-	b.setLinked(a.rank)
-}
-
-func (c *conn) setLinked(r int) {
-	if c.linked == nil {
-		c.linked = make([]uint64, (len(c.job.members)+63)/64)
-	}
-	c.linked[r/64] |= 1 << (r % 64)
 }
 
 // leave removes c from its job and tells the ranks that need to know.
@@ -522,14 +510,11 @@ func (c *conn) setLinked(r int) {
 // Before the job forms, a departure fails a seated job (its seats belong
 // to processes a launcher started, and one of them is gone) and frees the
 // seat of an open one. After it forms, the first departure goes to every
-// rank: the job's failure notice. Later ones go only to the ranks that
-// exchanged signals with the departed rank, and only if its connection
-// broke (a rank that closes normally has closed its links first, so its
-// peers saw them close); any other rank hears of it when it signals the
-// departed rank (relay). So the departures of a job's N ranks cost O(N)
-// messages plus one per link of a rank that broke away, up to
-// noticeBudget*N in all, where telling every rank of every departure cost
-// N²/2.
+// rank at once: the job's failure notice. Later ones are batched
+// (departureBatch): every member hears of every departure, including a
+// rank waiting to receive from the departed one with no link to it, which
+// nothing else would tell. So a job's N departures cost N messages per
+// batch, where telling every rank of each departure cost N²/2.
 func (s *Server) leave(c *conn, cause error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -571,30 +556,86 @@ func (s *Server) leave(c *conn, cause error) {
 		return
 	}
 	j.departed++
-	switch {
-	case j.departed == 1:
-		j.notices += j.present
+	if j.departed == 1 {
 		s.broadcast(&Left{Rank: c.rank, Reason: reason}, j.members)
-	case !clean && c.linked != nil:
-		var to []*conn
-		for w, bits := range c.linked {
-			for ; bits != 0; bits &= bits - 1 {
-				if m := j.members[w*64+mathbits.TrailingZeros64(bits)]; m != nil {
-					to = append(to, m)
-				}
-			}
-		}
-		if j.notices+len(to) > noticeBudget*len(j.members) {
-			s.log.Info("departure notice over the job's budget", "job", j.id, "rank", c.rank, "to", len(to))
-			break
-		}
-		j.notices += len(to)
-		s.broadcast(&Left{Rank: c.rank, Reason: reason}, to)
+	} else {
+		s.queueDeparture(j, c.rank)
 	}
 	if j.present == 0 {
+		if j.flush != nil {
+			j.flush.Stop()
+			j.flush, j.pending = nil, nil
+		}
 		delete(s.jobs, j.id)
 		s.bury(j, CodeJobEnded, fmt.Sprintf("job %s formed and every rank has left", j.id))
 	}
+}
+
+// queueDeparture adds rank to j's next batched notice, opening a batch if
+// none is open. Server.mu is held.
+func (s *Server) queueDeparture(j *job, rank int) {
+	j.pending = append(j.pending, rank)
+	if j.flush != nil {
+		return
+	}
+	if j.window == 0 {
+		j.window = departureBatch
+	}
+	j.flush = time.AfterFunc(j.window, func() { s.flushDepartures(j) })
+}
+
+// flushDepartures sends j's batched departures to every member still
+// present, in one notice, and lengthens the next batch's wait.
+func (s *Server) flushDepartures(j *job) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j.flush = nil
+	if len(j.pending) == 0 || s.closed {
+		return
+	}
+	l := &Left{Rank: j.pending[0], Reason: "left the job"}
+	if len(j.pending) > 1 {
+		l.Also = slices.Clone(j.pending[1:])
+	}
+	j.pending = j.pending[:0]
+	j.window = min(2*j.window, maxDepartureBatch)
+	s.broadcast(l, j.members)
+}
+
+// FailSeat fails the job of a seat token whose rank will never join: its
+// process ended before it reached the server. A launcher that embeds the
+// server and holds the token calls it, so the job fails for every member
+// and later joiner at once instead of at their join timeout. It does
+// nothing and returns false when the seat's rank has joined, or the job
+// formed or is over already: then the server knows what happened.
+func (s *Server) FailSeat(jobID, token, why string) (bool, error) {
+	now := time.Now()
+	claims, err := VerifyToken(s.cfg.Secret, token, jobID, now)
+	if err != nil {
+		return false, fmt.Errorf("fail seat: %w", err)
+	}
+	if claims.Seat == nil {
+		return false, fmt.Errorf("fail seat: an open token names no seat: %w", ErrInvalid)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if g, ok := s.ended[claims.Job]; ok && now.Unix() < g.expires {
+		return false, nil
+	}
+	why = fmt.Sprintf("rank %d left before the job formed (%s)", *claims.Seat, why)
+	j := s.jobs[claims.Job]
+	switch {
+	case j == nil: // nobody joined yet: remember the failure for those who will
+		s.failedJobs.Add(1)
+		s.log.Info("job failed", "job", claims.Job, "why", why)
+		s.bury(&job{id: claims.Job, expires: claims.Expires}, CodeJobFailed, why)
+		return true, nil
+	case j.started || j.members[*claims.Seat] != nil || !j.claims.sameWorld(claims):
+		return false, nil
+	}
+	j.expires = max(j.expires, claims.Expires)
+	s.failJob(j, why)
+	return true, nil
 }
 
 // failJob ends a job that will not form: every member gets the error

@@ -440,6 +440,21 @@ func readStrings[S ~string](r *jsonReader, v *[]S) error {
 	})
 }
 
+// readInts reads an array of integers into *v.
+func readInts(r *jsonReader, v *[]int) error {
+	if r.null() {
+		*v = nil
+		return nil
+	}
+	*v = []int{}
+	return r.array(func() error {
+		var n int
+		err := r.int(&n)
+		*v = append(*v, n)
+		return err
+	})
+}
+
 const hexDigits = "0123456789abcdef"
 
 // appendString appends s as a JSON string, escaped as encoding/json does.
@@ -543,6 +558,18 @@ func appendStrings[S ~string](b []byte, v []S) []byte {
 			b = append(b, ',')
 		}
 		b = appendString(b, string(s))
+	}
+	return append(b, ']')
+}
+
+// appendInts appends v as an array of integers.
+func appendInts(b []byte, v []int) []byte {
+	b = append(b, '[')
+	for i, n := range v {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(n), 10)
 	}
 	return append(b, ']')
 }

@@ -171,7 +171,13 @@ type Signal struct {
 type Left struct {
 	Rank   int    `json:"rank"`
 	Reason string `json:"reason,omitempty"`
+	// Also lists further ranks announced in the same notice: a formed
+	// job's later departures come in batches (see Departures in doc.go).
+	Also []int `json:"also,omitempty"`
 }
+
+// Ranks returns every rank the notice announces: Rank, then Also.
+func (m *Left) Ranks() []int { return append([]int{m.Rank}, m.Also...) }
 
 // Error reports a failure. It is followed by a close unless Code is CodeRankAbsent.
 type Error struct {
@@ -332,6 +338,14 @@ func (m *Signal) Validate() error {
 func (m *Left) Validate() error {
 	if m.Rank < 0 || m.Rank >= MaxJobSize {
 		return invalid("left rank %d out of range", m.Rank)
+	}
+	if len(m.Also) >= MaxJobSize {
+		return invalid("left lists %d ranks", len(m.Also)+1)
+	}
+	for _, r := range m.Also {
+		if r < 0 || r >= MaxJobSize {
+			return invalid("left rank %d out of range", r)
+		}
 	}
 	if len(m.Reason) > MaxTextLen {
 		return invalid("reason longer than %d bytes", MaxTextLen)
@@ -556,6 +570,10 @@ func (m *Left) appendData(b []byte) []byte {
 	if m.Reason != "" {
 		o.str("reason", m.Reason)
 	}
+	if len(m.Also) > 0 {
+		o.key("also")
+		o.b = appendInts(o.b, m.Also)
+	}
 	return o.close()
 }
 
@@ -565,6 +583,8 @@ func (m *Left) field(r *jsonReader, key string) (bool, error) {
 		return true, r.int(&m.Rank)
 	case "reason":
 		return true, r.str(&m.Reason)
+	case "also":
+		return true, readInts(r, &m.Also)
 	}
 	return false, nil
 }

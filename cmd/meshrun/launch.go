@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -49,7 +48,8 @@ type launcher struct {
 	stdout io.Writer // lockedWriters, shared by the ranks' lineWriters
 	stderr io.Writer
 	sigc   <-chan os.Signal
-	seats  []string // the embedded job's seat tokens, by rank; nil for an existing job
+	seats  []string         // the embedded job's seat tokens, by rank; nil for an existing job
+	server *signaling.Local // the embedded server; nil for an existing job
 }
 
 // fail reports a failure in one line on stderr.
@@ -234,7 +234,7 @@ func (l *launcher) job() (spec meshmpi.JobSpec, stop func(), err error) {
 			l.log.Warn("the signaling server did not close in time")
 		}
 	}
-	l.seats = seats
+	l.seats, l.server = seats, srv
 	return meshmpi.JobSpec{Signal: srv.URL(), Job: id}, stop, nil
 }
 
@@ -303,7 +303,6 @@ func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.Job
 			j.escalate()
 		}
 	}
-	j.vacating.Wait() // bounded by vacateLimit
 	if j.override != 0 {
 		return j.override
 	}
@@ -367,7 +366,6 @@ type job struct {
 	cause  string
 	frozen <-chan time.Time // when to kill ranks found stopped; nil if none
 
-	vacating sync.WaitGroup // vacate goroutines
 }
 
 // rank is one rank process, or a WASI rank running in meshrun.
@@ -537,34 +535,20 @@ func (j *job) exited(e exit) {
 	}
 }
 
-// vacateLimit bounds meshrun's visit to a failed rank's seat.
-const vacateLimit = 5 * time.Second
-
 // vacate makes sure that the job of meshrun's embedded server fails if r
 // failed before it formed. A rank that ends before it reached the server
 // leaves its seat empty, and the other ranks would wait for it until
 // their join timeout (minutes): nothing but meshrun knows it is gone.
-// Meshrun, which holds the rank's seat token, takes the seat and leaves
-// it at once, a departure before formation, on which the server fails a
-// seated job for every member and later joiner. If the rank had joined,
-// the server already knows (the seat is taken, or the job failed or
-// formed) and refuses the visit.
+// Meshrun, which holds the rank's seat token, tells its server so
+// (FailSeat), which fails the seated job for every member and later
+// joiner. If the rank had joined, the server already knows (the seat is
+// taken, or the job failed or formed) and FailSeat does nothing.
 func (j *job) vacate(r *rank) {
-	if j.l.seats == nil || r.seat >= len(j.l.seats) {
+	if j.l.server == nil || r.seat >= len(j.l.seats) {
 		return // an existing job: its seats are not meshrun's
 	}
-	seat := j.l.cfg.first + r.seat
-	j.vacating.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), vacateLimit)
-		defer cancel()
-		c, err := signaling.Dial(ctx, j.spec.Signal, j.spec.Job, j.l.seats[r.seat], &signaling.DialOptions{Rank: &seat})
-		if err != nil {
-			j.l.log.Info("seat of the failed rank", "rank", r.label, "taken", false, "err", err)
-			return
-		}
-		_ = c.Close()
-		j.l.log.Info("seat of the failed rank", "rank", r.label, "taken", true)
-	})
+	failed, err := j.l.server.FailSeat(j.spec.Job, j.l.seats[r.seat], "its process ended")
+	j.l.log.Info("seat of the failed rank", "rank", r.label, "job failed", failed, "err", err)
 }
 
 // escalate takes the teardown a step further: SIGTERM, then SIGKILL.
