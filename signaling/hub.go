@@ -593,7 +593,7 @@ func (s *Server) flushDepartures(j *job) {
 	if len(j.pending) == 0 || s.closed {
 		return
 	}
-	l := &Left{Rank: j.pending[0], Reason: "left the job"}
+	l := &Left{Rank: j.pending[0]} // no reason: each rank had its own
 	if len(j.pending) > 1 {
 		l.Also = slices.Clone(j.pending[1:])
 	}
