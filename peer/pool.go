@@ -125,3 +125,20 @@ func (e *Endpoint) putMessageLocked(m *Message) {
 		e.msgs = append(e.msgs, m)
 	}
 }
+
+// spares keeps the emptied buckets of a queue's index for reuse, so a
+// queue that indexes and drains over and over allocates its buckets once.
+type spares[B any] []*B
+
+// get returns a spare bucket, or a new one.
+func (s *spares[B]) get() *B {
+	if n := len(*s); n > 0 {
+		l := (*s)[n-1]
+		*s = (*s)[:n-1]
+		return l
+	}
+	return new(B)
+}
+
+// put keeps an emptied bucket.
+func (s *spares[B]) put(l *B) { *s = append(*s, l) }

@@ -16,7 +16,7 @@ type postedQueue struct {
 	exact map[tagKey]*opBucket // nil while the queue is short
 	bySrc map[srcKey]*opBucket // receives with a specific source only
 	any   opBucket             // AnySource receives, while indexed
-	spare []*opBucket          // empty buckets for reuse
+	spare spares[opBucket]     // empty buckets for reuse
 }
 
 // opBucket is an intrusive FIFO of Ops along their bucket links.
@@ -78,7 +78,7 @@ func (q *postedQueue) file(op *Op) {
 		k := srcKey{op.ctx, int32(op.peer)}
 		l := q.bySrc[k]
 		if l == nil {
-			l = q.newBucket()
+			l = q.spare.get()
 			q.bySrc[k] = l
 		}
 		l.push(op)
@@ -86,20 +86,11 @@ func (q *postedQueue) file(op *Op) {
 		k := tagKey{op.ctx, int32(op.peer), op.tag}
 		l := q.exact[k]
 		if l == nil {
-			l = q.newBucket()
+			l = q.spare.get()
 			q.exact[k] = l
 		}
 		l.push(op)
 	}
-}
-
-func (q *postedQueue) newBucket() *opBucket {
-	if n := len(q.spare); n > 0 {
-		l := q.spare[n-1]
-		q.spare = q.spare[:n-1]
-		return l
-	}
-	return new(opBucket)
 }
 
 func (q *postedQueue) remove(op *Op) {
@@ -121,7 +112,7 @@ func (q *postedQueue) remove(op *Op) {
 		if l := q.bySrc[k]; l != nil {
 			if l.remove(op); l.head == nil {
 				delete(q.bySrc, k)
-				q.spare = append(q.spare, l)
+				q.spare.put(l)
 			}
 		}
 	default:
@@ -129,7 +120,7 @@ func (q *postedQueue) remove(op *Op) {
 		if l := q.exact[k]; l != nil {
 			if l.remove(op); l.head == nil {
 				delete(q.exact, k)
-				q.spare = append(q.spare, l)
+				q.spare.put(l)
 			}
 		}
 	}

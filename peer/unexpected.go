@@ -79,7 +79,7 @@ type unexpQueue struct {
 	n     int
 	bySrc map[srcKey]*msgList // nil while the queue is short
 	byTag map[tagKey]*msgList
-	spare []*msgList // empty buckets for reuse
+	spare spares[msgList] // empty buckets for reuse
 }
 
 type srcKey struct {
@@ -120,7 +120,7 @@ func (q *unexpQueue) file(m *Message) {
 	q.bucket(q.bySrc, sk).push(m, bySource)
 	l := q.byTag[tk]
 	if l == nil {
-		l = q.newBucket()
+		l = q.spare.get()
 		q.byTag[tk] = l
 	}
 	l.push(m, byTag)
@@ -129,19 +129,10 @@ func (q *unexpQueue) file(m *Message) {
 func (q *unexpQueue) bucket(mp map[srcKey]*msgList, k srcKey) *msgList {
 	l := mp[k]
 	if l == nil {
-		l = q.newBucket()
+		l = q.spare.get()
 		mp[k] = l
 	}
 	return l
-}
-
-func (q *unexpQueue) newBucket() *msgList {
-	if n := len(q.spare); n > 0 {
-		l := q.spare[n-1]
-		q.spare = q.spare[:n-1]
-		return l
-	}
-	return new(msgList)
 }
 
 func (q *unexpQueue) remove(m *Message) {
@@ -160,13 +151,13 @@ func (q *unexpQueue) remove(m *Message) {
 	if l := q.bySrc[sk]; l != nil {
 		if l.remove(m, bySource); l.head == nil {
 			delete(q.bySrc, sk)
-			q.spare = append(q.spare, l)
+			q.spare.put(l)
 		}
 	}
 	if l := q.byTag[tk]; l != nil {
 		if l.remove(m, byTag); l.head == nil {
 			delete(q.byTag, tk)
-			q.spare = append(q.spare, l)
+			q.spare.put(l)
 		}
 	}
 }
