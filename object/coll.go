@@ -55,8 +55,10 @@ func Bcast[T any](c *meshmpi.Comm, v T, root int) (T, error) {
 		// tells the others that the root has no value
 		if msg, encErr = encodeInto(first, v); encErr != nil {
 			clear(first[:headerLen])
-		} else if &msg[0] != &first[0] {
-			copy(first, msg)
+		} else if n := copy(first, msg); n < bcastInline {
+			// the pooled buffer holds an earlier value past this one's
+			// end: it travels too, so it must not be that value
+			clear(first[n:])
 		}
 	}
 	if err := meshmpi.Bcast(c, first, root); err != nil {
