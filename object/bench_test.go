@@ -14,7 +14,7 @@ type params struct {
 	Seed   int64
 	Dims   [4]int32
 	Tol    float64
-	On     bool
+	Flags  uint64
 }
 
 // settings is about 1 KiB of a config with strings, a map and slices: it

@@ -80,11 +80,14 @@ func layoutOf[T any]() layoutInfo {
 }
 
 // describe appends t's layout (kinds, sizes and offsets, not names) to
-// sig and reports whether t is fixed-size and pointer-free. Two types
+// sig and reports whether t is fixed-size and pointer-free, made of
+// numbers only: any bytes a peer sends are a valid value of such a type
+// (a bool is not: a byte other than 0 or 1 is no Go bool, so a type with
+// one travels as CBOR, which checks). Two types
 // with one description have one memory layout on every meshmpi target.
 func describe(t reflect.Type, sig *[]byte) bool {
 	switch t.Kind() {
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
 		*sig = append(*sig, byte(t.Kind()))

@@ -21,8 +21,9 @@
 //
 // # Encoding
 //
-// A value whose type is a fixed-size, pointer-free layout (numbers,
-// booleans, arrays and structs of them) travels as its memory, with a
+// A value whose type is a fixed-size, pointer-free layout of numbers
+// (arrays and structs of them; not booleans, whose bytes a peer could
+// make invalid) travels as its memory, with a
 // hash of the layout so that a receiver expecting another layout gets
 // ErrDecode instead of reinterpreted bytes. Every other value is encoded
 // with CBOR (RFC 8949, github.com/fxamacker/cbor): RATIONALE.md says why.

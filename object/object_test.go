@@ -58,7 +58,7 @@ func equalConfig(a, b config) bool {
 type point struct {
 	X, Y float64
 	ID   int32
-	On   bool
+	On   uint8
 }
 
 // sizes are value sizes (Weights lengths) that cover Bcast's inline
@@ -92,12 +92,12 @@ func TestSendRecv(t *testing.T) {
 			}
 		}
 		// a fixed layout, and the same one received as another layout
-		p := point{X: 1.5, Y: float64(w.Rank()), ID: int32(w.Rank()), On: true}
+		p := point{X: 1.5, Y: float64(w.Rank()), ID: int32(w.Rank()), On: 1}
 		if err := Send(w, p, next, 1); err != nil {
 			return err
 		}
 		q, _, err := Recv[point](w, prev, 1)
-		if err != nil || q != (point{X: 1.5, Y: float64(prev), ID: int32(prev), On: true}) {
+		if err != nil || q != (point{X: 1.5, Y: float64(prev), ID: int32(prev), On: 1}) {
 			return fmt.Errorf("point: %+v %v", q, err)
 		}
 		if err := Send(w, p, next, 2); err != nil {
@@ -430,4 +430,28 @@ func TestBcastSendsNoStaleBytes(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Which types travel as memory: numbers, arrays and structs of them with
+// exported fields; not bools (a peer could send a byte that is no bool),
+// pointers, slices, strings, maps or unexported fields.
+func TestFixedLayouts(t *testing.T) {
+	require.True(t, layoutOf[point]().fixed)
+	require.True(t, layoutOf[[4]complex128]().fixed)
+	require.False(t, layoutOf[bool]().fixed)
+	require.False(t, layoutOf[struct {
+		X, Y float64
+		Ok   bool
+	}]().fixed)
+	require.False(t, layoutOf[struct{ x float64 }]().fixed)
+	require.False(t, layoutOf[[2]*int]().fixed)
+	require.False(t, layoutOf[config]().fixed)
+	// same layout, another name: one hash; another layout: another
+	type twin struct {
+		A, B float64
+		C    int32
+		D    uint8
+	}
+	require.Equal(t, layoutOf[point]().hash, layoutOf[twin]().hash)
+	require.NotEqual(t, layoutOf[point]().hash, layoutOf[[3]float64]().hash)
 }
