@@ -470,8 +470,21 @@ func TestNeighborErrors(t *testing.T) {
 		if cart.Rank() == 0 {
 			n = 2
 		}
-		if err := NeighborAlltoall(cart, make([]int64, 2*n), make([]int64, 2*n)); cart.Rank() != 2 || err != nil {
+		err = NeighborAlltoall(cart, make([]int64, 2*n), make([]int64, 2*n))
+		finishedFirst := cart.Rank() == 2 && err == nil
+		if !finishedFirst {
 			want(err, ErrArg, "counts differ across ranks")
+		}
+		// a rank that finished first learns of the mismatch from the others'
+		// notices and fails its next collective on cart instead, and the
+		// others with it (collcontrol.go). A message on w from every rank
+		// follows each rank's notice on its link, so once it has arrived
+		// that next collective is the Barrier below, not a later one.
+		if err := hearFromAll(w); err != nil {
+			return err
+		}
+		if err := Barrier(cart); err != nil || finishedFirst {
+			want(err, ErrArg, "the collective after a mismatch a rank finished first")
 		}
 		// a graph whose edge 0→1 has no way back cannot run neighborhood collectives
 		g, err := w.GraphCreate([]int{1, 2, 3, 4}, []int{1, 2, 3, 0}, false)
@@ -485,4 +498,28 @@ func TestNeighborErrors(t *testing.T) {
 		}
 		return errors.Join(append(errs, g.Free(), cart.Free())...)
 	})
+}
+
+// hearFromAll receives a message from every other rank of c: whatever
+// each sent this rank before it (on any context of the same link) has
+// been delivered when it returns.
+func hearFromAll(c *Comm) error {
+	var reqs []*Request
+	bufs := make([][]byte, c.Size())
+	for r := range c.Size() {
+		if r == c.Rank() {
+			continue
+		}
+		bufs[r] = make([]byte, 1)
+		rr, err := Irecv(c, bufs[r], r, 77)
+		if err != nil {
+			return err
+		}
+		sr, err := Isend(c, []byte{1}, r, 77)
+		if err != nil {
+			return err
+		}
+		reqs = append(reqs, rr, sr)
+	}
+	return Waitall(context.Background(), reqs, nil)
 }
