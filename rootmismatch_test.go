@@ -120,6 +120,12 @@ func TestRootMismatch(t *testing.T) {
 					err := deadline(t, what, func() error {
 						return Run(n, func(w *Comm) error {
 							first[w.Rank()] = call(w, root(w.Rank(), n), form)
+							// every notice has arrived before the next call, so
+							// a rank that finished first fails the Barrier, not
+							// the Allreduce after it
+							if err := hearFromAll(w); err != nil {
+								return err
+							}
 							next[w.Rank()] = Barrier(w)
 							got := []int64{0}
 							if err := Allreduce(w, []int64{int64(w.Rank())}, got, Sum); err != nil || got[0] != int64(n*(n-1)/2) {
@@ -243,6 +249,9 @@ func TestInterRootMismatch(t *testing.T) {
 								return err
 							}
 							first[w.Rank()] = call(x.c, pat(x.g, x.r, split[0]), form)
+							if err := hearFromAll(w); err != nil { // see TestRootMismatch
+								return err
+							}
 							next[w.Rank()] = Barrier(x.c)
 							got := []int64{0}
 							if err := Allreduce(x.c, []int64{1}, got, Sum); err != nil || got[0] != int64(split[1-x.g]) {
