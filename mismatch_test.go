@@ -93,7 +93,11 @@ func TestCollectiveArgumentMismatch(t *testing.T) {
 				return Run(n, func(w *Comm) error {
 					errs[w.Rank()] = tc.call(w)
 					// a rank that finished before any rank could see the
-					// mismatch learns of it in its next collective
+					// mismatch learns of it in its next collective (once
+					// every notice has arrived, see TestRootMismatch)
+					if err := hearFromAll(w); err != nil {
+						return err
+					}
 					next[w.Rank()] = Barrier(w)
 					// and the one after is unaffected
 					got := []int64{0}
@@ -341,6 +345,9 @@ func TestOneRankRefuses(t *testing.T) {
 				return Run(n, func(w *Comm) error {
 					isBad := w.Rank() == bad || tc.want == ErrBuffer
 					first[w.Rank()] = tc.call(w, isBad)
+					if err := hearFromAll(w); err != nil { // see TestRootMismatch
+						return err
+					}
 					next[w.Rank()] = Barrier(w)
 					got := []int64{0}
 					if err := Allreduce(w, []int64{1}, got, Sum); err != nil || got[0] != n {
