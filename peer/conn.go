@@ -224,11 +224,19 @@ func (c *conn) write(h Header, payload []byte) (bool, error) {
 
 // drop finishes an op taken off the queue: a written CTS or credit grant
 // goes back to the pool, a send completes (with err if its frame was not
-// delivered).
+// delivered). A send whose RTS never went out gives up its slot first:
+// nothing else will (peerFailed leaves queued RTSs to the conn), and a
+// slot must never outlive its op's completion, after which the op may be
+// reused.
 func (c *conn) drop(op *Op, err error) {
 	if op.kind == opCTS || op.kind == opCredit {
 		c.ep.PutOp(op)
 		return
+	}
+	if op.kind == opSend && op.phase == phaseRTS {
+		c.ep.mu.Lock()
+		c.ep.unregister(op)
+		c.ep.mu.Unlock()
 	}
 	c.ep.complete(op, err)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/meshmpi/meshmpi/op"
 	"github.com/stretchr/testify/require"
 )
 
@@ -266,4 +267,74 @@ func TestCancelTaggedDropsUnexpected(t *testing.T) {
 		_, ok, _ := b.Iprobe(0, m.ctx, m.tag)
 		require.True(t, ok, "message ctx %d tag %#x dropped", m.ctx, m.tag)
 	}
+}
+
+// slotsInUse counts the rendezvous slots that hold an operation.
+func (e *Endpoint) slotsInUse() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, op := range e.slots {
+		if op != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// A rank that fails after announcing a rendezvous message leaves the
+// announcement in the unexpected queue; a receive that matches it later,
+// or that was posted before and matches a late announcement, fails with
+// ErrProcFailed instead of waiting for data that will never come. (A
+// ReduceScatter whose peer was killed waited forever for such a receive:
+// it matched the announcement after the failure had been handled.)
+func TestReceiveOfFailedSendersAnnouncement(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		post func(e *Endpoint, o *Op) error
+	}{
+		{"specific source", func(e *Endpoint, o *Op) error { return e.StartRecv(o, 1, 0, 5, make([]byte, 4096)) }},
+		{"any source", func(e *Endpoint, o *Op) error { return e.StartRecv(o, AnySource, 0, AnyTag, make([]byte, 4096)) }},
+		{"accumulating", func(e *Endpoint, o *Op) error {
+			return e.StartRecvAccumulateMasked(o, 1, 0, 5, -1, make([]byte, 4096), op.Sum, op.Int64)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEndpoint(t, 0, 2)
+			l := &rawLink{ready: true}
+			require.NoError(t, e.Attach(1, l))
+			l.h.HandleFrame(frame(Header{Kind: KindRTS, Source: 1, Tag: 5, Seq: 77, Total: 4096}), nil)
+			e.FailPeer(1, fmt.Errorf("rank 1 left the job: %w", ErrProcFailed))
+
+			op := e.GetOp()
+			require.NoError(t, tc.post(e, op))
+			require.ErrorIs(t, wait(op).Err, ErrProcFailed)
+			require.Zero(t, e.slotsInUse(), "a slot outlives the receive")
+		})
+	}
+}
+
+// Rendezvous sends queued behind a blocked link, or started after the
+// link failed, each complete once with ErrProcFailed when the peer fails,
+// and give their slots back: a slot left behind would point at an op the
+// pool hands out again.
+func TestFailedPeerFreesSendSlots(t *testing.T) {
+	e := newEndpoint(t, 0, 2)
+	l := &rawLink{ready: false} // the first frame fills the link
+	require.NoError(t, e.Attach(1, l))
+	var ops []*Op
+	for range 4 {
+		op := e.GetOp()
+		require.NoError(t, e.StartSend(op, Synchronous, 1, 0, 5, make([]byte, 64)))
+		ops = append(ops, op)
+	}
+	require.Equal(t, 1, l.written(), "the link is blocked after one RTS")
+	require.Equal(t, 4, e.slotsInUse())
+	e.FailPeer(1, fmt.Errorf("rank 1 left the job: %w", ErrProcFailed))
+	late := e.GetOp()
+	require.NoError(t, e.StartSend(late, Synchronous, 1, 0, 5, make([]byte, 64)))
+	for _, op := range append(ops, late) {
+		require.ErrorIs(t, wait(op).Err, ErrProcFailed)
+	}
+	require.Zero(t, e.slotsInUse(), "slots outlive their sends")
 }

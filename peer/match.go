@@ -47,8 +47,15 @@ func (e *Endpoint) deliverLocked(op *Op, kind Kind, src int, tag int32, total in
 	if refuse {
 		op.want = 0
 	}
-	full := false
-	if op.want > 0 && !e.register(op) {
+	full, lost := false, false
+	switch {
+	case op.want == 0:
+	case c.dead.Load():
+		// the sender failed after it announced the message: its data
+		// will never come, and peerFailed, which runs under e.mu after
+		// dead is set, has passed or will pass over this receive
+		lost = true
+	case !e.register(op):
 		op.want, full = 0, true // the sender is told (FlagRefused), the receive fails
 	}
 	if m != nil {
@@ -58,6 +65,10 @@ func (e *Endpoint) deliverLocked(op *Op, kind Kind, src int, tag int32, total in
 	// (CancelTagged), completed and reused before the CTS is queued
 	slot, want := op.slot, op.want
 	e.mu.Unlock()
+	if lost {
+		e.complete(op, fmt.Errorf("receive from rank %d: the sender failed before its data came: %w", src, ErrProcFailed))
+		return
+	}
 	e.clearToSend(c, op, slot, want, seq, full)
 }
 

@@ -75,7 +75,9 @@ func (e *Endpoint) CancelTagged(ctx uint32, tag, mask int32, err error) {
 // peerFailed completes every operation waiting on rank with err: posted
 // receives from it or from AnySource (ULFM's pending semantics: a wildcard
 // receive cannot know the failed rank will not be its sender) and
-// rendezvous transfers in either direction.
+// rendezvous transfers in either direction. The conn is marked dead
+// before: a receive that matches the rank's announcement later fails at
+// once (deliverLocked), as does a receive posted for it (startRecv).
 func (e *Endpoint) peerFailed(rank int, err error) {
 	var failed opList
 	e.mu.Lock()
@@ -89,7 +91,9 @@ func (e *Endpoint) peerFailed(rank int, err error) {
 		op = next
 	}
 	for _, op := range e.slots {
-		if op != nil && (op.kind == opSend && op.peer == rank || op.kind == opRecv && op.res.Source == rank) {
+		// a send whose RTS is queued (or about to be) is the conn's to
+		// fail: its queue is dropped when the conn fails (conn.drop)
+		if op != nil && (op.kind == opSend && op.peer == rank && op.phase == phaseWaitCTS || op.kind == opRecv && op.res.Source == rank) {
 			if op.copying {
 				op.abandon = err // the copier fails it after
 				continue

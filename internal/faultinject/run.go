@@ -69,6 +69,10 @@ func Build(ctx context.Context, dir string) (Binaries, error) {
 // survivors to end before it calls the run a hang.
 const DefaultHangLimit = 60 * time.Second
 
+// stackDumpWait is how long a hung run's survivors have to write their
+// stacks after SIGQUIT before the teardown kills what is left.
+const stackDumpWait = 3 * time.Second
+
 // launchLimit bounds the wait for the moment a plan strikes at.
 const launchLimit = 90 * time.Second
 
@@ -414,6 +418,15 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 			}
 			res.Hung = true
 			res.LastExit = time.Since(fault)
+			// The survivors' goroutine stacks say where each waits: a
+			// Go program dumps them on SIGQUIT, and its meshrun passes
+			// them on to the output the deferred teardown collects.
+			for r, pid := range target {
+				if _, ended := res.Survivors[r]; r != p.Victim && !ended {
+					_ = syscall.Kill(pid, syscall.SIGQUIT)
+				}
+			}
+			time.Sleep(stackDumpWait) // no event says a dump is complete
 			return res
 		}
 	}
