@@ -459,9 +459,14 @@ func (s *Server) join(c *conn, m *Join) *Error {
 	c.job, c.rank, c.kind = j, rank, m.Kind
 	s.joins.Add(1)
 	s.log.Info("rank joined", "job", j.id, "rank", rank, "size", claims.Size, "kind", m.Kind, "remote", c.remote)
+	ice := s.cfg.ICEServers
+	if s.cfg.ICECredentials != nil {
+		own := s.cfg.ICECredentials(j.id, rank, time.Unix(claims.Expires, 0))
+		ice = append(slices.Clip(ice), own[:min(len(own), MaxICEServers-len(ice))]...)
+	}
 	c.send(&Welcome{
 		Protocol: Version, Job: j.id, Rank: rank, Size: claims.Size,
-		ICEServers: s.cfg.ICEServers, Settings: claims.Settings,
+		ICEServers: ice, Settings: claims.Settings,
 		Limits: &Limits{MessageRate: s.cfg.MessageRate, MessageBurst: s.cfg.MessageBurst, MessageBytes: s.cfg.MaxMessageBytes},
 	})
 	if j.present == claims.Size {

@@ -34,6 +34,12 @@ type Config struct {
 	AdminKey string
 	// ICEServers are sent to every rank in its Welcome.
 	ICEServers []ICEServer
+	// ICECredentials, if set, adds ICE servers with credentials of the
+	// joining rank's own to its Welcome: short-lived TURN credentials
+	// (the embedded relay's, package turn, or a coturn's
+	// use-auth-secret ones) that expire with the job's token. It runs
+	// under the server's lock, so it must be quick (an HMAC).
+	ICECredentials func(job string, rank int, expires time.Time) []ICEServer
 	// OriginPatterns lists the browser origins allowed to connect (host
 	// patterns as in websocket.AcceptOptions). Requests without an Origin
 	// header or from the server's own host are always allowed.

@@ -5,6 +5,7 @@ package signaling
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -54,6 +55,39 @@ func TestJoinReady(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Config.ICECredentials gives every rank ICE servers with credentials of
+// its own, after the job-wide ones, expiring with the job's token.
+func TestICECredentialsPerRank(t *testing.T) {
+	shared := []ICEServer{{URLs: []string{"stun:192.0.2.1:3478"}}}
+	type call struct {
+		job     string
+		rank    int
+		expires time.Time
+	}
+	calls := make(chan call, 4)
+	_, url := startServer(t, func(c *Config) {
+		c.ICEServers = shared
+		c.ICECredentials = func(job string, rank int, expires time.Time) []ICEServer {
+			calls <- call{job, rank, expires}
+			return []ICEServer{{URLs: []string{"turn:192.0.2.1:3478?transport=udp"}, Username: fmt.Sprintf("%s:%d", job, rank), Credential: "c"}}
+		}
+	})
+	exp := time.Now().Add(time.Hour).Truncate(time.Second)
+	tok, err := Mint(testSecret, Claims{Job: "job", Size: 2, Expires: exp.Unix()})
+	require.NoError(t, err)
+	for rank := range 2 {
+		w := dial(t, url, "job", tok, nil).Welcome()
+		require.Len(t, w.ICEServers, 2)
+		require.Equal(t, shared[0], w.ICEServers[0])
+		require.Equal(t, fmt.Sprintf("job:%d", rank), w.ICEServers[1].Username)
+		c := <-calls
+		require.Equal(t, "job", c.job)
+		require.Equal(t, rank, c.rank)
+		require.True(t, exp.Equal(c.expires), "expires %v, want the token's %v", c.expires, exp)
+	}
+	require.Len(t, shared, 1, "the job-wide list is not appended to")
 }
 
 func TestRequestedRank(t *testing.T) {

@@ -51,6 +51,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/meshmpi/meshmpi/signaling"
+	"github.com/meshmpi/meshmpi/turn"
 	"github.com/meshmpi/meshmpi/web"
 )
 
@@ -147,6 +148,7 @@ type serveConfig struct {
 	grace  time.Duration
 	idle   time.Duration // keep-alive HTTP connections without a request are closed after this
 	web    webConfig
+	ice    iceConfig
 }
 
 func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
@@ -155,7 +157,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	secret := f.str("secret", "", "token secret, at least 16 bytes (required)")
 	adminKey := f.str("admin-key", "", "enables POST /admin/token with this bearer key")
 	origins := f.str("origins", "", "comma-separated browser origin patterns allowed (host patterns)")
-	ice := f.str("ice", "", "comma-separated ICE server URLs sent to ranks (stun:host:port, ...)")
+	finishICE := addICEFlags(f)
 	maxMsg := f.int("max-message-bytes", 64<<10, "largest message")
 	rate := f.float("rate", 50, "messages per second per connection")
 	burst := f.int("burst", 200, "message burst per connection")
@@ -207,15 +209,17 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		SendQueueBytes: *queueBytes, MaxEndedJobs: *maxEnded,
 		Logger: slog.New(h),
 	}
-	if urls := splitList(*ice); len(urls) > 0 {
-		cfg.ICEServers = []signaling.ICEServer{{URLs: urls}}
+	ice, err := finishICE()
+	if err != nil {
+		return serveConfig{}, err
 	}
+	cfg.ICEServers = ice.static()
 	wc.labMax = *labMax
 	wc.names = splitList(*names)
 	if *idle <= 0 {
 		return serveConfig{}, errors.New("-idle-timeout must be positive")
 	}
-	return serveConfig{listen: *listen, sig: cfg, grace: *grace, idle: *idle, web: wc}, nil
+	return serveConfig{listen: *listen, sig: cfg, grace: *grace, idle: *idle, web: wc, ice: ice}, nil
 }
 
 // newHandler serves the signaling server plus /healthz and /metrics, and
@@ -284,9 +288,13 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func newRegistry(srv *signaling.Server) *prometheus.Registry {
+// newRegistry collects srv's and, if not nil, ts's metrics.
+func newRegistry(srv *signaling.Server, ts *turn.Server) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(newStatsCollector(srv), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if ts != nil {
+		reg.MustRegister(newTURNCollector(ts))
+	}
 	return reg
 }
 
@@ -296,6 +304,13 @@ func serve(args []string, stderr io.Writer) error {
 		return err
 	}
 	log := sc.sig.Logger
+	ts, err := sc.ice.start(&sc.sig, sc.listen)
+	if err != nil {
+		return err
+	}
+	if ts != nil {
+		defer ts.Close()
+	}
 	srv, err := signaling.NewServer(sc.sig)
 	if err != nil {
 		return err
@@ -313,7 +328,7 @@ func serve(args []string, stderr io.Writer) error {
 		return err
 	}
 	log.Info("browser UI", "programs", len(wo.Programs), "wasm_exec.js", wo.WasmExec != nil, "lab", wo.Lab != nil)
-	hs := signaling.NewHTTPServer(newHandler(srv, newRegistry(srv), ui), sc.idle)
+	hs := signaling.NewHTTPServer(newHandler(srv, newRegistry(srv, ts), ui), sc.idle)
 	hs.Addr = sc.listen
 
 	errc := make(chan error, 1)
