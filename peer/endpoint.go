@@ -210,6 +210,26 @@ func (e *Endpoint) FailPeer(rank int, err error) {
 	c.closeLink()
 }
 
+// LinkPath reports how the link to rank reaches it; false if rank has no
+// link (yet), or its link cannot say.
+func (e *Endpoint) LinkPath(rank int) (Path, bool) {
+	if rank < 0 || rank >= e.size || rank == e.rank {
+		return Path{}, false
+	}
+	c := e.conns[rank].Load()
+	if c == nil {
+		return Path{}, false
+	}
+	c.mu.Lock()
+	l := c.link
+	c.mu.Unlock()
+	pr, ok := l.(PathReporter)
+	if !ok {
+		return Path{}, false
+	}
+	return pr.Path(), true
+}
+
 // Links counts the ranks other than this one that have a link (connected,
 // live or since lost): with lazy links, the peer connections a job opened.
 func (e *Endpoint) Links() int {

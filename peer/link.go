@@ -1,5 +1,7 @@
 package peer
 
+import "time"
+
 // Link is one reliable, ordered, message-preserving connection from this
 // endpoint to one peer. The in-process memory link, the WebRTC data channel
 // (native pion), the browser's RTCDataChannel and the WASI host link all
@@ -42,4 +44,30 @@ type LinkHandler interface {
 // pointer would make every caller's header escape to the heap.
 type headerWriter interface {
 	writeHeader(h Header, payload []byte) (ready bool, err error)
+}
+
+// Path says how a link reaches its peer: what kind of link it is and,
+// for a WebRTC link, the ICE candidate pair it uses and ICE's round-trip
+// time on it.
+type Path struct {
+	// Link is the kind of link: "webrtc", "memory", or the name a
+	// link of another kind gives itself.
+	Link string
+	// Local and Remote are the selected candidates' types, "host",
+	// "srflx" (the address a NAT mapped, learned by STUN), "prflx"
+	// (learned from a connectivity check) or "relay" (a TURN server's);
+	// empty for links that do not use ICE.
+	Local, Remote string
+	// LocalAddr and RemoteAddr are the candidates' addresses.
+	LocalAddr, RemoteAddr string
+	// RTT is the last round trip ICE measured on the pair, 0 if none yet.
+	RTT time.Duration
+}
+
+// Relayed reports whether the path goes through a TURN relay.
+func (p Path) Relayed() bool { return p.Local == "relay" || p.Remote == "relay" }
+
+// PathReporter is a link that can say how it reaches its peer.
+type PathReporter interface {
+	Path() Path
 }

@@ -270,3 +270,6 @@ func (l *memLink) Close() error {
 	}
 	return nil
 }
+
+// Path implements PathReporter.
+func (l *memLink) Path() Path { return Path{Link: "memory"} }

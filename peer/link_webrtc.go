@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -366,4 +367,22 @@ func (l *webrtcLink) Close() error {
 		<-l.readDone
 	}
 	return nil
+}
+
+// Path implements PathReporter: the selected ICE candidate pair and its
+// last measured round trip.
+func (l *webrtcLink) Path() Path {
+	p := Path{Link: "webrtc"}
+	t := l.pc.SCTP().Transport().ICETransport()
+	pair, err := t.GetSelectedCandidatePair()
+	if err != nil || pair == nil {
+		return p
+	}
+	p.Local, p.Remote = pair.Local.Typ.String(), pair.Remote.Typ.String()
+	p.LocalAddr = net.JoinHostPort(pair.Local.Address, strconv.Itoa(int(pair.Local.Port)))
+	p.RemoteAddr = net.JoinHostPort(pair.Remote.Address, strconv.Itoa(int(pair.Remote.Port)))
+	if st, ok := t.GetSelectedCandidatePairStats(); ok {
+		p.RTT = time.Duration(st.CurrentRoundTripTime * float64(time.Second))
+	}
+	return p
 }

@@ -1,0 +1,50 @@
+package meshmpi
+
+import (
+	"fmt"
+	"time"
+)
+
+// LinkInfo says how this rank reaches another: the kind of link and, over
+// WebRTC, the ICE path it took — directly between host addresses, through
+// the addresses NATs mapped (server-reflexive, learned from a STUN server,
+// or peer-reflexive, learned from a connectivity check), or through a TURN
+// relay — and ICE's round-trip time on it.
+type LinkInfo struct {
+	// Link is "webrtc", "memory" (ranks in one process), "self", or ""
+	// when there is no link to the rank (yet: links open on first use
+	// in large jobs) or the link cannot say (a WASI guest's links, which
+	// its host holds).
+	Link string
+	// Local and Remote are the ICE candidate types of the two ends:
+	// "host", "srflx", "prflx" or "relay"; empty off WebRTC.
+	Local, Remote string
+	// LocalAddr and RemoteAddr are the candidates' addresses (host:port).
+	LocalAddr, RemoteAddr string
+	// RTT is the last round trip ICE measured, 0 if none yet.
+	RTT time.Duration
+}
+
+// Relayed reports whether the link goes through a TURN relay.
+func (l LinkInfo) Relayed() bool { return l.Local == "relay" || l.Remote == "relay" }
+
+// LinkInfo reports how this rank's link to rank of c reaches it (a rank of
+// the remote group on an intercommunicator). An invalid rank is ErrRank.
+func (c *Comm) LinkInfo(rank int) (LinkInfo, error) {
+	if err := c.check(); err != nil {
+		return LinkInfo{}, err
+	}
+	peers := c.peerRanks()
+	if rank < 0 || rank >= len(peers) {
+		return LinkInfo{}, fmt.Errorf("link info on %s: rank %d: %w", c, rank, ErrRank)
+	}
+	w := peers[rank]
+	if w == c.p.ep.Rank() {
+		return LinkInfo{Link: "self"}, nil
+	}
+	p, ok := c.p.ep.LinkPath(w)
+	if !ok {
+		return LinkInfo{}, nil
+	}
+	return LinkInfo{Link: p.Link, Local: p.Local, Remote: p.Remote, LocalAddr: p.LocalAddr, RemoteAddr: p.RemoteAddr, RTT: p.RTT}, nil
+}
