@@ -1,0 +1,196 @@
+//go:build linux
+
+package netlab
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/meshmpi/meshmpi/internal/gobuild"
+	"github.com/meshmpi/meshmpi/internal/testbin"
+	"github.com/meshmpi/meshmpi/signaling"
+)
+
+func TestMain(m *testing.M) { testbin.Main(m) }
+
+var (
+	buildSignal   = testbin.Once(gobuild.Go{}, "github.com/meshmpi/meshmpi/cmd/signal", "signal")
+	buildPathrank = testbin.Once(gobuild.Go{}, "github.com/meshmpi/meshmpi/internal/netlab/pathrank", "pathrank")
+)
+
+const labSecret = "netlab-secret-0123456789"
+
+// server is `signal serve` with its embedded STUN/TURN server on a public
+// host of the lab.
+type server struct {
+	url string
+	cmd *exec.Cmd
+}
+
+func startServer(t *testing.T, l *Lab, h Host) *server {
+	bin, err := buildSignal()
+	require.NoError(t, err)
+	addr := net.JoinHostPort(h.IP.String(), "8080")
+	cmd := l.Command(h, bin, "serve", "-listen", addr, "-turn", net.JoinHostPort(h.IP.String(), "3478"), "-log-level", "warn")
+	cmd.Env = append(os.Environ(), "MESHMPI_SIGNAL_SECRET="+labSecret)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	// ready when it answers /healthz, from inside the lab
+	// (bash's /dev/tcp connects; the loop's bound is a hang guard)
+	probe := l.Command(h, "bash", "-c", fmt.Sprintf("for i in $(seq 1 600); do (exec 3<>/dev/tcp/%s/8080) 2>/dev/null && exit 0; sleep 0.1; done; exit 1", h.IP))
+	out, err := probe.CombinedOutput()
+	require.NoError(t, err, "signal serve did not come up: %s", out)
+	return &server{url: "ws://" + addr + "/ws", cmd: cmd}
+}
+
+// linkLine is one "link" line of a pathrank: how rank reached peer.
+type linkLine struct {
+	rank, peer          int
+	kind, local, remote string
+}
+
+func (l linkLine) relayed() bool { return l.local == "relay" || l.remote == "relay" }
+
+// bench is rank 0's figures for one peer.
+type bench struct{ latUS, mbps float64 }
+
+// runJob runs one pathrank per host as one job and returns their link
+// lines and rank 0's figures; every rank must end with "pathrank ok".
+func runJob(t *testing.T, l *Lab, srv *server, job string, hosts []Host) ([]linkLine, map[int]bench) {
+	bin, err := buildPathrank()
+	require.NoError(t, err)
+	tokens, err := signaling.MintSeats([]byte(labSecret), signaling.Claims{Job: job, Size: len(hosts), Expires: time.Now().Add(time.Hour).Unix()})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a hang guard, not a timing
+	defer cancel()
+	var (
+		mu      sync.Mutex
+		links   []linkLine
+		benches = map[int]bench{}
+		wg      sync.WaitGroup
+		outputs = make([]string, len(hosts))
+		errs    = make([]error, len(hosts))
+	)
+	for r, h := range hosts {
+		cmd := l.Command(h, bin)
+		cmd.Env = append(os.Environ(), "MESHMPI_SIGNAL="+srv.url, "MESHMPI_JOB="+job, "MESHMPI_TOKEN="+tokens[r], "MESHMPI_RANK="+strconv.Itoa(r))
+		pr, pw := io.Pipe()
+		cmd.Stdout, cmd.Stderr = pw, pw
+		require.NoError(t, cmd.Start())
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			errs[r] = cmd.Wait()
+			pw.Close()
+		}()
+		go func() {
+			defer wg.Done()
+			var all strings.Builder
+			sc := bufio.NewScanner(pr)
+			for sc.Scan() {
+				line := sc.Text()
+				all.WriteString(line + "\n")
+				f := strings.Fields(line)
+				mu.Lock()
+				switch {
+				case len(f) >= 5 && f[0] == "link":
+					peer, _ := strconv.Atoi(f[1])
+					links = append(links, linkLine{rank: r, peer: peer, kind: f[2], local: f[3], remote: f[4]})
+				case len(f) == 4 && f[0] == "bench":
+					peer, _ := strconv.Atoi(f[1])
+					lat, _ := strconv.ParseFloat(f[2], 64)
+					bw, _ := strconv.ParseFloat(f[3], 64)
+					benches[peer] = bench{lat, bw}
+				}
+				mu.Unlock()
+			}
+			outputs[r] = all.String()
+		}()
+		go func() { // the hang guard
+			<-ctx.Done()
+			if ctx.Err() == context.DeadlineExceeded {
+				_ = cmd.Process.Kill()
+			}
+		}()
+	}
+	wg.Wait()
+	for r := range hosts {
+		require.NoError(t, errs[r], "rank %d in %s:\n%s", r, hosts[r].NS, outputs[r])
+		require.Contains(t, outputs[r], "pathrank ok", "rank %d", r)
+	}
+	return links, benches
+}
+
+// The NAT matrix: ranks behind endpoint-independent NATs reach each other
+// directly (server-reflexive candidates from the embedded STUN server),
+// ranks behind symmetric NATs on both sides through the embedded TURN
+// relay, and a public rank and a NATed one directly. Every job passes its
+// Allreduce and measures its links; the path types are asserted per link.
+func TestNATMatrix(t *testing.T) {
+	if testing.Short() {
+		t.Skip("network namespaces in -short mode")
+	}
+	l := New(t)
+	srv := startServer(t, l, l.PublicHost("srv"))
+	pub := l.PublicHost("pub")
+	eim1, eim2 := l.Home("eim1", EndpointIndependent), l.Home("eim2", EndpointIndependent)
+	sym1, sym2 := l.Home("sym1", Symmetric), l.Home("sym2", Symmetric)
+
+	for _, tc := range []struct {
+		name    string
+		hosts   []Host
+		relayed bool
+	}{
+		{"endpoint-independent NATs", []Host{eim1, eim2}, false},
+		{"symmetric NATs", []Host{sym1, sym2}, true},
+		{"public and NATed", []Host{pub, eim1}, false},
+		{"three homes", []Host{eim1, eim2, pub}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			links, benches := runJob(t, l, srv, sanitize(t.Name()), tc.hosts)
+			n := len(tc.hosts)
+			require.Len(t, links, n*(n-1), "every rank reports every peer")
+			for _, li := range links {
+				t.Logf("rank %d → %d: %s/%s", li.rank, li.peer, li.local, li.remote)
+				require.Equal(t, "webrtc", li.kind, "%+v", li)
+				require.Equal(t, tc.relayed, li.relayed(), "rank %d → %d: %s/%s", li.rank, li.peer, li.local, li.remote)
+				if behindNAT(tc.hosts[li.peer]) && !li.relayed() {
+					// a NATed peer's host address is private: the pair
+					// must use the address its NAT mapped
+					require.NotEqual(t, "host", li.remote, "rank %d → %d", li.rank, li.peer)
+				}
+			}
+			for peer, b := range benches {
+				t.Logf("rank 0 ↔ %d: 8 B one-way %.1f µs, 1 MiB %.1f MB/s", peer, b.latUS, b.mbps)
+			}
+		})
+	}
+}
+
+func behindNAT(h Host) bool { return !h.IP.Equal(h.Public) }
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, s)
+}

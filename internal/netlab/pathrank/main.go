@@ -1,0 +1,142 @@
+// Pathrank is the rank program of the network-namespace tests (package
+// internal/netlab): it joins its job from the environment (MESHMPI_SIGNAL,
+// MESHMPI_JOB, MESHMPI_TOKEN, MESHMPI_RANK), checks an Allreduce, has rank
+// 0 measure every link (8-byte ping-pong, 1 MiB messages), and prints how
+// it reaches each peer:
+//
+//	link PEER KIND LOCAL REMOTE RTT      (Comm.LinkInfo)
+//	bench PEER LAT_US MBPS               (rank 0: one-way 8 B latency, 1 MiB bandwidth)
+//	pathrank ok
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/meshmpi/meshmpi"
+)
+
+func main() {
+	pings := flag.Int("pings", 200, "8-byte round trips per peer")
+	mib := flag.Int("mib", 16, "MiB sent to each peer for the bandwidth figure")
+	flag.Parse()
+	if err := run(*pings, *mib); err != nil {
+		fmt.Println("pathrank error:", err)
+		os.Exit(1)
+	}
+	fmt.Println("pathrank ok")
+}
+
+func run(pings, mib int) error {
+	w, err := meshmpi.Init()
+	if err != nil {
+		return err
+	}
+	n, me := w.Size(), w.Rank()
+	in, out := []int64{int64(me + 1)}, []int64{0}
+	if err := meshmpi.Allreduce(w, in, out, meshmpi.Sum); err != nil {
+		return err
+	}
+	if want := int64(n * (n + 1) / 2); out[0] != want {
+		return fmt.Errorf("allreduce: %d, want %d", out[0], want)
+	}
+	small := make([]byte, 8)
+	big := make([]byte, 1<<20)
+	for peer := 1; peer < n; peer++ {
+		switch me {
+		case 0:
+			lat, err := pingpong(w, peer, small, pings)
+			if err != nil {
+				return err
+			}
+			bw, err := stream(w, peer, big, mib)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("bench %d %.1f %.1f\n", peer, float64(lat)/float64(time.Microsecond), bw)
+		case peer:
+			if err := echo(w, small, pings); err != nil {
+				return err
+			}
+			if err := sink(w, big, mib); err != nil {
+				return err
+			}
+		}
+	}
+	if err := meshmpi.Barrier(w); err != nil {
+		return err
+	}
+	for peer := range n {
+		if peer == me {
+			continue
+		}
+		li, err := w.LinkInfo(peer)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("link %d %s %s %s %v\n", peer, li.Link, li.Local, li.Remote, li.RTT)
+	}
+	return meshmpi.Finalize()
+}
+
+// pingpong returns the one-way time of an 8-byte message to peer and back,
+// the median half round trip of rounds after a warm-up.
+func pingpong(w *meshmpi.Comm, peer int, b []byte, rounds int) (time.Duration, error) {
+	times := make([]time.Duration, 0, rounds)
+	for i := range rounds + 20 {
+		t0 := time.Now()
+		if err := meshmpi.Send(w, b, peer, 1); err != nil {
+			return 0, err
+		}
+		if _, err := meshmpi.Recv(w, b, peer, 1); err != nil {
+			return 0, err
+		}
+		if i >= 20 {
+			times = append(times, time.Since(t0)/2)
+		}
+	}
+	for i := 1; i < len(times); i++ { // insertion sort: a few hundred values
+		for j := i; j > 0 && times[j] < times[j-1]; j-- {
+			times[j], times[j-1] = times[j-1], times[j]
+		}
+	}
+	return times[len(times)/2], nil
+}
+
+func echo(w *meshmpi.Comm, b []byte, rounds int) error {
+	for range rounds + 20 {
+		if _, err := meshmpi.Recv(w, b, 0, 1); err != nil {
+			return err
+		}
+		if err := meshmpi.Send(w, b, 0, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stream sends mib 1 MiB messages to peer and waits for its
+// acknowledgement: MB/s.
+func stream(w *meshmpi.Comm, peer int, b []byte, mib int) (float64, error) {
+	t0 := time.Now()
+	for range mib {
+		if err := meshmpi.Send(w, b, peer, 2); err != nil {
+			return 0, err
+		}
+	}
+	if _, err := meshmpi.Recv(w, b[:1], peer, 3); err != nil {
+		return 0, err
+	}
+	return float64(mib<<20) / time.Since(t0).Seconds() / 1e6, nil
+}
+
+func sink(w *meshmpi.Comm, b []byte, mib int) error {
+	for range mib {
+		if _, err := meshmpi.Recv(w, b, 0, 2); err != nil {
+			return err
+		}
+	}
+	return meshmpi.Send(w, b[:1], 0, 3)
+}
