@@ -23,8 +23,9 @@ const usage = `usage:
       run an N-rank job on this host, through an embedded signaling server
   meshrun [flags] -n N --signal URL --job ID --token T [--rank R] <package|binary> [args...]
       start N ranks of an existing job (ranks R … R+N-1, or any free ranks)
-  meshrun join URL --job ID --token T [--rank R] [flags] <package|binary> [args...]
-      start one rank of an existing job
+  meshrun join URL --job ID --token T [-n N] [--rank R] [flags] <package|binary> [args...]
+      start N ranks (default 1) of an existing job, e.g. on another host
+      than its server: several ranks need an open token (signal token -open)
 
 The target is a Go package (directory, ./ or ../ path, .go file, import
 path), built once with go build, an executable, or a wasip1 module (.wasm).
@@ -35,7 +36,7 @@ rank ("[0] "). The exit status is the worst of the ranks'; when one fails
 the others get --grace to fail on their own, then SIGTERM, then SIGKILL.
 
 flags:
-  -n N               ranks to start (not with join)
+  -n N               ranks to start
   --native           run a package's ranks as native processes
   --wasi K           run K of the ranks (the first K) under WASI, the rest
                      as native processes: a mixed job
@@ -154,8 +155,12 @@ func parseJoin(args []string) (config, error) {
 		cfg.signal, args = args[0], args[1:]
 	}
 	fs := newFlagSet(&cfg)
+	fs.IntVar(&cfg.n, "n", 1, "")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
+	}
+	if cfg.n < 1 || cfg.n > signaling.MaxJobSize {
+		return cfg, fmt.Errorf("join -n %d: want 1 … %d rank processes", cfg.n, signaling.MaxJobSize)
 	}
 	rest := fs.Args()
 	if cfg.signal == "" {

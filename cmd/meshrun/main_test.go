@@ -113,7 +113,12 @@ func TestParseArgs(t *testing.T) {
 		{name: "join without a URL", args: []string{"join", "--job", "j", "--token", "t"}, err: "URL"},
 		{name: "join without a target", args: []string{"join", "ws://h/ws", "--job", "j", "--token", "t"}, err: "no package or binary"},
 		{name: "join without a token", args: []string{"join", "ws://h/ws", "--job", "j", "./pi"}, err: "--job and --token are required"},
-		{name: "join with -n", args: []string{"join", "ws://h/ws", "--job", "j", "--token", "t", "-n", "2", "./pi"}, err: "not defined: -n"},
+		{
+			name: "join with -n, as many ranks from another host",
+			args: []string{"join", "ws://h/ws", "--job", "j", "--token", "t", "-n", "3", "--wasi", "1", "./pi"},
+			want: config{n: 3, wasi: 1, first: meshmpi.AnyRank, signal: "ws://h/ws", job: "j", token: "t", target: "./pi", grace: 2 * time.Second},
+		},
+		{name: "join with -n 0", args: []string{"join", "ws://h/ws", "--job", "j", "--token", "t", "-n", "0", "./pi"}, err: "join -n 0"},
 		{name: "join with coll", args: []string{"join", "ws://h/ws", "--job", "j", "--token", "t", "--coll", "allreduce=ring", "./pi"}, err: "not defined: -coll"},
 		{
 			name: "mixed",

@@ -78,26 +78,48 @@ func runJob(t *testing.T, l *Lab, srv *server, job string, hosts []Host) ([]link
 	require.NoError(t, err)
 	tokens, err := signaling.MintSeats([]byte(labSecret), signaling.Claims{Job: job, Size: len(hosts), Expires: time.Now().Add(time.Hour).Unix()})
 	require.NoError(t, err)
+	var procs []proc
+	for r, h := range hosts {
+		procs = append(procs, proc{host: h, argv: []string{bin},
+			env: []string{"MESHMPI_SIGNAL=" + srv.url, "MESHMPI_JOB=" + job, "MESHMPI_TOKEN=" + tokens[r], "MESHMPI_RANK=" + strconv.Itoa(r)}})
+	}
+	return runProcs(t, l, procs, len(hosts))
+}
+
+// proc is a process of a job: a pathrank, or a meshrun that starts
+// several, whose output lines it prefixes ("[r] ").
+type proc struct {
+	host     Host
+	launcher bool
+	argv     []string
+	env      []string
+}
+
+// runProcs runs procs, which make up a job of size ranks, and returns the
+// ranks' link lines and rank 0's figures; every process must succeed and
+// every rank end with "pathrank ok".
+func runProcs(t *testing.T, l *Lab, procs []proc, size int) ([]linkLine, map[int]bench) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a hang guard, not a timing
 	defer cancel()
 	var (
 		mu      sync.Mutex
 		links   []linkLine
 		benches = map[int]bench{}
+		ok      = map[int]bool{}
 		wg      sync.WaitGroup
-		outputs = make([]string, len(hosts))
-		errs    = make([]error, len(hosts))
+		outputs = make([]string, len(procs))
+		errs    = make([]error, len(procs))
 	)
-	for r, h := range hosts {
-		cmd := l.Command(h, bin)
-		cmd.Env = append(os.Environ(), "MESHMPI_SIGNAL="+srv.url, "MESHMPI_JOB="+job, "MESHMPI_TOKEN="+tokens[r], "MESHMPI_RANK="+strconv.Itoa(r))
+	for i, p := range procs {
+		cmd := l.Command(p.host, p.argv[0], p.argv[1:]...)
+		cmd.Env = append(os.Environ(), p.env...)
 		pr, pw := io.Pipe()
 		cmd.Stdout, cmd.Stderr = pw, pw
 		require.NoError(t, cmd.Start())
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			errs[r] = cmd.Wait()
+			errs[i] = cmd.Wait()
 			pw.Close()
 		}()
 		go func() {
@@ -107,21 +129,28 @@ func runJob(t *testing.T, l *Lab, srv *server, job string, hosts []Host) ([]link
 			for sc.Scan() {
 				line := sc.Text()
 				all.WriteString(line + "\n")
+				if p.launcher { // meshrun's "[r] " prefix
+					_, line, _ = strings.Cut(line, "] ")
+				}
 				f := strings.Fields(line)
 				mu.Lock()
 				switch {
-				case len(f) >= 5 && f[0] == "link":
-					peer, _ := strconv.Atoi(f[1])
-					links = append(links, linkLine{rank: r, peer: peer, kind: f[2], local: f[3], remote: f[4]})
+				case len(f) >= 6 && f[0] == "link":
+					r, _ := strconv.Atoi(f[1])
+					peer, _ := strconv.Atoi(f[2])
+					links = append(links, linkLine{rank: r, peer: peer, kind: f[3], local: f[4], remote: f[5]})
 				case len(f) == 4 && f[0] == "bench":
 					peer, _ := strconv.Atoi(f[1])
 					lat, _ := strconv.ParseFloat(f[2], 64)
 					bw, _ := strconv.ParseFloat(f[3], 64)
 					benches[peer] = bench{lat, bw}
+				case len(f) == 3 && f[0] == "pathrank" && f[1] == "ok":
+					r, _ := strconv.Atoi(f[2])
+					ok[r] = true
 				}
 				mu.Unlock()
 			}
-			outputs[r] = all.String()
+			outputs[i] = all.String()
 		}()
 		go func() { // the hang guard
 			<-ctx.Done()
@@ -131,9 +160,11 @@ func runJob(t *testing.T, l *Lab, srv *server, job string, hosts []Host) ([]link
 		}()
 	}
 	wg.Wait()
-	for r := range hosts {
-		require.NoError(t, errs[r], "rank %d in %s:\n%s", r, hosts[r].NS, outputs[r])
-		require.Contains(t, outputs[r], "pathrank ok", "rank %d", r)
+	for i, p := range procs {
+		require.NoError(t, errs[i], "%s in %s:\n%s", p.argv[0], p.host.NS, outputs[i])
+	}
+	for r := range size {
+		require.True(t, ok[r], "rank %d did not report pathrank ok; output:\n%s", r, strings.Join(outputs, "\n"))
 	}
 	return links, benches
 }
@@ -193,4 +224,46 @@ func sanitize(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+var (
+	buildMeshrun      = testbin.Once(gobuild.Go{}, "github.com/meshmpi/meshmpi/cmd/meshrun", "meshrun")
+	buildPathrankWASI = testbin.Once(gobuild.Go{GOOS: "wasip1", GOARCH: "wasm"}, "github.com/meshmpi/meshmpi/internal/netlab/pathrank", "pathrank.wasm")
+)
+
+// A job across hosts with no launcher of its own: `signal serve` on host
+// A, `meshrun join URL -n 2` adding two native ranks on host B and two WASI
+// ranks on host C, and one more rank from a home behind a NAT; all with one
+// open token, as the README's "run a job across machines" shows.
+func TestMultiHostJob(t *testing.T) {
+	if testing.Short() {
+		t.Skip("network namespaces in -short mode")
+	}
+	l := New(t)
+	a, b, c := l.PublicHost("a"), l.PublicHost("b"), l.PublicHost("c")
+	home := l.Home("home", EndpointIndependent)
+	srv := startServer(t, l, a)
+	meshrun, err := buildMeshrun()
+	require.NoError(t, err)
+	native, err := buildPathrank()
+	require.NoError(t, err)
+	wasm, err := buildPathrankWASI()
+	require.NoError(t, err)
+	const job, size = "multihost", 5
+	tok, err := signaling.Mint([]byte(labSecret), signaling.Claims{Job: job, Size: size, Expires: time.Now().Add(time.Hour).Unix()})
+	require.NoError(t, err)
+	join := func(h Host, n int, target string) proc {
+		return proc{host: h, launcher: true, argv: []string{meshrun, "join", srv.url, "--job", job, "--token", tok, "-n", strconv.Itoa(n), target, "-pings", "50", "-mib", "4"}}
+	}
+	links, benches := runProcs(t, l, []proc{join(b, 2, native), join(c, 2, wasm), join(home, 1, native)}, size)
+	// native ranks report their WebRTC links (a WASI guest's links are its
+	// host's, which the guest cannot see)
+	require.Len(t, links, 3*(size-1))
+	for _, li := range links {
+		require.Equal(t, "webrtc", li.kind, "%+v", li)
+		require.False(t, li.relayed(), "public hosts and an endpoint-independent NAT connect directly: %+v", li)
+	}
+	for peer, b := range benches {
+		t.Logf("rank 0 ↔ %d: 8 B one-way %.1f µs, 1 MiB %.1f MB/s", peer, b.latUS, b.mbps)
+	}
 }

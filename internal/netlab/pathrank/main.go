@@ -4,9 +4,9 @@
 // 0 measure every link (8-byte ping-pong, 1 MiB messages), and prints how
 // it reaches each peer:
 //
-//	link PEER KIND LOCAL REMOTE RTT      (Comm.LinkInfo)
-//	bench PEER LAT_US MBPS               (rank 0: one-way 8 B latency, 1 MiB bandwidth)
-//	pathrank ok
+//	link RANK PEER KIND LOCAL REMOTE RTT  (Comm.LinkInfo)
+//	bench PEER LAT_US MBPS                (rank 0: one-way 8 B latency, 1 MiB bandwidth)
+//	pathrank ok RANK
 package main
 
 import (
@@ -22,25 +22,26 @@ func main() {
 	pings := flag.Int("pings", 200, "8-byte round trips per peer")
 	mib := flag.Int("mib", 16, "MiB sent to each peer for the bandwidth figure")
 	flag.Parse()
-	if err := run(*pings, *mib); err != nil {
+	rank, err := run(*pings, *mib)
+	if err != nil {
 		fmt.Println("pathrank error:", err)
 		os.Exit(1)
 	}
-	fmt.Println("pathrank ok")
+	fmt.Println("pathrank ok", rank)
 }
 
-func run(pings, mib int) error {
+func run(pings, mib int) (rank int, err error) {
 	w, err := meshmpi.Init()
 	if err != nil {
-		return err
+		return -1, err
 	}
 	n, me := w.Size(), w.Rank()
 	in, out := []int64{int64(me + 1)}, []int64{0}
 	if err := meshmpi.Allreduce(w, in, out, meshmpi.Sum); err != nil {
-		return err
+		return me, err
 	}
 	if want := int64(n * (n + 1) / 2); out[0] != want {
-		return fmt.Errorf("allreduce: %d, want %d", out[0], want)
+		return me, fmt.Errorf("allreduce: %d, want %d", out[0], want)
 	}
 	small := make([]byte, 8)
 	big := make([]byte, 1<<20)
@@ -49,24 +50,24 @@ func run(pings, mib int) error {
 		case 0:
 			lat, err := pingpong(w, peer, small, pings)
 			if err != nil {
-				return err
+				return me, err
 			}
 			bw, err := stream(w, peer, big, mib)
 			if err != nil {
-				return err
+				return me, err
 			}
 			fmt.Printf("bench %d %.1f %.1f\n", peer, float64(lat)/float64(time.Microsecond), bw)
 		case peer:
 			if err := echo(w, small, pings); err != nil {
-				return err
+				return me, err
 			}
 			if err := sink(w, big, mib); err != nil {
-				return err
+				return me, err
 			}
 		}
 	}
 	if err := meshmpi.Barrier(w); err != nil {
-		return err
+		return me, err
 	}
 	for peer := range n {
 		if peer == me {
@@ -74,11 +75,11 @@ func run(pings, mib int) error {
 		}
 		li, err := w.LinkInfo(peer)
 		if err != nil {
-			return err
+			return me, err
 		}
-		fmt.Printf("link %d %s %s %s %v\n", peer, li.Link, li.Local, li.Remote, li.RTT)
+		fmt.Printf("link %d %d %s %s %s %v\n", me, peer, li.Link, li.Local, li.Remote, li.RTT)
 	}
-	return meshmpi.Finalize()
+	return me, meshmpi.Finalize()
 }
 
 // pingpong returns the one-way time of an 8-byte message to peer and back,
