@@ -26,7 +26,7 @@ func BenchmarkPair(b *testing.B) {
 		{Native, Browser}, {Browser, Browser}, {Native, WASI}, {Native, Native},
 	} {
 		b.Run(fmt.Sprintf("%s-%s", p.drive, p.echo), func(b *testing.B) {
-			l := launcher(b, p.drive == Browser || p.echo == Browser)
+			l := launcher(b, p.drive == Browser || p.echo == Browser, p.drive == Firefox || p.echo == Firefox)
 			for range b.N {
 				figs, res, err := l.Pair(context.Background(), p.drive, p.echo, plan)
 				require.NoError(b, err)

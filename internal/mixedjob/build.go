@@ -1,16 +1,20 @@
 //go:build !js && !wasip1
 
 // Package mixedjob runs meshmpi jobs whose ranks are of different kinds
-// (browser tabs of a headless chromium, WASI guests under wazero, native
-// goroutines) all running one rank program, internal/ranksuite's: its
-// mixedrank built for GOOS=js and GOOS=wasip1, and ranksuite.Run itself
-// for the native ranks. The mixed-job test and meshbench's cross-target
+// (browser tabs of a headless chromium, headless firefoxes, WASI guests
+// under wazero, native goroutines) all running one rank program,
+// internal/ranksuite's: its mixedrank built for GOOS=js (one build for
+// both browsers) and GOOS=wasip1, and ranksuite.Run itself for the
+// native ranks. The mixed-job test and meshbench's cross-target
 // links (browser-native, browser-browser, wasi-native) are built on it.
 //
 // A Launcher serves the browser ranks the way cmd/signal does (the run
 // page, the ES module, wasm_exec.js and the program, beside the signaling
 // endpoint) on a loopback port of its own, compiles the WASI module once
-// for all its ranks, and opens a tab per browser rank. Building the
+// for all its ranks, and opens a chromium tab per browser rank (driven
+// over CDP) or starts a firefox per Firefox rank (no driver: the run
+// page, framed by browsertest.Reporter's page, reports its end to the
+// launcher's server). Building the
 // program needs the go command and the module's source: run from inside
 // the module.
 package mixedjob

@@ -27,7 +27,8 @@ type Kind string
 // Kinds of rank.
 const (
 	Native  Kind = "native"  // a goroutine of this process calling ranksuite.Run
-	Browser Kind = "browser" // a run page in a tab, the program built for GOOS=js
+	Browser Kind = "browser" // a run page in a chromium tab, the program built for GOOS=js
+	Firefox Kind = "firefox" // a run page in a headless firefox of its own, the same GOOS=js program
 	WASI    Kind = "wasi"    // a wazero guest, the program built for GOOS=wasip1
 )
 
@@ -44,8 +45,11 @@ type Config struct {
 	// Programs are the built rank program; nil builds it with the go
 	// command on PATH for the kinds asked for.
 	Programs *Programs
-	Browser  bool // browser ranks will run: NewTab must be set
-	WASI     bool // WASI ranks will run: the module is compiled once
+	Browser  bool // chromium ranks will run: NewTab must be set
+	// Firefox ranks will run: each starts a headless firefox of its own
+	// (browsertest.RunInFirefox), which ends with the rank.
+	Firefox bool
+	WASI    bool // WASI ranks will run: the module is compiled once
 	// NewTab opens a browser tab named name with the media permission
 	// granted for origin (browsertest.Browser.NewTab, or
 	// browsertest.OpenTab on a launched browser).
@@ -69,7 +73,7 @@ func New(ctx context.Context, cfg Config) (_ *Launcher, err error) {
 		cfg.Limit = DefaultLimit
 	}
 	if cfg.Programs == nil {
-		if cfg.Programs, err = Build(ctx, "", cfg.Browser, cfg.WASI); err != nil {
+		if cfg.Programs, err = Build(ctx, "", cfg.Browser || cfg.Firefox, cfg.WASI); err != nil {
 			return nil, err
 		}
 	}
@@ -117,7 +121,7 @@ type Result struct {
 	Kind           Kind
 	Err            error // nil when the rank's task and its Finalize succeeded
 	Stdout, Stderr string
-	// Ready is, for a browser rank, the time from page load to the rank
+	// Ready is, for a browser (or Firefox) rank, the time from page load to the rank
 	// being ready (every rank of the job present), in milliseconds.
 	Ready float64
 }
@@ -150,6 +154,12 @@ func (l *Launcher) Run(ctx context.Context, ranks []Rank) ([]Result, error) {
 			case Browser:
 				var page browsertest.RunResult
 				page, err = l.browser(ctx, job, token, i, r.Task)
+				stdout.WriteString(page.Stdout)
+				stderr.WriteString(page.Stderr)
+				res[i].Ready = page.Times["ready"]
+			case Firefox:
+				var page browsertest.RunResult
+				page, err = l.firefox(ctx, job, token, i, r.Task)
 				stdout.WriteString(page.Stdout)
 				stderr.WriteString(page.Stderr)
 				res[i].Ready = page.Times["ready"]
@@ -213,12 +223,31 @@ func (l *Launcher) browser(ctx context.Context, job, token string, rank int, t r
 	}
 	deadline, _ := ctx.Deadline()
 	page, err := browsertest.WaitRun(wait, time.Until(deadline))
-	switch {
-	case err != nil:
-	case page.Status == nil:
-		err = errors.New("the run page has no exit status")
-	case *page.Status != 0:
-		err = fmt.Errorf("exit status %d: %s", *page.Status, strings.TrimSpace(page.Stderr))
+	if err == nil {
+		err = pageErr(page)
 	}
 	return page, err
+}
+
+func (l *Launcher) firefox(ctx context.Context, job, token string, rank int, t ranksuite.Task) (browsertest.RunResult, error) {
+	if !l.cfg.Firefox {
+		return browsertest.RunResult{}, fmt.Errorf("the launcher was set up without firefox: %w", meshmpi.ErrArg)
+	}
+	url := browsertest.RunURL(l.Server.URL, ProgramName, job, token, rank, t.Args())
+	page, err := browsertest.RunInFirefox(ctx, l.Server.Reports, url)
+	if err == nil {
+		err = pageErr(page)
+	}
+	return page, err
+}
+
+// pageErr is the error of a run page that has exited.
+func pageErr(page browsertest.RunResult) error {
+	switch {
+	case page.Status == nil:
+		return errors.New("the run page has no exit status")
+	case *page.Status != 0:
+		return fmt.Errorf("exit status %d: %s", *page.Status, strings.TrimSpace(page.Stderr))
+	}
+	return nil
 }

@@ -24,14 +24,19 @@ var programs = sync.OnceValues(func() (*Programs, error) {
 	return Build(ctx, "", true, true)
 })
 
-// launcher sets up browser (when browser is set: skipped without
-// chromium unless MESHMPI_BROWSER_TESTS=require; screenshots of every
-// tab when tb fails), WASI and native ranks for tb.
-func launcher(tb testing.TB, browser bool) *Launcher {
+// launcher sets up chromium ranks (when chromium is set: skipped
+// without chromium unless MESHMPI_BROWSER_TESTS=require; screenshots of
+// every tab when tb fails), Firefox ranks (when firefox is set: skipped
+// without firefox unless MESHMPI_BROWSER_TESTS=require), WASI and native
+// ranks for tb.
+func launcher(tb testing.TB, chromium, firefox bool) *Launcher {
 	tb.Helper()
-	cfg := Config{WASI: true}
-	if browser {
-		b := browsertest.New(tb) // first: skip before building anything
+	cfg := Config{WASI: true, Firefox: firefox}
+	if firefox {
+		browsertest.RequireFirefox(tb) // first: skip before building anything
+	}
+	if chromium {
+		b := browsertest.New(tb)
 		cfg.Browser, cfg.NewTab = true, b.NewTab
 	}
 	var err error
@@ -61,7 +66,7 @@ const maxSignalsPerPair = 40
 // it holds a direct link to each of the five others, and the signaling
 // server must have relayed no more than connecting the pairs takes.
 func TestMixedJob(t *testing.T) {
-	l := launcher(t, true)
+	l := launcher(t, true, false)
 	kinds := []Kind{Browser, WASI, Native, Browser, WASI, Native}
 	ranks := make([]Rank, len(kinds))
 	for i, k := range kinds {
@@ -91,7 +96,7 @@ func TestMixedJob(t *testing.T) {
 // own, and the job reports it rather than hanging: the Echo rank sees
 // the driver leave (ErrProcFailed) and ends too.
 func TestFailingRankFailsTheJob(t *testing.T) {
-	l := launcher(t, false)
+	l := launcher(t, false, false)
 	_, res, err := l.Pair(context.Background(), Native, WASI, ranksuite.Plan{LatSizes: []int{1 << 30}})
 	require.Error(t, err)
 	require.Len(t, res, 2)

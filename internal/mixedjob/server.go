@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/meshmpi/meshmpi"
+	"github.com/meshmpi/meshmpi/internal/browsertest"
 	"github.com/meshmpi/meshmpi/signaling"
 	"github.com/meshmpi/meshmpi/web"
 )
@@ -22,6 +23,10 @@ import (
 type Server struct {
 	URL string // http://127.0.0.1:port, the run page's origin
 	WS  string // ws://127.0.0.1:port/ws, the signaling endpoint
+	// Reports frames run pages for browsers that no driver controls
+	// (Firefox ranks) and takes their reports, at
+	// browsertest.ReporterPrefix.
+	Reports *browsertest.Reporter
 
 	sig    *signaling.Server
 	secret []byte
@@ -52,18 +57,21 @@ func StartServer(p *Programs) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/", ui)
 	mux.Handle("/ws", sig)
+	reports := browsertest.NewReporter()
+	mux.Handle(browsertest.ReporterPrefix, reports)
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		_ = sig.Close()
 		return nil, fmt.Errorf("mixedjob: listen: %w", err)
 	}
 	s := &Server{
-		URL:    "http://" + ln.Addr().String(),
-		WS:     "ws://" + ln.Addr().String() + "/ws",
-		sig:    sig,
-		secret: secret,
-		hs:     signaling.NewHTTPServer(mux, 0), // idle, read and write timeouts
-		served: make(chan error, 1),
+		URL:     "http://" + ln.Addr().String(),
+		WS:      "ws://" + ln.Addr().String() + "/ws",
+		Reports: reports,
+		sig:     sig,
+		secret:  secret,
+		hs:      signaling.NewHTTPServer(mux, 0), // idle, read and write timeouts
+		served:  make(chan error, 1),
 	}
 	go func() { s.served <- s.hs.Serve(ln) }()
 	return s, nil
