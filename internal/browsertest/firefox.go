@@ -51,14 +51,18 @@ func RequireFirefox(t testing.TB) {
 // rank runs in (its user.js).
 //
 // WebRTC on one host: Firefox leaves the loopback interface out of ICE
-// unless media.peerconnection.ice.loopback is set, hides host addresses
-// behind mDNS names that a loopback-only host cannot resolve unless
-// obfuscate_host_addresses is off, and gathers only on the interface of
-// the default route (not lo) for a page that holds no media permission,
-// which media.navigator.permission.disabled grants without asking, with
-// fake devices should a page ask for one (see
-// shared/reference/webrtc.md, Firefox). IPv6 is off because native ranks
-// in loopback mode listen on 127.0.0.1 only.
+// unless media.peerconnection.ice.loopback is set, and hides host
+// addresses behind mDNS names (which a loopback-only host cannot
+// resolve) unless obfuscate_host_addresses is off. Above all, a page
+// that neither captures media nor holds a media permission gathers on
+// the address of the default route only, whatever default_address_only
+// says: on a host with no default route (a loopback-only network
+// namespace, a bare CI container) that is no candidate at all, and the
+// link fails with "Couldn't gather ICE candidates". A default
+// permission of "allow" for the microphone and camera counts as holding
+// one (Chromium's counterpart is GrantMedia). Should a page ask for
+// media, it gets fake devices without a prompt. IPv6 is off because
+// native ranks in loopback mode listen on 127.0.0.1 only.
 //
 // The rest keeps a headless run to itself and quiet: no first-run pages,
 // updates, telemetry, safe browsing lists, captive-portal or
@@ -71,6 +75,8 @@ var FirefoxPrefs = map[string]any{
 	"media.peerconnection.ice.default_address_only":     false,
 	"media.navigator.permission.disabled":               true,
 	"media.navigator.streams.fake":                      true,
+	"permissions.default.microphone":                    1, // 1: allow
+	"permissions.default.camera":                        1,
 	"network.dns.disableIPv6":                           true,
 
 	"app.update.disabledForTesting":              true,
