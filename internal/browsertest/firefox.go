@@ -25,7 +25,11 @@ var ErrNoFirefox = errors.New("no firefox found (install Debian's firefox-esr wi
 // FindFirefox returns the path of the Firefox binary.
 func FindFirefox() (string, error) {
 	if p := os.Getenv(EnvFirefox); p != "" {
-		return exec.LookPath(p)
+		path, err := exec.LookPath(p)
+		if err != nil {
+			return "", fmt.Errorf("%w: %s=%s: %v", ErrNoFirefox, EnvFirefox, p, err)
+		}
+		return path, nil
 	}
 	for _, name := range []string{"firefox-esr", "firefox"} {
 		if p, err := exec.LookPath(name); err == nil {
