@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/meshmpi/meshmpi/internal/leaktest"
 )
 
 // framedRunPage is a run page in miniature, as seen by a framing page:
@@ -32,6 +34,7 @@ fetch("/exit").then((r) => r.text()).then((text) => {
 // the browser and everything it started are gone afterwards.
 func TestFirefoxReports(t *testing.T) {
 	RequireFirefox(t)
+	leaktest.Check(t)
 	rep := NewReporter()
 	mux := http.NewServeMux()
 	mux.Handle(ReporterPrefix, rep)
@@ -68,6 +71,7 @@ func TestFirefoxReports(t *testing.T) {
 // reports ends the wait with ErrPageLost rather than at the deadline.
 func TestRunInFirefoxBrowserGone(t *testing.T) {
 	RequireFirefox(t)
+	leaktest.Check(t)
 	rep := NewReporter()
 	// The page never loads: the server answers nothing until the test
 	// ends, so only the browser's exit can end the wait.

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/meshmpi/meshmpi/internal/browsertest"
+	"github.com/meshmpi/meshmpi/internal/leaktest"
 	"github.com/meshmpi/meshmpi/internal/ranksuite"
 )
 
@@ -15,6 +17,8 @@ import (
 // measure a short plan between them (the mixed job has one Firefox
 // rank, so this is the Firefox-Firefox link).
 func TestFirefoxPair(t *testing.T) {
+	browsertest.RequireFirefox(t)
+	leaktest.Check(t) // first: its cleanup runs after the launcher's
 	l := launcher(t, false, true)
 	plan := ranksuite.Plan{LatSizes: []int{8}, BWSizes: []int{64 << 10}, Iters: 50, StreamBytes: 1 << 20, Rounds: 1}
 	figs, res, err := l.Pair(context.Background(), Firefox, Firefox, plan)
