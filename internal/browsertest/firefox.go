@@ -193,8 +193,7 @@ func StartFirefox(pageURL string) (*Firefox, error) {
 		"MOZ_HEADLESS=1",
 		"MOZ_CRASHREPORTER_DISABLE=1",
 		"MOZ_DISABLE_AUTO_SAFE_MODE=1",
-		"MOZ_DISABLE_CONTENT_SANDBOX=1", // CI runs as root in a container, where the sandbox cannot start
-		"HOME="+dir,                     // nothing of the user's, nothing left behind
+		"HOME="+dir, // nothing of the user's, nothing left behind
 	)
 	f.cmd.Stdout, f.cmd.Stderr = f.log, f.log
 	ownGroup(f.cmd)
