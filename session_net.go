@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/meshmpi/meshmpi/mesh"
+	"github.com/meshmpi/meshmpi/peer"
 	"github.com/meshmpi/meshmpi/signaling"
 )
 
@@ -20,6 +21,13 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 	var do signaling.DialOptions
 	if spec.Rank != AnyRank {
 		do.Rank = &spec.Rank
+	}
+	// one certificate for all of this rank's links, announced with the
+	// seat token so the server can vouch for it to the others; a page
+	// that cannot make one joins without (its links still use DTLS)
+	id, err := peer.NewIdentity()
+	if err == nil {
+		do.Fingerprint = id.Fingerprint()
 	}
 	client, err := signaling.Dial(ctx, spec.Signal, spec.Job, spec.Token, &do)
 	if errors.Is(err, signaling.ErrJobGone) {
@@ -36,7 +44,7 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 		client.Close()
 		return nil, false, err
 	}
-	m := mesh.New(client, mesh.Net{ICEServers: w.ICEServers, Loopback: loopback})
+	m := mesh.New(client, mesh.Net{ICEServers: w.ICEServers, Loopback: loopback, Identity: id})
 	p, err := newProc(w.Rank, w.Size, cfg, m)
 	if err != nil {
 		client.Close()

@@ -14,8 +14,11 @@ import (
 // loopback mode only matters to native peers, which then publish
 // 127.0.0.1 candidates a page run with --allow-loopback-in-peer-connection
 // can reach).
-func connectLink(ctx context.Context, n Net, sig peer.Signaler, offerer bool) (peer.Link, error) {
-	cfg := peer.WebRTCConfig{Loopback: n.Loopback}
+//
+// remote is the certificate fingerprint the server vouched for the remote
+// rank: a remote that presents another is refused (peer.ErrIdentity).
+func connectLink(ctx context.Context, n Net, remote string, sig peer.Signaler, offerer bool) (peer.Link, error) {
+	cfg := peer.WebRTCConfig{Loopback: n.Loopback, Identity: n.Identity, RemoteFingerprint: remote}
 	for _, s := range n.ICEServers {
 		cfg.ICEServers = append(cfg.ICEServers, peer.ICEServer{URLs: s.URLs, Username: s.Username, Credential: s.Credential})
 	}

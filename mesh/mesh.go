@@ -15,6 +15,9 @@ import (
 type Net struct {
 	ICEServers []signaling.ICEServer
 	Loopback   bool
+	// Identity is this rank's certificate, whose fingerprint it announced
+	// when it joined; nil: a fresh certificate per link.
+	Identity *peer.Identity
 }
 
 // Endpoint is what the mesh hands its connections and losses to: a
@@ -55,6 +58,7 @@ type Mesh struct {
 	readyOnce sync.Once
 
 	mu      sync.Mutex
+	prints  []string // the certificate the server vouched for, per rank (Ready)
 	pairs   map[int]*pair
 	gone    error // why the signaling connection ended; nil while it is up
 	stopped bool
@@ -157,14 +161,15 @@ func (p *pair) connect(initiate bool) {
 		l   peer.Link
 		err error
 	)
+	vouched := m.vouched(p.remote)
 	if m.rank < p.remote {
-		l, err = connectLink(m.ctx, m.net, p, true)
+		l, err = connectLink(m.ctx, m.net, vouched, p, true)
 	} else {
 		if initiate {
 			err = m.client.Signal(m.ctx, p.remote, signaling.SignalConnect, []byte("{}"))
 		}
 		if err == nil {
-			l, err = connectLink(m.ctx, m.net, p, false)
+			l, err = connectLink(m.ctx, m.net, vouched, p, false)
 		}
 	}
 	if err == nil {
@@ -178,6 +183,17 @@ func (p *pair) connect(initiate bool) {
 	}
 	p.link, p.err = l, err
 	close(p.done)
+}
+
+// vouched is the certificate fingerprint the server vouched for rank, ""
+// if none (the rank announced none, or the job has not formed).
+func (m *Mesh) vouched(rank int) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if rank < len(m.prints) {
+		return m.prints[rank]
+	}
+	return ""
 }
 
 // Send implements peer.Signaler.
@@ -267,6 +283,11 @@ func (m *Mesh) route() {
 	for msg := range m.client.Messages() {
 		switch msg := msg.(type) {
 		case *signaling.Ready:
+			m.mu.Lock()
+			if m.prints == nil {
+				m.prints = msg.Fingerprints
+			}
+			m.mu.Unlock()
 			m.readyOnce.Do(func() { close(m.ready) })
 		case *signaling.Signal:
 			m.signal(msg)

@@ -113,7 +113,11 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 	for i, s := range cfg.ICEServers {
 		servers[i] = webrtc.ICEServer{URLs: s.URLs, Username: s.Username, Credential: s.Credential}
 	}
-	pc, err := api.NewPeerConnection(webrtc.Configuration{ICEServers: servers})
+	conf := webrtc.Configuration{ICEServers: servers}
+	if cfg.Identity != nil {
+		conf.Certificates = []webrtc.Certificate{*cfg.Identity.cert}
+	}
+	pc, err := api.NewPeerConnection(conf)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +170,7 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 		setup.open()
 	})
 
-	if err := setup.negotiate(ctx, sig, offerer, l); err != nil {
+	if err := setup.negotiate(ctx, sig, offerer, l, cfg.RemoteFingerprint); err != nil {
 		return nil, err
 	}
 	if detachErr != nil {

@@ -130,7 +130,7 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 	l.on(l.dc, "onmessage", l.onMessage)
 	l.on(l.dc, "onbufferedamountlow", func(js.Value) { poke(l.writable) })
 
-	if err := setup.negotiate(ctx, sig, offerer, l); err != nil {
+	if err := setup.negotiate(ctx, sig, offerer, l, cfg.RemoteFingerprint); err != nil {
 		return nil, err
 	}
 	l.opened()
@@ -194,6 +194,11 @@ func rtcConfig(cfg WebRTCConfig) js.Value {
 	}
 	c := js.Global().Get("Object").New()
 	c.Set("iceServers", servers)
+	if cfg.Identity != nil {
+		certs := js.Global().Get("Array").New()
+		certs.Call("push", cfg.Identity.cert)
+		c.Set("certificates", certs)
+	}
 	return c
 }
 

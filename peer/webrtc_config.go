@@ -48,6 +48,12 @@ type WebRTCConfig struct {
 	// SocketBuffer is the UDP socket buffer size in bytes; 0 means
 	// DefaultSocketBuffer, a negative value keeps the kernel's default.
 	SocketBuffer int
+	// Identity is this rank's certificate; nil: a fresh one per link.
+	Identity *Identity
+	// RemoteFingerprint, if set, is the certificate fingerprint the
+	// signaling server vouched for the remote rank: a remote description
+	// that names another certificate fails the link with ErrIdentity.
+	RemoteFingerprint string
 }
 
 func (c WebRTCConfig) withDefaults() WebRTCConfig {
@@ -68,6 +74,9 @@ func (c WebRTCConfig) Validate() error {
 	c = c.withDefaults()
 	if c.HighWater < 0 || c.LowWater < 0 || c.LowWater >= c.HighWater {
 		return fmt.Errorf("peer: webrtc water marks low %d, high %d: want 0 ≤ low < high", c.LowWater, c.HighWater)
+	}
+	if c.RemoteFingerprint != "" && !ValidFingerprint(c.RemoteFingerprint) {
+		return fmt.Errorf("peer: remote fingerprint %q: want \"sha-256 AB:CD:…\"", c.RemoteFingerprint)
 	}
 	for i, s := range c.ICEServers {
 		if len(s.URLs) == 0 {

@@ -101,8 +101,9 @@ type sigMsg struct {
 // ways over sig until the data channel is open (nil), ctx ends (bounded by
 // DefaultSetupTimeout), p fails, or the remote sends what the exchange
 // does not expect. Remote candidates that arrive before the remote
-// description wait for it.
-func (s *rtcSetup) negotiate(ctx context.Context, sig Signaler, offerer bool, p rtcPeer) error {
+// description wait for it. A remote description that does not name
+// certificate want (if not "") fails with ErrIdentity before it is set.
+func (s *rtcSetup) negotiate(ctx context.Context, sig Signaler, offerer bool, p rtcPeer, want string) error {
 	ctx, cancelTimeout := context.WithTimeout(ctx, DefaultSetupTimeout)
 	defer cancelTimeout()
 
@@ -148,6 +149,11 @@ func (s *rtcSetup) negotiate(ctx context.Context, sig Signaler, offerer bool, p 
 		return nil
 	}
 	setRemote := func(typ string, sdp []byte) error {
+		if want != "" {
+			if err := checkFingerprint(string(sdp), want); err != nil {
+				return fmt.Errorf("remote %s: %w", typ, err)
+			}
+		}
 		if err := p.setRemote(ctx, typ, string(sdp)); err != nil {
 			return fmt.Errorf("remote %s: %w", typ, err)
 		}

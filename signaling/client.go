@@ -16,6 +16,9 @@ type DialOptions struct {
 	// Kind is this client's kind; empty picks browser under GOOS=js, wasi
 	// under GOOS=wasip1 and native otherwise.
 	Kind ClientKind
+	// Fingerprint is this rank's DTLS certificate fingerprint, which the
+	// server vouches for to the job's other ranks (Ready.Fingerprints).
+	Fingerprint string
 	// Queue is how many incoming messages are buffered (default 256). When
 	// the buffer is full the client stops reading from the server (under
 	// js the browser keeps reading; see the package doc, Wasm).
@@ -88,7 +91,7 @@ func Dial(ctx context.Context, url, job, token string, opts *DialOptions) (_ *Cl
 	if o.Queue <= 0 {
 		o.Queue = 256
 	}
-	join := &Join{Job: job, Token: token, Rank: o.Rank, Kind: o.Kind}
+	join := &Join{Job: job, Token: token, Rank: o.Rank, Kind: o.Kind, Fingerprint: o.Fingerprint}
 	data, err := Encode(join)
 	if err != nil {
 		return nil, err

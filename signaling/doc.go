@@ -23,9 +23,9 @@
 // about 150 KB to a browser rank's gzipped size.
 //
 //	type     direction  data
-//	join     C→S        job, token, rank? (requested), kind (native|browser|wasi)
+//	join     C→S        job, token, rank? (requested), kind (native|browser|wasi), fingerprint?
 //	welcome  S→C        protocol, job, rank, size, iceServers?, settings?, limits? (rate, burst, bytes)
-//	ready    S→C        size, kinds[rank]            (all N ranks present)
+//	ready    S→C        size, kinds[rank], fingerprints[rank]?  (all N ranks present)
 //	signal   C→S→C      to, from, kind (sdp-offer|sdp-answer|ice-candidate|connect), payload (JSON value)
 //	left     S→C        rank, reason?, also?        (ranks' connections are gone; see Departures)
 //	error    S→C        code, message?              (then a close, unless code is rank-absent)
@@ -69,6 +69,20 @@
 // free rank: the explicit choice (`signal token -open`, "open" at the admin
 // endpoint) for jobs of volunteers, such as browser tabs, that come and go
 // until the job forms.
+//
+// # Identity
+//
+// A rank may announce its DTLS certificate's fingerprint in its join; the
+// server vouches for it to the other ranks in Ready (fingerprints[r]).
+// Ranks use one certificate for all their links and refuse a link whose
+// remote description names another certificate than the one vouched for
+// its rank (package peer, ErrIdentity): DTLS proves the remote holds the
+// certificate's key, the seat token proves the announcement came from the
+// rank's holder. The server stamps every relayed signal with its sender's
+// rank, so a member cannot send set-up messages or ICE candidates in
+// another rank's name; a rank applies a signal only to its link with the
+// sender. With open tokens the fingerprint binds a link to whoever took
+// the seat, not to a particular person.
 //
 // # Job life
 //

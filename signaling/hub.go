@@ -98,6 +98,7 @@ type conn struct {
 	job    *job
 	rank   int
 	kind   ClientKind
+	print  string // the certificate fingerprint it announced (Join.Fingerprint)
 	bucket bucket // reader goroutine only
 }
 
@@ -456,7 +457,7 @@ func (s *Server) join(c *conn, m *Join) *Error {
 	j.members[rank] = c
 	j.present++
 	j.expires = max(j.expires, claims.Expires)
-	c.job, c.rank, c.kind = j, rank, m.Kind
+	c.job, c.rank, c.kind, c.print = j, rank, m.Kind, m.Fingerprint
 	s.joins.Add(1)
 	s.log.Info("rank joined", "job", j.id, "rank", rank, "size", claims.Size, "kind", m.Kind, "remote", c.remote)
 	ice := s.cfg.ICEServers
@@ -472,10 +473,15 @@ func (s *Server) join(c *conn, m *Join) *Error {
 	if j.present == claims.Size {
 		j.started = true
 		kinds := make([]ClientKind, claims.Size)
+		prints, vouched := make([]string, claims.Size), false
 		for r, mem := range j.members {
-			kinds[r] = mem.kind
+			kinds[r], prints[r] = mem.kind, mem.print
+			vouched = vouched || mem.print != ""
 		}
-		s.broadcast(&Ready{Size: claims.Size, Kinds: kinds}, j.members)
+		if !vouched {
+			prints = nil
+		}
+		s.broadcast(&Ready{Size: claims.Size, Kinds: kinds, Fingerprints: prints}, j.members)
 		s.log.Info("job ready", "job", j.id, "size", claims.Size)
 	}
 	return nil

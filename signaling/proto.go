@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Version is the protocol version this package speaks; every envelope carries it.
@@ -16,16 +17,19 @@ const MaxMessageBytes = 1 << 20
 
 // Field bounds checked by Validate.
 const (
-	MaxJobIDLen    = 128      // bytes in a job id
-	MaxTokenLen    = 4096     // bytes in a token
-	MaxJobSize     = 1 << 16  // ranks in one job
-	MaxSettings    = 256      // entries in a job's settings
-	MaxSettingLen  = 1024     // bytes in one settings key or value
-	MaxICEServers  = 16       // ICE servers in a welcome
-	MaxPayloadLen  = 64 << 10 // bytes of one signal payload
-	MaxTextLen     = 1024     // bytes of an error message or reason
-	maxICEURLs     = 16
-	maxICEFieldLen = 1024
+	MaxJobIDLen   = 128     // bytes in a job id
+	MaxTokenLen   = 4096    // bytes in a token
+	MaxJobSize    = 1 << 16 // ranks in one job
+	MaxSettings   = 256     // entries in a job's settings
+	MaxSettingLen = 1024    // bytes in one settings key or value
+	MaxICEServers = 16      // ICE servers in a welcome
+	// MaxFingerprintLen bounds a certificate fingerprint (sha-512's is 191
+	// bytes).
+	MaxFingerprintLen = 200
+	MaxPayloadLen     = 64 << 10 // bytes of one signal payload
+	MaxTextLen        = 1024     // bytes of an error message or reason
+	maxICEURLs        = 16
+	maxICEFieldLen    = 1024
 )
 
 // Type names a message type on the wire.
@@ -123,6 +127,10 @@ type Join struct {
 	Token string     `json:"token"`
 	Rank  *int       `json:"rank,omitempty"` // requested rank; nil for the next free one
 	Kind  ClientKind `json:"kind"`
+	// Fingerprint is the rank's DTLS certificate fingerprint ("sha-256
+	// AB:CD:…"), which the server vouches for to the other ranks (Ready);
+	// "" announces none.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // Welcome answers a successful Join.
@@ -156,6 +164,11 @@ type ICEServer struct {
 type Ready struct {
 	Size  int          `json:"size"`
 	Kinds []ClientKind `json:"kinds"`
+	// Fingerprints[r] is the certificate fingerprint rank r announced when
+	// it joined with its seat token ("" if none): a rank accepts a link
+	// from r only if it presents that certificate. Absent when no rank
+	// announced one.
+	Fingerprints []string `json:"fingerprints,omitempty"`
 }
 
 // Signal carries an SDP offer/answer or an ICE candidate between two ranks of
@@ -255,6 +268,23 @@ func (m *Join) Validate() error {
 	if !m.Kind.valid() {
 		return invalid("client kind %q", m.Kind)
 	}
+	return validFingerprint(m.Fingerprint)
+}
+
+// validFingerprint checks the shape of a certificate fingerprint: a hash
+// name, a space and hex bytes with colons; the ranks compare it with
+// their peers' SDP.
+func validFingerprint(f string) error {
+	if f == "" {
+		return nil
+	}
+	if len(f) > MaxFingerprintLen {
+		return invalid("fingerprint longer than %d bytes", MaxFingerprintLen)
+	}
+	alg, val, ok := strings.Cut(f, " ")
+	if !ok || alg == "" || val == "" || strings.Trim(alg, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" || strings.Trim(val, "0123456789ABCDEF:") != "" {
+		return invalid("fingerprint %q: want \"sha-256 AB:CD:…\"", f)
+	}
 	return nil
 }
 
@@ -312,6 +342,14 @@ func (m *Ready) Validate() error {
 	for _, k := range m.Kinds {
 		if !k.valid() {
 			return invalid("client kind %q", k)
+		}
+	}
+	if m.Fingerprints != nil && len(m.Fingerprints) != m.Size {
+		return invalid("ready has %d fingerprints for size %d", len(m.Fingerprints), m.Size)
+	}
+	for _, f := range m.Fingerprints {
+		if err := validFingerprint(f); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -381,6 +419,9 @@ func (m *Join) appendData(b []byte) []byte {
 		o.int("rank", *m.Rank)
 	}
 	o.str("kind", string(m.Kind))
+	if m.Fingerprint != "" {
+		o.str("fingerprint", m.Fingerprint)
+	}
 	return o.close()
 }
 
@@ -394,6 +435,8 @@ func (m *Join) field(r *jsonReader, key string) (bool, error) {
 		return true, r.optInt(&m.Rank)
 	case "kind":
 		return true, r.str((*string)(&m.Kind))
+	case "fingerprint":
+		return true, r.str(&m.Fingerprint)
 	}
 	return false, nil
 }
@@ -523,6 +566,10 @@ func (m *Ready) appendData(b []byte) []byte {
 	o.int("size", m.Size)
 	o.key("kinds")
 	o.b = appendStrings(o.b, m.Kinds)
+	if len(m.Fingerprints) > 0 {
+		o.key("fingerprints")
+		o.b = appendStrings(o.b, m.Fingerprints)
+	}
 	return o.close()
 }
 
@@ -532,6 +579,8 @@ func (m *Ready) field(r *jsonReader, key string) (bool, error) {
 		return true, r.int(&m.Size)
 	case "kinds":
 		return true, readStrings(r, &m.Kinds)
+	case "fingerprints":
+		return true, readStrings(r, &m.Fingerprints)
 	}
 	return false, nil
 }

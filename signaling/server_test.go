@@ -90,6 +90,28 @@ func TestICECredentialsPerRank(t *testing.T) {
 	require.Len(t, shared, 1, "the job-wide list is not appended to")
 }
 
+// The server vouches for each rank's certificate: the fingerprint a rank
+// announced with its seat token reaches every rank in Ready, at its rank.
+func TestReadyVouchesFingerprints(t *testing.T) {
+	_, url := startServer(t, nil)
+	toks, err := MintSeats(testSecret, Claims{Job: "job", Size: 3, Expires: time.Now().Add(time.Hour).Unix()})
+	require.NoError(t, err)
+	prints := []string{"sha-256 AA:01", "", "sha-256 CC:03"} // rank 1 announces none
+	cs := make([]*Client, 3)
+	for _, r := range []int{2, 0, 1} { // join order does not matter
+		cs[r] = dial(t, url, "job", toks[r], &DialOptions{Rank: intp(r), Fingerprint: prints[r]})
+	}
+	for _, c := range cs {
+		require.Equal(t, prints, recvAs[*Ready](t, c).Fingerprints)
+	}
+
+	// a job where nobody announces one carries none
+	_, url = startServer(t, nil)
+	tok := mint(t, "plain", 1)
+	c := dial(t, url, "plain", tok, nil)
+	require.Nil(t, recvAs[*Ready](t, c).Fingerprints)
+}
+
 func TestRequestedRank(t *testing.T) {
 	_, url := startServer(t, nil)
 	tok := mint(t, "job", 3)

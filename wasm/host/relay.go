@@ -155,6 +155,12 @@ func (r *relay) join(job Job) error {
 		do.Rank = &job.Rank
 	}
 	do.Kind = signaling.KindWASI
+	// the host holds the guest's links: its certificate is the rank's
+	id, err := peer.NewIdentity()
+	if err != nil {
+		return fmt.Errorf("wasm host: %w", err)
+	}
+	do.Fingerprint = id.Fingerprint()
 	client, err := signaling.Dial(ctx, job.Signal, job.ID, job.Token, &do)
 	if err != nil {
 		return fmt.Errorf("wasm host: %w", err)
@@ -164,7 +170,7 @@ func (r *relay) join(job Job) error {
 		client.Close()
 		return fmt.Errorf("wasm host: %w", err)
 	}
-	net := mesh.Net{ICEServers: w.ICEServers, Loopback: w.Settings[meshmpi.SettingNetwork] == "loopback"}
+	net := mesh.Net{ICEServers: w.ICEServers, Loopback: w.Settings[meshmpi.SettingNetwork] == "loopback", Identity: id}
 	r.rank, r.size = w.Rank, w.Size
 	r.links, r.dialing = make([]*hostLink, w.Size), make([]bool, w.Size)
 	r.m = mesh.New(client, net)
