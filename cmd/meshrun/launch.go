@@ -244,6 +244,14 @@ func (l *launcher) job() (spec meshmpi.JobSpec, stop func(), err error) {
 func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.JobSpec) int {
 	j := &job{l: l, exe: t.exe, env: rankEnv(os.Environ(), spec, l.cfg.joinTimeout), exits: make(chan exit, l.cfg.n),
 		prog: prog, nwasi: nwasi, name: t.name, spec: spec}
+	// A rank stopped by a signal cannot answer its peers: the kernel tells
+	// meshrun with SIGCHLD, and meshrun names it as the job's trouble
+	// before its peers fail because of it. Asked for before the first
+	// rank starts: a rank stopped as it starts (before it even joined)
+	// sends its only SIGCHLD at once, which would otherwise be lost.
+	chld := make(chan os.Signal, 1)
+	signal.Notify(chld, syscall.SIGCHLD)
+	defer signal.Stop(chld)
 	for i := range l.cfg.n {
 		start := j.start
 		if i < nwasi {
@@ -256,12 +264,6 @@ func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.Job
 			break
 		}
 	}
-	// A rank stopped by a signal cannot answer its peers: the kernel tells
-	// meshrun with SIGCHLD, and meshrun names it as the job's trouble
-	// before its peers fail because of it.
-	chld := make(chan os.Signal, 1)
-	signal.Notify(chld, syscall.SIGCHLD)
-	defer signal.Stop(chld)
 	var timeout <-chan time.Time
 	if l.cfg.timeout > 0 {
 		t := time.NewTimer(l.cfg.timeout)
