@@ -74,16 +74,21 @@ type bench struct{ latUS, mbps float64 }
 // runJob runs one pathrank per host as one job and returns their link
 // lines and rank 0's figures; every rank must end with "pathrank ok".
 func runJob(t *testing.T, l *Lab, srv *server, job string, hosts []Host) ([]linkLine, map[int]bench) {
+	return runProcs(t, l, jobProcs(t, srv, job, hosts), len(hosts))
+}
+
+// jobProcs are one pathrank per host, ranks in hosts' order, with args.
+func jobProcs(t *testing.T, srv *server, job string, hosts []Host, args ...string) []proc {
 	bin, err := buildPathrank()
 	require.NoError(t, err)
 	tokens, err := signaling.MintSeats([]byte(labSecret), signaling.Claims{Job: job, Size: len(hosts), Expires: time.Now().Add(time.Hour).Unix()})
 	require.NoError(t, err)
 	var procs []proc
 	for r, h := range hosts {
-		procs = append(procs, proc{host: h, argv: []string{bin},
+		procs = append(procs, proc{host: h, argv: append([]string{bin}, args...),
 			env: []string{"MESHMPI_SIGNAL=" + srv.url, "MESHMPI_JOB=" + job, "MESHMPI_TOKEN=" + tokens[r], "MESHMPI_RANK=" + strconv.Itoa(r)}})
 	}
-	return runProcs(t, l, procs, len(hosts))
+	return procs
 }
 
 // proc is a process of a job: a pathrank, or a meshrun that starts
@@ -93,12 +98,35 @@ type proc struct {
 	launcher bool
 	argv     []string
 	env      []string
+	onLine   func(line string) // called with each output line, if set
 }
 
 // runProcs runs procs, which make up a job of size ranks, and returns the
 // ranks' link lines and rank 0's figures; every process must succeed and
 // every rank end with "pathrank ok".
 func runProcs(t *testing.T, l *Lab, procs []proc, size int) ([]linkLine, map[int]bench) {
+	res := execProcs(t, l, procs)
+	for i, p := range procs {
+		require.NoError(t, res.errs[i], "%s in %s:\n%s", p.argv[0], p.host.NS, res.outputs[i])
+	}
+	for r := range size {
+		require.True(t, res.ok[r], "rank %d did not report pathrank ok; output:\n%s", r, strings.Join(res.outputs, "\n"))
+	}
+	return res.links, res.benches
+}
+
+// jobResult is what became of a job's processes.
+type jobResult struct {
+	links   []linkLine
+	benches map[int]bench
+	ok      map[int]bool // ranks that reported pathrank ok
+	outputs []string     // per process
+	errs    []error      // per process
+	ended   []time.Time  // per process
+}
+
+// execProcs runs procs until they end (or the hang guard kills them).
+func execProcs(t *testing.T, l *Lab, procs []proc) jobResult {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a hang guard, not a timing
 	defer cancel()
 	var (
@@ -109,6 +137,7 @@ func runProcs(t *testing.T, l *Lab, procs []proc, size int) ([]linkLine, map[int
 		wg      sync.WaitGroup
 		outputs = make([]string, len(procs))
 		errs    = make([]error, len(procs))
+		ended   = make([]time.Time, len(procs))
 	)
 	for i, p := range procs {
 		cmd := l.Command(p.host, p.argv[0], p.argv[1:]...)
@@ -120,6 +149,7 @@ func runProcs(t *testing.T, l *Lab, procs []proc, size int) ([]linkLine, map[int
 		go func() {
 			defer wg.Done()
 			errs[i] = cmd.Wait()
+			ended[i] = time.Now()
 			pw.Close()
 		}()
 		go func() {
@@ -131,6 +161,9 @@ func runProcs(t *testing.T, l *Lab, procs []proc, size int) ([]linkLine, map[int
 				all.WriteString(line + "\n")
 				if p.launcher { // meshrun's "[r] " prefix
 					_, line, _ = strings.Cut(line, "] ")
+				}
+				if p.onLine != nil {
+					p.onLine(line)
 				}
 				f := strings.Fields(line)
 				mu.Lock()
@@ -160,13 +193,7 @@ func runProcs(t *testing.T, l *Lab, procs []proc, size int) ([]linkLine, map[int
 		}()
 	}
 	wg.Wait()
-	for i, p := range procs {
-		require.NoError(t, errs[i], "%s in %s:\n%s", p.argv[0], p.host.NS, outputs[i])
-	}
-	for r := range size {
-		require.True(t, ok[r], "rank %d did not report pathrank ok; output:\n%s", r, strings.Join(outputs, "\n"))
-	}
-	return links, benches
+	return jobResult{links: links, benches: benches, ok: ok, outputs: outputs, errs: errs, ended: ended}
 }
 
 // The NAT matrix: ranks behind endpoint-independent NATs reach each other
@@ -266,4 +293,77 @@ func TestMultiHostJob(t *testing.T) {
 	for peer, b := range benches {
 		t.Logf("rank 0 ↔ %d: 8 B one-way %.1f µs, 1 MiB %.1f MB/s", peer, b.latUS, b.mbps)
 	}
+}
+
+// A path that breaks for a few seconds while both ranks live heals: a
+// 64 MiB transfer cut off for 3 s mid-way completes intact, with no
+// error, and so does one whose NAT forgets its mappings mid-way (ICE's
+// consent checks and SCTP's retransmissions carry on through the new
+// mapping). An outage longer than the failure bound (ICE's 4 s) ends in
+// ErrProcFailed on both sides instead of a hang.
+func TestOutage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("network namespaces in -short mode")
+	}
+	l := New(t)
+	srv := startServer(t, l, l.PublicHost("srv"))
+	a, b := l.PublicHost("a"), l.PublicHost("b")
+
+	t.Run("3 s heals", func(t *testing.T) {
+		procs := jobProcs(t, srv, "outage-short", []Host{a, b}, "-transfer", "64")
+		var once sync.Once
+		restored := make(chan struct{})
+		procs[0].onLine = func(line string) {
+			if line == "transfer started" {
+				once.Do(func() {
+					l.Cut(b)
+					go func() { // the outage's length, not a wait for an event
+						time.Sleep(3 * time.Second)
+						l.Restore(b)
+						close(restored)
+					}()
+				})
+			}
+		}
+		res := execProcs(t, l, procs)
+		<-restored
+		for r := range 2 {
+			require.NoError(t, res.errs[r], "rank %d:\n%s", r, res.outputs[r])
+			require.Contains(t, res.outputs[r], "transfer ok")
+		}
+	})
+
+	t.Run("NAT mappings flushed", func(t *testing.T) {
+		home := l.Home("flush", EndpointIndependent)
+		procs := jobProcs(t, srv, "outage-flush", []Host{a, home}, "-transfer", "64")
+		var once sync.Once
+		procs[0].onLine = func(line string) {
+			if line == "transfer started" {
+				once.Do(func() { l.FlushNAT(home) })
+			}
+		}
+		res := execProcs(t, l, procs)
+		for r := range 2 {
+			require.NoError(t, res.errs[r], "rank %d:\n%s", r, res.outputs[r])
+			require.Contains(t, res.outputs[r], "transfer ok")
+		}
+	})
+
+	t.Run("long outage fails", func(t *testing.T) {
+		procs := jobProcs(t, srv, "outage-long", []Host{a, b}, "-transfer", "1024")
+		var once sync.Once
+		var cut time.Time
+		procs[0].onLine = func(line string) {
+			if line == "transfer started" {
+				once.Do(func() { cut = time.Now(); l.Cut(b) })
+			}
+		}
+		res := execProcs(t, l, procs)
+		l.Restore(b)
+		for r := range 2 {
+			require.Error(t, res.errs[r], "rank %d:\n%s", r, res.outputs[r])
+			require.Contains(t, res.outputs[r], "process failed", "rank %d", r)
+			t.Logf("rank %d ended %v after the cut", r, res.ended[r].Sub(cut).Round(time.Millisecond))
+		}
+	})
 }

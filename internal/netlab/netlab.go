@@ -9,7 +9,8 @@
 // namespaces the Lab made, with documentation addresses (203.0.113.0/24
 // public, 10.N.0.0/24 per home), and goes when the test ends.
 //
-// It needs root, iproute2 and nftables (.ci/install-netns installs them).
+// It needs root, iproute2, nftables and conntrack (.ci/install-netns
+// installs them).
 // New skips the test when they are missing, or fails it when
 // MESHMPI_NETNS_TESTS=require (CI, which runs as root).
 package netlab
@@ -57,6 +58,8 @@ type Host struct {
 	// Public is the address the public network sees its flows come from:
 	// IP on the public network, its router's behind a NAT.
 	Public net.IP
+	// Router is the namespace of its NAT router; "" on the public network.
+	Router string
 }
 
 // Lab is the namespaces one test made.
@@ -76,9 +79,9 @@ func Check() error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("network namespaces need root")
 	}
-	for _, tool := range []string{"ip", "nft"} {
+	for _, tool := range []string{"ip", "nft", "conntrack"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			return fmt.Errorf("%s not found (Debian's iproute2 and nftables; .ci/install-netns)", tool)
+			return fmt.Errorf("%s not found (Debian's iproute2, nftables and conntrack; .ci/install-netns)", tool)
 		}
 	}
 	return nil
@@ -155,7 +158,7 @@ table ip filter {
 		iifname "eth0" ct state new drop
 	}
 }`)
-	return Host{NS: ns, IP: ip, Public: wanIP}
+	return Host{NS: ns, IP: ip, Public: wanIP, Router: router}
 }
 
 // Command is a command that runs in h's namespace.
@@ -217,4 +220,35 @@ func (l *Lab) close() {
 		}
 	}
 	l.nss = nil
+}
+
+// Cut drops every packet h sends or receives on its network (not its
+// loopback), as a pulled cable or a dead Wi-Fi does; Restore ends it.
+func (l *Lab) Cut(h Host) {
+	l.nft(h.NS, `table inet outage {
+	chain in {
+		type filter hook input priority -10; policy drop;
+		iifname "lo" accept
+	}
+	chain out {
+		type filter hook output priority -10; policy drop;
+		oifname "lo" accept
+	}
+}`)
+}
+
+// Restore ends a Cut.
+func (l *Lab) Restore(h Host) {
+	l.run(h.NS, "nft", "delete", "table", "inet", "outage")
+}
+
+// FlushNAT forgets every mapping h's NAT router holds (conntrack -F), as
+// a router that reboots or times its mappings out does: the next packet
+// out opens a new one.
+func (l *Lab) FlushNAT(h Host) {
+	l.t.Helper()
+	if h.Router == "" {
+		l.t.Fatalf("netlab: %s has no NAT", h.NS)
+	}
+	l.run(h.Router, "conntrack", "-F")
 }

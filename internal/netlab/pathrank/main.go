@@ -7,6 +7,11 @@
 //	link RANK PEER KIND LOCAL REMOTE RTT  (Comm.LinkInfo)
 //	bench PEER LAT_US MBPS                (rank 0: one-way 8 B latency, 1 MiB bandwidth)
 //	pathrank ok RANK
+//
+// With -transfer N, rank 0 instead sends rank 1 N MiB of numbered data in
+// 256 KiB messages, printing "transfer started" after the first and
+// "transfer ok" once rank 1 checked every byte; the network tests cut
+// the path meanwhile.
 package main
 
 import (
@@ -21,8 +26,15 @@ import (
 func main() {
 	pings := flag.Int("pings", 200, "8-byte round trips per peer")
 	mib := flag.Int("mib", 16, "MiB sent to each peer for the bandwidth figure")
+	transfer := flag.Int("transfer", 0, "MiB rank 0 sends rank 1, checked, instead of the measurements")
 	flag.Parse()
-	rank, err := run(*pings, *mib)
+	var rank int
+	var err error
+	if *transfer > 0 {
+		rank, err = runTransfer(*transfer)
+	} else {
+		rank, err = run(*pings, *mib)
+	}
 	if err != nil {
 		fmt.Println("pathrank error:", err)
 		os.Exit(1)
@@ -140,4 +152,44 @@ func sink(w *meshmpi.Comm, b []byte, mib int) error {
 		}
 	}
 	return meshmpi.Send(w, b[:1], 0, 3)
+}
+
+// runTransfer sends mib MiB of numbered 8-byte words from rank 0 to rank 1
+// and checks them there.
+func runTransfer(mib int) (int, error) {
+	w, err := meshmpi.Init()
+	if err != nil {
+		return -1, err
+	}
+	me := w.Rank()
+	const words = 32 << 10 // 256 KiB per message
+	buf := make([]uint64, words)
+	for m := range mib * 4 {
+		switch me {
+		case 0:
+			for i := range buf {
+				buf[i] = uint64(m*words + i)
+			}
+			if err := meshmpi.Send(w, buf, 1, 4); err != nil {
+				return me, fmt.Errorf("transfer: message %d: %w", m, err)
+			}
+		case 1:
+			if _, err := meshmpi.Recv(w, buf, 0, 4); err != nil {
+				return me, fmt.Errorf("transfer: message %d: %w", m, err)
+			}
+			for i, v := range buf {
+				if v != uint64(m*words+i) {
+					return me, fmt.Errorf("transfer: message %d word %d is %d", m, i, v)
+				}
+			}
+		}
+		if m == 0 {
+			fmt.Println("transfer started")
+		}
+	}
+	if err := meshmpi.Barrier(w); err != nil {
+		return me, err
+	}
+	fmt.Println("transfer ok")
+	return me, meshmpi.Finalize()
 }
