@@ -150,6 +150,7 @@ func Listen(cfg Config) (*Server, error) {
 		}
 	}
 	port := s.udp.LocalAddr().(*net.UDPAddr).Port
+	setBuffers(s.udp)
 	gen := &relayPorts{s: s, RelayAddressGeneratorPortRange: pionturn.RelayAddressGeneratorPortRange{
 		RelayAddress: cfg.PublicIP, Address: cfg.RelayIP.String(),
 		MinPort: uint16(cfg.MinPort), MaxPort: uint16(cfg.MaxPort),
@@ -291,6 +292,22 @@ func (s *Server) give(user string) {
 	}
 }
 
+// socketBuffer is the UDP buffer size asked of the kernel for the
+// server's sockets (it caps it at rmem_max/wmem_max): a relay forwards
+// bursts of a whole SCTP window, which the default ~200 KiB drops, and
+// every drop costs the link a retransmission.
+const socketBuffer = 4 << 20
+
+func setBuffers(c net.PacketConn) {
+	if u, ok := c.(interface {
+		SetReadBuffer(int) error
+		SetWriteBuffer(int) error
+	}); ok {
+		_ = u.SetReadBuffer(socketBuffer)
+		_ = u.SetWriteBuffer(socketBuffer)
+	}
+}
+
 // relayPorts allocates relay sockets from the port range, counted
 // against the quotas and wrapped to count the bytes they relay.
 type relayPorts struct {
@@ -307,6 +324,7 @@ func (g *relayPorts) AllocatePacketConn(c pionturn.AllocateListenerConfig) (net.
 		g.s.give(c.UserID)
 		return nil, nil, fmt.Errorf("turn: no free relay port in %d-%d: %w", g.MinPort, g.MaxPort, err)
 	}
+	setBuffers(conn)
 	return &countedConn{PacketConn: conn, s: g.s, user: c.UserID}, addr, nil
 }
 
