@@ -397,9 +397,26 @@ func runBench(out io.Writer, b bench, lk *links, sizes []int, base, rounds int, 
 				fmt.Fprintf(out, "%10d%20.2f\n", size, figs[i])
 			}
 		}
+		if w.Rank() == 0 {
+			printPath(out, w)
+		}
 		return nil
 	})
 	return figs, err
+}
+
+// printPath notes under a table how rank 0 reached rank 1: the link kind
+// and, over WebRTC, the ICE candidate pair and its round trip.
+func printPath(out io.Writer, w *meshmpi.Comm) {
+	li, err := w.LinkInfo(1)
+	switch {
+	case err != nil:
+		fmt.Fprintf(out, "# path: %v\n", err)
+	case li.Local != "":
+		fmt.Fprintf(out, "# path: %s %s/%s %s → %s, ICE RTT %v\n", li.Link, li.Local, li.Remote, li.LocalAddr, li.RemoteAddr, li.RTT)
+	case li.Link != "":
+		fmt.Fprintf(out, "# path: %s\n", li.Link)
+	}
 }
 
 // printTitle prints the title and header of b's table over link.
