@@ -177,12 +177,30 @@ func (p *pair) connect(initiate bool) {
 			l.Close()
 		}
 	}
+	if err == nil {
+		m.reportPath(p.remote, l)
+	}
 	if err != nil {
 		err = fmt.Errorf("connect to rank %d: %w: %w", p.remote, peer.ErrProcFailed, err)
 		l = nil
 	}
 	p.link, p.err = l, err
 	close(p.done)
+}
+
+// reportPath tells the server how the link to remote reaches it, when
+// the link can say: the server's view of direct and relayed links. A
+// report that cannot be sent is no loss to the job.
+func (m *Mesh) reportPath(remote int, l peer.Link) {
+	pr, ok := l.(peer.PathReporter)
+	if !ok {
+		return
+	}
+	path := pr.Path()
+	if path.Local == "" || path.Remote == "" {
+		return
+	}
+	_ = m.client.Send(m.ctx, &signaling.Path{Peer: remote, Local: path.Local, Remote: path.Remote, RTTMicros: int(path.RTT.Microseconds())})
 }
 
 // vouched is the certificate fingerprint the server vouched for rank, ""

@@ -27,6 +27,7 @@
 //	welcome  S→C        protocol, job, rank, size, iceServers?, settings?, limits? (rate, burst, bytes)
 //	ready    S→C        size, kinds[rank], fingerprints[rank]?  (all N ranks present)
 //	signal   C→S→C      to, from, kind (sdp-offer|sdp-answer|ice-candidate|connect), payload (JSON value)
+//	path     C→S        peer, local, remote, rttMicros?  (how a link reached peer: ICE candidate types)
 //	left     S→C        rank, reason?, also?        (ranks' connections are gone; see Departures)
 //	error    S→C        code, message?              (then a close, unless code is rank-absent)
 //	ping     both       id?                          (answered by pong with the same id)

@@ -380,6 +380,8 @@ func (c *conn) handle(m Message) *Error {
 		return c.s.join(c, m)
 	case *Signal:
 		return c.s.relay(c, m)
+	case *Path:
+		return c.s.path(c, m)
 	case *Ping:
 		c.send(&Pong{ID: m.ID})
 		return nil
@@ -513,6 +515,35 @@ func (s *Server) relay(c *conn, m *Signal) *Error {
 	m.From = c.rank
 	dst.send(m)
 	s.relayed.Add(1)
+	return nil
+}
+
+// path takes a rank's report of how it reached a peer: counted (direct
+// or relayed, Stats.Paths) and logged.
+func (s *Server) path(c *conn, m *Path) *Error {
+	s.mu.Lock()
+	j := c.job
+	size := 0
+	if j != nil {
+		size = len(j.members)
+	}
+	s.mu.Unlock()
+	switch {
+	case j == nil:
+		return &Error{Code: CodeProtocol, Message: "path before join"}
+	case m.Peer >= size || m.Peer == c.rank:
+		s.countRejected(CodeBadRank)
+		c.send(&Error{Code: CodeBadRank, Message: fmt.Sprintf("path to rank %d in a job of size %d from rank %d", m.Peer, size, c.rank)})
+		return nil
+	}
+	kind := "direct"
+	if m.Relayed() {
+		kind = "relay"
+	}
+	s.statsMu.Lock()
+	s.paths[kind]++
+	s.statsMu.Unlock()
+	s.log.Info("link path", "job", j.id, "rank", c.rank, "peer", m.Peer, "local", m.Local, "remote", m.Remote, "rtt_us", m.RTTMicros)
 	return nil
 }
 

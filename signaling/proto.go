@@ -45,6 +45,7 @@ const (
 	TypeError   Type = "error"
 	TypePing    Type = "ping"
 	TypePong    Type = "pong"
+	TypePath    Type = "path"
 )
 
 // ClientKind says what runs a rank.
@@ -105,7 +106,8 @@ const (
 )
 
 // Message is one protocol message. The concrete types are *Join, *Welcome,
-// *Ready, *Signal, *Left, *Error, *Ping and *Pong; no others can be sent.
+// *Ready, *Signal, *Path, *Left, *Error, *Ping and *Pong; no others can be
+// sent.
 //
 // The json tags on their fields name the members on the wire. The codec
 // (json.go) writes and reads them by hand; a test holds it to what
@@ -171,6 +173,20 @@ type Ready struct {
 	Fingerprints []string `json:"fingerprints,omitempty"`
 }
 
+// Path reports how the sender reached one of its peers: the ICE
+// candidate types of the pair its link took and ICE's round trip on it.
+// The server counts and logs them: its view of which links are direct
+// and which go through a relay.
+type Path struct {
+	Peer      int    `json:"peer"`
+	Local     string `json:"local"`  // host, srflx, prflx or relay
+	Remote    string `json:"remote"` // the same
+	RTTMicros int    `json:"rttMicros,omitempty"`
+}
+
+// Relayed reports whether the path goes through a TURN relay.
+func (m *Path) Relayed() bool { return m.Local == "relay" || m.Remote == "relay" }
+
 // Signal carries an SDP offer/answer or an ICE candidate between two ranks of
 // one job. The server overwrites From with the sender's rank.
 type Signal struct {
@@ -217,6 +233,7 @@ func (*Left) Type() Type    { return TypeLeft }
 func (*Error) Type() Type   { return TypeError }
 func (*Ping) Type() Type    { return TypePing }
 func (*Pong) Type() Type    { return TypePong }
+func (*Path) Type() Type    { return TypePath }
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
@@ -368,6 +385,24 @@ func (m *Signal) Validate() error {
 	}
 	if !validJSON(m.Payload) {
 		return invalid("signal payload must be a JSON value other than null")
+	}
+	return nil
+}
+
+// Validate implements Message.
+func (m *Path) Validate() error {
+	if m.Peer < 0 || m.Peer >= MaxJobSize {
+		return invalid("path to rank %d out of range", m.Peer)
+	}
+	for _, t := range []string{m.Local, m.Remote} {
+		switch t {
+		case "host", "srflx", "prflx", "relay":
+		default:
+			return invalid("candidate type %q", t)
+		}
+	}
+	if m.RTTMicros < 0 {
+		return invalid("negative round trip")
 	}
 	return nil
 }
@@ -638,6 +673,31 @@ func (m *Left) field(r *jsonReader, key string) (bool, error) {
 	return false, nil
 }
 
+func (m *Path) appendData(b []byte) []byte {
+	o := openObject(b)
+	o.int("peer", m.Peer)
+	o.str("local", m.Local)
+	o.str("remote", m.Remote)
+	if m.RTTMicros != 0 {
+		o.int("rttMicros", m.RTTMicros)
+	}
+	return o.close()
+}
+
+func (m *Path) field(r *jsonReader, key string) (bool, error) {
+	switch key {
+	case "peer":
+		return true, r.int(&m.Peer)
+	case "local":
+		return true, r.str(&m.Local)
+	case "remote":
+		return true, r.str(&m.Remote)
+	case "rttMicros":
+		return true, r.int(&m.RTTMicros)
+	}
+	return false, nil
+}
+
 func (m *Error) appendData(b []byte) []byte {
 	o := openObject(b)
 	o.str("code", string(m.Code))
@@ -697,6 +757,8 @@ func newMessage(t Type) Message {
 		return new(Ping)
 	case TypePong:
 		return new(Pong)
+	case TypePath:
+		return new(Path)
 	}
 	return nil
 }

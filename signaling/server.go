@@ -160,6 +160,7 @@ type Server struct {
 	leaveHook func() // tests: called (under mu) after a departure was handled
 	statsMu   sync.Mutex
 	rejected  map[ErrorCode]uint64
+	paths     map[string]uint64 // links reported, by direct or relay
 }
 
 // NewServer validates cfg and returns a server.
@@ -176,6 +177,7 @@ func NewServer(cfg Config) (*Server, error) {
 		ended:    make(map[string]grave),
 		conns:    make(map[*conn]struct{}),
 		rejected: make(map[ErrorCode]uint64),
+		paths:    make(map[string]uint64),
 	}
 	s.mux.HandleFunc("GET /ws", s.serveWS)
 	s.mux.HandleFunc("POST /admin/token", s.serveAdminToken)
@@ -210,6 +212,9 @@ type Stats struct {
 	Relayed    uint64               // signals relayed
 	Sent       uint64               // messages queued to clients, of every type
 	Rejected   map[ErrorCode]uint64 // fatal and non-fatal errors sent, by code
+	// Paths counts the links ranks reported (Path), by "direct" or
+	// "relay".
+	Paths map[string]uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -227,6 +232,7 @@ func (s *Server) Stats() Stats {
 	for k, v := range s.rejected {
 		st.Rejected[k] = v
 	}
+	st.Paths = map[string]uint64{"direct": s.paths["direct"], "relay": s.paths["relay"]}
 	s.statsMu.Unlock()
 	return st
 }

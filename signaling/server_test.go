@@ -112,6 +112,27 @@ func TestReadyVouchesFingerprints(t *testing.T) {
 	require.Nil(t, recvAs[*Ready](t, c).Fingerprints)
 }
 
+// Ranks report their links' paths; the server counts them as direct or
+// relayed. A report before joining is a protocol error, one about a rank
+// outside the job a non-fatal bad-rank.
+func TestPathReports(t *testing.T) {
+	srv, url := startServer(t, nil)
+	tok := mint(t, "paths", 3)
+	c := dial(t, url, "paths", tok, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	require.NoError(t, c.Send(ctx, &Path{Peer: 1, Local: "host", Remote: "srflx", RTTMicros: 90}))
+	require.NoError(t, c.Send(ctx, &Path{Peer: 2, Local: "relay", Remote: "prflx"}))
+	require.NoError(t, c.Send(ctx, &Path{Peer: 7, Local: "host", Remote: "host"}))
+	e := recvAs[*Error](t, c)
+	require.Equal(t, CodeBadRank, e.Code)
+	require.Equal(t, map[string]uint64{"direct": 1, "relay": 1}, srv.Stats().Paths)
+
+	ws := rawDial(t, url)
+	rawSend(t, ws, &Path{Peer: 0, Local: "host", Remote: "host"})
+	rawExpectError(t, ws, CodeProtocol)
+}
+
 func TestRequestedRank(t *testing.T) {
 	_, url := startServer(t, nil)
 	tok := mint(t, "job", 3)

@@ -244,7 +244,7 @@ type statsCollector struct {
 	srv                               *signaling.Server
 	jobs, conns, joins, relayed, errs *prometheus.Desc
 	ranks, ended, departures, failed  *prometheus.Desc
-	sent                              *prometheus.Desc
+	sent, paths                       *prometheus.Desc
 }
 
 func newStatsCollector(srv *signaling.Server) *statsCollector {
@@ -263,11 +263,12 @@ func newStatsCollector(srv *signaling.Server) *statsCollector {
 		departures: d("departures_total", "Ranks that left their job: closed, broke, or stopped answering pings."),
 		failed:     d("failed_jobs_total", "Jobs failed by a departure before they formed."),
 		sent:       d("messages_sent_total", "Messages queued to clients, of every type."),
+		paths:      d("links_total", "Links the ranks reported, by path: direct (host, server- or peer-reflexive candidates) or relay (through a TURN server).", "path"),
 	}
 }
 
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.jobs, c.conns, c.joins, c.relayed, c.errs, c.ranks, c.ended, c.departures, c.failed, c.sent} {
+	for _, d := range []*prometheus.Desc{c.jobs, c.conns, c.joins, c.relayed, c.errs, c.ranks, c.ended, c.departures, c.failed, c.sent, c.paths} {
 		ch <- d
 	}
 }
@@ -283,6 +284,9 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.departures, prometheus.CounterValue, float64(st.Departures))
 	ch <- prometheus.MustNewConstMetric(c.failed, prometheus.CounterValue, float64(st.FailedJobs))
 	ch <- prometheus.MustNewConstMetric(c.sent, prometheus.CounterValue, float64(st.Sent))
+	for path, n := range st.Paths {
+		ch <- prometheus.MustNewConstMetric(c.paths, prometheus.CounterValue, float64(n), path)
+	}
 	for code, n := range st.Rejected {
 		ch <- prometheus.MustNewConstMetric(c.errs, prometheus.CounterValue, float64(n), string(code))
 	}

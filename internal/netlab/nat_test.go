@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meshmpi/meshmpi/internal/gobuild"
+	"github.com/meshmpi/meshmpi/internal/lockedbuf"
 	"github.com/meshmpi/meshmpi/internal/testbin"
 	"github.com/meshmpi/meshmpi/signaling"
 )
@@ -38,15 +39,36 @@ const labSecret = "netlab-secret-0123456789"
 type server struct {
 	url string
 	cmd *exec.Cmd
+	log *lockedbuf.Buffer // its log: joins, departures, the links' paths
+}
+
+// paths returns the links of job whose paths the server logged, as
+// "rank→peer local/remote".
+func (s *server) paths(job string) []string {
+	var out []string
+	for _, line := range strings.Split(s.log.String(), "\n") {
+		if !strings.Contains(line, `msg="link path"`) || !strings.Contains(line, " job="+job+" ") {
+			continue
+		}
+		f := map[string]string{}
+		for _, kv := range strings.Fields(line) {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				f[k] = v
+			}
+		}
+		out = append(out, f["rank"]+"→"+f["peer"]+" "+f["local"]+"/"+f["remote"])
+	}
+	return out
 }
 
 func startServer(t *testing.T, l *Lab, h Host) *server {
 	bin, err := buildSignal()
 	require.NoError(t, err)
 	addr := net.JoinHostPort(h.IP.String(), "8080")
-	cmd := l.Command(h, bin, "serve", "-listen", addr, "-turn", net.JoinHostPort(h.IP.String(), "3478"), "-log-level", "warn")
+	cmd := l.Command(h, bin, "serve", "-listen", addr, "-turn", net.JoinHostPort(h.IP.String(), "3478"), "-log-level", "info")
 	cmd.Env = append(os.Environ(), "MESHMPI_SIGNAL_SECRET="+labSecret)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	log := new(lockedbuf.Buffer)
+	cmd.Stdout, cmd.Stderr = log, log
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -57,7 +79,7 @@ func startServer(t *testing.T, l *Lab, h Host) *server {
 	probe := l.Command(h, "bash", "-c", fmt.Sprintf("for i in $(seq 1 600); do (exec 3<>/dev/tcp/%s/8080) 2>/dev/null && exit 0; sleep 0.1; done; exit 1", h.IP))
 	out, err := probe.CombinedOutput()
 	require.NoError(t, err, "signal serve did not come up: %s", out)
-	return &server{url: "ws://" + addr + "/ws", cmd: cmd}
+	return &server{url: "ws://" + addr + "/ws", cmd: cmd, log: log}
 }
 
 // linkLine is one "link" line of a pathrank: how rank reached peer.
@@ -237,6 +259,13 @@ func TestNATMatrix(t *testing.T) {
 			}
 			for peer, b := range benches {
 				t.Logf("rank 0 ↔ %d: 8 B one-way %.1f µs, 1 MiB %.1f MB/s", peer, b.latUS, b.mbps)
+			}
+			// the server's view: every rank reported its links' paths
+			// (a link reports once it is up: both ends of each pair)
+			seen := srv.paths(sanitize(t.Name()))
+			require.Len(t, seen, n*(n-1), "%q", seen)
+			for _, p := range seen {
+				require.Equal(t, tc.relayed, strings.Contains(p, "relay"), p)
 			}
 		})
 	}
