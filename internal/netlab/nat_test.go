@@ -37,9 +37,10 @@ const labSecret = "netlab-secret-0123456789"
 // server is `signal serve` with its embedded STUN/TURN server on a public
 // host of the lab.
 type server struct {
-	url string
-	cmd *exec.Cmd
-	log *lockedbuf.Buffer // its log: joins, departures, the links' paths
+	url  string // the websocket
+	base string // http://host:port, for pages
+	cmd  *exec.Cmd
+	log  *lockedbuf.Buffer // its log: joins, departures, the links' paths
 }
 
 // paths returns the links of job whose paths the server logged, as
@@ -61,11 +62,11 @@ func (s *server) paths(job string) []string {
 	return out
 }
 
-func startServer(t *testing.T, l *Lab, h Host) *server {
+func startServer(t *testing.T, l *Lab, h Host, args ...string) *server {
 	bin, err := buildSignal()
 	require.NoError(t, err)
 	addr := net.JoinHostPort(h.IP.String(), "8080")
-	cmd := l.Command(h, bin, "serve", "-listen", addr, "-turn", net.JoinHostPort(h.IP.String(), "3478"), "-log-level", "info")
+	cmd := l.Command(h, bin, append([]string{"serve", "-listen", addr, "-turn", net.JoinHostPort(h.IP.String(), "3478"), "-log-level", "info"}, args...)...)
 	cmd.Env = append(os.Environ(), "MESHMPI_SIGNAL_SECRET="+labSecret)
 	log := new(lockedbuf.Buffer)
 	cmd.Stdout, cmd.Stderr = log, log
@@ -79,7 +80,7 @@ func startServer(t *testing.T, l *Lab, h Host) *server {
 	probe := l.Command(h, "bash", "-c", fmt.Sprintf("for i in $(seq 1 600); do (exec 3<>/dev/tcp/%s/8080) 2>/dev/null && exit 0; sleep 0.1; done; exit 1", h.IP))
 	out, err := probe.CombinedOutput()
 	require.NoError(t, err, "signal serve did not come up: %s", out)
-	return &server{url: "ws://" + addr + "/ws", cmd: cmd, log: log}
+	return &server{url: "ws://" + addr + "/ws", base: "http://" + addr, cmd: cmd, log: log}
 }
 
 // linkLine is one "link" line of a pathrank: how rank reached peer.
