@@ -6,9 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall/js"
+	"time"
 
 	"github.com/meshmpi/meshmpi/internal/jsglue"
 )
@@ -66,6 +69,74 @@ type jsLink struct {
 	downOnce  sync.Once
 	pumpDone  chan struct{}
 	inHandler atomic.Bool // the pump is inside a handler call
+
+	path Path // the ICE pair the link took, read once it opened (Path)
+}
+
+// Path implements PathReporter: the candidate pair the page's ICE agent
+// selected, and its round trip, as getStats() gave them when the link
+// opened (getStats is asynchronous; a link's path rarely changes).
+func (l *jsLink) Path() Path { return l.path }
+
+// readPath reads the selected candidate pair from getStats(): the
+// transport's selectedCandidatePairId, or else the nominated succeeded
+// pair (browsers that do not name it).
+func (l *jsLink) readPath(ctx context.Context) Path {
+	p := Path{Link: "webrtc"}
+	var promise js.Value
+	if jsglue.Try(func() { promise = l.pc.Call("getStats") }) != nil {
+		return p
+	}
+	report, err := await(ctx, promise)
+	if err != nil {
+		return p
+	}
+	stats := map[string]js.Value{}
+	var selected string
+	forEach := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		st := args[0]
+		id := st.Get("id").String()
+		stats[id] = st
+		switch st.Get("type").String() {
+		case "transport":
+			if v := st.Get("selectedCandidatePairId"); v.Type() == js.TypeString {
+				selected = v.String()
+			}
+		case "candidate-pair":
+			if selected == "" && st.Get("nominated").Truthy() && st.Get("state").String() == "succeeded" {
+				selected = id
+			}
+		}
+		return nil
+	})
+	defer forEach.Release()
+	if jsglue.Try(func() { report.Call("forEach", forEach) }) != nil {
+		return p
+	}
+	pair, ok := stats[selected]
+	if !ok {
+		return p
+	}
+	cand := func(id js.Value) (typ, addr string) {
+		c, ok := stats[id.String()]
+		if !ok {
+			return "", ""
+		}
+		ip := c.Get("address")
+		if ip.Type() != js.TypeString {
+			ip = c.Get("ip")
+		}
+		if ip.Type() == js.TypeString && c.Get("port").Type() == js.TypeNumber {
+			addr = net.JoinHostPort(ip.String(), strconv.Itoa(c.Get("port").Int()))
+		}
+		return c.Get("candidateType").String(), addr
+	}
+	p.Local, p.LocalAddr = cand(pair.Get("localCandidateId"))
+	p.Remote, p.RemoteAddr = cand(pair.Get("remoteCandidateId"))
+	if rtt := pair.Get("currentRoundTripTime"); rtt.Type() == js.TypeNumber {
+		p.RTT = time.Duration(rtt.Float() * float64(time.Second))
+	}
+	return p
 }
 
 // connect builds the page's RTCPeerConnection and its negotiated data
@@ -134,6 +205,7 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 		return nil, err
 	}
 	l.opened()
+	l.path = l.readPath(ctx)
 	return l, nil
 }
 
