@@ -11,10 +11,11 @@ import (
 // or peer-reflexive, learned from a connectivity check), or through a TURN
 // relay — and ICE's round-trip time on it.
 type LinkInfo struct {
-	// Link is "webrtc", "memory" (ranks in one process), "self", or ""
-	// when there is no link to the rank (yet: links open on first use
-	// in large jobs) or the link cannot say (a WASI guest's links, which
-	// its host holds).
+	// Link is "webrtc", "memory" (ranks in one process), "self",
+	// "wasi-host" (a WASI guest's link, a stream through its host, which
+	// holds the WebRTC link and reports its path to the signaling
+	// server), or "" when there is no link to the rank yet (links open
+	// on first use in large jobs).
 	Link string
 	// Local and Remote are the ICE candidate types of the two ends:
 	// "host", "srflx", "prflx" or "relay"; empty off WebRTC.

@@ -48,8 +48,3 @@ func TestLinkInfo(t *testing.T) {
 	_, err := freed.LinkInfo(0)
 	require.ErrorIs(t, err, ErrComm)
 }
-
-func TestMeshLinkInfo(t *testing.T) {
-	overMesh(t)
-	TestLinkInfo(t)
-}

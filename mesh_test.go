@@ -294,3 +294,9 @@ func TestMeshAllPairs(t *testing.T) {
 		return expect(w.p.ep.Links() == n-1, "rank %d has %d links, want %d", r, w.p.ep.Links(), n-1)
 	}, WithJob(world(t, n))))
 }
+
+// LinkInfo over the real mesh: WebRTC host-to-host pairs on loopback.
+func TestMeshLinkInfo(t *testing.T) {
+	overMesh(t)
+	TestLinkInfo(t)
+}

@@ -384,6 +384,11 @@ func (l *guestLink) Bind(h peer.LinkHandler) {
 
 func (l *guestLink) MaxFrame() int { return l.maxFrame }
 
+// Path implements peer.PathReporter: the link is a stream through the
+// host, which holds the WebRTC link (and reports its ICE path to the
+// signaling server itself).
+func (l *guestLink) Path() peer.Path { return peer.Path{Link: "wasi-host"} }
+
 func (l *guestLink) WriteFrame(hdr, payload []byte) (bool, error) {
 	n := len(hdr) + len(payload)
 	if n > l.maxFrame {
