@@ -2,11 +2,14 @@
 
 // Package browsertest starts Debian's chromium headless for the browser
 // tests and for cmd/jsrun, with the flags that let a page's WebRTC reach
-// ranks on this host (see shared/reference/webrtc.md, Chromium).
+// ranks on this host (see shared/reference/webrtc.md, Chromium), and
+// Debian's firefox-esr headless (firefox.go: a fresh profile whose
+// prefs allow loopback ICE; no driver, the page reports its end to the
+// test's server through a Reporter).
 //
-// Tests skip when no chromium is installed, unless MESHMPI_BROWSER_TESTS
-// is "require" (CI sets it after .ci/install-browser): then a missing
-// browser fails the test. A failed test leaves a screenshot of each of
+// Tests skip when no chromium (or firefox) is installed, unless
+// MESHMPI_BROWSER_TESTS is "require" (CI sets it after
+// .ci/install-browser): then a missing browser fails the test. A failed test leaves a screenshot of each of
 // its tabs under $MESHMPI_ARTIFACTS (or a fresh directory in the system
 // temporary directory) and logs the path.
 package browsertest
