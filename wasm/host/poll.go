@@ -35,9 +35,21 @@ import (
 // reach the socket), and when none is readable it sleeps until the host
 // rings the guest's bell (it wrote to the stream, or closed it), the
 // clock subscription's timeout passes, or the run's context ends.
+//
+// Write subscriptions are answered too: wazero reports them as errors
+// (ENOTSUP), which the Go runtime takes for an error on the descriptor, so
+// the guest's next read of its stream failed with "not pollable" and the
+// rank lost every link (seen when the host read slowly under load: a
+// guest only waits to write when its socket's send buffer is full). A
+// socket's writability cannot be peeked, so a write subscription is
+// reported ready: at once the first time, then, while the guest keeps
+// asking, after a wait that doubles from ringEcho to bellNap/4 (the host
+// drains the stream as fast as it can; the wait only keeps a guest
+// blocked on a full buffer from spinning).
+//
 // Anything else (no bell in the context, a descriptor that is not a
-// connected socket, a write subscription, an absolute clock) goes to
-// wazero's poll_oneoff unchanged.
+// connected socket, an absolute clock) goes to wazero's poll_oneoff
+// unchanged.
 
 // WASI preview 1 layouts (snapshot-01 "subscription" and "event").
 const (
@@ -45,6 +57,7 @@ const (
 	eventSize = 32 // userdata u64, errno u16, type u8, fd_readwrite
 	wasiClock = 0  // eventtype clock
 	wasiRead  = 1  // eventtype fd_read
+	wasiWrite = 2  // eventtype fd_write
 	wasiAgain = 6  // errno EAGAIN
 	wasiBadf  = 8  // errno EBADF
 	peekFlag  = 1  // riflags recv_peek
@@ -71,6 +84,10 @@ type bell struct {
 	// goroutine at a time, so polling allocates nothing
 	timer *time.Timer
 	stack [6]uint64
+	// writeWait is how long the next poll with a write subscription
+	// waits before it reports the write ready; doubled by every such
+	// poll, cleared by a poll without one
+	writeWait time.Duration
 }
 
 type bellKey struct{}
@@ -170,6 +187,7 @@ func (p *poller) poll(ctx context.Context, mod api.Module, stack []uint64, b *be
 		clock   = -1 // index of the clock subscription
 		timeout time.Duration
 		reads   int
+		writes  int
 	)
 	for i := range int(n) {
 		s := subs[i*subSize:]
@@ -182,12 +200,21 @@ func (p *poller) poll(ctx context.Context, mod api.Module, stack []uint64, b *be
 			clock, timeout = i, time.Duration(binary.LittleEndian.Uint64(s[24:]))
 		case wasiRead:
 			reads++
+		case wasiWrite:
+			writes++
 		default:
 			return false
 		}
 	}
-	if reads == 0 {
+	if reads == 0 && writes == 0 {
 		return false // a plain sleep: wazero's is right
+	}
+	start := time.Now()
+	writeAt := start.Add(b.writeWait)
+	if writes == 0 {
+		b.writeWait = 0
+	} else {
+		b.writeWait = min(max(2*b.writeWait, ringEcho), bellNap/4)
 	}
 	// The events buffer is the guest's scratch until events are written:
 	// the peek's iovec, its one byte and its two results go there. Peek
@@ -197,21 +224,26 @@ func (p *poller) poll(ctx context.Context, mod api.Module, stack []uint64, b *be
 	if n > uint32(len(ready)) {
 		return false // the Go runtime's rank polls one or two descriptors
 	}
-	deadline := time.Now().Add(timeout)
+	deadline := start.Add(timeout)
 	var soon time.Duration // after a ring that found nothing: look again soon
 	for {
 		some := false
+		writable := writes > 0 && !time.Now().Before(writeAt)
 		for i := range int(n) {
 			s := subs[i*subSize:]
-			if s[8] != wasiRead {
+			switch s[8] {
+			case wasiRead:
+				r, ok := p.peek(ctx, mod, b, out, binary.LittleEndian.Uint32(s[16:]))
+				if !ok {
+					return false
+				}
+				ready[i] = r
+			case wasiWrite:
+				ready[i] = writable
+			default:
 				continue
 			}
-			r, ok := p.peek(ctx, mod, b, out, binary.LittleEndian.Uint32(s[16:]))
-			if !ok {
-				return false
-			}
-			ready[i] = r
-			some = some || r
+			some = some || ready[i]
 		}
 		expired := clock >= 0 && !time.Now().Before(deadline)
 		if some || expired || ctx.Err() != nil {
@@ -238,6 +270,9 @@ func (p *poller) poll(ctx context.Context, mod api.Module, stack []uint64, b *be
 		}
 		if clock >= 0 {
 			nap = min(nap, time.Until(deadline))
+		}
+		if writes > 0 {
+			nap = min(nap, time.Until(writeAt))
 		}
 		b.timer.Reset(nap)
 		select {
