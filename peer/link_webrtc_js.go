@@ -6,8 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall/js"
@@ -127,7 +127,12 @@ func (l *jsLink) readPath(ctx context.Context) Path {
 			ip = c.Get("ip")
 		}
 		if ip.Type() == js.TypeString && c.Get("port").Type() == js.TypeNumber {
-			addr = net.JoinHostPort(ip.String(), strconv.Itoa(c.Get("port").Int()))
+			// net.JoinHostPort, without linking package net into the page
+			host := ip.String()
+			if strings.Contains(host, ":") {
+				host = "[" + host + "]"
+			}
+			addr = host + ":" + strconv.Itoa(c.Get("port").Int())
 		}
 		return c.Get("candidateType").String(), addr
 	}
