@@ -379,6 +379,9 @@ func runBench(out io.Writer, b bench, lk *links, sizes []int, base, rounds int, 
 				if err := barrier(w); err != nil {
 					return err
 				}
+				if i == 0 && r == 0 && w.Rank() == 0 {
+					printPath(out, w) // a comment before the rows, as OSU tables have them
+				}
 				figure, err := b.run(w, buf[:b.scratch*size], p)
 				if err != nil {
 					return fmt.Errorf("size %d: %w", size, err)
@@ -397,15 +400,12 @@ func runBench(out io.Writer, b bench, lk *links, sizes []int, base, rounds int, 
 				fmt.Fprintf(out, "%10d%20.2f\n", size, figs[i])
 			}
 		}
-		if w.Rank() == 0 {
-			printPath(out, w)
-		}
 		return nil
 	})
 	return figs, err
 }
 
-// printPath notes under a table how rank 0 reached rank 1: the link kind
+// printPath notes in a table's header how rank 0 reached rank 1: the link kind
 // and, over WebRTC, the ICE candidate pair and its round trip.
 func printPath(out io.Writer, w *meshmpi.Comm) {
 	li, err := w.LinkInfo(1)
