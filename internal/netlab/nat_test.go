@@ -397,3 +397,26 @@ func TestOutage(t *testing.T) {
 		}
 	})
 }
+
+// What the relay costs, in one job: rank 0 behind a symmetric NAT reaches
+// rank 1, behind another, through the relay, and rank 2 on the public
+// network directly; it measures both links alike. The figures are logged
+// (timings are the benchmarks' business, not a test's): the README's
+// relay-cost row comes from here.
+func TestRelayCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("network namespaces in -short mode")
+	}
+	l := New(t)
+	srv := startServer(t, l, l.PublicHost("srv"))
+	hosts := []Host{l.Home("sym1", Symmetric), l.Home("sym2", Symmetric), l.PublicHost("pub")}
+	links, benches := runProcs(t, l, jobProcs(t, srv, "relay-cost", hosts, "-pings", "1000", "-mib", "64"), len(hosts))
+	for _, li := range links {
+		if li.rank == 0 {
+			require.Equal(t, li.peer == 1, li.relayed(), "rank 0 → %d: %s/%s", li.peer, li.local, li.remote)
+		}
+	}
+	relay, direct := benches[1], benches[2]
+	t.Logf("relay: 8 B one-way %.1f µs, 1 MiB %.1f MB/s; direct: %.1f µs, %.1f MB/s; bandwidth %.2f× direct, latency %.1f µs over direct",
+		relay.latUS, relay.mbps, direct.latUS, direct.mbps, relay.mbps/direct.mbps, relay.latUS-direct.latUS)
+}
