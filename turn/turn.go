@@ -253,30 +253,36 @@ func (s *Server) auth(ra *pionturn.RequestAttributes) (string, []byte, bool) {
 
 // quota refuses an allocation past the rank's or the job's quota.
 func (s *Server) quota(username, _ string, _ net.Addr) bool {
-	_, job, _, ok := parseUsername(username)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !ok || s.byRank[username] >= s.cfg.RankQuota || s.byJob[job] >= s.cfg.JobQuota {
-		s.refused.Add(1)
-		return false
-	}
-	return true
+	_, ok := s.roomLocked(username)
+	return ok
 }
 
 // take counts an allocation of user's against the quotas; false if one
 // is full (a race past quota's check).
 func (s *Server) take(user string) bool {
-	_, job, _, ok := parseUsername(user)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !ok || s.byRank[user] >= s.cfg.RankQuota || s.byJob[job] >= s.cfg.JobQuota {
-		s.refused.Add(1)
+	job, ok := s.roomLocked(user)
+	if !ok {
 		return false
 	}
 	s.byRank[user]++
 	s.byJob[job]++
 	s.allocated.Add(1)
 	return true
+}
+
+// roomLocked reports whether user (a username Credentials made) and its
+// job have room for another allocation, counting a refusal; s.mu is held.
+func (s *Server) roomLocked(user string) (job string, ok bool) {
+	_, job, _, ok = parseUsername(user)
+	if !ok || s.byRank[user] >= s.cfg.RankQuota || s.byJob[job] >= s.cfg.JobQuota {
+		s.refused.Add(1)
+		return job, false
+	}
+	return job, true
 }
 
 // give returns an allocation's place in the quotas.

@@ -151,15 +151,13 @@ func (l *Launcher) Run(ctx context.Context, ranks []Rank) ([]Result, error) {
 				err = l.native(ctx, job, token, i, r.Task, &stdout)
 			case WASI:
 				err = l.guest(ctx, job, token, i, r.Task, &stdout, &stderr)
-			case Browser:
+			case Browser, Firefox:
+				open := l.browser
+				if r.Kind == Firefox {
+					open = l.firefox
+				}
 				var page browsertest.RunResult
-				page, err = l.browser(ctx, job, token, i, r.Task)
-				stdout.WriteString(page.Stdout)
-				stderr.WriteString(page.Stderr)
-				res[i].Ready = page.Times["ready"]
-			case Firefox:
-				var page browsertest.RunResult
-				page, err = l.firefox(ctx, job, token, i, r.Task)
+				page, err = open(ctx, job, token, i, r.Task)
 				stdout.WriteString(page.Stdout)
 				stderr.WriteString(page.Stderr)
 				res[i].Ready = page.Times["ready"]
