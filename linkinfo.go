@@ -24,6 +24,10 @@ type LinkInfo struct {
 	LocalAddr, RemoteAddr string
 	// RTT is the last round trip ICE measured, 0 if none yet.
 	RTT time.Duration
+	// Restarts counts the ICE restarts that healed the link when its path
+	// broke (a route gone, a NAT that forgot its mapping, a relay
+	// restarted).
+	Restarts int
 }
 
 // Relayed reports whether the link goes through a TURN relay.
@@ -47,5 +51,5 @@ func (c *Comm) LinkInfo(rank int) (LinkInfo, error) {
 	if !ok {
 		return LinkInfo{}, nil
 	}
-	return LinkInfo{Link: p.Link, Local: p.Local, Remote: p.Remote, LocalAddr: p.LocalAddr, RemoteAddr: p.RemoteAddr, RTT: p.RTT}, nil
+	return LinkInfo{Link: p.Link, Local: p.Local, Remote: p.Remote, LocalAddr: p.LocalAddr, RemoteAddr: p.RemoteAddr, RTT: p.RTT, Restarts: p.Restarts}, nil
 }

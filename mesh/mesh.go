@@ -42,7 +42,9 @@ const maxPairSignals = 256
 // Each pair has exactly one offerer, the lower rank, so two ranks that
 // start talking at once never build two connections (no glare): a higher
 // rank that wants a link sends the lower one a connect request and answers
-// the offer that follows.
+// the offer that follows. A pair's signaling outlives the connect: the
+// link trickles late candidates and restarts ICE through it when its path
+// breaks (a connect request for a linked pair asks for that restart).
 type Mesh struct {
 	client *signaling.Client
 	net    Net
@@ -229,6 +231,9 @@ func (p *pair) Send(ctx context.Context, kind string, payload []byte) error {
 		raw = signaling.EncodeString(string(payload)) // SDP text as a JSON string
 	case peer.SignalCandidate:
 		k, raw = signaling.SignalCandidate, payload
+	case peer.SignalRestart:
+		// a connect request to a rank already linked: offer again
+		k, raw = signaling.SignalConnect, []byte("{}")
 	default:
 		return fmt.Errorf("signal kind %q", kind)
 	}
@@ -255,6 +260,16 @@ func (p *pair) Recv(ctx context.Context) (string, []byte, error) {
 		case <-ctx.Done():
 			return "", nil, context.Cause(ctx)
 		}
+	}
+}
+
+// linked reports whether the pair's link is open.
+func (p *pair) linked() bool {
+	select {
+	case <-p.done:
+		return p.link != nil
+	default:
+		return false
 	}
 }
 
@@ -344,7 +359,11 @@ func (m *Mesh) signal(s *signaling.Signal) {
 	switch s.Kind {
 	case signaling.SignalConnect:
 		if m.rank < from { // only a higher rank asks this one to offer
-			m.pair(from, false)
+			if p := m.existing(from); p != nil && p.linked() {
+				p.push(peer.SignalRestart, nil) // its path broke: restart ICE
+			} else {
+				m.pair(from, false)
+			}
 		}
 	case signaling.SignalOffer:
 		if from < m.rank { // only a lower rank offers

@@ -62,6 +62,8 @@ type Path struct {
 	LocalAddr, RemoteAddr string
 	// RTT is the last round trip ICE measured on the pair, 0 if none yet.
 	RTT time.Duration
+	// Restarts counts the ICE restarts that healed the link's path.
+	Restarts int
 }
 
 // Relayed reports whether the path goes through a TURN relay.

@@ -100,6 +100,8 @@ type webrtcLink struct {
 	inCtl     atomic.Bool // the control goroutine is inside the handler
 
 	stalls atomic.Int64 // WriteFrame calls that reported not ready (tests)
+
+	setup *rtcSetup // the link's signaling, from the first offer to close
 }
 
 // connect builds the pion peer connection and its negotiated data
@@ -130,6 +132,7 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 		closing:  make(chan struct{}),
 		ctlDone:  make(chan struct{}),
 		readDone: make(chan struct{}),
+		setup:    newRTCSetup(),
 	}
 	defer func() {
 		if err != nil {
@@ -137,7 +140,7 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 		}
 	}()
 
-	setup := newRTCSetup()
+	setup := l.setup
 	pc.OnICECandidate(func(c *webrtc.ICECandidate) {
 		if c == nil {
 			return
@@ -149,6 +152,7 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 		}
 		setup.localCandidate(b)
 	})
+	pc.OnICEConnectionStateChange(func(s webrtc.ICEConnectionState) { setup.iceState(s.String()) })
 	pc.OnConnectionStateChange(func(s webrtc.PeerConnectionState) {
 		if s == webrtc.PeerConnectionStateFailed || s == webrtc.PeerConnectionStateClosed {
 			l.lose(fmt.Errorf("peer connection %s", s))
@@ -176,7 +180,12 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 	if detachErr != nil {
 		return nil, fmt.Errorf("detach: %w", detachErr)
 	}
-	return l.opened(detached)
+	link, err := l.opened(detached)
+	if err != nil {
+		return nil, err
+	}
+	setup.keep(sig, offerer, l, cfg.RemoteFingerprint)
+	return link, nil
 }
 
 // createLocal implements rtcPeer.
@@ -185,9 +194,12 @@ func (l *webrtcLink) createLocal(_ context.Context, typ string) (string, error) 
 		d   webrtc.SessionDescription
 		err error
 	)
-	if typ == "offer" {
+	switch typ {
+	case "offer":
 		d, err = l.pc.CreateOffer(nil)
-	} else {
+	case "restart":
+		d, err = l.pc.CreateOffer(&webrtc.OfferOptions{ICERestart: true})
+	default:
 		d, err = l.pc.CreateAnswer(nil)
 	}
 	if err != nil {
@@ -224,7 +236,6 @@ func (l *webrtcLink) opened(rwc datachannel.ReadWriteCloser) (Link, error) {
 		rwc.Close()
 		return nil, fmt.Errorf("detached channel is a %T", rwc)
 	}
-	l.pc.OnICECandidate(nil)
 	l.dc = dc
 	l.maxFrame = MaxWebRTCFrame
 	if s := l.pc.SCTP(); s != nil {
@@ -340,6 +351,7 @@ func (l *webrtcLink) lose(err error) {
 // pion's goroutines. Never called from a pion callback.
 func (l *webrtcLink) teardown() {
 	l.downOnce.Do(func() {
+		l.setup.close() // before the connection it restarts goes
 		if l.dc != nil {
 			_ = l.dc.Close()
 		}
@@ -376,7 +388,7 @@ func (l *webrtcLink) Close() error {
 // Path implements PathReporter: the selected ICE candidate pair and its
 // last measured round trip.
 func (l *webrtcLink) Path() Path {
-	p := Path{Link: "webrtc"}
+	p := Path{Link: "webrtc", Restarts: l.setup.restartCount()}
 	t := l.pc.SCTP().Transport().ICETransport()
 	pair, err := t.GetSelectedCandidatePair()
 	if err != nil || pair == nil {

@@ -71,12 +71,18 @@ type jsLink struct {
 	inHandler atomic.Bool // the pump is inside a handler call
 
 	path Path // the ICE pair the link took, read once it opened (Path)
+
+	setup *rtcSetup // the link's signaling, from the first offer to close
 }
 
 // Path implements PathReporter: the candidate pair the page's ICE agent
 // selected, and its round trip, as getStats() gave them when the link
 // opened (getStats is asynchronous; a link's path rarely changes).
-func (l *jsLink) Path() Path { return l.path }
+func (l *jsLink) Path() Path {
+	p := l.path
+	p.Restarts = l.setup.restartCount()
+	return p
+}
 
 // readPath reads the selected candidate pair from getStats(): the
 // transport's selectedCandidatePairId, or else the nominated succeeded
@@ -160,6 +166,7 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 		lost:     make(chan struct{}),
 		closing:  make(chan struct{}),
 		pumpDone: make(chan struct{}),
+		setup:    newRTCSetup(),
 	}
 	defer func() {
 		if err != nil {
@@ -178,13 +185,16 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 	}
 	l.dc.Set("binaryType", "arraybuffer")
 
-	setup := newRTCSetup()
+	setup := l.setup
 	l.on(l.pc, "onicecandidate", func(ev js.Value) {
 		c := ev.Get("candidate")
 		if c.IsNull() || c.IsUndefined() || c.Get("candidate").String() == "" {
 			return // end of candidates
 		}
 		setup.localCandidate([]byte(js.Global().Get("JSON").Call("stringify", c).String()))
+	})
+	l.on(l.pc, "oniceconnectionstatechange", func(js.Value) {
+		setup.iceState(l.pc.Get("iceConnectionState").String())
 	})
 	l.on(l.pc, "onconnectionstatechange", func(js.Value) {
 		switch s := l.pc.Get("connectionState").String(); s {
@@ -211,16 +221,21 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 	}
 	l.opened()
 	l.path = l.readPath(ctx)
+	setup.keep(sig, offerer, l, cfg.RemoteFingerprint)
 	return l, nil
 }
 
 // createLocal implements rtcPeer.
 func (l *jsLink) createLocal(ctx context.Context, typ string) (string, error) {
-	create := "createAnswer"
-	if typ == "offer" {
+	create, opts := "createAnswer", js.Undefined()
+	switch typ {
+	case "offer":
 		create = "createOffer"
+	case "restart":
+		create, opts = "createOffer", js.Global().Get("Object").New()
+		opts.Set("iceRestart", true)
 	}
-	d, err := await(ctx, l.pc.Call(create))
+	d, err := await(ctx, l.pc.Call(create, opts))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", create, err)
 	}
@@ -283,7 +298,6 @@ func rtcConfig(cfg WebRTCConfig) js.Value {
 // from the remote's max-message-size (RTCSctpTransport.maxMessageSize),
 // the send staging buffer and the low-water threshold.
 func (l *jsLink) opened() {
-	l.pc.Set("onicecandidate", js.Null())
 	l.maxFrame = MaxWebRTCFrame
 	if s := l.pc.Get("sctp"); s.Truthy() {
 		if m := s.Get("maxMessageSize"); m.Type() == js.TypeNumber && m.Int() > 0 {
@@ -452,12 +466,13 @@ func (l *jsLink) lose(err error) {
 // crash the program), then closes the channel and the connection.
 func (l *jsLink) teardown() {
 	l.downOnce.Do(func() {
+		l.setup.close() // before the connection it restarts goes
 		for _, o := range []struct {
 			v     js.Value
 			names []string
 		}{
 			{l.dc, []string{"onopen", "onclose", "onerror", "onmessage", "onbufferedamountlow"}},
-			{l.pc, []string{"onicecandidate", "onconnectionstatechange"}},
+			{l.pc, []string{"onicecandidate", "oniceconnectionstatechange", "onconnectionstatechange"}},
 		} {
 			if o.v.Truthy() {
 				for _, n := range o.names {

@@ -9,11 +9,13 @@ import (
 	"os"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/meshmpi/meshmpi/internal/leaktest"
+	"github.com/pion/webrtc/v4"
 	"github.com/stretchr/testify/require"
 )
 
@@ -458,4 +460,81 @@ func TestWebRTCUnexpectedFlood(t *testing.T) {
 		b.Close(nil)
 	})
 	flood(t, a, b, total, LazyFrame-HeaderLen)
+}
+
+// A link whose path breaks restarts ICE and carries on: whichever side
+// notices first (the offerer restarts at once; the answerer asks it to),
+// a transfer under way when the path goes completes intact over the new
+// candidate pair, and the link works afterwards. The break is reported
+// to the link as its ICE agent would report it; the network-namespace
+// tests (internal/netlab) break real paths.
+func TestWebRTCICERestart(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		offerer  bool // the side that notices the break
+		restarts int  // restarts each side counts
+	}{
+		{"offerer notices", true, 1},
+		{"answerer notices", false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leaktest.Check(t)
+			hangGuard(t, 60*time.Second)
+			a, b, la, lb := webrtcEndpoints(t, loopbackConfig)
+			ufrags := [2]string{iceUfrag(t, la), iceUfrag(t, lb)}
+			big := pattern(16<<20, 3)
+			dst := make([]byte, len(big))
+			s, r := a.GetOp(), b.GetOp()
+			require.NoError(t, b.StartRecv(r, 0, 0, 4, dst))
+			require.NoError(t, a.StartSend(s, Standard, 1, 0, 4, big))
+			notice := lb
+			if tc.offerer {
+				notice = la
+			}
+			notice.setup.iceState("disconnected")
+			for _, op := range []*Op{s, r} {
+				require.NoError(t, waitTimeout(t, op, 30*time.Second).Err)
+			}
+			require.True(t, bytes.Equal(big, dst))
+			// the restart's offer may land after the transfer: wait for it
+			for la.setup.restartCount() < tc.restarts || lb.setup.restartCount() < tc.restarts {
+				time.Sleep(5 * time.Millisecond)
+			}
+			require.Equal(t, tc.restarts, la.setup.restartCount())
+			require.Equal(t, tc.restarts, lb.setup.restartCount())
+			// fresh ICE credentials on both sides: a restart, not a resume
+			for la.pc.SignalingState() != webrtc.SignalingStateStable {
+				time.Sleep(5 * time.Millisecond)
+			}
+			require.NotEqual(t, ufrags[0], iceUfrag(t, la))
+			require.NotEqual(t, ufrags[1], iceUfrag(t, lb))
+
+			// and the restarted link carries the next messages both ways
+			for i, ends := range [][2]*Endpoint{{a, b}, {b, a}} {
+				from, to := ends[0], ends[1]
+				msg, got := pattern(100_000, i), make([]byte, 100_000)
+				s, r := from.GetOp(), to.GetOp()
+				require.NoError(t, to.StartRecv(r, AnySource, 0, 5, got))
+				require.NoError(t, from.StartSend(s, Standard, 1-i, 0, 5, msg))
+				require.NoError(t, waitTimeout(t, r, 30*time.Second).Err)
+				require.NoError(t, waitTimeout(t, s, 30*time.Second).Err)
+				require.Equal(t, msg, got)
+			}
+			p := la.Path()
+			require.Equal(t, "host", p.Local, "%+v", p)
+		})
+	}
+}
+
+// iceUfrag is the ICE username fragment of l's current local description.
+func iceUfrag(t *testing.T, l *webrtcLink) string {
+	d := l.pc.CurrentLocalDescription()
+	require.NotNil(t, d)
+	for _, line := range strings.Split(d.SDP, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "a=ice-ufrag:"); ok {
+			return v
+		}
+	}
+	t.Fatalf("no ice-ufrag in %q", d.SDP)
+	return ""
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // DialWebRTC connects to the remote rank that sig reaches, as the offerer:
@@ -46,11 +47,20 @@ func connectWebRTC(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer 
 	return connect(ctx, cfg.withDefaults(), sig, offerer)
 }
 
-// rtcPeer is one platform's peer connection as negotiate drives it. Each
-// method reports the platform's error as is; negotiate adds the context.
+// iceRestartWindow bounds how long a link whose path broke may take to
+// reconnect: from the moment its ICE agent reports the path disconnected,
+// through the restart, to a working pair again. A link that is not back
+// by then is lost, which keeps a lasting outage inside the job's 10 s
+// failure bound (2 s to notice, 6 s to restart).
+const iceRestartWindow = 6 * time.Second
+
+// rtcPeer is one platform's peer connection as negotiate and keep drive
+// it. Each method reports the platform's error as is; the caller adds the
+// context.
 type rtcPeer interface {
-	// createLocal creates an offer or an answer (typ "offer" or "answer"),
-	// sets it as the local description and returns its SDP.
+	// createLocal creates an offer or an answer (typ "offer" or "answer";
+	// "restart": an offer that restarts ICE with fresh credentials and
+	// candidates), sets it as the local description and returns its SDP.
 	createLocal(ctx context.Context, typ string) (sdp string, err error)
 	// setRemote sets the remote description.
 	setRemote(ctx context.Context, typ, sdp string) error
@@ -60,26 +70,41 @@ type rtcPeer interface {
 	// failed is closed once the connection is lost; failure then says why.
 	failed() <-chan struct{}
 	failure() error
+	// lose fails the connection with err (the first reason wins).
+	lose(err error)
 }
 
-// rtcSetup is what a link's event callbacks report while it connects.
-// The callbacks only record and signal; negotiate, on the connecting
-// goroutine, does the talking, so sig is never used after DialWebRTC or
-// AcceptWebRTC returns.
+// rtcSetup is what a link's event callbacks report, and the link's side of
+// its signaling path, from the first offer to the link's close. The
+// callbacks only record and signal; negotiate (on the connecting
+// goroutine) and then keep (on its own) do the talking.
 type rtcSetup struct {
 	mu        sync.Mutex
 	cands     [][]byte      // local candidates not yet sent (RTCIceCandidateInit JSON)
+	ice       string        // the ICE connection state last reported
 	candReady chan struct{} // cap 1: cands has grown
+	iceChange chan struct{} // cap 1: ice changed
 	opened    chan struct{} // closed once the data channel is open
 	openOnce  sync.Once
+
+	msgs  chan sigMsg     // from the signal reader
+	life  context.Context // ends at close: the reader and keep stop
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
+	begun bool // the reader runs
+
+	restarts int // ICE restarts this side began or answered (guarded by mu; tests)
 }
 
 func newRTCSetup() *rtcSetup {
-	return &rtcSetup{candReady: make(chan struct{}, 1), opened: make(chan struct{})}
+	s := &rtcSetup{candReady: make(chan struct{}, 1), iceChange: make(chan struct{}, 1),
+		opened: make(chan struct{}), msgs: make(chan sigMsg)}
+	s.life, s.stop = context.WithCancel(context.Background())
+	return s
 }
 
 // localCandidate queues a local ICE candidate, the JSON of an
-// RTCIceCandidateInit, for negotiate to send. It never blocks.
+// RTCIceCandidateInit, for negotiate or keep to send. It never blocks.
 func (s *rtcSetup) localCandidate(init []byte) {
 	s.mu.Lock()
 	s.cands = append(s.cands, init)
@@ -87,14 +112,89 @@ func (s *rtcSetup) localCandidate(init []byte) {
 	poke(s.candReady)
 }
 
+// iceState records the ICE connection state the platform reported
+// (RTCIceConnectionState's names). It never blocks.
+func (s *rtcSetup) iceState(state string) {
+	s.mu.Lock()
+	s.ice = state
+	s.mu.Unlock()
+	poke(s.iceChange)
+}
+
 // open reports the data channel open.
 func (s *rtcSetup) open() { s.openOnce.Do(func() { close(s.opened) }) }
+
+// restartCount is how many ICE restarts this side began or answered.
+func (s *rtcSetup) restartCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.restarts
+}
+
+// close stops the signal reader and keep, and waits for them. The link
+// calls it before it closes its peer connection.
+func (s *rtcSetup) close() {
+	s.stop()
+	s.wg.Wait()
+}
 
 // sigMsg is one set-up message from the remote.
 type sigMsg struct {
 	kind    string
 	payload []byte
 	err     error
+}
+
+// read starts the one goroutine that receives sig's messages for the
+// link's whole life, so none is lost between negotiate and keep.
+func (s *rtcSetup) read(sig Signaler) {
+	if s.begun {
+		return
+	}
+	s.begun = true
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			kind, payload, err := sig.Recv(s.life)
+			select {
+			case s.msgs <- sigMsg{kind, payload, err}:
+			case <-s.life.Done():
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// sendCandidates sends the local candidates gathered so far.
+func (s *rtcSetup) sendCandidates(ctx context.Context, sig Signaler) error {
+	s.mu.Lock()
+	batch := s.cands
+	s.cands = nil
+	s.mu.Unlock()
+	for _, c := range batch {
+		if err := sig.Send(ctx, SignalCandidate, c); err != nil {
+			return fmt.Errorf("send candidate: %w", err)
+		}
+	}
+	return nil
+}
+
+// setRemote checks a remote description against the certificate the
+// remote must present (want, if not "") before it sets it.
+func setRemote(ctx context.Context, p rtcPeer, typ string, sdp []byte, want string) error {
+	if want != "" {
+		if err := checkFingerprint(string(sdp), want); err != nil {
+			return fmt.Errorf("remote %s: %w", typ, err)
+		}
+	}
+	if err := p.setRemote(ctx, typ, string(sdp)); err != nil {
+		return fmt.Errorf("remote %s: %w", typ, err)
+	}
+	return nil
 }
 
 // negotiate runs the offer/answer exchange and trickles ICE candidates both
@@ -106,30 +206,7 @@ type sigMsg struct {
 func (s *rtcSetup) negotiate(ctx context.Context, sig Signaler, offerer bool, p rtcPeer, want string) error {
 	ctx, cancelTimeout := context.WithTimeout(ctx, DefaultSetupTimeout)
 	defer cancelTimeout()
-
-	// One goroutine receives signals; it ends before we return.
-	sctx, cancelRecv := context.WithCancel(ctx)
-	msgs := make(chan sigMsg)
-	var recvWG sync.WaitGroup
-	recvWG.Add(1)
-	go func() {
-		defer recvWG.Done()
-		for {
-			kind, payload, err := sig.Recv(sctx)
-			select {
-			case msgs <- sigMsg{kind, payload, err}:
-			case <-sctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	defer func() {
-		cancelRecv()
-		recvWG.Wait()
-	}()
+	s.read(sig)
 
 	if offerer {
 		offer, err := p.createLocal(ctx, "offer")
@@ -148,14 +225,9 @@ func (s *rtcSetup) negotiate(ctx context.Context, sig Signaler, offerer bool, p 
 		}
 		return nil
 	}
-	setRemote := func(typ string, sdp []byte) error {
-		if want != "" {
-			if err := checkFingerprint(string(sdp), want); err != nil {
-				return fmt.Errorf("remote %s: %w", typ, err)
-			}
-		}
-		if err := p.setRemote(ctx, typ, string(sdp)); err != nil {
-			return fmt.Errorf("remote %s: %w", typ, err)
+	remote := func(typ string, sdp []byte) error {
+		if err := setRemote(ctx, p, typ, sdp, want); err != nil {
+			return err
 		}
 		haveRemote = true
 		for _, c := range pending {
@@ -173,22 +245,16 @@ func (s *rtcSetup) negotiate(ctx context.Context, sig Signaler, offerer bool, p 
 		case <-p.failed():
 			return p.failure()
 		case <-s.candReady:
-			s.mu.Lock()
-			batch := s.cands
-			s.cands = nil
-			s.mu.Unlock()
-			for _, c := range batch {
-				if err := sig.Send(ctx, SignalCandidate, c); err != nil {
-					return fmt.Errorf("send candidate: %w", err)
-				}
+			if err := s.sendCandidates(ctx, sig); err != nil {
+				return err
 			}
-		case m := <-msgs:
+		case m := <-s.msgs:
 			if m.err != nil {
 				return fmt.Errorf("signaling: %w", m.err)
 			}
 			switch {
 			case m.kind == SignalOffer && !offerer && !haveRemote:
-				if err := setRemote("offer", m.payload); err != nil {
+				if err := remote("offer", m.payload); err != nil {
 					return err
 				}
 				answer, err := p.createLocal(ctx, "answer")
@@ -199,7 +265,7 @@ func (s *rtcSetup) negotiate(ctx context.Context, sig Signaler, offerer bool, p 
 					return fmt.Errorf("send answer: %w", err)
 				}
 			case m.kind == SignalAnswer && offerer && !haveRemote:
-				if err := setRemote("answer", m.payload); err != nil {
+				if err := remote("answer", m.payload); err != nil {
 					return err
 				}
 			case m.kind == SignalCandidate:
@@ -208,6 +274,9 @@ func (s *rtcSetup) negotiate(ctx context.Context, sig Signaler, offerer bool, p 
 				} else if err := addCandidate(m.payload); err != nil {
 					return err
 				}
+			case m.kind == SignalRestart:
+				// the remote saw its path break before this side saw it
+				// open: the connection is young enough to need none
 			default:
 				return fmt.Errorf("unexpected %q signal", m.kind)
 			}
@@ -215,6 +284,127 @@ func (s *rtcSetup) negotiate(ctx context.Context, sig Signaler, offerer bool, p 
 			return nil
 		}
 	}
+}
+
+// keep runs for an open link until close: it trickles late candidates both
+// ways and heals a broken path by ICE restart. When p's ICE agent reports
+// the path disconnected (no answer to consent checks for 2 s: a route
+// gone, a NAT that forgot its mapping, a relay restarted), the offerer
+// restarts ICE (a new offer with fresh credentials, gathered anew: new
+// server-reflexive and relay candidates) and the answerer asks it to
+// (SignalRestart); DTLS and SCTP carry on over the new pair, so nothing
+// sent is lost. A link not connected again within iceRestartWindow of the
+// break is lost. When the signaling path ends, the link carries on
+// without restarts.
+func (s *rtcSetup) keep(sig Signaler, offerer bool, p rtcPeer, want string) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ctx := s.life
+		msgs := s.msgs // nil once the signaling path is gone
+		var (
+			window     *time.Timer
+			expired    <-chan time.Time
+			restarting bool // the offerer's restart offer awaits its answer
+		)
+		defer func() {
+			if window != nil {
+				window.Stop()
+			}
+		}()
+		// send gives up on the signaling path at its first failure: the
+		// link carries on, watched by the window, but cannot restart
+		send := func(kind string, payload []byte) {
+			if msgs != nil && sig.Send(ctx, kind, payload) != nil {
+				msgs = nil
+			}
+		}
+		counted := func() {
+			s.mu.Lock()
+			s.restarts++
+			s.mu.Unlock()
+		}
+		restart := func() {
+			if restarting || msgs == nil {
+				return
+			}
+			offer, err := p.createLocal(ctx, "restart")
+			if err != nil {
+				p.lose(fmt.Errorf("ICE restart offer: %w", err))
+				return
+			}
+			restarting = true
+			counted()
+			send(SignalOffer, []byte(offer))
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-p.failed():
+				return
+			case <-expired:
+				p.lose(fmt.Errorf("path broken: ICE did not reconnect within %v", iceRestartWindow))
+				return
+			case <-s.candReady:
+				if msgs != nil && s.sendCandidates(ctx, sig) != nil {
+					msgs = nil
+				}
+			case <-s.iceChange:
+				s.mu.Lock()
+				state := s.ice
+				s.mu.Unlock()
+				switch state {
+				case "disconnected":
+					if window == nil {
+						window = time.NewTimer(iceRestartWindow)
+						expired = window.C
+					}
+					if offerer {
+						restart()
+					} else {
+						send(SignalRestart, nil)
+					}
+				case "connected", "completed":
+					if window != nil {
+						window.Stop()
+						window, expired = nil, nil
+					}
+					restarting = false
+				}
+			case m := <-msgs:
+				switch {
+				case m.err != nil:
+					msgs = nil
+				case m.kind == SignalRestart && offerer:
+					restart()
+				case m.kind == SignalOffer && !offerer:
+					if err := setRemote(ctx, p, "offer", m.payload, want); err != nil {
+						p.lose(fmt.Errorf("ICE restart: %w", err))
+						return
+					}
+					counted()
+					answer, err := p.createLocal(ctx, "answer")
+					if err != nil {
+						p.lose(fmt.Errorf("ICE restart answer: %w", err))
+						return
+					}
+					send(SignalAnswer, []byte(answer))
+				case m.kind == SignalAnswer && offerer && restarting:
+					if err := setRemote(ctx, p, "answer", m.payload, want); err != nil {
+						p.lose(fmt.Errorf("ICE restart: %w", err))
+						return
+					}
+					restarting = false
+				case m.kind == SignalCandidate:
+					// a candidate of an earlier ICE generation may be
+					// refused; it names no path worth failing for
+					_ = p.addCandidate(ctx, m.payload)
+				}
+				// anything else is stale or the remote's noise: ignored
+			}
+		}
+	}()
 }
 
 // poke makes a non-blocking send on a cap-1 wake-up channel.

@@ -237,6 +237,19 @@ func (l *Lab) Cut(h Host) {
 }`)
 }
 
+// ExpireUDP forgets the UDP mappings h's NAT router holds, as a carrier
+// NAT whose short UDP timeout ran out does, while TCP flows (the
+// signaling websocket) keep theirs: behind a symmetric NAT the next
+// datagram out leaves from a new port, so a relay allocation made from
+// the old one is unreachable for good.
+func (l *Lab) ExpireUDP(h Host) {
+	l.t.Helper()
+	if h.Router == "" {
+		l.t.Fatalf("netlab: %s has no NAT", h.NS)
+	}
+	l.run(h.Router, "conntrack", "-D", "-p", "udp")
+}
+
 // Restore ends a Cut.
 func (l *Lab) Restore(h Host) {
 	l.run(h.NS, "nft", "delete", "table", "inet", "outage")

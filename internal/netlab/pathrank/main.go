@@ -4,14 +4,14 @@
 // 0 measure every link (8-byte ping-pong, 1 MiB messages), and prints how
 // it reaches each peer:
 //
-//	link RANK PEER KIND LOCAL REMOTE RTT  (Comm.LinkInfo)
+//	link RANK PEER KIND LOCAL REMOTE RTT restarts=N  (Comm.LinkInfo)
 //	bench PEER LAT_US MBPS                (rank 0: one-way 8 B latency, 1 MiB bandwidth)
 //	pathrank ok RANK
 //
 // With -transfer N, rank 0 instead sends rank 1 N MiB of numbered data in
 // 256 KiB messages, printing "transfer started" after the first and
-// "transfer ok" once rank 1 checked every byte; the network tests cut
-// the path meanwhile.
+// "transfer ok" once rank 1 checked every byte, then both print their
+// link line; the network tests cut the path meanwhile.
 package main
 
 import (
@@ -81,17 +81,32 @@ func run(pings, mib int) (rank int, err error) {
 	if err := meshmpi.Barrier(w); err != nil {
 		return me, err
 	}
-	for peer := range n {
-		if peer == me {
+	if err := printLinks(w); err != nil {
+		return me, err
+	}
+	return me, meshmpi.Finalize()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// printLinks prints a "link" line for each of w's other ranks.
+func printLinks(w *meshmpi.Comm) error {
+	for peer := range w.Size() {
+		if peer == w.Rank() {
 			continue
 		}
 		li, err := w.LinkInfo(peer)
 		if err != nil {
-			return me, err
+			return err
 		}
-		fmt.Printf("link %d %d %s %s %s %v\n", me, peer, li.Link, li.Local, li.Remote, li.RTT)
+		fmt.Printf("link %d %d %s %s %s %v restarts=%d\n", w.Rank(), peer, li.Link, orDash(li.Local), orDash(li.Remote), li.RTT, li.Restarts)
 	}
-	return me, meshmpi.Finalize()
+	return nil
 }
 
 // pingpong returns the one-way time of an 8-byte message to peer and back,
@@ -191,5 +206,8 @@ func runTransfer(mib int) (int, error) {
 		return me, err
 	}
 	fmt.Println("transfer ok")
+	if err := printLinks(w); err != nil {
+		return me, err
+	}
 	return me, meshmpi.Finalize()
 }
