@@ -54,6 +54,11 @@ func connectWebRTC(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer 
 // failure bound (2 s to notice, 6 s to restart).
 const iceRestartWindow = 6 * time.Second
 
+// iceRestartRetry is how often a link still broken restarts again inside
+// the window: a relay that was restarting itself, or a route still down
+// at the first restart, may be back for the next one.
+const iceRestartRetry = 3 * time.Second
+
 // rtcPeer is one platform's peer connection as negotiate and keep drive
 // it. Each method reports the platform's error as is; the caller adds the
 // context.
@@ -303,15 +308,20 @@ func (s *rtcSetup) keep(sig Signaler, offerer bool, p rtcPeer, want string) {
 		ctx := s.life
 		msgs := s.msgs // nil once the signaling path is gone
 		var (
-			window     *time.Timer
+			window     *time.Timer // from the break to iceRestartWindow
 			expired    <-chan time.Time
+			retry      *time.Ticker // iceRestartRetry while the window runs
+			again      <-chan time.Time
 			restarting bool // the offerer's restart offer awaits its answer
 		)
-		defer func() {
+		healed := func() {
 			if window != nil {
 				window.Stop()
+				retry.Stop()
+				window, expired, retry, again = nil, nil, nil, nil
 			}
-		}()
+		}
+		defer healed()
 		// send gives up on the signaling path at its first failure: the
 		// link carries on, watched by the window, but cannot restart
 		send := func(kind string, payload []byte) {
@@ -357,8 +367,8 @@ func (s *rtcSetup) keep(sig Signaler, offerer bool, p rtcPeer, want string) {
 				switch state {
 				case "disconnected":
 					if window == nil {
-						window = time.NewTimer(iceRestartWindow)
-						expired = window.C
+						window, retry = time.NewTimer(iceRestartWindow), time.NewTicker(iceRestartRetry)
+						expired, again = window.C, retry.C
 					}
 					if offerer {
 						restart()
@@ -366,11 +376,17 @@ func (s *rtcSetup) keep(sig Signaler, offerer bool, p rtcPeer, want string) {
 						send(SignalRestart, nil)
 					}
 				case "connected", "completed":
-					if window != nil {
-						window.Stop()
-						window, expired = nil, nil
-					}
+					healed()
 					restarting = false
+				}
+			case <-again:
+				// still broken: restart again once the last exchange is
+				// complete (one offer/answer at a time, so an answer
+				// always belongs to the offer it answers)
+				if offerer {
+					restart()
+				} else {
+					send(SignalRestart, nil)
 				}
 			case m := <-msgs:
 				switch {

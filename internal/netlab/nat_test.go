@@ -63,14 +63,32 @@ func (s *server) paths(job string) []string {
 }
 
 func startServer(t *testing.T, l *Lab, h Host, args ...string) *server {
-	bin, err := buildSignal()
+	return startSignal(t, l, h, append([]string{"-turn", net.JoinHostPort(h.IP.String(), "3478")}, args...)...)
+}
+
+// startSignal starts signal serve on h with args and no embedded TURN
+// server unless args ask for one.
+func startSignal(t *testing.T, l *Lab, h Host, args ...string) *server {
+	s, err := launchSignal(t, l, h, args...)
 	require.NoError(t, err)
+	return s
+}
+
+// launchSignal is startSignal for any goroutine: it reports what went
+// wrong instead of failing the test. The test's cleanup stops the server.
+func launchSignal(t *testing.T, l *Lab, h Host, args ...string) (*server, error) {
+	bin, err := buildSignal()
+	if err != nil {
+		return nil, err
+	}
 	addr := net.JoinHostPort(h.IP.String(), "8080")
-	cmd := l.Command(h, bin, append([]string{"serve", "-listen", addr, "-turn", net.JoinHostPort(h.IP.String(), "3478"), "-log-level", "info"}, args...)...)
+	cmd := l.Command(h, bin, append([]string{"serve", "-listen", addr, "-log-level", "info"}, args...)...)
 	cmd.Env = append(os.Environ(), "MESHMPI_SIGNAL_SECRET="+labSecret)
 	log := new(lockedbuf.Buffer)
 	cmd.Stdout, cmd.Stderr = log, log
-	require.NoError(t, cmd.Start())
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
@@ -78,9 +96,10 @@ func startServer(t *testing.T, l *Lab, h Host, args ...string) *server {
 	// ready when it answers /healthz, from inside the lab
 	// (bash's /dev/tcp connects; the loop's bound is a hang guard)
 	probe := l.Command(h, "bash", "-c", fmt.Sprintf("for i in $(seq 1 600); do (exec 3<>/dev/tcp/%s/8080) 2>/dev/null && exit 0; sleep 0.1; done; exit 1", h.IP))
-	out, err := probe.CombinedOutput()
-	require.NoError(t, err, "signal serve did not come up: %s", out)
-	return &server{url: "ws://" + addr + "/ws", base: "http://" + addr, cmd: cmd, log: log}
+	if out, err := probe.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("signal serve did not come up: %w: %s\n%s", err, out, log)
+	}
+	return &server{url: "ws://" + addr + "/ws", base: "http://" + addr, cmd: cmd, log: log}, nil
 }
 
 // linkLine is one "link" line of a pathrank: how rank reached peer.
@@ -385,7 +404,7 @@ func TestOutage(t *testing.T) {
 	// Only an ICE restart (a new allocation, new candidates) heals that.
 	t.Run("relay mapping lost", func(t *testing.T) {
 		h1, h2 := l.Home("lost1", Symmetric), l.Home("lost2", Symmetric)
-		procs := jobProcs(t, srv, "outage-relay", []Host{h1, h2}, "-transfer", "64")
+		procs := jobProcs(t, srv, "outage-relay", []Host{h1, h2}, "-transfer", "256")
 		var once sync.Once
 		procs[0].onLine = func(line string) {
 			if line == "transfer started" {
@@ -398,6 +417,41 @@ func TestOutage(t *testing.T) {
 			require.Contains(t, res.outputs[r], "transfer ok")
 		}
 		// through the relay before and after, healed by a restart
+		require.Regexp(t, `link 0 1 webrtc (relay \S+|\S+ relay) \S+ restarts=[1-9]`, res.outputs[0])
+	})
+
+	// A relay that restarts loses every allocation: the ranks behind
+	// symmetric NATs reach each other only through it (a TURN server of
+	// its own, the job's -ice server), so their link heals only by
+	// restarting ICE against the relay once it is back.
+	t.Run("relay restarted", func(t *testing.T) {
+		relayHost := l.PublicHost("relay")
+		const relaySecret = "a relay's static-auth-secret"
+		relayArgs := []string{"-turn", net.JoinHostPort(relayHost.IP.String(), "3478"), "-turn-secret", relaySecret}
+		relay := startSignal(t, l, relayHost, relayArgs...)
+		main := startSignal(t, l, l.PublicHost("sig"), "-ice", "turn:"+net.JoinHostPort(relayHost.IP.String(), "3478"), "-ice-secret", relaySecret)
+		h1, h2 := l.Home("rr1", Symmetric), l.Home("rr2", Symmetric)
+		procs := jobProcs(t, main, "outage-relay-restart", []Host{h1, h2}, "-transfer", "256")
+		var once sync.Once
+		restarted := make(chan error, 1)
+		procs[0].onLine = func(line string) {
+			if line == "transfer started" {
+				once.Do(func() {
+					go func() {
+						_ = relay.cmd.Process.Kill()
+						_ = relay.cmd.Wait()
+						_, err := launchSignal(t, l, relayHost, relayArgs...)
+						restarted <- err
+					}()
+				})
+			}
+		}
+		res := execProcs(t, l, procs)
+		require.NoError(t, <-restarted, "the relay's restart")
+		for r := range 2 {
+			require.NoError(t, res.errs[r], "rank %d:\n%s", r, res.outputs[r])
+			require.Contains(t, res.outputs[r], "transfer ok")
+		}
 		require.Regexp(t, `link 0 1 webrtc (relay \S+|\S+ relay) \S+ restarts=[1-9]`, res.outputs[0])
 	})
 
