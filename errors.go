@@ -53,6 +53,9 @@ var (
 	// than 2^20-1 rendezvous operations in flight at one rank); the
 	// operation fails, the world goes on.
 	ErrResources = peer.ErrResources
+	// ErrAborted: a rank of the job called Comm.Abort; the error wraps
+	// the *AbortError that names it.
+	ErrAborted = errors.New("job aborted")
 	// ErrAlgorithm: a collective algorithm forced by a Hint or a job
 	// setting does not exist or its restrictions do not hold for the call.
 	ErrAlgorithm = coll.ErrAlgorithm

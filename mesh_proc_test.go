@@ -53,6 +53,16 @@ func rankMain(what string) int {
 				fmt.Println("running")
 			}
 		}
+	case "abort":
+		// rank 2 aborts once all are in; the others wait for a message
+		// that never comes
+		if err = Barrier(w); err != nil {
+			break
+		}
+		if w.Rank() == 2 {
+			w.Abort(3)
+		}
+		_, err = Recv(w, make([]byte, 1), AnySource, 0)
 	default:
 		err = fmt.Errorf("unknown rank program %q", what)
 	}
@@ -121,4 +131,40 @@ func TestMeshKilledRank(t *testing.T) {
 		require.Equal(t, exitProcFailed, exit.ExitCode(), "rank %d's error should wrap ErrProcFailed", r)
 	}
 	t.Logf("every survivor failed with ErrProcFailed %v after the kill", time.Since(killed).Round(time.Millisecond))
+}
+
+// A rank process that calls Abort ends the job: it tells the signaling
+// server, and every rank, blocked or not, prints who aborted and exits
+// with the code.
+func TestMeshAbort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("WebRTC jobs in -short mode")
+	}
+	const n = 4
+	spec := localJobs(t, nil)(t, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
+	defer cancel()
+	var (
+		cmds   [n]*exec.Cmd
+		stderr [n]strings.Builder
+	)
+	for r := range n {
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), rankMainEnv+"=abort",
+			EnvSignal+"="+spec.Signal, EnvJob+"="+spec.Job, EnvToken+"="+spec.Token, fmt.Sprintf("%s=%d", EnvRank, r))
+		cmd.Stderr = &stderr[r]
+		require.NoError(t, cmd.Start())
+		cmds[r] = cmd
+	}
+	for r, cmd := range cmds {
+		err := cmd.Wait()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "rank %d:\n%s", r, stderr[r].String())
+		require.Equal(t, 3, exit.ExitCode(), "rank %d:\n%s", r, stderr[r].String())
+		want := "meshmpi: rank 2 called Abort(3) at mesh_proc_test.go:"
+		require.Contains(t, stderr[r].String(), want, "rank %d", r)
+		if r != 2 {
+			require.Contains(t, stderr[r].String(), fmt.Sprintf(": ending rank %d", r))
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -88,6 +89,10 @@ func JobFromEnv() (spec JobSpec, ok bool, err error) {
 type Session struct {
 	p    *proc
 	mesh interface{ Close() } // the mesh, or a WASI guest's stream to its host
+
+	// exitOnAbort: the process is this rank (Init, Main), so it ends
+	// when another rank calls Abort, as MPI_Abort ends every process
+	exitOnAbort atomic.Bool
 
 	once sync.Once
 	err  error
@@ -184,6 +189,22 @@ func (s *Session) Abort(cause error) {
 	})
 }
 
+// jobAborted is told that rank called Abort with code: this rank's
+// pending and later operations fail with the *AbortError, and a process
+// that is this rank ends with code.
+func (s *Session) jobAborted(rank, code int, reason string) {
+	where, _ := strings.CutPrefix(reason, fmt.Sprintf("called Abort(%d) at ", code))
+	if where == reason {
+		where = ""
+	}
+	e := &AbortError{Rank: rank, Code: code, Where: where}
+	if s.exitOnAbort.Load() {
+		exitAborted(e, "rank "+strconv.Itoa(s.p.world.rank))
+	}
+	// not on the mesh's goroutine, which closing the mesh waits for
+	go s.Abort(fmt.Errorf("the job ends: %w", e))
+}
+
 // joinTimeout is how long Init waits for the job to form.
 func joinTimeout() (time.Duration, error) {
 	v := os.Getenv(EnvJoinTimeout)
@@ -233,6 +254,7 @@ func Main(n int, fn func(world *Comm) error, opts ...Option) error {
 	if err != nil {
 		return err
 	}
+	s.exitOnAbort.Store(true)
 	if err := runRank(s.p, fn); err != nil {
 		s.Abort(err)
 		return fmt.Errorf("rank %d: %w", s.p.world.rank, err)

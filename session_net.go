@@ -44,14 +44,20 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 		client.Close()
 		return nil, false, err
 	}
-	m := mesh.New(client, mesh.Net{ICEServers: w.ICEServers, Loopback: loopback, Identity: id})
+	var s *Session // set before the mesh starts, which alone calls Aborted
+	m := mesh.New(client, mesh.Net{ICEServers: w.ICEServers, Loopback: loopback, Identity: id,
+		Aborted: func(rank, code int, reason string) { s.jobAborted(rank, code, reason) }})
 	p, err := newProc(w.Rank, w.Size, cfg, m)
 	if err != nil {
 		client.Close()
 		return nil, false, err
 	}
+	s = &Session{p: p, mesh: m}
+	p.abort = func(e *AbortError) {
+		m.Abort(e.Code, e.Where) // every rank learns the job is over
+		s.Abort(e)
+	}
 	m.Start(p.ep)
-	s := &Session{p: p, mesh: m}
 	if err := m.WaitReady(ctx); err != nil {
 		s.Abort(err)
 		return nil, false, err

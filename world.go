@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,11 @@ type proc struct {
 	waiting  []int   // parent ids of the constructions in progress
 
 	finalized atomic.Bool
+
+	// abort, if set, carries out Comm.Abort for this rank's way of
+	// running (a Run world, a session); when it returns, the process
+	// exits.
+	abort func(*AbortError)
 
 	collAlgorithms [coll.NumColls]string // job-wide algorithm choices
 	wait           waitPolicy            // in-process ranks wait actively
@@ -186,7 +192,19 @@ func runRanks(procs []*proc, fn func(*Comm) error, finalize func(i int) error, a
 		errs    = make([]error, len(procs))
 		abort   sync.Once
 		aborted atomic.Bool
+		called  atomic.Pointer[AbortError] // the first rank that called Abort
 	)
+	for _, p := range procs {
+		p.abort = func(e *AbortError) {
+			if called.CompareAndSwap(nil, e) {
+				abort.Do(func() {
+					aborted.Store(true)
+					abortAll(fmt.Errorf("the job ends: %w: %w", e, ErrProcFailed))
+				})
+			}
+			runtime.Goexit() // the rank's deferred calls run; wg.Go's Done too
+		}
+	}
 	for i, p := range procs {
 		wg.Go(func() {
 			err := runRank(p, fn)
@@ -208,6 +226,9 @@ func runRanks(procs []*proc, fn func(*Comm) error, finalize func(i int) error, a
 		})
 	}
 	wg.Wait()
+	if e := called.Load(); e != nil {
+		return e // the other ranks' errors are its consequences
+	}
 	return errors.Join(errs...)
 }
 
@@ -251,6 +272,7 @@ func Init(opts ...Option) (*Comm, error) {
 		if err != nil {
 			return nil, fmt.Errorf("init: %w", err)
 		}
+		s.exitOnAbort.Store(true)
 		global.p, global.session = s.p, s
 		return s.p.world, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/meshmpi/meshmpi/peer"
 	"github.com/meshmpi/meshmpi/signaling"
@@ -18,7 +19,13 @@ type Net struct {
 	// Identity is this rank's certificate, whose fingerprint it announced
 	// when it joined; nil: a fresh certificate per link.
 	Identity *peer.Identity
+	// Aborted, if set, is told when a rank of the job called Abort: the
+	// job is over (the rank is also reported to the endpoint as lost).
+	Aborted func(rank, code int, reason string)
 }
+
+// abortNotice bounds how long Abort waits to tell the server.
+const abortNotice = 2 * time.Second
 
 // Endpoint is what the mesh hands its connections and losses to: a
 // *peer.Endpoint, or a WASI host that relays them to its guest rank.
@@ -395,6 +402,9 @@ func (m *Mesh) left(l *signaling.Left) {
 	if l.Reason != "" {
 		why += " (" + l.Reason + ")"
 	}
+	if l.Aborted && l.Rank != m.rank && m.net.Aborted != nil {
+		m.net.Aborted(l.Rank, l.Code, l.Reason)
+	}
 	for _, r := range l.Ranks() { // a batched notice names several
 		if r < 0 || r >= m.size || r == m.rank {
 			continue
@@ -405,6 +415,17 @@ func (m *Mesh) left(l *signaling.Left) {
 		}
 		m.ep.FailPeer(r, err)
 	}
+}
+
+// Abort tells the server this rank called Abort with code at where (so
+// every rank learns the job is over, with that code), then leaves the job
+// as Close does. Telling is bounded by a short wait: a server that does
+// not take the notice still sees the rank leave.
+func (m *Mesh) Abort(code int, where string) {
+	ctx, cancel := context.WithTimeout(m.ctx, abortNotice)
+	_ = m.client.Send(ctx, &signaling.Abort{Code: code, Where: where})
+	cancel()
+	m.Close()
 }
 
 // Close leaves the job: connections in progress give up, the signaling

@@ -28,7 +28,9 @@
 //	ready    S→C        size, kinds[rank], fingerprints[rank]?  (all N ranks present)
 //	signal   C→S→C      to, from, kind (sdp-offer|sdp-answer|ice-candidate|connect), payload (JSON value)
 //	path     C→S        peer, local, remote, rttMicros?  (how a link reached peer: ICE candidate types)
-//	left     S→C        rank, reason?, also?        (ranks' connections are gone; see Departures)
+//	abort    C→S        code, where?                (the sender called Abort: it leaves, the job ends)
+//	left     S→C        rank, reason?, also?, aborted?, code?  (ranks' connections are gone; see Departures;
+//	                                                 aborted: the rank called Abort with code)
 //	error    S→C        code, message?              (then a close, unless code is rank-absent)
 //	ping     both       id?                          (answered by pong with the same id)
 //	pong     both       id?

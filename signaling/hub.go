@@ -99,6 +99,7 @@ type conn struct {
 	rank   int
 	kind   ClientKind
 	print  string // the certificate fingerprint it announced (Join.Fingerprint)
+	abort  *Abort // the rank called Abort; it is leaving (under Server.mu)
 	bucket bucket // reader goroutine only
 }
 
@@ -382,6 +383,8 @@ func (c *conn) handle(m Message) *Error {
 		return c.s.relay(c, m)
 	case *Path:
 		return c.s.path(c, m)
+	case *Abort:
+		return c.s.abort(c, m)
 	case *Ping:
 		c.send(&Pong{ID: m.ID})
 		return nil
@@ -520,6 +523,21 @@ func (s *Server) relay(c *conn, m *Signal) *Error {
 
 // path takes a rank's report of how it reached a peer: counted (direct
 // or relayed, Stats.Paths) and logged.
+// abort records that c's rank called Abort: its departure, which follows,
+// is announced at once as an abort with its code.
+func (s *Server) abort(c *conn, m *Abort) *Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.job == nil {
+		return &Error{Code: CodeProtocol, Message: "abort before join"}
+	}
+	if c.abort == nil {
+		c.abort = m
+		s.log.Info("rank called Abort", "job", c.job.id, "rank", c.rank, "code", m.Code, "where", m.Where)
+	}
+	return nil
+}
+
 func (s *Server) path(c *conn, m *Path) *Error {
 	s.mu.Lock()
 	j := c.job
@@ -575,6 +593,12 @@ func (s *Server) leave(c *conn, cause error) {
 	case !clean:
 		reason = "connection lost"
 	}
+	if c.abort != nil {
+		reason = fmt.Sprintf("called Abort(%d)", c.abort.Code)
+		if c.abort.Where != "" {
+			reason += " at " + c.abort.Where
+		}
+	}
 	s.departed.Add(1)
 	s.log.Info("rank left", "job", j.id, "rank", c.rank, "reason", reason, "err", cause)
 	if s.closed {
@@ -598,7 +622,9 @@ func (s *Server) leave(c *conn, cause error) {
 		return
 	}
 	j.departed++
-	if j.departed == 1 {
+	if c.abort != nil { // the job is over: no batching
+		s.broadcast(&Left{Rank: c.rank, Reason: reason, Aborted: true, Code: c.abort.Code}, j.members)
+	} else if j.departed == 1 {
 		s.broadcast(&Left{Rank: c.rank, Reason: reason}, j.members)
 	} else {
 		s.queueDeparture(j, c.rank)

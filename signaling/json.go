@@ -91,6 +91,19 @@ func (r *jsonReader) literal(word string) bool {
 
 func (r *jsonReader) null() bool { return r.literal("null") }
 
+// bool reads true or false.
+func (r *jsonReader) bool(v *bool) error {
+	switch {
+	case r.literal("true"):
+		*v = true
+	case r.literal("false"):
+		*v = false
+	default:
+		return r.syntaxError("want true or false")
+	}
+	return nil
+}
+
 // object reads an object, calling member for each key with the reader at
 // the key's value; member must consume the value.
 func (r *jsonReader) object(member func(key string) error) error {
@@ -549,6 +562,7 @@ func (o *jsonObject) key(k string) {
 func (o *jsonObject) str(k, v string)        { o.key(k); o.b = appendString(o.b, v) }
 func (o *jsonObject) int(k string, v int)    { o.key(k); o.b = strconv.AppendInt(o.b, int64(v), 10) }
 func (o *jsonObject) raw(k string, v []byte) { o.key(k); o.b = append(o.b, v...) }
+func (o *jsonObject) bool(k string, v bool)  { o.key(k); o.b = strconv.AppendBool(o.b, v) }
 
 // appendStrings appends v as an array of strings.
 func appendStrings[S ~string](b []byte, v []S) []byte {

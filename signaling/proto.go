@@ -46,6 +46,7 @@ const (
 	TypePing    Type = "ping"
 	TypePong    Type = "pong"
 	TypePath    Type = "path"
+	TypeAbort   Type = "abort"
 )
 
 // ClientKind says what runs a rank.
@@ -106,7 +107,7 @@ const (
 )
 
 // Message is one protocol message. The concrete types are *Join, *Welcome,
-// *Ready, *Signal, *Path, *Left, *Error, *Ping and *Pong; no others can be
+// *Ready, *Signal, *Path, *Abort, *Left, *Error, *Ping and *Pong; no others can be
 // sent.
 //
 // The json tags on their fields name the members on the wire. The codec
@@ -196,6 +197,14 @@ type Signal struct {
 	Payload []byte     `json:"payload"` // raw JSON, sent as is: any value but null (a string or an object), opaque to the server
 }
 
+// Abort is a rank's MPI_Abort: the rank ends, and the job with it. The
+// server announces the rank's departure as an abort (Left.Aborted) with
+// its code, so every rank can end with that code.
+type Abort struct {
+	Code  int    `json:"code"`
+	Where string `json:"where,omitempty"` // the call's place in the program (file:line)
+}
+
 // Left announces that a rank's connection is gone.
 type Left struct {
 	Rank   int    `json:"rank"`
@@ -203,6 +212,10 @@ type Left struct {
 	// Also lists further ranks announced in the same notice: a formed
 	// job's later departures come in batches (see Departures in doc.go).
 	Also []int `json:"also,omitempty"`
+	// Aborted says the rank called Abort with Code before it left: the
+	// job is over.
+	Aborted bool `json:"aborted,omitempty"`
+	Code    int  `json:"code,omitempty"`
 }
 
 // Ranks returns every rank the notice announces: Rank, then Also.
@@ -234,6 +247,7 @@ func (*Error) Type() Type   { return TypeError }
 func (*Ping) Type() Type    { return TypePing }
 func (*Pong) Type() Type    { return TypePong }
 func (*Path) Type() Type    { return TypePath }
+func (*Abort) Type() Type   { return TypeAbort }
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
@@ -385,6 +399,17 @@ func (m *Signal) Validate() error {
 	}
 	if !validJSON(m.Payload) {
 		return invalid("signal payload must be a JSON value other than null")
+	}
+	return nil
+}
+
+// Validate implements Message.
+func (m *Abort) Validate() error {
+	if m.Code < math.MinInt32 || m.Code > math.MaxInt32 {
+		return invalid("abort code %d out of range", m.Code)
+	}
+	if len(m.Where) > MaxTextLen {
+		return invalid("abort place longer than %d bytes", MaxTextLen)
 	}
 	return nil
 }
@@ -658,6 +683,12 @@ func (m *Left) appendData(b []byte) []byte {
 		o.key("also")
 		o.b = appendInts(o.b, m.Also)
 	}
+	if m.Aborted {
+		o.bool("aborted", true)
+	}
+	if m.Code != 0 {
+		o.int("code", m.Code)
+	}
 	return o.close()
 }
 
@@ -669,6 +700,29 @@ func (m *Left) field(r *jsonReader, key string) (bool, error) {
 		return true, r.str(&m.Reason)
 	case "also":
 		return true, readInts(r, &m.Also)
+	case "aborted":
+		return true, r.bool(&m.Aborted)
+	case "code":
+		return true, r.int(&m.Code)
+	}
+	return false, nil
+}
+
+func (m *Abort) appendData(b []byte) []byte {
+	o := openObject(b)
+	o.int("code", m.Code)
+	if m.Where != "" {
+		o.str("where", m.Where)
+	}
+	return o.close()
+}
+
+func (m *Abort) field(r *jsonReader, key string) (bool, error) {
+	switch key {
+	case "code":
+		return true, r.int(&m.Code)
+	case "where":
+		return true, r.str(&m.Where)
 	}
 	return false, nil
 }
@@ -759,6 +813,8 @@ func newMessage(t Type) Message {
 		return new(Pong)
 	case TypePath:
 		return new(Path)
+	case TypeAbort:
+		return new(Abort)
 	}
 	return nil
 }
