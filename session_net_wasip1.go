@@ -30,6 +30,12 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 		g.Close()
 		return nil, false, err
 	}
+	s := &Session{p: p, mesh: g}
+	g.OnAbort(s.jobAborted)
+	p.abort = func(e *AbortError) {
+		g.Abort(e.Code, e.Where) // the host tells the job
+		s.Abort(e)
+	}
 	g.Start(p.ep)
-	return &Session{p: p, mesh: g}, false, nil
+	return s, false, nil
 }

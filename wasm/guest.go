@@ -52,6 +52,10 @@ type Guest struct {
 	wbuf []byte
 	werr error
 
+	aborted  func(rank, code int, where string) // OnAbort's; set before Start
+	abortAck chan struct{}                      // closed when the host took this rank's abort
+	ackOnce  sync.Once
+
 	mu       sync.Mutex
 	slots    []slot // by rank
 	dead     error  // why the stream ended; nil while it is up
@@ -96,7 +100,7 @@ func Accept(ctx context.Context, ln net.Listener, key [KeyLen]byte) (*Guest, err
 // hello and key, asks to join, and returns once the host has joined the
 // job (Welcome) or failed to. On error rw is closed.
 func Connect(ctx context.Context, rw io.ReadWriteCloser, key [KeyLen]byte) (res *Guest, err error) {
-	g := &Guest{rw: rw, rd: NewReader(bufio.NewReaderSize(rw, 64<<10)), readDone: make(chan struct{})}
+	g := &Guest{rw: rw, rd: NewReader(bufio.NewReaderSize(rw, 64<<10)), readDone: make(chan struct{}), abortAck: make(chan struct{})}
 	hello := time.AfterFunc(HelloTimeout, func() { rw.Close() })
 	stop := context.AfterFunc(ctx, func() { rw.Close() })
 	defer func() {
@@ -142,6 +146,30 @@ func (g *Guest) Welcome() Welcome { return g.welcome }
 
 // Start begins delivering the host's messages: links go to ep, and
 // departures become ep.FailPeer.
+// OnAbort sets what the guest is told when another rank of the job
+// calls Abort (rank, its code, where it called it); call it before Start.
+func (g *Guest) OnAbort(f func(rank, code int, where string)) { g.aborted = f }
+
+// abortWait bounds how long Abort waits for the host to tell the job.
+const abortWait = 3 * time.Second
+
+// Abort tells the host this rank called Abort with code at where, and
+// returns once the host has told the job (so the rank may exit at once),
+// the stream ended, or abortWait passed.
+func (g *Guest) Abort(code int, where string) {
+	if err := g.write(AppendAbort(g.lockWrite(), g.welcome.Rank, code, where)); err != nil {
+		return
+	}
+	t := time.NewTimer(abortWait)
+	defer t.Stop()
+	select {
+	case <-g.abortAck:
+	case <-g.readDone:
+	case <-t.C:
+	}
+}
+
+// Start hands the links and departures to ep and starts the reader.
 func (g *Guest) Start(ep Endpoint) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -252,6 +280,15 @@ func (g *Guest) readLoop() {
 }
 
 func (g *Guest) handle(m *Msg) error {
+	if m.Type == MsgAbort {
+		switch {
+		case m.Rank == g.welcome.Rank: // the host told the job of ours
+			g.ackOnce.Do(func() { close(g.abortAck) })
+		case m.Rank < len(g.slots) && g.aborted != nil:
+			g.aborted(m.Rank, m.Code, m.Text)
+		}
+		return nil
+	}
 	switch m.Type {
 	case MsgLinkUp, MsgLinkDown, MsgData, MsgCredit:
 	default:

@@ -82,12 +82,16 @@ const (
 	// MsgCredit (both): the receiver consumed this many bytes of a link's
 	// frames; the sender may have that much more in flight.
 	MsgCredit
+	// MsgAbort (both): a rank called Abort: its rank, code and where
+	// (G→H: the guest did, and the host tells the job; H→G: another rank
+	// did, and the job is over).
+	MsgAbort
 	msgEnd
 )
 
 var msgNames = [msgEnd]string{MsgHostHello: "host-hello", MsgJoin: "join", MsgWelcome: "welcome",
 	MsgRefused: "refused", MsgConnect: "connect", MsgLinkUp: "link-up", MsgLinkDown: "link-down",
-	MsgClose: "close", MsgData: "data", MsgCredit: "credit"}
+	MsgClose: "close", MsgData: "data", MsgCredit: "credit", MsgAbort: "abort"}
 
 // String returns the type's protocol name.
 func (t MsgType) String() string {
@@ -122,7 +126,8 @@ type Msg struct {
 	N        uint32        // LinkUp: max frame; Credit: bytes
 	Window   uint32        // LinkUp
 	Cause    Cause         // LinkDown
-	Text     string        // Refused, LinkDown
+	Code     int           // Abort
+	Text     string        // Refused, LinkDown, Abort (where)
 	Settings map[string]string
 	Frame    []byte // Data
 }
@@ -242,6 +247,13 @@ func AppendCredit(b []byte, rank, n int) []byte {
 	return binary.LittleEndian.AppendUint32(b, uint32(n))
 }
 
+// AppendAbort appends an abort by rank with code, called at where.
+func AppendAbort(b []byte, rank, code int, where string) []byte {
+	b = appendRank(b, MsgAbort, rank, 4+2+min(len(where), maxText))
+	b = binary.LittleEndian.AppendUint32(b, uint32(int32(code)))
+	return appendStr(b, where)
+}
+
 // Decode decodes one message from its type byte and body. The ranks it
 // returns are whatever the message says; the receiver checks them against
 // its world. Data's Frame aliases body.
@@ -293,6 +305,9 @@ func Decode(t MsgType, body []byte) (Msg, error) {
 		}
 	case MsgCredit:
 		m.Rank, m.N = d.rank(), d.u32()
+	case MsgAbort:
+		m.Rank, m.Code = d.rank(), int(int32(d.u32()))
+		m.Text = d.str()
 	default:
 		return m, fmt.Errorf("%w: unknown message type %d", ErrProtocol, t)
 	}

@@ -29,6 +29,8 @@ func messages() [][]byte {
 		AppendClose(nil, 7),
 		AppendData(nil, 9, hdr, payload),
 		AppendCredit(nil, 2, 123456),
+		AppendAbort(nil, 3, 5, "main.go:17"),
+		AppendAbort(nil, 0, -1, ""),
 	}
 }
 
@@ -73,6 +75,8 @@ func encode(m Msg) []byte {
 		return AppendData(nil, m.Rank, m.Frame, nil)
 	case MsgCredit:
 		return AppendCredit(nil, m.Rank, int(m.N))
+	case MsgAbort:
+		return AppendAbort(nil, m.Rank, m.Code, m.Text)
 	}
 	return nil
 }

@@ -143,6 +143,26 @@ func TestFailingRank(t *testing.T) {
 	checkFailrank(t, start("-n", "4", "--grace", "30s", failrankBinary(t)))
 }
 
+// A rank that calls Abort(5) ends the job: every rank says who aborted
+// and exits with 5, and so does meshrun, with no grace period waited out.
+func TestAbortRank(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a WebRTC job in -short mode")
+	}
+	checkAbortrank(t, start("-n", "3", "--grace", "60s", abortBinary(t)))
+}
+
+func checkAbortrank(t *testing.T, m *meshrunRun) {
+	t.Helper()
+	require.Equal(t, 5, m.wait(t), "stderr:\n%s", m.stderr.String())
+	stderr := m.stderr.String()
+	require.Regexp(t, `\[1\] meshmpi: rank 1 called Abort\(5\) at main\.go:\d+\n`, stderr)
+	for _, r := range []int{0, 2} {
+		require.Regexp(t, fmt.Sprintf(`\[%d\] meshmpi: rank 1 called Abort\(5\) at main\.go:\d+: ending rank %d\n`, r, r), stderr)
+	}
+	require.NotContains(t, stderr, "Abort did not end")
+}
+
 // checkFailrank checks how a meshrun of failrank on 4 ranks ended: rank 2
 // crashed with status 3, the others failed by themselves with
 // ErrProcFailed, and meshrun exited with 3.
@@ -271,6 +291,9 @@ func runWASI(t *testing.T, runtime string) {
 	})
 	t.Run("failrank", func(t *testing.T) {
 		checkFailrank(t, start(append(rt, "-n", "4", "--grace", "30s", "./testdata/failrank")...))
+	})
+	t.Run("abortrank", func(t *testing.T) {
+		checkAbortrank(t, start(append(rt, "-n", "3", "--grace", "60s", "./testdata/abortrank")...))
 	})
 }
 

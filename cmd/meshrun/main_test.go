@@ -24,6 +24,7 @@ func TestMain(m *testing.M) { testbin.Main(m) }
 var (
 	piBinary       = buildOnce("../../examples/pi")
 	failrankBinary = buildOnce("testdata/failrank")
+	abortBinary    = buildOnce("testdata/abortrank")
 	looprankBinary = buildOnce("testdata/looprank")
 	earlyBinary    = buildOnce("testdata/earlyexit")
 )

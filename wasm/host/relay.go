@@ -170,7 +170,14 @@ func (r *relay) join(job Job) error {
 		client.Close()
 		return fmt.Errorf("wasm host: %w", err)
 	}
-	net := mesh.Net{ICEServers: w.ICEServers, Loopback: w.Settings[meshmpi.SettingNetwork] == "loopback", Identity: id}
+	net := mesh.Net{ICEServers: w.ICEServers, Loopback: w.Settings[meshmpi.SettingNetwork] == "loopback", Identity: id,
+		Aborted: func(rank, code int, reason string) {
+			r.mu.Lock()
+			if !r.closed {
+				r.push(wasm.AppendAbort(r.out.lock(), rank, code, reason))
+			}
+			r.mu.Unlock()
+		}}
 	r.rank, r.size = w.Rank, w.Size
 	r.links, r.dialing = make([]*hostLink, w.Size), make([]bool, w.Size)
 	r.m = mesh.New(client, net)
@@ -212,6 +219,14 @@ func (r *relay) readLoop(rd *wasm.Reader) error {
 }
 
 func (r *relay) handle(m *wasm.Msg) error {
+	if m.Type == wasm.MsgAbort {
+		if m.Rank != r.rank {
+			return fmt.Errorf("%w: guest (rank %d) sent an abort for rank %d", wasm.ErrProtocol, r.rank, m.Rank)
+		}
+		r.m.Abort(m.Code, m.Text) // the job learns it is over
+		r.push(wasm.AppendAbort(r.out.lock(), r.rank, m.Code, m.Text))
+		return nil
+	}
 	switch m.Type {
 	case wasm.MsgConnect, wasm.MsgClose, wasm.MsgData, wasm.MsgCredit:
 	default:
