@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix || windows
 
 package main
 
@@ -12,8 +12,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/meshmpi/meshmpi/internal/gobuild"
 )
@@ -64,7 +62,7 @@ func resolveTarget(s string) (target, error) {
 		}
 		return target{pkg: filepath.Base(abs), dir: filepath.Dir(abs), name: strings.TrimSuffix(filepath.Base(abs), ".go")}, nil
 	case err == nil:
-		if info.Mode()&0o111 == 0 {
+		if !isExecutable(s, info) {
 			return target{}, fmt.Errorf("%s: not executable (and not a Go package)", s)
 		}
 		abs, err := filepath.Abs(s)
@@ -72,9 +70,9 @@ func resolveTarget(s string) (target, error) {
 			return target{}, err
 		}
 		return target{exe: abs}, nil
-	case filepath.IsAbs(s) || s == "." || s == ".." || strings.HasPrefix(s, "./") || strings.HasPrefix(s, "../"):
+	case filepath.IsAbs(s) || s == "." || s == ".." || relative(s):
 		return target{}, fmt.Errorf("%s: no such file or directory", s)
-	case !strings.Contains(s, "/"):
+	case !strings.Contains(s, "/") && !strings.ContainsRune(s, filepath.Separator):
 		exe, err := exec.LookPath(s)
 		if err != nil {
 			return target{}, fmt.Errorf("%s: not a file, a directory or a command on PATH", s)
@@ -84,6 +82,18 @@ func resolveTarget(s string) (target, error) {
 		pkg, _, _ := strings.Cut(s, "@")
 		return target{pkg: pkg, name: path.Base(pkg)}, nil
 	}
+}
+
+// relative reports whether s starts with ./ or ../ (or .\ or ..\ on
+// Windows).
+func relative(s string) bool {
+	sep := string(filepath.Separator)
+	for _, p := range []string{"./", "../", "." + sep, ".." + sep} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasGoFiles reports whether dir holds a .go file.
@@ -115,6 +125,8 @@ func goBuild(ctx context.Context, t target, dir string, wasi bool) (string, erro
 	if wasi {
 		exe += ".wasm"
 		g.GOOS, g.GOARCH = "wasip1", "wasm"
+	} else {
+		exe += exeSuffix
 	}
 	if err := g.Build(ctx, exe, t.pkg); err != nil {
 		if t.dir != "" {
@@ -123,13 +135,4 @@ func goBuild(ctx context.Context, t target, dir string, wasi bool) (string, erro
 		return "", err
 	}
 	return exe, nil
-}
-
-// interruptGroup gives go and the compilers it runs an interrupt when the
-// context ends, in a process group of their own; go itself is killed if
-// it has not ended 5 s later.
-func interruptGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) }
-	cmd.WaitDelay = 5 * time.Second
 }

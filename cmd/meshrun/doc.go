@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix || windows
 
 // Meshrun launches meshmpi jobs of WASI ranks (under wazero, inside
 // meshrun) and native rank processes: it is meshmpi's mpirun.
@@ -127,4 +127,30 @@
 // its children too. On Linux a rank also gets SIGTERM from the kernel if
 // meshrun itself is killed (SIGKILL, out of memory) before it could stop
 // the job.
+//
+// # Windows
+//
+// Meshrun builds for Windows (amd64 and arm64: CI cross-builds it, its
+// tests run on Linux only) and works there as elsewhere, except for what
+// Windows lacks:
+//   - Ctrl-C or Ctrl-Break (and a closed console, a logoff or a
+//     shutdown) stops the job: meshrun kills the rank processes at once
+//     (TerminateProcess), as there is no SIGTERM to send them first, and
+//     exits with 130. The ranks share meshrun's console, so they see the
+//     Ctrl-C themselves too. The teardown after a failed rank and
+//     --timeout kill them the same way, after --grace.
+//   - There are no process groups: killing a rank does not kill processes
+//     the rank started itself, and nothing ends the ranks if meshrun is
+//     killed before it could stop them.
+//   - There is no SIGSTOP or SIGCHLD: meshrun does not look for stopped
+//     ranks (a suspended one is found by its peers, as a lost one).
+//   - A package builds to NAME.exe; an executable target is a file whose
+//     extension is one of PATHEXT's (.exe, .bat …).
+//   - A rank's exit status is its exit code; no rank is "killed by signal n".
+//
+// Meshrun built without cgo (CGO_ENABLED=0, as the cross-built binaries
+// for every platform are) has no wasmtime: --runtime wasmtime fails, after
+// building the target, with "this program was built without cgo, which
+// wasmtime-go needs" and exit status 2; wazero, native and mixed jobs work
+// the same.
 package main

@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix || windows
 
 package main
 
@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -249,9 +248,8 @@ func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.Job
 	// before its peers fail because of it. Asked for before the first
 	// rank starts: a rank stopped as it starts (before it even joined)
 	// sends its only SIGCHLD at once, which would otherwise be lost.
-	chld := make(chan os.Signal, 1)
-	signal.Notify(chld, syscall.SIGCHLD)
-	defer signal.Stop(chld)
+	chld, unwatch := watchStops()
+	defer unwatch()
 	for i := range l.cfg.n {
 		start := j.start
 		if i < nwasi {
@@ -558,18 +556,18 @@ func (j *job) escalate() {
 	switch j.stage {
 	case stageRun, stageGrace:
 		j.stage = stageTerm
-		j.signal(syscall.SIGTERM)
-		j.signal(syscall.SIGCONT) // a stopped rank acts on SIGTERM only once it runs
+		j.stopRanks("SIGTERM", terminate)
 		j.timer = time.After(j.l.cfg.grace)
 	case stageTerm:
 		j.stage = stageKill
-		j.signal(syscall.SIGKILL)
+		j.stopRanks("SIGKILL", kill)
 		j.timer = time.After(j.l.cfg.grace + outputDrain)
 	}
 }
 
-// signal sends sig to the process group of every rank still running.
-func (j *job) signal(sig syscall.Signal) {
+// stopRanks stops every rank still running: a process with how
+// (terminate or kill, named sig in the log), a WASI rank at once.
+func (j *job) stopRanks(sig string, how func(*os.Process) error) {
 	for _, r := range j.ranks {
 		if r.exited {
 			continue
@@ -580,7 +578,7 @@ func (j *job) signal(sig syscall.Signal) {
 			j.l.log.Info("stopped wasi rank", "rank", r.label, "signal", sig)
 			continue
 		}
-		err := syscall.Kill(-r.cmd.Process.Pid, sig)
+		err := how(r.cmd.Process)
 		j.l.log.Info("signalled rank", "rank", r.label, "signal", sig, "err", err)
 	}
 }
@@ -641,7 +639,7 @@ func (j *job) killStopped(now bool) {
 			continue
 		}
 		r.killedFrozen = true
-		err := syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
+		err := kill(r.cmd.Process)
 		j.l.log.Info("killed stopped rank", "rank", r.label, "err", err)
 	}
 	if next > 0 {

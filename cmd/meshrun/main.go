@@ -1,4 +1,4 @@
-//go:build unix
+//go:build unix || windows
 
 package main
 
@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/meshmpi/meshmpi"
@@ -74,7 +73,7 @@ type config struct {
 
 func main() {
 	sigc := make(chan os.Signal, 4)
-	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigc, stopSignals...)
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, sigc))
 }
 
