@@ -1,6 +1,7 @@
 package meshmpi
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -139,8 +140,15 @@ func (q *collRequest) result(keep bool) (Status, error) {
 	return Status{}, nil
 }
 
-// collErr gives engine errors their MPI class.
+// collErr gives engine errors their MPI class, and says a disagreement
+// in the user's terms: which rank called the collective differently (the
+// engine's tags, which carry the arguments' signature, mean nothing to
+// the user).
 func collErr(err error) error {
+	var tm *peer.TagMismatchError
+	if errors.As(err, &tm) {
+		return fmt.Errorf("rank %d called it with other arguments (count, datatype, root or operation) than this rank: %w: %w", tm.Source, ErrArg, coll.ErrMismatch)
+	}
 	if isMismatch(err) {
 		return fmt.Errorf("%w: %w", ErrArg, err)
 	}
@@ -280,6 +288,9 @@ func (c *Comm) checkRoot(k coll.Coll, root int) error {
 
 func checkOp(k coll.Coll, o *Op, t op.Type) error {
 	if o == nil || !o.Defined(t) {
+		if o == nil {
+			return fmt.Errorf("%s: no operation given (nil): %w", k, ErrOp)
+		}
 		return fmt.Errorf("%s: %v is not defined on %s: %w", k, o, t, ErrOp)
 	}
 	return nil

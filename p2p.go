@@ -2,6 +2,7 @@ package meshmpi
 
 import (
 	"fmt"
+	"strconv"
 	"unsafe"
 
 	"github.com/meshmpi/meshmpi/coll"
@@ -179,9 +180,9 @@ func (q *p2pRequest) result(keep bool) (Status, error) {
 	}
 	if err != nil {
 		if q.kind == p2pSend {
-			err = fmt.Errorf("send to %d tag %d on %s: %w", q.rank, q.tag, q.c, err)
+			err = fmt.Errorf("send to rank %d, tag %d, on %s: %w", q.rank, q.tag, q.c, err)
 		} else {
-			err = fmt.Errorf("receive from %d tag %d on %s: %w", q.rank, q.tag, q.c, err)
+			err = fmt.Errorf("receive from %s, %s, on %s: %w", sourceName(q.rank), tagName(q.tag), q.c, err)
 		}
 		st.Err = err
 	}
@@ -560,4 +561,20 @@ func (c *Comm) allgather(rec []byte) ([]byte, error) {
 		}
 	}
 	return all, nil
+}
+
+// sourceName is a receive's source as a message says it.
+func sourceName(rank int) string {
+	if rank == AnySource {
+		return "any source"
+	}
+	return "rank " + strconv.Itoa(rank)
+}
+
+// tagName is a receive's tag as a message says it.
+func tagName(tag int) string {
+	if tag == AnyTag {
+		return "any tag"
+	}
+	return "tag " + strconv.Itoa(tag)
 }

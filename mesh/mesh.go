@@ -190,7 +190,7 @@ func (p *pair) connect(initiate bool) {
 		m.reportPath(p.remote, l)
 	}
 	if err != nil {
-		err = fmt.Errorf("connect to rank %d: %w: %w", p.remote, peer.ErrProcFailed, err)
+		err = peer.Failure(fmt.Sprintf("connect to rank %d", p.remote), err)
 		l = nil
 	}
 	p.link, p.err = l, err

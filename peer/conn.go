@@ -85,7 +85,7 @@ func (c *conn) writeFast(op *Op) {
 	h := Header{Kind: KindEager, Context: op.ctx, Tag: op.tag, Total: uint64(len(op.buf)), Source: uint32(c.ep.rank)}
 	ready, err := c.write(h, op.buf)
 	if err != nil {
-		err = fmt.Errorf("link to rank %d: %w: %w", c.rank, ErrProcFailed, err)
+		err = Failure(fmt.Sprintf("link to rank %d", c.rank), err)
 	}
 	c.drop(op, err)
 	if err == nil && ready {
@@ -189,7 +189,7 @@ func (c *conn) drainLocked() {
 		c.mu.Unlock()
 		ready, err := c.write(h, payload)
 		if err != nil {
-			err = fmt.Errorf("link to rank %d: %w: %w", c.rank, ErrProcFailed, err)
+			err = Failure(fmt.Sprintf("link to rank %d", c.rank), err)
 		}
 		if done != nil {
 			c.drop(done, err)
@@ -358,7 +358,7 @@ func (c *conn) handle(h *Header, payload []byte) {
 
 // protocolError treats a peer that breaks the protocol as lost.
 func (c *conn) protocolError(err error) {
-	c.fail(fmt.Errorf("rank %d: %w: %w", c.rank, ErrProcFailed, err))
+	c.fail(Failure(fmt.Sprintf("rank %d broke the protocol", c.rank), err))
 	c.link.Close()
 }
 
@@ -376,5 +376,5 @@ func (c *conn) HandleWritable() {
 
 // HandleClose implements LinkHandler.
 func (c *conn) HandleClose(err error) {
-	c.fail(fmt.Errorf("link to rank %d: %w: %w", c.rank, ErrProcFailed, err))
+	c.fail(Failure(fmt.Sprintf("link to rank %d", c.rank), err))
 }

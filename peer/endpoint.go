@@ -169,7 +169,7 @@ func (e *Endpoint) conn(rank int) *conn {
 			}
 		}
 		if err != nil {
-			c.fail(fmt.Errorf("connect to rank %d: %w: %w", rank, ErrProcFailed, err))
+			c.fail(Failure(fmt.Sprintf("connect to rank %d", rank), err))
 		}
 	}()
 	return c

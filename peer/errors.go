@@ -1,6 +1,9 @@
 package peer
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors of the point-to-point layer. The root package re-exports the MPI
 // error classes among them, so users test them with errors.Is.
@@ -28,3 +31,32 @@ var (
 	// ErrClosed means the endpoint or link was closed locally.
 	ErrClosed = errors.New("endpoint closed")
 )
+
+// Failure is the error of an operation on a lost peer: "what: cause",
+// matching ErrProcFailed. It names ErrProcFailed once, even when cause
+// already wraps it (a departure the mesh reported, a link that failed),
+// so messages never read "process failed: process failed".
+func Failure(what string, cause error) error {
+	if cause == nil {
+		return fmt.Errorf("%s: %w", what, ErrProcFailed)
+	}
+	if errors.Is(cause, ErrProcFailed) {
+		return fmt.Errorf("%s: %w", what, cause)
+	}
+	return fmt.Errorf("%s: %w: %w", what, ErrProcFailed, cause)
+}
+
+// TagMismatchError is a message whose tag differs from the receive's in
+// the bits the receive matched on (RecvNotify's partial matching: the
+// collective engine's signature bits). It matches ErrTagMismatch.
+type TagMismatchError struct {
+	Source    int // the sender's rank
+	Tag, Want int // the message's tag and the receive's
+}
+
+func (e *TagMismatchError) Error() string {
+	return fmt.Sprintf("message from rank %d tagged %#x where %#x was expected: %s", e.Source, uint32(e.Tag), uint32(e.Want), ErrTagMismatch)
+}
+
+// Is makes errors.Is(err, ErrTagMismatch) hold.
+func (e *TagMismatchError) Is(target error) bool { return target == ErrTagMismatch }

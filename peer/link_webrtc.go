@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -301,7 +302,7 @@ func (l *webrtcLink) readLoop() {
 			if errors.Is(err, io.ErrShortBuffer) {
 				err = fmt.Errorf("%w: message larger than %d bytes", ErrFrame, len(l.rbuf))
 			}
-			l.lose(fmt.Errorf("read: %w", err))
+			l.lose(readFailure(err))
 			return
 		}
 		f := l.rbuf[:n]
@@ -313,6 +314,20 @@ func (l *webrtcLink) readLoop() {
 		l.h.HandleFrame(hdr, payload)
 		l.inRead.Store(false)
 	}
+}
+
+// readFailure says why the data channel stopped delivering, in the
+// user's terms where pion's are SCTP's: a remote whose process ended, or
+// that closed its connection without Finalize, aborts the association
+// ("abort chunk … User Initiated Abort").
+func readFailure(err error) error {
+	switch msg := err.Error(); {
+	case errors.Is(err, io.EOF):
+		return errors.New("the remote closed the link")
+	case strings.Contains(msg, "abort chunk") || strings.Contains(msg, "User Initiated Abort"):
+		return errors.New("the remote ended the link at once: its process exited, or it closed the link without Finalize")
+	}
+	return fmt.Errorf("read: %w", err)
 }
 
 // control runs the handler's writable and close events and the teardown.

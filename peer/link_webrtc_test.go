@@ -216,7 +216,11 @@ func TestWebRTCPeerClosed(t *testing.T) {
 	a.Close(nil)
 
 	for _, op := range []*Op{specific, wild} {
-		require.ErrorIs(t, waitTimeout(t, op, 15*time.Second).Err, ErrProcFailed)
+		err := waitTimeout(t, op, 15*time.Second).Err
+		require.ErrorIs(t, err, ErrProcFailed)
+		// in the user's terms, not SCTP's, and "process failed" once
+		require.NotRegexp(t, `(?i)abort chunk|user initiated abort|sctp|0x`, err.Error())
+		require.Equal(t, 1, strings.Count(err.Error(), ErrProcFailed.Error()), err.Error())
 	}
 	s := b.GetOp()
 	require.NoError(t, b.StartSend(s, Standard, 0, 0, 1, []byte{1}))

@@ -75,7 +75,7 @@ func (e *Endpoint) deliverLocked(op *Op, kind Kind, src int, tag int32, total in
 func (e *Endpoint) finishRecv(op *Op, n int) {
 	var err error
 	if op.tag != AnyTag && int32(op.res.Tag) != op.tag {
-		err = fmt.Errorf("message from rank %d tagged %#x where %#x was expected: %w", op.res.Source, uint32(op.res.Tag), uint32(op.tag), ErrTagMismatch)
+		err = &TagMismatchError{Source: op.res.Source, Tag: op.res.Tag, Want: int(op.tag)}
 	} else if op.res.Total > n {
 		err = fmt.Errorf("%d-byte message from rank %d tag %d into a %d-byte buffer: %w",
 			op.res.Total, op.res.Source, op.res.Tag, len(op.buf), ErrTruncate)

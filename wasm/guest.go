@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -309,7 +311,7 @@ func (g *Guest) handle(m *Msg) error {
 		g.mu.Unlock()
 		return g.linkUp(m)
 	case MsgLinkDown:
-		err := fmt.Errorf("rank %d: %s: %w", m.Rank, m.Text, peer.ErrProcFailed)
+		err := linkDownError(m.Rank, m.Text)
 		if l == nil && s.err == nil {
 			s.err = err
 			if s.done != nil {
@@ -343,6 +345,25 @@ func (g *Guest) handle(m *Msg) error {
 	return nil
 }
 
+// linkDownError is the error of a link-down for rank: the host's text,
+// which usually names the rank and says "process failed" already, so it
+// is neither prefixed nor wrapped twice; it matches peer.ErrProcFailed.
+func linkDownError(rank int, text string) error {
+	if !strings.Contains(text, "rank "+strconv.Itoa(rank)) {
+		text = "rank " + strconv.Itoa(rank) + ": " + text
+	}
+	if strings.HasSuffix(text, ": "+peer.ErrProcFailed.Error()) || strings.Contains(text, ": "+peer.ErrProcFailed.Error()+": ") {
+		return hostFailure(text)
+	}
+	return fmt.Errorf("%s: %w", text, peer.ErrProcFailed)
+}
+
+// hostFailure is a lost peer as the host described it.
+type hostFailure string
+
+func (e hostFailure) Error() string { return string(e) }
+func (e hostFailure) Unwrap() error { return peer.ErrProcFailed }
+
 // linkUp attaches a new link to the endpoint (which binds it before the
 // next message is read, so its frames always find the handler), then
 // hands it to a Dial waiting for it.
@@ -353,7 +374,7 @@ func (g *Guest) linkUp(m *Msg) error {
 	g.mu.Lock()
 	s := &g.slots[m.Rank]
 	if err != nil {
-		s.err = fmt.Errorf("rank %d: %w: %w", m.Rank, peer.ErrProcFailed, err)
+		s.err = peer.Failure(fmt.Sprintf("rank %d", m.Rank), err)
 	} else {
 		s.link = l
 	}
