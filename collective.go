@@ -253,8 +253,12 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		if err != nil {
 			return nil, err
 		}
-		for !run.Finished() {
-			<-run.Done()
+		if !run.Finished() {
+			c.p.park(q.block())
+			for !run.Finished() {
+				<-run.Done()
+			}
+			c.p.unpark()
 		}
 		_, err = q.result(false)
 		return nil, err

@@ -53,6 +53,9 @@ var (
 	// than 2^20-1 rendezvous operations in flight at one rank); the
 	// operation fails, the world goes on.
 	ErrResources = peer.ErrResources
+	// ErrTimeout: a Run with WithTimeout did not finish in time; the error
+	// says what every rank was blocked in.
+	ErrTimeout = errors.New("timed out")
 	// ErrAborted: a rank of the job called Comm.Abort; the error wraps
 	// the *AbortError that names it.
 	ErrAborted = errors.New("job aborted")

@@ -271,7 +271,7 @@ func exchange(c *Comm, world int, ctx uint32, sendTag, recvTag int, out, in []by
 		return Status{}, err
 	}
 	_, serr := s.run()
-	c.p.wait.await(c.p.ep, r.op)
+	c.p.await(r.op, r.block())
 	st, rerr := r.result(false)
 	if serr != nil {
 		return st, serr

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/meshmpi/meshmpi/coll"
 )
@@ -17,6 +18,23 @@ type config struct {
 	unexpected int64 // bytes of unexpected eager messages a rank holds; 0 = peer.DefaultUnexpectedLimit
 	collAlgs   [coll.NumColls]string
 	job        *JobSpec // Run's ranks join this job instead of using memory links
+	timeout    time.Duration
+}
+
+// WithTimeout bounds a Run: a world whose ranks have not all returned
+// after d is aborted, and Run returns an error (ErrTimeout) that says, for
+// every rank, what it was blocked in — the call, the communicator, the
+// peer and tag, a collective's algorithm and step and the ranks it waited
+// for — and whether every rank still running was waiting in meshmpi (a
+// deadlock). Only Run accepts it.
+func WithTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("timeout %v: want a positive duration: %w", d, ErrArg)
+		}
+		c.timeout = d
+		return nil
+	}
 }
 
 // WithJob makes Run's n ranks join the job at a signaling server as ranks

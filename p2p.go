@@ -229,7 +229,7 @@ func (q *p2pRequest) run() (Status, error) {
 		return Status{}, err
 	}
 	if q.op != nil {
-		q.c.p.wait.await(q.c.p.ep, q.op)
+		q.c.p.await(q.op, q.block())
 	}
 	return q.result(false)
 }
@@ -354,7 +354,7 @@ func Sendrecv[T, U Element](c *Comm, sendbuf []T, dest, sendtag int, recvbuf []U
 	}
 	_, serr := s.run()
 	if r.op != nil {
-		c.p.wait.await(c.p.ep, r.op)
+		c.p.await(r.op, r.block())
 	}
 	st, rerr := r.result(false)
 	if serr != nil {

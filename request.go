@@ -179,6 +179,10 @@ func (r *Request) Wait(ctx context.Context) (Status, error) {
 		cancel = ctx.Done()
 	}
 	r.wait.wait(r.impl.endpoint(), r.impl.finished)
+	if p := r.proc(); p != nil && !r.impl.finished() {
+		p.park(r.block())
+		defer p.unpark()
+	}
 	for !r.impl.finished() {
 		if cancel == nil { // a plain receive parks for less than a select
 			<-r.impl.done()

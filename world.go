@@ -28,6 +28,9 @@ type proc struct {
 
 	finalized atomic.Bool
 
+	blockMu sync.Mutex
+	blocked blockedIn // what the rank is parked in (block.go)
+
 	// abort, if set, carries out Comm.Abort for this rank's way of
 	// running (a Run world, a session); when it returns, the process
 	// exits.
@@ -129,7 +132,7 @@ func Run(n int, fn func(world *Comm) error, opts ...Option) error {
 			}
 		}
 	}
-	return runRanks(procs, fn,
+	return runRanks(procs, fn, cfg.timeout,
 		func(i int) error { return procs[i].finalize() },
 		func(cause error) {
 			for _, q := range procs {
@@ -175,7 +178,8 @@ func runJob(n int, fn func(*Comm) error, spec JobSpec, opts []Option) error {
 		procs[i] = s.p
 		procs[i].wait = inProcessWait(n, false)
 	}
-	return runRanks(procs, fn,
+	cfg, _ := newConfig(opts) // Run checked them
+	return runRanks(procs, fn, cfg.timeout,
 		func(i int) error { return sessions[i].Finalize() },
 		func(cause error) {
 			for _, s := range sessions {
@@ -184,16 +188,36 @@ func runJob(n int, fn func(*Comm) error, spec JobSpec, opts []Option) error {
 		})
 }
 
+// timeoutGrace is how long a Run past its timeout waits for its aborted
+// ranks to return before it reports without them.
+const timeoutGrace = 2 * time.Second
+
 // runRanks runs fn on every proc, finalizing those that succeed and
-// aborting the world at the first failure.
-func runRanks(procs []*proc, fn func(*Comm) error, finalize func(i int) error, abortAll func(cause error)) error {
+// aborting the world at the first failure, or when timeout (if not 0)
+// passes first.
+func runRanks(procs []*proc, fn func(*Comm) error, timeout time.Duration, finalize func(i int) error, abortAll func(cause error)) error {
 	var (
-		wg      sync.WaitGroup
-		errs    = make([]error, len(procs))
-		abort   sync.Once
-		aborted atomic.Bool
-		called  atomic.Pointer[AbortError] // the first rank that called Abort
+		wg       sync.WaitGroup
+		errs     = make([]error, len(procs))
+		abort    sync.Once
+		aborted  atomic.Bool
+		called   atomic.Pointer[AbortError] // the first rank that called Abort
+		hung     error                      // the timeout's report, set under abort
+		timedOut = make(chan struct{})
+		ended    = make([]atomic.Bool, len(procs))
 	)
+	if timeout > 0 {
+		t := time.AfterFunc(timeout, func() {
+			report := hangReport(procs, ended, timeout) // before the abort wakes them
+			abort.Do(func() {
+				aborted.Store(true)
+				hung = report
+				close(timedOut)
+				abortAll(fmt.Errorf("the world ran past its timeout: %w", ErrProcFailed))
+			})
+		})
+		defer t.Stop()
+	}
 	for _, p := range procs {
 		p.abort = func(e *AbortError) {
 			if called.CompareAndSwap(nil, e) {
@@ -207,6 +231,7 @@ func runRanks(procs []*proc, fn func(*Comm) error, finalize func(i int) error, a
 	}
 	for i, p := range procs {
 		wg.Go(func() {
+			defer ended[i].Store(true)
 			err := runRank(p, fn)
 			if err == nil {
 				// a rank that finished its work is not to blame for an
@@ -225,9 +250,27 @@ func runRanks(procs []*proc, fn func(*Comm) error, finalize func(i int) error, a
 			}
 		})
 	}
-	wg.Wait()
+	all := make(chan struct{})
+	go func() { wg.Wait(); close(all) }()
+	select {
+	case <-all:
+	case <-timedOut:
+		// the abort ends every rank blocked in the library at once; a
+		// rank busy in its own code cannot be stopped, and is left
+		// running rather than keeping Run from reporting
+		grace := time.NewTimer(timeoutGrace)
+		defer grace.Stop()
+		select {
+		case <-all:
+		case <-grace.C:
+			return fmt.Errorf("%w\n(ranks still in their own code after %v are left running)", hung, timeoutGrace)
+		}
+	}
 	if e := called.Load(); e != nil {
 		return e // the other ranks' errors are its consequences
+	}
+	if hung != nil {
+		return hung
 	}
 	return errors.Join(errs...)
 }

@@ -190,6 +190,29 @@ func (r *Run) Reset() {
 	}
 }
 
+// Progress says how far an active run is, for a report on a rank that
+// waits in it: its steps done and in all, and the peers (plan ranks) of
+// its transfers in flight — receives waiting for a message, sends waiting
+// for the receiver — each in step order.
+func (r *Run) Progress() (done, total int, recvFrom, sendTo []int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	total = int(r.plan.run.live)
+	done = total - int(r.left)
+	for i, p := range r.pending {
+		if p != stepIssued {
+			continue
+		}
+		switch s := &r.plan.Steps[i]; s.Kind {
+		case StepRecv, StepRecvReduce:
+			recvFrom = append(recvFrom, int(s.Peer))
+		case StepSend:
+			sendTo = append(sendTo, int(s.Peer))
+		}
+	}
+	return done, total, recvFrom, sendTo
+}
+
 // Start resets the run and issues its first steps. An empty plan completes
 // at once.
 func (r *Run) Start() error {
@@ -233,9 +256,18 @@ func (r *Run) Complete(id int32, n int, err error) {
 	r.drainLocked()
 }
 
+// A step's pending count, once it has none left, records where the step
+// is (nothing decrements it after it is ready), so Progress can say what a
+// run waits for without more state.
+const (
+	stepIssued = -1 // a transfer started and not complete
+	stepDone   = -2
+)
+
 // stepDone records a completed step and readies its successors. Called
 // with r.mu held.
 func (r *Run) stepDone(id int32, err error) {
+	r.pending[id] = stepDone
 	r.left--
 	if err != nil && r.err == nil {
 		r.err = err
@@ -268,6 +300,7 @@ func (r *Run) drainLocked() {
 			switch s.Kind {
 			case StepSend, StepRecv, StepRecvReduce:
 				r.inflight++
+				r.pending[id] = stepIssued
 				r.issue = append(r.issue, id)
 			case StepReduce:
 				err := r.plan.Op.Reduce(r.plan.Type, r.ref(s.A), r.ref(s.B))

@@ -1,0 +1,55 @@
+package meshmpi
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A deliberate deadlock under a Run timeout: the error names every
+// rank's blocking call, with its peer and tag, a collective's algorithm,
+// step and the ranks it waits for, and calls it a deadlock; the world
+// ends instead of hanging.
+func TestRunTimeoutReportsHang(t *testing.T) {
+	err := Run(4, func(w *Comm) error {
+		buf := make([]int64, 2)
+		switch w.Rank() {
+		case 0, 1: // each waits for the other: a classic deadlock
+			_, err := Recv(w, buf, 1-w.Rank(), 7)
+			return err
+		case 2: // a collective rank 3 never joins
+			return Allreduce(w, []int64{1, 2}, buf, Sum)
+		default: // rank 3 returns early: its finalize waits for the others
+			return nil
+		}
+	}, WithTimeout(2*time.Second))
+	require.ErrorIs(t, err, ErrTimeout)
+	msg := err.Error()
+	t.Log(msg)
+	require.Contains(t, msg, "rank 0: Recv(from rank 1, tag 7) on world: waiting for a message from rank 1")
+	require.Contains(t, msg, "rank 1: Recv(from rank 0, tag 7) on world: waiting for a message from rank 0")
+	require.Regexp(t, `rank 2: Allreduce \(\w+\) on world, step \d+ of \d+: waiting for a message from rank`, msg)
+	require.Contains(t, msg, "rank 3: Finalize or a communicator constructor on world")
+	require.Contains(t, msg, "a deadlock")
+}
+
+// A rank that computes forever is not called deadlocked.
+func TestRunTimeoutRunningRank(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	err := Run(2, func(w *Comm) error {
+		if w.Rank() == 0 {
+			<-stop // busy in the program, not in meshmpi
+			return nil
+		}
+		_, err := Recv(w, make([]byte, 1), 0, 0)
+		return err
+	}, WithTimeout(time.Second))
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("want ErrTimeout, got %v", err)
+	}
+	require.Contains(t, err.Error(), "rank 0: running, not blocked in meshmpi")
+	require.NotContains(t, err.Error(), "deadlock")
+}
