@@ -53,6 +53,16 @@ func rankMain(what string) int {
 				fmt.Println("running")
 			}
 		}
+	case "deadlock":
+		// ranks 0 and 1 wait for each other; the others for rank 0
+		peer := 0
+		switch w.Rank() {
+		case 0:
+			peer = 1
+		case 1:
+			peer = 0
+		}
+		_, err = Recv(w, make([]byte, 1), peer, 7)
 	case "abort":
 		// rank 2 aborts once all are in; the others wait for a message
 		// that never comes
@@ -166,5 +176,41 @@ func TestMeshAbort(t *testing.T) {
 		if r != 2 {
 			require.Contains(t, stderr[r].String(), fmt.Sprintf(": ending rank %d", r))
 		}
+	}
+}
+
+// A deadlocked job whose ranks run under MESHMPI_TIMEOUT: every rank
+// prints what it is blocked in and exits with 124.
+func TestMeshRankTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("WebRTC jobs in -short mode")
+	}
+	const n = 3
+	spec := localJobs(t, nil)(t, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
+	defer cancel()
+	var (
+		cmds   [n]*exec.Cmd
+		stderr [n]strings.Builder
+	)
+	for r := range n {
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), rankMainEnv+"=deadlock", EnvTimeout+"=2s",
+			EnvSignal+"="+spec.Signal, EnvJob+"="+spec.Job, EnvToken+"="+spec.Token, fmt.Sprintf("%s=%d", EnvRank, r))
+		cmd.Stderr = &stderr[r]
+		require.NoError(t, cmd.Start())
+		cmds[r] = cmd
+	}
+	want := []string{
+		"meshmpi: rank 0 timed out after 2s (MESHMPI_TIMEOUT): Recv(from rank 1, tag 7) on world: waiting for a message from rank 1",
+		"meshmpi: rank 1 timed out after 2s (MESHMPI_TIMEOUT): Recv(from rank 0, tag 7) on world: waiting for a message from rank 0",
+		"meshmpi: rank 2 timed out after 2s (MESHMPI_TIMEOUT): Recv(from rank 0, tag 7) on world: waiting for a message from rank 0",
+	}
+	for r, cmd := range cmds {
+		err := cmd.Wait()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "rank %d:\n%s", r, stderr[r].String())
+		require.Equal(t, 124, exit.ExitCode(), "rank %d:\n%s", r, stderr[r].String())
+		require.Contains(t, stderr[r].String(), want[r])
 	}
 }

@@ -20,11 +20,24 @@ const (
 	EnvToken       = "MESHMPI_TOKEN"        // the rank's seat token, or the job's open token
 	EnvRank        = "MESHMPI_RANK"         // requested rank (optional)
 	EnvJoinTimeout = "MESHMPI_JOIN_TIMEOUT" // how long Init waits for the whole job, a Go duration (optional)
+	// EnvTimeout bounds a launched rank's run from Init to Finalize, a Go
+	// duration (optional; meshrun passes it to every rank, WASI guests
+	// included): a rank still running then prints what it is blocked in
+	// ("meshmpi: rank 2 timed out after 10s (MESHMPI_TIMEOUT): Recv(from
+	// rank 3, tag 0) on world: waiting for a message from rank 3") and,
+	// after TimeoutLinger (so the other ranks report before its exit
+	// wakes them), exits with status 124.
+	EnvTimeout = "MESHMPI_TIMEOUT"
 	// EnvHost is set by a WASI host (package wasm/host) for the guest rank
 	// it runs: how the guest reaches the host, which joins the job for it
 	// (a WASI guest has no network of its own). The others are then unset.
 	EnvHost = "MESHMPI_WASI_HOST"
 )
+
+// TimeoutLinger is how long a rank past EnvTimeout waits after its report
+// before it exits: the other ranks' timers, started when the job formed,
+// fire within it, so every rank reports what it was blocked in.
+const TimeoutLinger = 3 * time.Second
 
 // DefaultJoinTimeout bounds how long Init waits for every rank of a job to
 // join when EnvJoinTimeout is not set.
@@ -93,6 +106,8 @@ type Session struct {
 	// exitOnAbort: the process is this rank (Init, Main), so it ends
 	// when another rank calls Abort, as MPI_Abort ends every process
 	exitOnAbort atomic.Bool
+
+	limit *time.Timer // EnvTimeout's; stopped by Finalize
 
 	once sync.Once
 	err  error
@@ -164,6 +179,9 @@ func (s *Session) Links() int { return s.p.ep.Links() }
 // world, closes the peer connections and leaves the job. Later calls
 // return the first call's result.
 func (s *Session) Finalize() error {
+	if s.limit != nil {
+		s.limit.Stop()
+	}
 	s.once.Do(func() {
 		err := s.p.finalize()
 		s.mesh.Close()
@@ -203,6 +221,28 @@ func (s *Session) jobAborted(rank, code int, reason string) {
 	}
 	// not on the mesh's goroutine, which closing the mesh waits for
 	go s.Abort(fmt.Errorf("the job ends: %w", e))
+}
+
+// limitRun arms EnvTimeout for a process that is this rank.
+func (s *Session) limitRun() error {
+	v := os.Getenv(EnvTimeout)
+	if v == "" {
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("%s=%q: want a positive duration: %w", EnvTimeout, v, ErrArg)
+	}
+	s.limit = time.AfterFunc(d, func() {
+		what := s.p.report()
+		if what == "" {
+			what = "running, not blocked in meshmpi"
+		}
+		fmt.Fprintf(os.Stderr, "meshmpi: rank %d timed out after %v (%s): %s\n", s.p.world.rank, d, EnvTimeout, what)
+		time.Sleep(TimeoutLinger)
+		os.Exit(124)
+	})
+	return nil
 }
 
 // joinTimeout is how long Init waits for the job to form.
@@ -255,6 +295,10 @@ func Main(n int, fn func(world *Comm) error, opts ...Option) error {
 		return err
 	}
 	s.exitOnAbort.Store(true)
+	if err := s.limitRun(); err != nil {
+		s.Abort(err)
+		return err
+	}
 	if err := runRank(s.p, fn); err != nil {
 		s.Abort(err)
 		return fmt.Errorf("rank %d: %w", s.p.world.rank, err)

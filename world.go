@@ -316,6 +316,10 @@ func Init(opts ...Option) (*Comm, error) {
 			return nil, fmt.Errorf("init: %w", err)
 		}
 		s.exitOnAbort.Store(true)
+		if err := s.limitRun(); err != nil {
+			s.Abort(err)
+			return nil, fmt.Errorf("init: %w", err)
+		}
 		global.p, global.session = s.p, s
 		return s.p.world, nil
 	}
