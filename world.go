@@ -300,6 +300,14 @@ var global struct {
 // environment (EnvSignal, EnvJob, EnvToken, EnvRank, see JobFromEnv); Init
 // then joins that job through its signaling server and returns once every
 // rank is present, or fails after EnvJoinTimeout (DefaultJoinTimeout).
+//
+// Call Finalize before main returns (defer meshmpi.Finalize() right after
+// Init): Go has no exit hook a library could finalize from, and a rank
+// that exits without it drops its links at once, so ranks still talking
+// to it fail with ErrProcFailed ("the remote ended the link at once: its
+// process exited, or it closed the link without Finalize"; the signaling
+// server reports its departure as "its process ended without Finalize,
+// crashed, or lost its network"). Main finalizes for you.
 func Init(opts ...Option) (*Comm, error) {
 	global.mu.Lock()
 	defer global.mu.Unlock()

@@ -591,7 +591,10 @@ func (s *Server) leave(c *conn, cause error) {
 	case c.isKilled() && c.killErr != nil: // killErr is set before killed closes
 		reason, clean = string(c.killErr.Code), false
 	case !clean:
-		reason = "connection lost"
+		// a rank that finalizes closes its connection cleanly: this
+		// one's process ended without Finalize, crashed, or lost its
+		// network, which the others' errors should say in these words
+		reason = "connection lost: its process ended without Finalize, crashed, or lost its network"
 	}
 	if c.abort != nil {
 		reason = fmt.Sprintf("called Abort(%d)", c.abort.Code)
