@@ -219,8 +219,13 @@ func (s *Session) jobAborted(rank, code int, reason string) {
 	if s.exitOnAbort.Load() {
 		exitAborted(e, "rank "+strconv.Itoa(s.p.world.rank))
 	}
-	// not on the mesh's goroutine, which closing the mesh waits for
-	go s.Abort(fmt.Errorf("the job ends: %w", e))
+	// the endpoint first, here, so pending operations fail with the
+	// abort rather than with the aborting rank's departure, told next
+	cause := fmt.Errorf("the job ends: %w: %w", e, ErrProcFailed)
+	s.p.finalized.Store(true)
+	s.p.ep.Close(cause)
+	// the mesh not on its own goroutine, which closing it waits for
+	go s.Abort(cause)
 }
 
 // limitRun arms EnvTimeout for a process that is this rank.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/meshmpi/meshmpi"
 	"github.com/meshmpi/meshmpi/internal/browsertest"
 	"github.com/meshmpi/meshmpi/internal/ranksuite"
 )
@@ -120,4 +121,28 @@ func TestFailingRankFailsTheJob(t *testing.T) {
 	require.ErrorContains(t, res[0].Err, "message size")
 	require.Error(t, res[1].Err, "the echo rank outlived its driver")
 	require.True(t, strings.Contains(res[1].Err.Error(), "exit status 1"), "%v", res[1].Err)
+}
+
+// Abort from a browser rank ends the job: the page's program exits with
+// the code, saying who aborted; the WASI rank (told through its host) and
+// the native rank (a Join session in this process, which does not exit)
+// end with ErrProcFailed instead of waiting: the abort, or the aborting
+// rank's departure, or the other's, whichever reaches each first (the
+// server's notice and the closing links race).
+func TestAbortFromBrowser(t *testing.T) {
+	l := launcher(t, true, false)
+	task := ranksuite.Task{Mode: ranksuite.ModeAbort, Peer: 0}
+	res, err := l.Run(context.Background(), []Rank{{Kind: Browser, Task: task}, {Kind: WASI, Task: task}, {Kind: Native, Task: task}})
+	require.NoError(t, err)
+	for _, r := range res {
+		t.Logf("%s rank %d: %v\n%s%s", r.Kind, r.Rank, r.Err, r.Stdout, r.Stderr)
+	}
+	want := fmt.Sprintf(`rank 0 called Abort\(%d\) at task\.go:\d+`, ranksuite.AbortCode)
+	require.ErrorContains(t, res[0].Err, fmt.Sprintf("exit status %d", ranksuite.AbortCode))
+	require.Regexp(t, "meshmpi: "+want, res[0].Stderr)
+	for _, r := range res[1:] {
+		require.Error(t, r.Err, "%s rank %d", r.Kind, r.Rank)
+		require.Contains(t, r.Err.Error(), meshmpi.ErrProcFailed.Error(), "%s rank %d", r.Kind, r.Rank)
+	}
+	require.ErrorIs(t, res[2].Err, meshmpi.ErrProcFailed)
 }

@@ -15,6 +15,7 @@ const (
 	ModeSuite = "suite" // Suite, then check the rank holds a direct link to every other
 	ModeEcho  = "echo"  // Echo for the driver Peer
 	ModeDrive = "drive" // Measure against the Echo rank Peer, print the figures
+	ModeAbort = "abort" // after a Barrier rank Peer calls Abort(AbortCode); the others wait in a receive
 )
 
 // Task is one rank's part of a job: what Run does. The rank program
@@ -25,6 +26,9 @@ type Task struct {
 	Peer int  // echo, drive: the other rank
 	Plan Plan // drive
 }
+
+// AbortCode is the code the aborting rank of ModeAbort passes to Abort.
+const AbortCode = 5
 
 // Args is the command line that makes the rank program run t.
 func (t Task) Args() []string {
@@ -58,9 +62,9 @@ func ParseTask(args []string) (Task, error) {
 		return t, fmt.Errorf("%w: %w", err, meshmpi.ErrArg)
 	}
 	switch t.Mode {
-	case ModeSuite, ModeEcho, ModeDrive:
+	case ModeSuite, ModeEcho, ModeDrive, ModeAbort:
 	default:
-		return t, fmt.Errorf("-mode %q: want suite, echo or drive: %w", t.Mode, meshmpi.ErrArg)
+		return t, fmt.Errorf("-mode %q: want suite, echo, drive or abort: %w", t.Mode, meshmpi.ErrArg)
 	}
 	var err error
 	if t.Plan.LatSizes, err = parseInts(lat); err != nil {
@@ -90,6 +94,15 @@ func Run(s *meshmpi.Session, t Task, out io.Writer) error {
 			return err
 		case ModeEcho:
 			return Echo(w, t.Peer)
+		case ModeAbort:
+			if err := meshmpi.Barrier(w); err != nil {
+				return err
+			}
+			if w.Rank() == t.Peer {
+				w.Abort(AbortCode)
+			}
+			_, err := meshmpi.Recv(w, make([]byte, 1), meshmpi.AnySource, 0)
+			return fmt.Errorf("waiting while rank %d aborts: %w", t.Peer, err)
 		case ModeDrive:
 			figs, err := Measure(w, t.Peer, t.Plan)
 			if err != nil {

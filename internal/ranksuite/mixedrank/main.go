@@ -8,6 +8,7 @@
 //	-mode suite                    ranksuite.Suite and the direct-links check
 //	-mode echo -peer R             serve rank R's benchmarks
 //	-mode drive -peer R -lat … -bw …  measure against rank R, print the figures
+//	-mode abort -peer R            rank R calls Abort(5), the others wait for a message
 //
 // It exits 0 when the task and Finalize succeeded, 1 otherwise.
 package main
