@@ -371,3 +371,30 @@ func TestOneRankRefuses(t *testing.T) {
 		})
 	}
 }
+
+// A collective only one rank called (an erroneous program: here one that
+// failed its argument checks, which still takes its sequence number) is
+// found at Finalize: the ranks' numbers of collective calls differ, and
+// Finalize fails with ErrArg naming the rank instead of waiting forever.
+func TestFinalizeAfterOneSidedCollective(t *testing.T) {
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(3, func(w *Comm) error {
+			if w.Rank() == 0 {
+				if err := Bcast(w, make([]int32, 4), 5); !errors.Is(err, ErrRoot) {
+					return fmt.Errorf("bcast from root 5: %v, want ErrRoot", err)
+				}
+			}
+			return nil
+		})
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(time.Minute): // a hang guard, not a timing
+		t.Fatal("Finalize hung")
+	}
+	t.Log(err)
+	require.ErrorIs(t, err, ErrArg)
+	require.Contains(t, err.Error(), "different number of collective calls")
+}

@@ -1,6 +1,7 @@
 package meshmpi
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"unsafe"
@@ -67,6 +68,7 @@ type p2pRequest struct {
 	rank  int // as the caller gave it: a rank of c, AnySource or ProcNull
 	world int // the world rank, or AnySource
 	tag   int
+	mask  int32  // a receive that matches only these bits of tag (0: all), failing on the others
 	ctx   uint32 // matching context: c's point-to-point context, or its collective one
 	buf   []byte
 	elem  int
@@ -122,6 +124,10 @@ func (q *p2pRequest) start() error {
 	case p2pRecv:
 		if q.acc != nil {
 			err = ep.StartRecvAccumulate(q.op, q.world, q.ctx, int32(q.tag), q.buf, q.acc, q.accT)
+			break
+		}
+		if q.mask != 0 {
+			err = ep.StartRecvMasked(q.op, q.world, q.ctx, int32(q.tag), q.mask, q.buf)
 			break
 		}
 		err = ep.StartRecv(q.op, q.world, q.ctx, int32(q.tag), q.buf)
@@ -535,9 +541,16 @@ func (c *Comm) allgather(rec []byte) ([]byte, error) {
 	tag := int(int32(coll.Tag(c.seq.Add(1)-1, internalSig)))
 	n, size := len(rec), len(c.ranks)
 	xfer := func(kind p2pKind, rank int, b []byte) error {
-		q := p2pRequest{c: c, kind: kind, rank: rank, world: c.ranks[rank], tag: tag, ctx: c.collContext(), buf: b, elem: 1}
+		// receives match any sequence number of this exchange's kind, so
+		// a rank whose number differs (it called collectives the others
+		// did not) fails the exchange instead of waiting forever
+		q := p2pRequest{c: c, kind: kind, rank: rank, world: c.ranks[rank], tag: tag, mask: internalSig, ctx: c.collContext(), buf: b, elem: 1}
 		st, err := q.run()
-		if err == nil && st.Bytes != len(b) {
+		var tm *peer.TagMismatchError
+		switch {
+		case errors.As(err, &tm):
+			err = fmt.Errorf("rank %d has made a different number of collective calls on %s than this rank (a collective only some ranks called): %w", rank, commName(c), ErrArg)
+		case err == nil && st.Bytes != len(b):
 			err = fmt.Errorf("rank %d sent %d bytes, want %d: %w", rank, st.Bytes, len(b), ErrCount)
 		}
 		return err
