@@ -3,9 +3,9 @@ package meshmpi
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 )
 
 // AbortError is how a job ends when one of its ranks calls Comm.Abort: it
@@ -61,7 +61,9 @@ func callerPlace() string {
 	if !ok {
 		return ""
 	}
-	return filepath.Base(file) + ":" + strconv.Itoa(line)
+	// the file's base name; path/filepath would add a package to every
+	// browser rank for this one call (runtime paths use '/' everywhere)
+	return file[strings.LastIndexByte(file, '/')+1:] + ":" + strconv.Itoa(line)
 }
 
 // exitAborted ends the process for abort e, saying so on standard error;

@@ -26,8 +26,11 @@ import (
 // marks, seat tokens) added some 16 KB gzipped to every rank and took heat
 // to 1.255 MiB, so the bar is 1.30 MiB: a rank still loads in about the
 // same time, and the bar still catches a dependency pulled in by mistake
-// (pion's js build alone is ~2 MB).
-const maxGzipped = 1_363_149 // 1.30 MiB
+// (pion's js build alone is ~2 MB). Issue 15's ICE restart and issue
+// 18's Abort, hang reports and error wording added some 50 KB gzipped
+// (heat 1.266 → 1.317 MiB, no new package but path/filepath, since
+// dropped): the bar is 1.35 MiB.
+const maxGzipped = 1_415_578 // 1.35 MiB
 
 func TestBrowserBuildSize(t *testing.T) {
 	if testing.Short() {
