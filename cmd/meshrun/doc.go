@@ -119,8 +119,13 @@
 //
 // SIGINT, SIGTERM or SIGHUP to meshrun sends the ranks SIGTERM at
 // once, with the same escalation (a second signal kills them), and meshrun
-// exits with 128+signal (130 for SIGINT). A job that outlives --timeout is
-// stopped the same way and meshrun exits with 124. A target that does not
+// exits with 128+signal (130 for SIGINT). Under --timeout D every rank
+// (native or WASI) gets meshmpi.EnvTimeout: D after the job formed it
+// prints what it is blocked in ("meshmpi: rank 2 timed out after 10s
+// (MESHMPI_TIMEOUT): Recv(from rank 1, tag 7) on world: waiting for a
+// message from rank 1") and exits with 124; a job that outlives that by
+// meshmpi.TimeoutLinger and a few seconds is stopped the same way as by a
+// signal, and meshrun exits with 124. A target that does not
 // build, or bad arguments, exit with 2.
 //
 // Each rank runs in a process group of its own, so meshrun's signals reach

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -241,7 +242,7 @@ func (l *launcher) job() (spec meshmpi.JobSpec, stop func(), err error) {
 // prog; the others as processes of t.exe), waits for them and returns
 // meshrun's exit status.
 func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.JobSpec) int {
-	j := &job{l: l, exe: t.exe, env: rankEnv(os.Environ(), spec, l.cfg.joinTimeout), exits: make(chan exit, l.cfg.n),
+	j := &job{l: l, exe: t.exe, env: withRankTimeout(rankEnv(os.Environ(), spec, l.cfg.joinTimeout), l.cfg.timeout), exits: make(chan exit, l.cfg.n),
 		prog: prog, nwasi: nwasi, name: t.name, spec: spec}
 	// A rank stopped by a signal cannot answer its peers: the kernel tells
 	// meshrun with SIGCHLD, and meshrun names it as the job's trouble
@@ -264,7 +265,7 @@ func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.Job
 	}
 	var timeout <-chan time.Time
 	if l.cfg.timeout > 0 {
-		t := time.NewTimer(l.cfg.timeout)
+		t := time.NewTimer(stopAfter(l.cfg.timeout))
 		defer t.Stop()
 		timeout = t.C
 	}
@@ -330,6 +331,28 @@ func rankEnv(environ []string, spec meshmpi.JobSpec, joinTimeout time.Duration) 
 	}
 	return env
 }
+
+// withRankTimeout gives env --timeout as meshmpi.EnvTimeout, so every
+// rank (native or WASI) reports what it is blocked in and exits 124
+// when it runs out, before meshrun's own stop.
+func withRankTimeout(env []string, d time.Duration) []string {
+	if d <= 0 {
+		return env
+	}
+	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, meshmpi.EnvTimeout+"=") })
+	return append(env, meshmpi.EnvTimeout+"="+d.String())
+}
+
+// stopAfter is when meshrun stops a job run with --timeout d: the ranks
+// time out d after the job formed, and report during meshmpi.TimeoutLinger;
+// meshrun stops what is left after that and a margin for forming.
+func stopAfter(d time.Duration) time.Duration {
+	return d + meshmpi.TimeoutLinger + timeoutMargin
+}
+
+// timeoutMargin allows for the job forming between meshrun's start of the
+// ranks and theirs of their timers.
+const timeoutMargin = 5 * time.Second
 
 // stage is how far a job's teardown has gone.
 type stage int
@@ -452,7 +475,7 @@ func (j *job) startWASI(i int) error {
 	jr := host.Rank{
 		Job: host.Job{Signal: j.spec.Signal, ID: j.spec.Job, Token: j.spec.Token, Rank: meshmpi.AnyRank,
 			JoinTimeout: j.l.cfg.joinTimeout},
-		Name: j.name, Args: j.l.cfg.args, Env: guestEnv(os.Environ()),
+		Name: j.name, Args: j.l.cfg.args, Env: withRankTimeout(guestEnv(os.Environ()), j.l.cfg.timeout),
 		Stdout: r.stdout, Stderr: r.stderr, Logger: j.l.log.With("rank", label),
 	}
 	if j.l.cfg.first != meshmpi.AnyRank {

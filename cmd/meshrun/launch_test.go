@@ -248,6 +248,32 @@ func TestRankCannotStart(t *testing.T) {
 	require.Contains(t, m.stderr.String(), "meshrun: rank 0: cannot start")
 }
 
+// A deadlocked job under --timeout: every rank, native or WASI, says
+// what it is blocked in, in MPI terms, and exits with 124, and so does
+// meshrun.
+func TestTimeoutReportsDeadlock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("WebRTC jobs in -short mode")
+	}
+	for _, tc := range []struct{ name, target string }{
+		{"native", ""},
+		{"wasi", "./testdata/deadrank"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target := tc.target
+			if target == "" {
+				target = deadBinary(t)
+			}
+			m := start("-n", "3", "--timeout", "3s", target)
+			require.Equal(t, exitTimeout, m.wait(t), "stderr:\n%s", m.stderr.String())
+			for r := range 3 {
+				left := (r + 2) % 3
+				require.Contains(t, m.stderr.String(), fmt.Sprintf("[%d] meshmpi: rank %d timed out after 3s (MESHMPI_TIMEOUT): Recv(from rank %d, tag 7) on world: waiting for a message from rank %d\n", r, r, left, left))
+			}
+		})
+	}
+}
+
 // Ranks that ignore SIGTERM outlive --timeout: meshrun kills them and exits
 // with 124.
 func TestTimeout(t *testing.T) {

@@ -35,7 +35,7 @@ rank ("[0] "). The exit status is the worst of the ranks'; when one fails
 the others get --grace to fail on their own, then SIGTERM, then SIGKILL.
 
 flags:
-  -n N               ranks to start
+  -n N, -np N        ranks to start (required)
   --native           run a package's ranks as native processes
   --wasi K           run K of the ranks (the first K) under WASI, the rest
                      as native processes: a mixed job
@@ -48,7 +48,9 @@ flags:
   --token T          that job's token
   --rank R           rank of the (first) process; default any free rank
   --join-timeout D   how long ranks wait for the whole job (default 2m)
-  --timeout D        stop the job after D and exit 124 (default none)
+  --timeout D        each rank prints what it is blocked in D after the job
+                     formed and exits 124; meshrun stops what is left soon
+                     after and exits 124 (default none)
   --grace D          wait between a failure, SIGTERM and SIGKILL (default 2s)
   -v                 log what meshrun does to stderr
 `
@@ -107,6 +109,7 @@ func parseArgs(args []string) (config, error) {
 	cfg := config{first: meshmpi.AnyRank}
 	fs := newFlagSet(&cfg)
 	fs.IntVar(&cfg.n, "n", 0, "")
+	fs.IntVar(&cfg.n, "np", 0, "") // mpiexec's spelling
 	fs.StringVar(&cfg.signal, "signal", "", "")
 	colls := collFlag{}
 	fs.Var(colls, "coll", "")
@@ -115,6 +118,11 @@ func parseArgs(args []string) (config, error) {
 	}
 	if err := takeTarget(&cfg, fs.Args()); err != nil {
 		return cfg, err
+	}
+	nGiven := false
+	fs.Visit(func(f *flag.Flag) { nGiven = nGiven || f.Name == "n" || f.Name == "np" })
+	if !nGiven {
+		return cfg, errors.New("-n is required: the number of ranks to start (-np also works; flags go before the program)")
 	}
 	if cfg.n < 1 || cfg.n > signaling.MaxJobSize {
 		return cfg, fmt.Errorf("-n %d: want 1 … %d rank processes", cfg.n, signaling.MaxJobSize)
@@ -155,6 +163,7 @@ func parseJoin(args []string) (config, error) {
 	}
 	fs := newFlagSet(&cfg)
 	fs.IntVar(&cfg.n, "n", 1, "")
+	fs.IntVar(&cfg.n, "np", 1, "")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}

@@ -25,6 +25,7 @@ var (
 	piBinary       = buildOnce("../../examples/pi")
 	failrankBinary = buildOnce("testdata/failrank")
 	abortBinary    = buildOnce("testdata/abortrank")
+	deadBinary     = buildOnce("testdata/deadrank")
 	looprankBinary = buildOnce("testdata/looprank")
 	earlyBinary    = buildOnce("testdata/earlyexit")
 )
@@ -69,8 +70,9 @@ func TestParseArgs(t *testing.T) {
 			args: []string{"-n", "1", "/bin/prog"},
 			want: config{n: 1, target: "/bin/prog", settings: loopback, grace: 2 * time.Second},
 		},
-		{name: "flags after the target belong to it", args: []string{"./pi", "-n", "4"}, err: "-n 0"},
-		{name: "no -n", args: []string{"./pi"}, err: "-n 0"},
+		{name: "flags after the target belong to it", args: []string{"./pi", "-n", "4"}, err: "-n is required"},
+		{name: "no -n", args: []string{"./pi"}, err: "-n is required"},
+		{name: "-np", args: []string{"-np", "0", "./pi"}, err: "-n 0"},
 		{name: "zero ranks", args: []string{"-n", "0", "./pi"}, err: "-n 0"},
 		{name: "negative ranks", args: []string{"-n", "-3", "./pi"}, err: "-n -3"},
 		{name: "too many ranks", args: []string{"-n", "100000", "./pi"}, err: "-n 100000"},
