@@ -523,19 +523,42 @@ func (s *Server) relay(c *conn, m *Signal) *Error {
 
 // path takes a rank's report of how it reached a peer: counted (direct
 // or relayed, Stats.Paths) and logged.
-// abort records that c's rank called Abort: its departure, which follows,
-// is announced at once as an abort with its code.
+// abort takes c's rank's Abort: the job's other ranks are told at once,
+// before the rank closes its connection and exits (its client closes
+// right after sending this): so the notice leaves ahead of the links the
+// rank's exit breaks, and the others fail with the abort, not the loss.
+// The departure that follows is not announced again.
 func (s *Server) abort(c *conn, m *Abort) *Error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c.job == nil {
+	j := c.job
+	if j == nil {
 		return &Error{Code: CodeProtocol, Message: "abort before join"}
 	}
-	if c.abort == nil {
-		c.abort = m
-		s.log.Info("rank called Abort", "job", c.job.id, "rank", c.rank, "code", m.Code, "where", m.Where)
+	if c.abort != nil || j.members[c.rank] != c {
+		return nil
+	}
+	c.abort = m
+	s.log.Info("rank called Abort", "job", j.id, "rank", c.rank, "code", m.Code, "where", m.Where)
+	if j.started && !s.closed {
+		others := make([]*conn, 0, len(j.members))
+		for _, o := range j.members {
+			if o != c {
+				others = append(others, o)
+			}
+		}
+		s.broadcast(&Left{Rank: c.rank, Reason: abortReason(m), Aborted: true, Code: m.Code}, others)
 	}
 	return nil
+}
+
+// abortReason is the departure reason of a rank that called Abort.
+func abortReason(m *Abort) string {
+	r := fmt.Sprintf("called Abort(%d)", m.Code)
+	if m.Where != "" {
+		r += " at " + m.Where
+	}
+	return r
 }
 
 func (s *Server) path(c *conn, m *Path) *Error {
@@ -597,10 +620,7 @@ func (s *Server) leave(c *conn, cause error) {
 		reason = "connection lost: its process ended without Finalize, crashed, or lost its network"
 	}
 	if c.abort != nil {
-		reason = fmt.Sprintf("called Abort(%d)", c.abort.Code)
-		if c.abort.Where != "" {
-			reason += " at " + c.abort.Where
-		}
+		reason = abortReason(c.abort)
 	}
 	s.departed.Add(1)
 	s.log.Info("rank left", "job", j.id, "rank", c.rank, "reason", reason, "err", cause)
@@ -625,11 +645,11 @@ func (s *Server) leave(c *conn, cause error) {
 		return
 	}
 	j.departed++
-	if c.abort != nil { // the job is over: no batching
-		s.broadcast(&Left{Rank: c.rank, Reason: reason, Aborted: true, Code: c.abort.Code}, j.members)
-	} else if j.departed == 1 {
+	switch {
+	case c.abort != nil: // announced when the abort came (Server.abort)
+	case j.departed == 1:
 		s.broadcast(&Left{Rank: c.rank, Reason: reason}, j.members)
-	} else {
+	default:
 		s.queueDeparture(j, c.rank)
 	}
 	if j.present == 0 {
