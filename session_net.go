@@ -53,10 +53,10 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 		return nil, false, err
 	}
 	s = &Session{p: p, mesh: m}
-	p.abort = func(e *AbortError) {
-		m.Abort(e.Code, e.Where) // every rank learns the job is over
-		s.Abort(e)
-	}
+	// the process exits next (Comm.Abort): its links are left for the
+	// exit to drop, silently, rather than closed, which would tell the
+	// peers of a lost link before the server's notice of the abort
+	p.abort = func(e *AbortError) { m.Abort(e.Code, e.Where) }
 	m.Start(p.ep)
 	if err := m.WaitReady(ctx); err != nil {
 		s.Abort(err)

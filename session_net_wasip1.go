@@ -32,10 +32,8 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 	}
 	s := &Session{p: p, mesh: g}
 	g.OnAbort(s.jobAborted)
-	p.abort = func(e *AbortError) {
-		g.Abort(e.Code, e.Where) // the host tells the job
-		s.Abort(e)
-	}
+	// the host tells the job; the guest exits next (Comm.Abort)
+	p.abort = func(e *AbortError) { g.Abort(e.Code, e.Where) }
 	g.Start(p.ep)
 	return s, false, nil
 }
