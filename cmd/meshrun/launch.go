@@ -242,7 +242,7 @@ func (l *launcher) job() (spec meshmpi.JobSpec, stop func(), err error) {
 // prog; the others as processes of t.exe), waits for them and returns
 // meshrun's exit status.
 func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.JobSpec) int {
-	j := &job{l: l, exe: t.exe, env: withRankTimeout(rankEnv(os.Environ(), spec, l.cfg.joinTimeout), l.cfg.timeout), exits: make(chan exit, l.cfg.n),
+	j := &job{l: l, exe: t.exe, env: l.cfg.env.with(withRankTimeout(rankEnv(os.Environ(), spec, l.cfg.joinTimeout), l.cfg.timeout)), exits: make(chan exit, l.cfg.n),
 		prog: prog, nwasi: nwasi, name: t.name, spec: spec}
 	// A rank stopped by a signal cannot answer its peers: the kernel tells
 	// meshrun with SIGCHLD, and meshrun names it as the job's trouble
@@ -475,7 +475,7 @@ func (j *job) startWASI(i int) error {
 	jr := host.Rank{
 		Job: host.Job{Signal: j.spec.Signal, ID: j.spec.Job, Token: j.spec.Token, Rank: meshmpi.AnyRank,
 			JoinTimeout: j.l.cfg.joinTimeout},
-		Name: j.name, Args: j.l.cfg.args, Env: withRankTimeout(guestEnv(os.Environ()), j.l.cfg.timeout),
+		Name: j.name, Args: j.l.cfg.args, Env: j.l.cfg.env.with(withRankTimeout(guestEnv(os.Environ()), j.l.cfg.timeout)),
 		Stdout: r.stdout, Stderr: r.stderr, Logger: j.l.log.With("rank", label),
 	}
 	if j.l.cfg.first != meshmpi.AnyRank {

@@ -211,6 +211,22 @@ func TestJoin(t *testing.T) {
 	require.Empty(t, ms[1].stdout.String())
 }
 
+// -x/--env sets variables in every rank's environment, as Open MPI's -x:
+// VAR=value, or VAR for meshrun's own value; the job's are refused.
+func TestRankEnvFlag(t *testing.T) {
+	t.Setenv("MESHRUN_TEST_OWN", "mine")
+	job := []string{"--signal", "ws://127.0.0.1:1/ws", "--job", "j", "--token", "t"}
+	args := append([]string{"-n", "2", "-x", "GREETING=hello world", "--env", "MESHRUN_TEST_OWN", "-x", "LANG=C.UTF-8"}, job...)
+	m := start(append(args, "sh", "-c", `echo "greeting=$GREETING own=$MESHRUN_TEST_OWN lang=$LANG"`)...)
+	require.Equal(t, 0, m.wait(t), m.stderr.String())
+	for _, i := range []int{0, 1} {
+		require.Contains(t, m.stdout.String(), fmt.Sprintf("[?%d] greeting=hello world own=mine lang=C.UTF-8\n", i))
+	}
+	m = start("-n", "1", "-x", meshmpi.EnvToken+"=stolen", "sh", "-c", "true")
+	require.Equal(t, exitUsage, m.wait(t))
+	require.Contains(t, m.stderr.String(), "meshrun sets it for each rank")
+}
+
 // Ranks get the job in their environment, and not one meshrun inherited;
 // their labels are their ranks, or ?i when the server picks them.
 func TestRankEnvironment(t *testing.T) {

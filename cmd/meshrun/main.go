@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,6 +53,8 @@ flags:
                      formed and exits 124; meshrun stops what is left soon
                      after and exits 124 (default none)
   --grace D          wait between a failure, SIGTERM and SIGKILL (default 2s)
+  -x VAR[=value]     set VAR in every rank's environment (repeatable; --env
+                     too; without =value, meshrun's own value)
   -v                 log what meshrun does to stderr
 `
 
@@ -68,9 +71,10 @@ type config struct {
 	timeout     time.Duration     // 0: none
 	grace       time.Duration
 	verbose     bool
-	native      bool   // --native: every rank a native process
-	wasi        int    // --wasi K: the first K ranks under WASI; 0: by the target
-	runtime     string // --runtime: runtimeWazero, runtimeWasmtime, or "" for wazero
+	native      bool    // --native: every rank a native process
+	wasi        int     // --wasi K: the first K ranks under WASI; 0: by the target
+	runtime     string  // --runtime: runtimeWazero, runtimeWasmtime, or "" for wazero
+	env         envFlag // -x/--env: VAR=value for every rank
 }
 
 func main() {
@@ -201,7 +205,42 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.BoolVar(&cfg.native, "native", false, "")
 	fs.IntVar(&cfg.wasi, "wasi", 0, "")
 	fs.StringVar(&cfg.runtime, "runtime", "", "")
+	fs.Var(&cfg.env, "x", "")
+	fs.Var(&cfg.env, "env", "")
 	return fs
+}
+
+// envFlag is -x/--env (Open MPI's -x): VAR=value, or VAR for meshrun's
+// own value, set in every rank's environment, native or WASI. The job's
+// own variables (meshmpi.Env*) are meshrun's to set.
+type envFlag []string
+
+func (e *envFlag) String() string { return strings.Join(*e, " ") }
+
+func (e *envFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if k == "" || strings.ContainsAny(k, " \t\n") {
+		return fmt.Errorf("-x %q: want VAR=value or VAR", s)
+	}
+	switch k {
+	case meshmpi.EnvSignal, meshmpi.EnvJob, meshmpi.EnvToken, meshmpi.EnvRank, meshmpi.EnvHost:
+		return fmt.Errorf("-x %s: meshrun sets it for each rank", k)
+	}
+	if !ok {
+		v = os.Getenv(k)
+	}
+	*e = append(*e, k+"="+v)
+	return nil
+}
+
+// with returns env with e's variables set, replacing earlier values.
+func (e envFlag) with(env []string) []string {
+	for _, kv := range e {
+		k, _, _ := strings.Cut(kv, "=")
+		env = slices.DeleteFunc(env, func(x string) bool { return strings.HasPrefix(x, k+"=") })
+		env = append(env, kv)
+	}
+	return env
 }
 
 // takeTarget takes the target and its arguments from what follows the
