@@ -40,8 +40,9 @@ func (e *AbortError) Is(target error) bool { return target == ErrAborted }
 // calls run), every pending and later operation of every rank fails with
 // ErrProcFailed (the error names the abort, and matches ErrAborted, where
 // the abort reaches the rank before its lost links do), and Run returns
-// the *AbortError alone: the other ranks' errors are its consequences. Codes outside 0..255 exit with status 255 (a process
-// status has 8 bits).
+// the *AbortError alone: the other ranks' errors are its consequences.
+// Codes outside 0..255 exit with status 255 (a process status has 8
+// bits).
 func (c *Comm) Abort(code int) {
 	e := &AbortError{Code: code, Where: callerPlace()}
 	if c == nil || c.p == nil {

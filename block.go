@@ -26,6 +26,12 @@ type blockedIn struct {
 // finishes, saying what it waits for while parked.
 func (p *proc) await(x completion, b blockedIn) {
 	p.wait.wait(p.ep, x.Finished)
+	p.parkUntil(x, b)
+}
+
+// parkUntil parks until x finishes, if it has not, saying what the rank
+// waits for while parked.
+func (p *proc) parkUntil(x completion, b blockedIn) {
 	if x.Finished() {
 		return
 	}
@@ -48,7 +54,7 @@ func (p *proc) unpark() {
 	p.blockMu.Unlock()
 }
 
-// p2pBlock is what a point-to-point request waits for.
+// block is what a point-to-point request waits for.
 func (q *p2pRequest) block() blockedIn {
 	call := "receive"
 	if q.kind == p2pSend {

@@ -253,13 +253,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		if err != nil {
 			return nil, err
 		}
-		if !run.Finished() {
-			c.p.park(q.block())
-			for !run.Finished() {
-				<-run.Done()
-			}
-			c.p.unpark()
-		}
+		c.p.parkUntil(run, q.block())
 		_, err = q.result(false)
 		return nil, err
 	case nonblocking:
@@ -291,10 +285,10 @@ func (c *Comm) checkRoot(k coll.Coll, root int) error {
 }
 
 func checkOp(k coll.Coll, o *Op, t op.Type) error {
-	if o == nil || !o.Defined(t) {
-		if o == nil {
-			return fmt.Errorf("%s: no operation given (nil): %w", k, ErrOp)
-		}
+	switch {
+	case o == nil:
+		return fmt.Errorf("%s: no operation given (nil): %w", k, ErrOp)
+	case !o.Defined(t):
 		return fmt.Errorf("%s: %v is not defined on %s: %w", k, o, t, ErrOp)
 	}
 	return nil

@@ -150,31 +150,11 @@ func TestMeshAbort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("WebRTC jobs in -short mode")
 	}
-	const n = 4
-	spec := localJobs(t, nil)(t, n)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
-	defer cancel()
-	var (
-		cmds   [n]*exec.Cmd
-		stderr [n]strings.Builder
-	)
-	for r := range n {
-		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), rankMainEnv+"=abort",
-			EnvSignal+"="+spec.Signal, EnvJob+"="+spec.Job, EnvToken+"="+spec.Token, fmt.Sprintf("%s=%d", EnvRank, r))
-		cmd.Stderr = &stderr[r]
-		require.NoError(t, cmd.Start())
-		cmds[r] = cmd
-	}
-	for r, cmd := range cmds {
-		err := cmd.Wait()
-		var exit *exec.ExitError
-		require.ErrorAs(t, err, &exit, "rank %d:\n%s", r, stderr[r].String())
-		require.Equal(t, 3, exit.ExitCode(), "rank %d:\n%s", r, stderr[r].String())
-		want := "meshmpi: rank 2 called Abort(3) at mesh_proc_test.go:"
-		require.Contains(t, stderr[r].String(), want, "rank %d", r)
+	for r, p := range startRankProcs(t, 4, "abort") {
+		require.Equal(t, 3, p.exitCode(t), "rank %d:\n%s", r, p.stderr.String())
+		require.Contains(t, p.stderr.String(), "meshmpi: rank 2 called Abort(3) at mesh_proc_test.go:", "rank %d", r)
 		if r != 2 {
-			require.Contains(t, stderr[r].String(), fmt.Sprintf(": ending rank %d", r))
+			require.Contains(t, p.stderr.String(), fmt.Sprintf(": ending rank %d", r))
 		}
 	}
 }
@@ -185,32 +165,44 @@ func TestMeshRankTimeout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("WebRTC jobs in -short mode")
 	}
-	const n = 3
-	spec := localJobs(t, nil)(t, n)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
-	defer cancel()
-	var (
-		cmds   [n]*exec.Cmd
-		stderr [n]strings.Builder
-	)
-	for r := range n {
-		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), rankMainEnv+"=deadlock", EnvTimeout+"=2s",
-			EnvSignal+"="+spec.Signal, EnvJob+"="+spec.Job, EnvToken+"="+spec.Token, fmt.Sprintf("%s=%d", EnvRank, r))
-		cmd.Stderr = &stderr[r]
-		require.NoError(t, cmd.Start())
-		cmds[r] = cmd
-	}
 	want := []string{
 		"meshmpi: rank 0 timed out after 2s (MESHMPI_TIMEOUT): Recv(from rank 1, tag 7) on world: waiting for a message from rank 1",
 		"meshmpi: rank 1 timed out after 2s (MESHMPI_TIMEOUT): Recv(from rank 0, tag 7) on world: waiting for a message from rank 0",
 		"meshmpi: rank 2 timed out after 2s (MESHMPI_TIMEOUT): Recv(from rank 0, tag 7) on world: waiting for a message from rank 0",
 	}
-	for r, cmd := range cmds {
-		err := cmd.Wait()
-		var exit *exec.ExitError
-		require.ErrorAs(t, err, &exit, "rank %d:\n%s", r, stderr[r].String())
-		require.Equal(t, 124, exit.ExitCode(), "rank %d:\n%s", r, stderr[r].String())
-		require.Contains(t, stderr[r].String(), want[r])
+	for r, p := range startRankProcs(t, 3, "deadlock", EnvTimeout+"=2s") {
+		require.Equal(t, 124, p.exitCode(t), "rank %d:\n%s", r, p.stderr.String())
+		require.Contains(t, p.stderr.String(), want[r])
 	}
+}
+
+// rankProc is a rank process of a job (rankMain) and its standard error.
+type rankProc struct {
+	cmd    *exec.Cmd
+	stderr *strings.Builder
+}
+
+// startRankProcs starts n rank processes of a fresh job, each running the
+// rank program named program with env added; a minute bounds them.
+func startRankProcs(t *testing.T, n int, program string, env ...string) []rankProc {
+	spec := localJobs(t, nil)(t, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
+	t.Cleanup(cancel)
+	procs := make([]rankProc, n)
+	for r := range procs {
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+		cmd.Env = append(append(os.Environ(), env...), rankMainEnv+"="+program,
+			EnvSignal+"="+spec.Signal, EnvJob+"="+spec.Job, EnvToken+"="+spec.Token, fmt.Sprintf("%s=%d", EnvRank, r))
+		procs[r] = rankProc{cmd: cmd, stderr: new(strings.Builder)}
+		cmd.Stderr = procs[r].stderr
+		require.NoError(t, cmd.Start())
+	}
+	return procs
+}
+
+// exitCode waits for the process, which must exit with a status.
+func (p rankProc) exitCode(t *testing.T) int {
+	var exit *exec.ExitError
+	require.ErrorAs(t, p.cmd.Wait(), &exit, "stderr:\n%s", p.stderr.String())
+	return exit.ExitCode()
 }

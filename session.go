@@ -228,6 +228,18 @@ func (s *Session) jobAborted(rank, code int, reason string) {
 	go s.Abort(cause)
 }
 
+// ownProcess makes the session the process's rank (Init, Main): it ends
+// with the job on another rank's Abort, and under EnvTimeout. A bad
+// EnvTimeout leaves the job.
+func (s *Session) ownProcess() error {
+	s.exitOnAbort.Store(true)
+	if err := s.limitRun(); err != nil {
+		s.Abort(err)
+		return err
+	}
+	return nil
+}
+
 // limitRun arms EnvTimeout for a process that is this rank.
 func (s *Session) limitRun() error {
 	v := os.Getenv(EnvTimeout)
@@ -299,9 +311,7 @@ func Main(n int, fn func(world *Comm) error, opts ...Option) error {
 	if err != nil {
 		return err
 	}
-	s.exitOnAbort.Store(true)
-	if err := s.limitRun(); err != nil {
-		s.Abort(err)
+	if err := s.ownProcess(); err != nil {
 		return err
 	}
 	if err := runRank(s.p, fn); err != nil {

@@ -111,11 +111,3 @@ type completion interface {
 	Finished() bool
 	Done() <-chan struct{}
 }
-
-// await waits for x as w says, then parks until it finishes.
-func (w waitPolicy) await(ep *peer.Endpoint, x completion) {
-	w.wait(ep, x.Finished)
-	for !x.Finished() {
-		<-x.Done()
-	}
-}

@@ -114,7 +114,7 @@ func Run(n int, fn func(world *Comm) error, opts ...Option) error {
 		return fmt.Errorf("run: %w", err)
 	}
 	if cfg.job != nil {
-		return runJob(n, fn, *cfg.job, opts)
+		return runJob(n, fn, *cfg.job, cfg.timeout, opts)
 	}
 	procs := make([]*proc, n)
 	for i := range procs {
@@ -143,7 +143,7 @@ func Run(n int, fn func(world *Comm) error, opts ...Option) error {
 
 // runJob is Run over a job's mesh: the ranks join concurrently (a job forms
 // only when all are present), then run as Run's do.
-func runJob(n int, fn func(*Comm) error, spec JobSpec, opts []Option) error {
+func runJob(n int, fn func(*Comm) error, spec JobSpec, timeout time.Duration, opts []Option) error {
 	d, err := joinTimeout()
 	if err != nil {
 		return fmt.Errorf("run: %w", err)
@@ -178,8 +178,7 @@ func runJob(n int, fn func(*Comm) error, spec JobSpec, opts []Option) error {
 		procs[i] = s.p
 		procs[i].wait = inProcessWait(n, false)
 	}
-	cfg, _ := newConfig(opts) // Run checked them
-	return runRanks(procs, fn, cfg.timeout,
+	return runRanks(procs, fn, timeout,
 		func(i int) error { return sessions[i].Finalize() },
 		func(cause error) {
 			for _, s := range sessions {
@@ -202,7 +201,7 @@ func runRanks(procs []*proc, fn func(*Comm) error, timeout time.Duration, finali
 		abort    sync.Once
 		aborted  atomic.Bool
 		called   atomic.Pointer[AbortError] // the first rank that called Abort
-		hung     error                      // the timeout's report, set under abort
+		hung     atomic.Pointer[error]      // the timeout's report
 		timedOut = make(chan struct{})
 		ended    = make([]atomic.Bool, len(procs))
 	)
@@ -211,7 +210,7 @@ func runRanks(procs []*proc, fn func(*Comm) error, timeout time.Duration, finali
 			report := hangReport(procs, ended, timeout) // before the abort wakes them
 			abort.Do(func() {
 				aborted.Store(true)
-				hung = report
+				hung.Store(&report)
 				close(timedOut)
 				abortAll(fmt.Errorf("the world ran past its timeout: %w", ErrProcFailed))
 			})
@@ -263,14 +262,14 @@ func runRanks(procs []*proc, fn func(*Comm) error, timeout time.Duration, finali
 		select {
 		case <-all:
 		case <-grace.C:
-			return fmt.Errorf("%w\n(ranks still in their own code after %v are left running)", hung, timeoutGrace)
+			return fmt.Errorf("%w\n(ranks still in their own code after %v are left running)", *hung.Load(), timeoutGrace)
 		}
 	}
 	if e := called.Load(); e != nil {
 		return e // the other ranks' errors are its consequences
 	}
-	if hung != nil {
-		return hung
+	if h := hung.Load(); h != nil {
+		return *h
 	}
 	return errors.Join(errs...)
 }
@@ -323,9 +322,7 @@ func Init(opts ...Option) (*Comm, error) {
 		if err != nil {
 			return nil, fmt.Errorf("init: %w", err)
 		}
-		s.exitOnAbort.Store(true)
-		if err := s.limitRun(); err != nil {
-			s.Abort(err)
+		if err := s.ownProcess(); err != nil {
 			return nil, fmt.Errorf("init: %w", err)
 		}
 		global.p, global.session = s.p, s

@@ -2,7 +2,12 @@
 
 package peer
 
-import "context"
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
 
 // chanSignaler is one side of an in-memory signaling path.
 type chanSignaler struct {
@@ -40,4 +45,35 @@ func pattern(n, seed int) []byte {
 		b[i] = byte(i*31 + seed*7 + i>>8)
 	}
 	return b
+}
+
+// connectLinks connects two links over the platform's WebRTC (pion, or
+// the page's RTCPeerConnection) through an in-memory signaling path: the
+// dialer's and the acceptor's.
+func connectLinks(tb testing.TB, cfg WebRTCConfig) (Link, Link) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sa, sb := newChanSignalers()
+	var (
+		wg     sync.WaitGroup
+		lb     Link
+		errAcc error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		lb, errAcc = AcceptWebRTC(ctx, cfg, sb)
+	}()
+	la, err := DialWebRTC(ctx, cfg, sa)
+	wg.Wait()
+	if err != nil || errAcc != nil {
+		for _, l := range []Link{la, lb} {
+			if l != nil {
+				l.Close()
+			}
+		}
+		tb.Fatalf("connect: dial %v, accept %v", err, errAcc)
+	}
+	return la, lb
 }

@@ -4,9 +4,7 @@ package peer
 
 import (
 	"bytes"
-	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,23 +16,7 @@ import (
 // start it) heals a link the way the native one does.
 func TestJSLinkICERestart(t *testing.T) {
 	for _, offererNotices := range []bool{true, false} {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		sa, sb := newChanSignalers()
-		var (
-			wg     sync.WaitGroup
-			lb     Link
-			errAcc error
-		)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			lb, errAcc = AcceptWebRTC(ctx, WebRTCConfig{}, sb)
-		}()
-		la, err := DialWebRTC(ctx, WebRTCConfig{}, sa)
-		wg.Wait()
-		cancel()
-		require.NoError(t, err)
-		require.NoError(t, errAcc)
+		la, lb := connectLinks(t, WebRTCConfig{})
 		a, b := la.(*jsLink), lb.(*jsLink)
 		before := [2]string{jsUfrag(t, a), jsUfrag(t, b)}
 

@@ -10,7 +10,6 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,29 +25,7 @@ var loopbackConfig = WebRTCConfig{Loopback: true}
 // connectWebRTCPair connects two links over real pion on loopback.
 func connectWebRTCPair(tb testing.TB, cfg WebRTCConfig) (*webrtcLink, *webrtcLink) {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	sa, sb := newChanSignalers()
-	var (
-		wg     sync.WaitGroup
-		lb     Link
-		errAcc error
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		lb, errAcc = AcceptWebRTC(ctx, cfg, sb)
-	}()
-	la, err := DialWebRTC(ctx, cfg, sa)
-	wg.Wait()
-	if err != nil || errAcc != nil {
-		for _, l := range []Link{la, lb} {
-			if l != nil {
-				l.Close()
-			}
-		}
-		tb.Fatalf("connect: dial %v, accept %v", err, errAcc)
-	}
+	la, lb := connectLinks(tb, cfg)
 	return la.(*webrtcLink), lb.(*webrtcLink)
 }
 

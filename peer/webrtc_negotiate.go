@@ -92,11 +92,10 @@ type rtcSetup struct {
 	opened    chan struct{} // closed once the data channel is open
 	openOnce  sync.Once
 
-	msgs  chan sigMsg     // from the signal reader
-	life  context.Context // ends at close: the reader and keep stop
-	stop  context.CancelFunc
-	wg    sync.WaitGroup
-	begun bool // the reader runs
+	msgs chan sigMsg     // from the signal reader
+	life context.Context // ends at close: the reader and keep stop
+	stop context.CancelFunc
+	wg   sync.WaitGroup
 
 	restarts int // ICE restarts this side began or answered (guarded by mu; tests)
 }
@@ -152,11 +151,8 @@ type sigMsg struct {
 
 // read starts the one goroutine that receives sig's messages for the
 // link's whole life, so none is lost between negotiate and keep.
+// negotiate calls it, once.
 func (s *rtcSetup) read(sig Signaler) {
-	if s.begun {
-		return
-	}
-	s.begun = true
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -347,6 +343,14 @@ func (s *rtcSetup) keep(sig Signaler, offerer bool, p rtcPeer, want string) {
 			counted()
 			send(SignalOffer, []byte(offer))
 		}
+		// heal restarts ICE: the offerer itself, the answerer by asking
+		heal := func() {
+			if offerer {
+				restart()
+			} else {
+				send(SignalRestart, nil)
+			}
+		}
 		for {
 			select {
 			case <-ctx.Done():
@@ -370,11 +374,7 @@ func (s *rtcSetup) keep(sig Signaler, offerer bool, p rtcPeer, want string) {
 						window, retry = time.NewTimer(iceRestartWindow), time.NewTicker(iceRestartRetry)
 						expired, again = window.C, retry.C
 					}
-					if offerer {
-						restart()
-					} else {
-						send(SignalRestart, nil)
-					}
+					heal()
 				case "connected", "completed":
 					healed()
 					restarting = false
@@ -383,11 +383,7 @@ func (s *rtcSetup) keep(sig Signaler, offerer bool, p rtcPeer, want string) {
 				// still broken: restart again once the last exchange is
 				// complete (one offer/answer at a time, so an answer
 				// always belongs to the offer it answers)
-				if offerer {
-					restart()
-				} else {
-					send(SignalRestart, nil)
-				}
+				heal()
 			case m := <-msgs:
 				switch {
 				case m.err != nil:

@@ -339,8 +339,14 @@ func withRankTimeout(env []string, d time.Duration) []string {
 	if d <= 0 {
 		return env
 	}
-	env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, meshmpi.EnvTimeout+"=") })
-	return append(env, meshmpi.EnvTimeout+"="+d.String())
+	return setEnv(env, meshmpi.EnvTimeout+"="+d.String())
+}
+
+// setEnv sets kv (VAR=value) in env, replacing VAR's earlier values.
+func setEnv(env []string, kv string) []string {
+	k, _, _ := strings.Cut(kv, "=")
+	env = slices.DeleteFunc(env, func(x string) bool { return strings.HasPrefix(x, k+"=") })
+	return append(env, kv)
 }
 
 // stopAfter is when meshrun stops a job run with --timeout d: the ranks

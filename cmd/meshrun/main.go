@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"time"
 
@@ -236,9 +235,7 @@ func (e *envFlag) Set(s string) error {
 // with returns env with e's variables set, replacing earlier values.
 func (e envFlag) with(env []string) []string {
 	for _, kv := range e {
-		k, _, _ := strings.Cut(kv, "=")
-		env = slices.DeleteFunc(env, func(x string) bool { return strings.HasPrefix(x, k+"=") })
-		env = append(env, kv)
+		env = setEnv(env, kv)
 	}
 	return env
 }

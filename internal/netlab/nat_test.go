@@ -344,12 +344,14 @@ func TestMultiHostJob(t *testing.T) {
 	}
 }
 
-// A path that breaks for a few seconds while both ranks live heals: a
-// 64 MiB transfer cut off for 3 s mid-way completes intact, with no
-// error, and so does one whose NAT forgets its mappings mid-way (ICE's
-// consent checks and SCTP's retransmissions carry on through the new
-// mapping). An outage longer than the failure bound (ICE's 4 s) ends in
-// ErrProcFailed on both sides instead of a hang.
+// A path that breaks while both ranks live heals, by ICE restart where
+// the old path cannot come back: a 64 MiB transfer cut off for 3 s
+// mid-way completes intact, with no error, and so does one whose NAT
+// forgets its mappings mid-way, and 256 MiB between ranks behind
+// symmetric NATs whose relay allocation is lost (UDP mapping expired,
+// relay restarted). An outage longer than a link's restart window (6 s
+// after ICE notices, 2 s in) ends in ErrProcFailed on both sides instead
+// of a hang.
 func TestOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("network namespaces in -short mode")
@@ -360,42 +362,26 @@ func TestOutage(t *testing.T) {
 
 	t.Run("3 s heals", func(t *testing.T) {
 		procs := jobProcs(t, srv, "outage-short", []Host{a, b}, "-transfer", "64")
-		var once sync.Once
 		restored := make(chan struct{})
-		procs[0].onLine = func(line string) {
-			if line == "transfer started" {
-				once.Do(func() {
-					l.Cut(b)
-					go func() { // the outage's length, not a wait for an event
-						time.Sleep(3 * time.Second)
-						l.Restore(b)
-						close(restored)
-					}()
-				})
-			}
-		}
+		atTransferStart(&procs[0], func() {
+			l.Cut(b)
+			go func() { // the outage's length, not a wait for an event
+				time.Sleep(3 * time.Second)
+				l.Restore(b)
+				close(restored)
+			}()
+		})
 		res := execProcs(t, l, procs)
 		<-restored
-		for r := range 2 {
-			require.NoError(t, res.errs[r], "rank %d:\n%s", r, res.outputs[r])
-			require.Contains(t, res.outputs[r], "transfer ok")
-		}
+		requireTransferred(t, res)
 	})
 
 	t.Run("NAT mappings flushed", func(t *testing.T) {
 		home := l.Home("flush", EndpointIndependent)
 		procs := jobProcs(t, srv, "outage-flush", []Host{a, home}, "-transfer", "64")
-		var once sync.Once
-		procs[0].onLine = func(line string) {
-			if line == "transfer started" {
-				once.Do(func() { l.FlushNAT(home) })
-			}
-		}
+		atTransferStart(&procs[0], func() { l.FlushNAT(home) })
 		res := execProcs(t, l, procs)
-		for r := range 2 {
-			require.NoError(t, res.errs[r], "rank %d:\n%s", r, res.outputs[r])
-			require.Contains(t, res.outputs[r], "transfer ok")
-		}
+		requireTransferred(t, res)
 	})
 
 	// The path that changes for good: both ranks behind symmetric NATs
@@ -405,19 +391,10 @@ func TestOutage(t *testing.T) {
 	t.Run("relay mapping lost", func(t *testing.T) {
 		h1, h2 := l.Home("lost1", Symmetric), l.Home("lost2", Symmetric)
 		procs := jobProcs(t, srv, "outage-relay", []Host{h1, h2}, "-transfer", "256")
-		var once sync.Once
-		procs[0].onLine = func(line string) {
-			if line == "transfer started" {
-				once.Do(func() { l.ExpireUDP(h1) })
-			}
-		}
+		atTransferStart(&procs[0], func() { l.ExpireUDP(h1) })
 		res := execProcs(t, l, procs)
-		for r := range 2 {
-			require.NoError(t, res.errs[r], "rank %d:\n%s", r, res.outputs[r])
-			require.Contains(t, res.outputs[r], "transfer ok")
-		}
-		// through the relay before and after, healed by a restart
-		require.Regexp(t, `link 0 1 webrtc (relay \S+|\S+ relay) \S+ restarts=[1-9]`, res.outputs[0])
+		requireTransferred(t, res)
+		requireRelayRestarted(t, res)
 	})
 
 	// A relay that restarts loses every allocation: the ranks behind
@@ -432,38 +409,25 @@ func TestOutage(t *testing.T) {
 		main := startSignal(t, l, l.PublicHost("sig"), "-ice", "turn:"+net.JoinHostPort(relayHost.IP.String(), "3478"), "-ice-secret", relaySecret)
 		h1, h2 := l.Home("rr1", Symmetric), l.Home("rr2", Symmetric)
 		procs := jobProcs(t, main, "outage-relay-restart", []Host{h1, h2}, "-transfer", "256")
-		var once sync.Once
 		restarted := make(chan error, 1)
-		procs[0].onLine = func(line string) {
-			if line == "transfer started" {
-				once.Do(func() {
-					go func() {
-						_ = relay.cmd.Process.Kill()
-						_ = relay.cmd.Wait()
-						_, err := launchSignal(t, l, relayHost, relayArgs...)
-						restarted <- err
-					}()
-				})
-			}
-		}
+		atTransferStart(&procs[0], func() {
+			go func() {
+				_ = relay.cmd.Process.Kill()
+				_ = relay.cmd.Wait()
+				_, err := launchSignal(t, l, relayHost, relayArgs...)
+				restarted <- err
+			}()
+		})
 		res := execProcs(t, l, procs)
 		require.NoError(t, <-restarted, "the relay's restart")
-		for r := range 2 {
-			require.NoError(t, res.errs[r], "rank %d:\n%s", r, res.outputs[r])
-			require.Contains(t, res.outputs[r], "transfer ok")
-		}
-		require.Regexp(t, `link 0 1 webrtc (relay \S+|\S+ relay) \S+ restarts=[1-9]`, res.outputs[0])
+		requireTransferred(t, res)
+		requireRelayRestarted(t, res)
 	})
 
 	t.Run("long outage fails", func(t *testing.T) {
 		procs := jobProcs(t, srv, "outage-long", []Host{a, b}, "-transfer", "1024")
-		var once sync.Once
 		var cut time.Time
-		procs[0].onLine = func(line string) {
-			if line == "transfer started" {
-				once.Do(func() { cut = time.Now(); l.Cut(b) })
-			}
-		}
+		atTransferStart(&procs[0], func() { cut = time.Now(); l.Cut(b) })
 		res := execProcs(t, l, procs)
 		l.Restore(b)
 		for r := range 2 {
@@ -495,4 +459,31 @@ func TestRelayCost(t *testing.T) {
 	relay, direct := benches[1], benches[2]
 	t.Logf("relay: 8 B one-way %.1f µs, 1 MiB %.1f MB/s; direct: %.1f µs, %.1f MB/s; bandwidth %.2f× direct, latency %.1f µs over direct",
 		relay.latUS, relay.mbps, direct.latUS, direct.mbps, relay.mbps/direct.mbps, relay.latUS-direct.latUS)
+}
+
+// atTransferStart makes p call f once, when its transfer has started.
+func atTransferStart(p *proc, f func()) {
+	var once sync.Once
+	p.onLine = func(line string) {
+		if line == "transfer started" {
+			once.Do(f)
+		}
+	}
+}
+
+// requireTransferred checks that both ranks of a -transfer job ended
+// well, rank 1 having checked every byte.
+func requireTransferred(t *testing.T, res jobResult) {
+	t.Helper()
+	for r := range 2 {
+		require.NoError(t, res.errs[r], "rank %d:\n%s", r, res.outputs[r])
+		require.Contains(t, res.outputs[r], "transfer ok")
+	}
+}
+
+// requireRelayRestarted checks that rank 0 reached rank 1 through the
+// relay, at the end as at the start, after at least one ICE restart.
+func requireRelayRestarted(t *testing.T, res jobResult) {
+	t.Helper()
+	require.Regexp(t, `link 0 1 webrtc (relay \S+|\S+ relay) \S+ restarts=[1-9]`, res.outputs[0])
 }
