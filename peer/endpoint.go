@@ -98,6 +98,9 @@ type Endpoint struct {
 	nwatch   atomic.Int32
 	watchMu  sync.Mutex
 	watchers []chan struct{}
+
+	hookMu sync.Mutex
+	hooks  []func(rank int, err error) // OnPeerFailed
 }
 
 // NewEndpoint returns an endpoint with no links attached.

@@ -83,6 +83,11 @@ func TestProtocolViolationFailsPeer(t *testing.T) {
 			e := newEndpoint(t, 0, 2)
 			l := &rawLink{ready: true}
 			require.NoError(t, e.Attach(1, l))
+			var told []error
+			e.OnPeerFailed(func(rank int, err error) {
+				require.Equal(t, 1, rank)
+				told = append(told, err)
+			})
 			specific, wild := e.GetOp(), e.GetOp()
 			require.NoError(t, e.StartRecv(specific, 1, 0, 0, make([]byte, 8)))
 			require.NoError(t, e.StartRecv(wild, AnySource, 0, AnyTag, make([]byte, 8)))
@@ -90,11 +95,15 @@ func TestProtocolViolationFailsPeer(t *testing.T) {
 			l.h.HandleFrame(tc.hdr, tc.payload)
 
 			require.True(t, l.closed, "the offending link must be closed")
-			for _, op := range []*Op{specific, wild} {
-				res := wait(op)
-				require.ErrorIs(t, res.Err, ErrProcFailed)
-				require.ErrorIs(t, res.Err, tc.want)
-			}
+			res := wait(specific)
+			require.ErrorIs(t, res.Err, ErrProcFailed)
+			require.ErrorIs(t, res.Err, tc.want)
+			// the wildcard receive stays posted (another rank may send);
+			// the hook tells the layer above, once
+			require.False(t, wild.Finished())
+			require.Len(t, told, 1)
+			require.ErrorIs(t, told[0], tc.want)
+			require.True(t, e.Cancel(wild))
 			// later operations with the lost peer fail at once
 			send := e.GetOp()
 			require.NoError(t, e.StartSend(send, Standard, 1, 0, 0, []byte{1}))

@@ -73,17 +73,19 @@ func (e *Endpoint) CancelTagged(ctx uint32, tag, mask int32, err error) {
 }
 
 // peerFailed completes every operation waiting on rank with err: posted
-// receives from it or from AnySource (ULFM's pending semantics: a wildcard
-// receive cannot know the failed rank will not be its sender) and
-// rendezvous transfers in either direction. The conn is marked dead
-// before: a receive that matches the rank's announcement later fails at
-// once (deliverLocked), as does a receive posted for it (startRecv).
+// receives from it and rendezvous transfers in either direction. The conn
+// is marked dead before: a receive that matches the rank's announcement
+// later fails at once (deliverLocked), as does a receive posted for it
+// (startRecv). AnySource receives stay posted: another rank may still be
+// their sender, and whether a failure interrupts them is the
+// communicator's to decide (ULFM's "pending" semantics), which the
+// failure hooks tell.
 func (e *Endpoint) peerFailed(rank int, err error) {
 	var failed opList
 	e.mu.Lock()
 	for op := e.posted.head(); op != nil; {
 		next := op.next
-		if op.peer == rank || op.peer == AnySource {
+		if op.peer == rank {
 			e.posted.remove(op)
 			op.inPosted = false
 			failed.push(op)
@@ -102,9 +104,30 @@ func (e *Endpoint) peerFailed(rank int, err error) {
 			failed.push(op)
 		}
 	}
+	local := e.closed != nil
 	e.mu.Unlock()
 	for op := failed.pop(); op != nil; op = failed.pop() {
 		e.complete(op, err)
 	}
+	if !local {
+		e.hookMu.Lock()
+		hooks := e.hooks
+		e.hookMu.Unlock()
+		for _, h := range hooks {
+			h(rank, err)
+		}
+	}
 	e.wake()
+}
+
+// OnPeerFailed adds f to the functions told, once per rank, that a peer
+// failed (its link was lost, or FailPeer declared it): the communicators
+// above learn of failures this way, and the mesh spreads them. f runs on
+// the goroutine that saw the failure, after the operations on the rank
+// have failed; it must not block. A failure caused by closing the
+// endpoint itself is not reported.
+func (e *Endpoint) OnPeerFailed(f func(rank int, err error)) {
+	e.hookMu.Lock()
+	e.hooks = append(e.hooks[:len(e.hooks):len(e.hooks)], f)
+	e.hookMu.Unlock()
 }
