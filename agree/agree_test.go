@@ -1,0 +1,341 @@
+package agree
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fabric runs a group of members in one goroutine, one event at a time,
+// chosen at random: deliver the head of a pair's queue, tell a member of a
+// failure, start an agreement, doom a member, stop a doomed one. A doomed
+// member is believed failed by the others as their notices arrive; it
+// keeps acting until it stops (a false suspicion that the job fences), and
+// when it stops a random tail of each of its queues is lost (a broadcast
+// cut short). Messages between live members are never lost and keep their
+// order per pair.
+type fabric struct {
+	t       *testing.T
+	rng     *rand.Rand
+	n       int
+	rounds  int // agreements each member runs
+	ahead   int // how many it may have started and not seen decided
+	groups  []*Group
+	queues  [][][]byte // [from*n+to]
+	stopped []bool
+	doomed  []bool
+	notice  [][]bool // notice[s][m]: s is yet to be told m failed
+	started []int
+	results [][]Result
+	vecs    [][][]byte // [member][round]
+	kills   int        // how many members may be doomed
+	crash   bool       // a doomed member stops before anyone is told
+}
+
+type fabricLink struct {
+	f    *fabric
+	from int
+}
+
+func (l fabricLink) Send(to int, msg []byte) {
+	f := l.f
+	if f.stopped[l.from] {
+		return
+	}
+	f.queues[l.from*f.n+to] = append(f.queues[l.from*f.n+to], msg)
+}
+
+func newFabric(t *testing.T, seed uint64, n, rounds, ahead, kills int, crash bool) *fabric {
+	f := &fabric{t: t, rng: rand.New(rand.NewPCG(seed, 7)), n: n, rounds: rounds, ahead: ahead, kills: kills, crash: crash,
+		groups: make([]*Group, n), queues: make([][][]byte, n*n), stopped: make([]bool, n), doomed: make([]bool, n),
+		notice: make([][]bool, n), started: make([]int, n), results: make([][]Result, n), vecs: make([][][]byte, n)}
+	for m := range n {
+		f.groups[m] = New(n, m, 42, fabricLink{f, m})
+		f.notice[m] = make([]bool, n)
+		f.results[m] = make([]Result, rounds)
+		for range rounds {
+			v := make([]byte, 8)
+			for i := range v {
+				v[i] = byte(f.rng.Uint32() | f.rng.Uint32())
+			}
+			f.vecs[m] = append(f.vecs[m], v)
+		}
+	}
+	return f
+}
+
+func (f *fabric) decided(m int) int {
+	d := 0
+	for _, r := range f.results[m] {
+		if r.Vec != nil || r.Err != nil {
+			d++
+		}
+	}
+	return d
+}
+
+type event struct {
+	kind     int
+	from, to int
+}
+
+const (
+	evDeliver = iota
+	evNotice
+	evStart
+	evDoom
+	evStop
+)
+
+func (f *fabric) events() []event {
+	var evs []event
+	for from := range f.n {
+		for to := range f.n {
+			if len(f.queues[from*f.n+to]) > 0 {
+				evs = append(evs, event{evDeliver, from, to})
+			}
+		}
+	}
+	doomed := 0
+	for m := range f.n {
+		if f.doomed[m] {
+			doomed++
+		}
+		if f.stopped[m] {
+			continue
+		}
+		for x := range f.n {
+			if f.notice[m][x] {
+				evs = append(evs, event{evNotice, x, m})
+			}
+		}
+		if f.started[m] < f.rounds && f.started[m]-f.decided(m) < f.ahead {
+			evs = append(evs, event{evStart, m, m})
+		}
+		if f.doomed[m] {
+			evs = append(evs, event{evStop, m, m})
+		}
+	}
+	if doomed < f.kills {
+		for m := range f.n {
+			if !f.doomed[m] && len(evs) > 0 && f.rng.IntN(4*f.n) == 0 {
+				evs = append(evs, event{evDoom, m, m})
+			}
+		}
+	}
+	return evs
+}
+
+func (f *fabric) run() {
+	for steps := 0; ; steps++ {
+		require.Less(f.t, steps, 1_000_000, "the fabric did not settle")
+		evs := f.events()
+		if len(evs) == 0 {
+			return
+		}
+		ev := evs[f.rng.IntN(len(evs))]
+		switch ev.kind {
+		case evDeliver:
+			q := &f.queues[ev.from*f.n+ev.to]
+			msg := (*q)[0]
+			*q = (*q)[1:]
+			if !f.stopped[ev.to] {
+				require.NoError(f.t, f.groups[ev.to].Receive(ev.from, msg))
+			}
+		case evNotice:
+			f.notice[ev.to][ev.from] = false
+			f.groups[ev.to].Failed(ev.from)
+		case evStart:
+			m, k := ev.from, f.started[ev.from]
+			f.started[m]++
+			seq, err := f.groups[m].Start(f.vecs[m][k], func(r Result) {
+				require.Nil(f.t, f.results[m][k].Vec, "member %d round %d decided twice", m, k)
+				if r.Vec == nil {
+					r.Vec = []byte{}
+				}
+				f.results[m][k] = r
+			})
+			require.NoError(f.t, err)
+			require.Equal(f.t, uint32(k), seq)
+		case evDoom:
+			f.doomed[ev.from] = true
+			for s := range f.n {
+				if s != ev.from {
+					f.notice[s][ev.from] = true
+				}
+			}
+			if f.crash {
+				f.stop(ev.from)
+			}
+		case evStop:
+			f.stop(ev.from)
+		}
+	}
+}
+
+// stop ends member m: it acts no more, and a random tail of each of its
+// queues is lost.
+func (f *fabric) stop(m int) {
+	if f.stopped[m] {
+		return
+	}
+	f.stopped[m] = true
+	for to := range f.n {
+		q := &f.queues[m*f.n+to]
+		*q = (*q)[:f.rng.IntN(len(*q)+1)]
+	}
+}
+
+// check holds the agreement's properties over the members never doomed:
+// each decided every round (no hang), all decided the same, the missing
+// members were doomed, and the value is the AND over a set of
+// contributions that includes every survivor's.
+func (f *fabric) check() {
+	var survivors []int
+	for m := range f.n {
+		if !f.doomed[m] {
+			survivors = append(survivors, m)
+		}
+	}
+	for k := range f.rounds {
+		var first *Result
+		all, live := bytes.Repeat([]byte{0xff}, 8), bytes.Repeat([]byte{0xff}, 8)
+		for m := range f.n {
+			for i := range all {
+				all[i] &= f.vecs[m][k][i]
+				if !f.doomed[m] {
+					live[i] &= f.vecs[m][k][i]
+				}
+			}
+		}
+		for _, m := range survivors {
+			r := f.results[m][k]
+			require.NotNil(f.t, r.Vec, "member %d did not decide round %d", m, k)
+			require.NoError(f.t, r.Err)
+			require.False(f.t, r.Mismatch)
+			if first == nil {
+				first = &r
+				for _, x := range r.Missing {
+					require.True(f.t, f.doomed[x], "round %d: member %d is missing but was never doomed", k, x)
+				}
+				for i := range r.Vec {
+					require.Equal(f.t, r.Vec[i], r.Vec[i]&live[i], "round %d: a survivor's contribution is not in the value", k)
+					require.Equal(f.t, all[i], r.Vec[i]&all[i], "round %d: bits set by no contribution", k)
+				}
+				if !slices.Contains(f.doomed, true) {
+					require.Equal(f.t, all, r.Vec)
+					require.Empty(f.t, r.Missing)
+				}
+				continue
+			}
+			require.Equal(f.t, first.Vec, r.Vec, "round %d: members %d and %d disagree on the value", k, survivors[0], m)
+			require.Equal(f.t, first.Missing, r.Missing, "round %d: members %d and %d disagree on the missing", k, survivors[0], m)
+		}
+	}
+}
+
+// TestAgreementUnderFaults runs thousands of random schedules: groups of
+// 1 to 8 members, up to all but one failing during the agreements
+// (coordinators mid-broadcast included), crashes and fenced false
+// suspicions, blocking and pipelined agreements.
+func TestAgreementUnderFaults(t *testing.T) {
+	runs := 4000
+	if n, err := strconv.Atoi(os.Getenv("AGREE_RUNS")); err == nil {
+		runs = n
+	}
+	if testing.Short() {
+		runs = 400
+	}
+	for seed := range uint64(runs) {
+		n := 1 + int(seed%8)
+		kills := int(seed/8) % n // 0 … n-1
+		crash := seed%3 != 0
+		ahead := 1 + int(seed/24)%3
+		t.Run(fmt.Sprintf("seed%d_n%d_kills%d_crash%v_ahead%d", seed, n, kills, crash, ahead), func(t *testing.T) {
+			f := newFabric(t, seed, n, 4, ahead, kills, crash)
+			f.run()
+			f.check()
+		})
+	}
+}
+
+// Every member but one fails: the last one decides alone.
+func TestAgreementLastSurvivor(t *testing.T) {
+	f := newFabric(t, 1, 5, 1, 1, 0, true)
+	for m := range 4 {
+		f.doomed[m] = true
+		f.stopped[m] = true
+		f.notice[4][m] = true
+	}
+	f.run()
+	f.check()
+	require.Equal(t, []int{0, 1, 2, 3}, f.results[4][0].Missing)
+	require.Equal(t, f.vecs[4][0], f.results[4][0].Vec)
+}
+
+func TestAgreementMismatch(t *testing.T) {
+	f := newFabric(t, 2, 3, 1, 1, 0, true)
+	f.vecs[2][0] = []byte{1, 2, 3}
+	f.run()
+	for m := range 3 {
+		require.True(t, f.results[m][0].Mismatch, "member %d", m)
+	}
+}
+
+func TestAgreementMalformedMessages(t *testing.T) {
+	g := New(3, 0, 9, fabricLink{})
+	good := g.encode(kindDecision, 0, []byte{1}, []int{2}, false)
+	for _, tc := range []struct {
+		name string
+		from int
+		msg  []byte
+	}{
+		{"short", 1, []byte{1, 2}},
+		{"bad kind", 1, append([]byte{9}, good[1:]...)},
+		{"bad status", 1, append([]byte{2, 7}, good[2:]...)},
+		{"truncated", 1, good[:len(good)-1]},
+		{"long", 1, append(slices.Clone(good), 0)},
+		{"missing past the group", 1, append(slices.Clone(good[:len(good)-1]), 0x80)},
+		{"from itself", 0, good},
+		{"from outside", 3, good},
+		{"far ahead", 1, g.encode(kindContrib, 1<<20, []byte{1}, nil, false)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.ErrorIs(t, g.Receive(tc.from, tc.msg), ErrMessage)
+		})
+	}
+	// another group's message is dropped quietly
+	other := New(3, 1, 10, fabricLink{})
+	require.NoError(t, g.Receive(1, other.encode(kindContrib, 0, []byte{1}, nil, false)))
+}
+
+func TestAgreementStop(t *testing.T) {
+	g := New(2, 1, 1, discard{})
+	var got Result
+	_, err := g.Start([]byte{1}, func(r Result) { got = r })
+	require.NoError(t, err)
+	g.Stop(ErrTooMany)
+	require.ErrorIs(t, got.Err, ErrTooMany)
+	_, err = g.Start([]byte{1}, func(Result) {})
+	require.ErrorIs(t, err, ErrTooMany)
+}
+
+func TestAgreementPendingBound(t *testing.T) {
+	g := New(2, 1, 1, discard{})
+	for range MaxPending {
+		_, err := g.Start([]byte{1}, func(Result) {})
+		require.NoError(t, err)
+	}
+	_, err := g.Start([]byte{1}, func(Result) {})
+	require.ErrorIs(t, err, ErrTooMany)
+}
+
+type discard struct{}
+
+func (discard) Send(int, []byte) {}
