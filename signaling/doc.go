@@ -29,6 +29,7 @@
 //	signal   C→S→C      to, from, kind (sdp-offer|sdp-answer|ice-candidate|connect), payload (JSON value)
 //	path     C→S        peer, local, remote, rttMicros?  (how a link reached peer: ICE candidate types)
 //	abort    C→S        code, where?                (the sender called Abort: it leaves, the job ends)
+//	suspect  C→S        rank, reason?               (the sender lost its link to rank; see Failure knowledge)
 //	left     S→C        rank, reason?, also?, aborted?, code?  (ranks' connections are gone; see Departures;
 //	                                                 aborted: the rank called Abort with code)
 //	error    S→C        code, message?              (then a close, unless code is rank-absent)
@@ -119,6 +120,36 @@
 // most N·(6+T)). A rank that signals a departed rank gets left{rank} in
 // answer (not rank-absent), in case its batch is still on its way.
 //
+// # Failure knowledge
+//
+// Failures are fail-stop: once the server counts a rank of a formed job
+// as failed, it stays failed. The server learns of a failure three ways:
+// the rank's connection closes without Finalize (a crash, SIGKILL), the
+// rank stops answering pings (SIGSTOP, a hung host: see Enforcement), or
+// another rank reports that it lost its link to it, suspect{rank, reason}
+// (the link closed, ICE did not reconnect, SCTP aborted), which the
+// server may not see itself: the rank may be frozen, or only the path
+// between the two broken. Package mesh sends that report for every link
+// its endpoint loses.
+//
+// A suspect report declares the rank failed unless it leaves on its own
+// within a second (a rank that finalizes closes its links just before its
+// connection); so does a missed pong. A declared rank's departure is
+// announced like any other (left, reason "declared failed: rank 1 lost
+// its link to it (…)" or "declared failed: no answer to pings within
+// 5s"); the rank itself gets error{declared-failed} ("rank 3 was declared
+// failed: …", ErrDeclaredFailed) and a close, so a frozen rank that
+// resumes ends with that error rather than carrying on alone; and its
+// seat refuses it from then on ("rank 3 was declared failed and cannot
+// rejoin the job"). One report suffices: a member already runs the job's
+// program, and a broken link between two ranks leaves one of them unable
+// to take part whatever a vote says (RATIONALE.md). Reports name ranks of
+// the reporter's own job only, a report about a rank already gone or
+// already reported changes nothing, reports about oneself or outside the
+// job are bad-rank (not fatal), and they count against the message rate
+// like any message. Config.Departed tells a launcher of every departure,
+// declared or not, as it is announced.
+//
 // # Enforcement
 //
 // The server stamps every relayed signal's from with the sender's rank, so no
@@ -137,12 +168,13 @@
 // The welcome tells the client the rate limit, and Client.Send paces itself
 // inside it (with a margin), so a rank that opens many connections at once
 // slows down rather than being cut off.
-// The server pings every connection each Config.PingInterval (4 s); a
-// socket that does not answer within Config.PingTimeout (5 s) is dropped and
-// announced as left ("no answer to pings"), so a frozen rank (SIGSTOP) is
-// gone for the server, its /metrics and its peers within 9 s, about when
-// the peers' ICE gives up on it. A ping runs beside the connection's writer
-// and costs one control frame each way.
+// The server pings every connection each Config.PingInterval (2 s); a
+// rank of a formed job that does not answer within Config.PingTimeout (5
+// s) is declared failed (see Failure knowledge), any other socket is
+// dropped and announced as left ("no answer to pings"), so a frozen rank
+// (SIGSTOP) is gone for the server, its /metrics and its peers within 7
+// s, before the peers' ICE gives up on it. A ping runs beside the
+// connection's writer and costs one control frame each way.
 //
 // # Limits
 //
@@ -159,7 +191,8 @@
 //	goroutines           2 per connection (reader, writer), a third while a ping waits      TestJoinedConnMemory
 //	memory               about 30 KB per joined connection                                  TestJoinedConnMemory
 //	unjoined connection  Config.JoinTimeout (10 s): join-timeout                            TestJoinTimeout
-//	frozen peer          Config.PingInterval + Config.PingTimeout (9 s)                     TestFrozenRankDeclaredGone
+//	frozen peer          Config.PingInterval + Config.PingTimeout (7 s)                     TestFrozenRankDeclaredGone
+//	suspect reports      one pending declaration per rank of a job                          TestSuspectDeclaresFailed
 //	departure notices    N per batch, batches 50 ms … 1 s apart (see Departures)            TestDeparturesCostLinearMessages,
 //	                                                                                        TestEveryDepartureReachesEveryone
 //

@@ -33,6 +33,12 @@ var (
 // (CodeJobEnded).
 var ErrJobGone = errors.New("signaling: job failed or ended")
 
+// ErrDeclaredFailed means the server declared this rank failed (a peer
+// lost its link to it, or it stopped answering pings) and evicted it, or
+// refused its join as a rank declared failed: failures are fail-stop, and
+// the rank cannot take part in the job again (CodeDeclaredFailed).
+var ErrDeclaredFailed = errors.New("signaling: rank declared failed")
+
 // Configuration and client errors.
 var (
 	// ErrConfig means a server Config is invalid.
@@ -46,7 +52,8 @@ var (
 
 // RemoteError is an error message received from the server. It wraps
 // ErrRejected and, for token failures, ErrBadToken or ErrExpired, for a job
-// that is over, ErrJobGone.
+// that is over, ErrJobGone, and for a rank declared failed,
+// ErrDeclaredFailed.
 type RemoteError struct {
 	Code    ErrorCode
 	Message string
@@ -65,6 +72,8 @@ func (e *RemoteError) Unwrap() []error {
 		return []error{ErrRejected, ErrExpired}
 	case CodeJobFailed, CodeJobEnded:
 		return []error{ErrRejected, ErrJobGone}
+	case CodeDeclaredFailed:
+		return []error{ErrRejected, ErrDeclaredFailed}
 	}
 	return []error{ErrRejected}
 }

@@ -31,7 +31,20 @@ type job struct {
 	pending []int
 	flush   *time.Timer   // set while pending waits
 	window  time.Duration // the wait before the next notice
+
+	// failed holds why each rank the server declared failed was declared
+	// (fail-stop: its seat refuses it); suspects the declarations waiting
+	// out suspectGrace, by rank. Both nil until the first.
+	failed   map[int]string
+	suspects map[int]*time.Timer
 }
+
+// suspectGrace is how long a rank a peer reported lost (Suspect) has to
+// leave on its own before the server declares it failed: a rank that
+// finalizes closes its links a moment before its signaling connection,
+// and the peers that see the links close must not get it declared failed
+// for that.
+const suspectGrace = time.Second
 
 // A formed job's later departures are announced in batches: the first
 // batch goes out departureBatch after the departure that opened it, and
@@ -311,8 +324,9 @@ func (c *conn) writeLoop() {
 }
 
 // ping sends a websocket ping and waits for its pong; a peer that does not
-// answer within PingTimeout is frozen or gone, and is dropped (and its
-// departure announced) like a closed one.
+// answer within PingTimeout is frozen or gone: a rank of a formed job is
+// declared failed (declareFrozen), any other connection is dropped (and
+// its departure announced) like a closed one.
 func (c *conn) ping() {
 	defer c.pings.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.PingTimeout)
@@ -321,6 +335,9 @@ func (c *conn) ping() {
 	c.pinging.Store(false)
 	if err != nil && !c.isKilled() {
 		c.s.log.Info("no pong", "remote", c.remote, "err", err)
+		if c.s.declareFrozen(c) {
+			return
+		}
 		c.unresponsive.Store(true)
 		c.kill(nil, true)
 		_ = c.ws.CloseNow() // the writer may be stuck in a write to the frozen peer
@@ -385,6 +402,8 @@ func (c *conn) handle(m Message) *Error {
 		return c.s.path(c, m)
 	case *Abort:
 		return c.s.abort(c, m)
+	case *Suspect:
+		return c.s.suspect(c, m)
 	case *Ping:
 		c.send(&Pong{ID: m.ID})
 		return nil
@@ -438,6 +457,11 @@ func (s *Server) join(c *conn, m *Join) *Error {
 		s.jobs[m.Job] = j
 	} else if !j.claims.sameWorld(claims) {
 		return &Error{Code: CodeJobMismatch, Message: "token's size, settings or seating differ from the job's"}
+	}
+	if want != nil {
+		if why, failed := j.failed[*want]; failed {
+			return &Error{Code: CodeDeclaredFailed, Message: truncate(fmt.Sprintf("rank %d was declared failed and cannot rejoin the job (%s)", *want, why))}
+		}
 	}
 	if j.started {
 		return &Error{Code: CodeJobFull, Message: "job already started"}
@@ -561,6 +585,86 @@ func abortReason(m *Abort) string {
 	return r
 }
 
+// suspect takes c's rank's report that it lost its link to m.Rank. The
+// server trusts it (see RATIONALE.md, "Why does one rank's report declare
+// another failed?"): unless the rank leaves on its own within
+// suspectGrace (a rank that finalizes closes its links just before its
+// connection), it is declared failed. Reports about a rank already gone,
+// already reported, or in a job not yet formed (no links yet) change
+// nothing; a reporter can name only ranks of its own job, and one
+// declaration per rank at most is pending, so a rank's reports cost the
+// server at most the job's size in timers.
+func (s *Server) suspect(c *conn, m *Suspect) *Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := c.job
+	switch {
+	case j == nil:
+		return &Error{Code: CodeProtocol, Message: "suspect before join"}
+	case m.Rank >= len(j.members) || m.Rank == c.rank:
+		s.countRejected(CodeBadRank)
+		c.send(&Error{Code: CodeBadRank, Message: fmt.Sprintf("suspect rank %d in a job of size %d from rank %d", m.Rank, len(j.members), c.rank)})
+		return nil
+	}
+	x := j.members[m.Rank]
+	if !j.started || s.closed || j.members[c.rank] != c || x == nil || x.abort != nil || j.suspects[m.Rank] != nil {
+		return nil
+	}
+	why := fmt.Sprintf("rank %d lost its link to it", c.rank)
+	if m.Reason != "" {
+		why += " (" + m.Reason + ")"
+	}
+	s.log.Info("rank suspected", "job", j.id, "rank", m.Rank, "by", c.rank, "why", m.Reason)
+	if j.suspects == nil {
+		j.suspects = make(map[int]*time.Timer)
+	}
+	rank := m.Rank
+	j.suspects[rank] = time.AfterFunc(suspectGrace, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if j.suspects[rank] == nil {
+			return // the rank left meanwhile (depart stopped the timer)
+		}
+		delete(j.suspects, rank)
+		if j.members[rank] == x && !s.closed {
+			s.declare(j, x, why)
+		}
+	})
+	return nil
+}
+
+// declareFrozen declares c's rank failed when it stopped answering pings
+// in a formed job, and reports whether it did; a connection of a job
+// still forming is dropped as before (its departure fails a seated job).
+func (s *Server) declareFrozen(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := c.job
+	if j == nil || !j.started || s.closed || j.members[c.rank] != c {
+		return false
+	}
+	s.declare(j, c, fmt.Sprintf("no answer to pings within %v", s.cfg.PingTimeout))
+	return true
+}
+
+// declare makes x's rank failed for good (fail-stop): the job's other
+// ranks hear it left, as of any departure, with why; x gets
+// error{declared-failed} and a close, so a rank that is only frozen, or
+// cut off from its peers, ends with that error when it comes back
+// instead of carrying on without them; and its seat refuses it (join).
+// Server.mu is held.
+func (s *Server) declare(j *job, x *conn, why string) {
+	why = truncate(why)
+	if j.failed == nil {
+		j.failed = make(map[int]string)
+	}
+	j.failed[x.rank] = why
+	s.declared.Add(1)
+	s.log.Info("rank declared failed", "job", j.id, "rank", x.rank, "why", why)
+	x.kill(&Error{Code: CodeDeclaredFailed, Message: truncate(fmt.Sprintf("rank %d was declared failed: %s", x.rank, why))}, false)
+	s.depart(j, x, Departure{Job: j.id, Rank: x.rank, Reason: truncate("declared failed: " + why), Declared: true})
+}
+
 func (s *Server) path(c *conn, m *Path) *Error {
 	s.mu.Lock()
 	j := c.job
@@ -603,10 +707,8 @@ func (s *Server) leave(c *conn, cause error) {
 	defer s.mu.Unlock()
 	j := c.job
 	if j == nil || j.members[c.rank] != c {
-		return
+		return // never joined, or declared failed (declare announced it)
 	}
-	j.members[c.rank] = nil
-	j.present--
 	reason, clean := "connection closed", websocket.CloseStatus(cause) == websocket.StatusNormalClosure
 	switch {
 	case c.unresponsive.Load():
@@ -622,8 +724,21 @@ func (s *Server) leave(c *conn, cause error) {
 	if c.abort != nil {
 		reason = abortReason(c.abort)
 	}
-	s.departed.Add(1)
 	s.log.Info("rank left", "job", j.id, "rank", c.rank, "reason", reason, "err", cause)
+	s.depart(j, c, Departure{Job: j.id, Rank: c.rank, Reason: reason, Clean: clean})
+}
+
+// depart removes c from j and tells the ranks that need to know (see
+// leave). Server.mu is held.
+func (s *Server) depart(j *job, c *conn, d Departure) {
+	j.members[c.rank] = nil
+	j.present--
+	reason := d.Reason
+	s.departed.Add(1)
+	if t := j.suspects[c.rank]; t != nil {
+		t.Stop()
+		delete(j.suspects, c.rank)
+	}
 	if s.closed {
 		if j.present == 0 {
 			delete(s.jobs, j.id)
@@ -645,6 +760,10 @@ func (s *Server) leave(c *conn, cause error) {
 		return
 	}
 	j.departed++
+	if s.cfg.Departed != nil {
+		d.At = time.Now()
+		s.cfg.Departed(d)
+	}
 	switch {
 	case c.abort != nil: // announced when the abort came (Server.abort)
 	case j.departed == 1:

@@ -47,6 +47,7 @@ const (
 	TypePong    Type = "pong"
 	TypePath    Type = "path"
 	TypeAbort   Type = "abort"
+	TypeSuspect Type = "suspect"
 )
 
 // ClientKind says what runs a rank.
@@ -104,11 +105,15 @@ const (
 	CodeShutdown     ErrorCode = "shutdown"       // server is shutting down
 	CodeRankAbsent   ErrorCode = "rank-absent"    // signal to a rank not present (not fatal)
 	CodeInternal     ErrorCode = "internal"       // server bug
+	// CodeDeclaredFailed evicts a rank the server declared failed (a
+	// peer lost its link to it, or it stopped answering pings), and
+	// refuses it when it tries to join again: failures are fail-stop.
+	CodeDeclaredFailed ErrorCode = "declared-failed"
 )
 
 // Message is one protocol message. The concrete types are *Join, *Welcome,
-// *Ready, *Signal, *Path, *Abort, *Left, *Error, *Ping and *Pong; no others can be
-// sent.
+// *Ready, *Signal, *Path, *Abort, *Suspect, *Left, *Error, *Ping and *Pong; no
+// others can be sent.
 //
 // The json tags on their fields name the members on the wire. The codec
 // (json.go) writes and reads them by hand; a test holds it to what
@@ -205,6 +210,16 @@ type Abort struct {
 	Where string `json:"where,omitempty"` // the call's place in the program (file:line)
 }
 
+// Suspect is a rank's report that it lost its link to another rank of its
+// job (the link closed, ICE did not reconnect, SCTP aborted) while the
+// server may still see that rank connected: frozen, or cut off from the
+// reporter only. The server declares the rank failed for good unless it
+// leaves on its own first (see Failure knowledge in doc.go).
+type Suspect struct {
+	Rank   int    `json:"rank"`
+	Reason string `json:"reason,omitempty"` // how the link was lost, in the reporter's words
+}
+
 // Left announces that a rank's connection is gone.
 type Left struct {
 	Rank   int    `json:"rank"`
@@ -248,6 +263,7 @@ func (*Ping) Type() Type    { return TypePing }
 func (*Pong) Type() Type    { return TypePong }
 func (*Path) Type() Type    { return TypePath }
 func (*Abort) Type() Type   { return TypeAbort }
+func (*Suspect) Type() Type { return TypeSuspect }
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
@@ -410,6 +426,17 @@ func (m *Abort) Validate() error {
 	}
 	if len(m.Where) > MaxTextLen {
 		return invalid("abort place longer than %d bytes", MaxTextLen)
+	}
+	return nil
+}
+
+// Validate implements Message.
+func (m *Suspect) Validate() error {
+	if m.Rank < 0 || m.Rank >= MaxJobSize {
+		return invalid("suspect rank %d out of range", m.Rank)
+	}
+	if len(m.Reason) > MaxTextLen {
+		return invalid("suspect reason longer than %d bytes", MaxTextLen)
 	}
 	return nil
 }
@@ -727,6 +754,25 @@ func (m *Abort) field(r *jsonReader, key string) (bool, error) {
 	return false, nil
 }
 
+func (m *Suspect) appendData(b []byte) []byte {
+	o := openObject(b)
+	o.int("rank", m.Rank)
+	if m.Reason != "" {
+		o.str("reason", m.Reason)
+	}
+	return o.close()
+}
+
+func (m *Suspect) field(r *jsonReader, key string) (bool, error) {
+	switch key {
+	case "rank":
+		return true, r.int(&m.Rank)
+	case "reason":
+		return true, r.str(&m.Reason)
+	}
+	return false, nil
+}
+
 func (m *Path) appendData(b []byte) []byte {
 	o := openObject(b)
 	o.int("peer", m.Peer)
@@ -815,6 +861,8 @@ func newMessage(t Type) Message {
 		return new(Path)
 	case TypeAbort:
 		return new(Abort)
+	case TypeSuspect:
+		return new(Suspect)
 	}
 	return nil
 }

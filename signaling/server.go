@@ -17,10 +17,10 @@ import (
 	"github.com/coder/websocket"
 )
 
-// The liveness defaults: a frozen rank is gone for the server within their
+// The liveness defaults: a frozen rank is declared failed within their
 // sum (see Config.PingInterval).
 const (
-	DefaultPingInterval = 4 * time.Second
+	DefaultPingInterval = 2 * time.Second
 	DefaultPingTimeout  = 5 * time.Second
 )
 
@@ -55,19 +55,42 @@ type Config struct {
 	SendQueue       int           // outbound messages queued per connection, default 1024
 	SendQueueBytes  int           // outbound bytes queued per connection, default 1 MiB (past either, the connection is dropped as slow-consumer)
 	JoinTimeout     time.Duration // from accept to join, default 10s
-	// A connection is pinged every PingInterval and dropped (its rank
-	// announced as gone) when a pong takes longer than PingTimeout, so a
-	// frozen rank (SIGSTOP, a hung host) is gone for the server within
-	// PingInterval+PingTimeout, 9 s by default: the survivors' ICE sees it
-	// in about 6 s, and the server's view (what /metrics and a launcher
-	// show) should not lag far behind.
+	// A connection is pinged every PingInterval and dropped when a pong
+	// takes longer than PingTimeout (a rank of a formed job is declared
+	// failed: its departure announced, itself evicted), so a frozen rank
+	// (SIGSTOP, a hung host) is gone for the server and every survivor
+	// within PingInterval+PingTimeout, 7 s by default. The survivors'
+	// links see it later: ICE's consent checks give up in about 6 s and
+	// the ICE restart that follows takes 6 s more (package peer), and a
+	// survivor with no link to it has nothing else to tell it. A live
+	// rank has PingTimeout to answer, however loaded its host.
 	PingInterval time.Duration // websocket ping period, default 4s
 	PingTimeout  time.Duration // wait for a pong, default 5s
 	WriteTimeout time.Duration // one write, default 10s
 	MaxTokenTTL  time.Duration // longest TTL the admin endpoint mints, default 7 days
 
+	// Departed, if set, is told of every departure from a formed job as
+	// the server announces it: a launcher's record of which ranks failed,
+	// how and when. It runs under the server's lock: it must be quick and
+	// must not call the server.
+	Departed func(Departure)
+
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
+}
+
+// Departure is a rank's departure from a formed job (Config.Departed).
+type Departure struct {
+	Job    string
+	Rank   int
+	Reason string    // as the job's other ranks are told it (Left.Reason)
+	At     time.Time // when the server announced it
+	// Clean says the rank closed its connection normally, as Finalize
+	// does.
+	Clean bool
+	// Declared says the server declared the rank failed (fail-stop): a
+	// peer lost its link to it (Suspect), or it stopped answering pings.
+	Declared bool
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -156,6 +179,7 @@ type Server struct {
 	departed   atomic.Uint64
 	failedJobs atomic.Uint64
 	sent       atomic.Uint64
+	declared   atomic.Uint64
 
 	leaveHook func() // tests: called (under mu) after a departure was handled
 	statsMu   sync.Mutex
@@ -209,6 +233,7 @@ type Stats struct {
 	Joins      uint64               // successful joins
 	Departures uint64               // ranks that left (closed, broke, or stopped answering pings)
 	FailedJobs uint64               // jobs failed by a departure before they formed
+	Declared   uint64               // ranks declared failed (a peer lost its link to them, or no pong), counted in Departures too
 	Relayed    uint64               // signals relayed
 	Sent       uint64               // messages queued to clients, of every type
 	Rejected   map[ErrorCode]uint64 // fatal and non-fatal errors sent, by code
@@ -227,6 +252,7 @@ func (s *Server) Stats() Stats {
 	s.mu.Unlock()
 	st.Joins, st.Relayed = s.joins.Load(), s.relayed.Load()
 	st.Departures, st.FailedJobs, st.Sent = s.departed.Load(), s.failedJobs.Load(), s.sent.Load()
+	st.Declared = s.declared.Load()
 	s.statsMu.Lock()
 	st.Rejected = make(map[ErrorCode]uint64, len(s.rejected))
 	for k, v := range s.rejected {
