@@ -2,9 +2,11 @@ package mesh
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/meshmpi/meshmpi/peer"
 	"github.com/meshmpi/meshmpi/signaling"
@@ -22,6 +24,14 @@ type Net struct {
 	// Aborted, if set, is told when a rank of the job called Abort: the
 	// job is over (the rank is also reported to the endpoint as lost).
 	Aborted func(rank, code int, reason string)
+	// Evicted, if set, is told when the server declared this rank failed
+	// and closed its signaling connection (a peer lost its link to it, or
+	// it stopped answering pings: it was frozen, or cut off): the job goes
+	// on without it, for good. Every peer has been reported to the
+	// endpoint as lost by then, with err, which wraps
+	// signaling.ErrDeclaredFailed and peer.ErrProcFailed and says why.
+	// It is called once, on the mesh's goroutine: it must not call Close.
+	Evicted func(err error)
 }
 
 // abortNotice bounds how long Abort waits to tell the server.
@@ -35,6 +45,12 @@ type Endpoint interface {
 	// FailPeer is told when rank leaves the job: pending operations with
 	// it fail with err (which wraps peer.ErrProcFailed).
 	FailPeer(rank int, err error)
+}
+
+// failureSource is an Endpoint that tells of the peers it lost by itself
+// (*peer.Endpoint): the mesh reports them to the server (Suspect).
+type failureSource interface {
+	OnPeerFailed(func(rank int, err error))
 }
 
 // maxPairSignals bounds the set-up messages queued for one connection; a
@@ -71,6 +87,12 @@ type Mesh struct {
 	pairs   map[int]*pair
 	gone    error // why the signaling connection ended; nil while it is up
 	stopped bool
+	// known[r] says the job knows rank r is gone: the server announced
+	// it, or this rank reported it (Suspect); reports waits for the
+	// reporter.
+	known   []bool
+	reports []*signaling.Suspect
+	report  chan struct{} // cap 1: reports grew
 }
 
 // pair is this rank's connection to one remote rank while it is set up,
@@ -98,17 +120,90 @@ type pairSignal struct {
 // Start is called. The mesh owns c from now on: Close closes it.
 func New(c *signaling.Client, net Net) *Mesh {
 	m := &Mesh{client: c, net: net, rank: c.Rank(), size: c.Size(),
-		ready: make(chan struct{}), pairs: map[int]*pair{}}
+		ready: make(chan struct{}), pairs: map[int]*pair{},
+		known: make([]bool, c.Size()), report: make(chan struct{}, 1)}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m
 }
 
 // Start begins routing the server's messages; ranks that leave are
-// reported to ep.
+// reported to ep. An ep that tells of the peers it lost by itself, as
+// *peer.Endpoint does (OnPeerFailed), has them reported to the server
+// (Suspect).
 func (m *Mesh) Start(ep Endpoint) {
 	m.ep = ep
-	m.wg.Add(1)
+	if fs, ok := ep.(failureSource); ok {
+		fs.OnPeerFailed(m.Suspect)
+	}
+	m.wg.Add(2)
 	go m.route()
+	go m.reporter()
+}
+
+// Suspect tells the server that this rank lost its link to rank (it
+// closed, ICE did not reconnect, SCTP aborted; err says how), so that the
+// whole job learns of the failure, including ranks with no link to it and
+// while the server still sees the rank connected (frozen, or cut off from
+// this rank only): the server declares it failed (see the signaling
+// package's Failure knowledge). A rank the server already announced as
+// gone, or already reported, is not reported again; nor is anything once
+// the mesh is closed or its signaling connection is gone. Suspect never
+// blocks: a goroutine of the mesh sends the report. The mesh's endpoint
+// calls it (OnPeerFailed); a WASI host calls it for the links it relays.
+func (m *Mesh) Suspect(rank int, err error) {
+	if rank < 0 || rank >= m.size || rank == m.rank {
+		return
+	}
+	m.mu.Lock()
+	if m.known[rank] || m.stopped || m.gone != nil {
+		m.mu.Unlock()
+		return
+	}
+	m.known[rank] = true
+	why := ""
+	if err != nil {
+		why = clip(err.Error(), signaling.MaxTextLen)
+	}
+	m.reports = append(m.reports, &signaling.Suspect{Rank: rank, Reason: why})
+	m.mu.Unlock()
+	select {
+	case m.report <- struct{}{}:
+	default:
+	}
+}
+
+// clip cuts s to at most n bytes, at a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// reporter sends the Suspect reports until the mesh closes. A report that
+// cannot be sent is lost with the signaling connection, which the server
+// sees end.
+func (m *Mesh) reporter() {
+	defer m.wg.Done()
+	for {
+		select {
+		case <-m.report:
+		case <-m.ctx.Done():
+			return
+		}
+		m.mu.Lock()
+		reports := m.reports
+		m.reports = nil
+		m.mu.Unlock()
+		for _, r := range reports {
+			if err := m.client.Send(m.ctx, r); err != nil {
+				break
+			}
+		}
+	}
 }
 
 // WaitReady returns once every rank of the job has joined. It fails, with
@@ -356,6 +451,31 @@ func (m *Mesh) route() {
 	default:
 		m.cancel() // Join is waiting: fail it
 	}
+	if errors.Is(err, signaling.ErrDeclaredFailed) {
+		m.evicted(err)
+	}
+}
+
+// evicted ends this rank's part in the job, which the server declared it
+// failed and left (err says why): every peer is lost to it, as it is to
+// them, so nothing it waits for hangs and nothing it sends goes on
+// without the job knowing, and Net.Evicted is told.
+func (m *Mesh) evicted(err error) {
+	err = fmt.Errorf("rank %d was evicted from the job: %w: %w", m.rank, peer.ErrProcFailed, err)
+	m.mu.Lock()
+	stopped := m.stopped
+	m.mu.Unlock()
+	if stopped {
+		return // Close came first: this rank has left already
+	}
+	for r := range m.size {
+		if r != m.rank {
+			m.ep.FailPeer(r, err)
+		}
+	}
+	if m.net.Evicted != nil {
+		m.net.Evicted(err)
+	}
 }
 
 func (m *Mesh) signal(s *signaling.Signal) {
@@ -409,6 +529,9 @@ func (m *Mesh) left(l *signaling.Left) {
 		if r < 0 || r >= m.size || r == m.rank {
 			continue
 		}
+		m.mu.Lock()
+		m.known[r] = true // the job knows: no report of ours needed
+		m.mu.Unlock()
 		err := fmt.Errorf("rank %d %s: %w", r, why, peer.ErrProcFailed)
 		if p := m.existing(r); p != nil {
 			p.kill(err)

@@ -424,7 +424,7 @@ func (hl *hostLink) HandleWritable() {
 }
 
 // HandleClose implements peer.LinkHandler: the remote closed or the link
-// failed.
+// failed. The guest hears of it, and the mesh reports it to the server.
 func (hl *hostLink) HandleClose(err error) {
 	hl.mu.Lock()
 	was := hl.dead
@@ -433,6 +433,7 @@ func (hl *hostLink) HandleClose(err error) {
 	hl.mu.Unlock()
 	if !was {
 		hl.r.push(wasm.AppendLinkDown(hl.r.out.lock(), hl.rank, wasm.CauseLinkLost, err.Error()))
+		hl.r.m.Suspect(hl.rank, err) // the job learns of it, as from a native rank's endpoint
 	}
 }
 

@@ -1,0 +1,215 @@
+//go:build !js && !wasip1
+
+package mesh
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/meshmpi/meshmpi/peer"
+	"github.com/meshmpi/meshmpi/signaling"
+)
+
+// failJob is a formed job of size ranks on its own server, each with an
+// Evicted callback that records its error.
+type failJob struct {
+	srv     *signaling.Local
+	ms      []*member
+	evicted []chan error // cap 1, by rank
+
+	mu   sync.Mutex
+	deps []signaling.Departure
+	dep  chan struct{} // cap 1: deps grew
+}
+
+func startFailJob(t *testing.T, ctx context.Context, size int) *failJob {
+	t.Helper()
+	j := &failJob{dep: make(chan struct{}, 1)}
+	srv, err := signaling.ListenLocal(signaling.Config{Departed: func(d signaling.Departure) {
+		j.mu.Lock()
+		j.deps = append(j.deps, d)
+		j.mu.Unlock()
+		select {
+		case j.dep <- struct{}{}:
+		default:
+		}
+	}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+	j.srv = srv
+	toks, err := srv.SeatTokens("failure", size, nil, time.Hour)
+	require.NoError(t, err)
+	for r := range size {
+		id := newIdentity(t)
+		ch := make(chan error, 1)
+		c, err := signaling.Dial(ctx, srv.URL(), "failure", toks[r], &signaling.DialOptions{Rank: &r, Fingerprint: id.Fingerprint()})
+		require.NoError(t, err)
+		m := New(c, Net{Loopback: true, Identity: id, Evicted: func(err error) { ch <- err }})
+		ep, err := peer.NewEndpoint(peer.Config{Rank: r, Size: size, Dialer: m})
+		require.NoError(t, err)
+		m.Start(ep)
+		t.Cleanup(func() {
+			ep.Close(nil)
+			m.Close()
+		})
+		j.ms = append(j.ms, &member{id: id, client: c, m: m, ep: ep})
+		j.evicted = append(j.evicted, ch)
+	}
+	for _, m := range j.ms {
+		require.NoError(t, m.m.WaitReady(ctx))
+	}
+	return j
+}
+
+// departure waits until the server announced rank's departure.
+func (j *failJob) departure(t *testing.T, ctx context.Context, rank int) signaling.Departure {
+	t.Helper()
+	for {
+		j.mu.Lock()
+		for _, d := range j.deps {
+			if d.Rank == rank {
+				j.mu.Unlock()
+				return d
+			}
+		}
+		j.mu.Unlock()
+		select {
+		case <-j.dep:
+		case <-ctx.Done():
+			t.Fatalf("no departure of rank %d before the hang guard", rank)
+		}
+	}
+}
+
+// postRecv posts a receive at m from rank from.
+func postRecv(t *testing.T, m *member, from int) *peer.Op {
+	t.Helper()
+	op := m.ep.GetOp()
+	require.NoError(t, m.ep.StartRecv(op, from, 1, 9, make([]byte, 8)))
+	return op
+}
+
+// waitOpCtx is waitOp bounded by ctx.
+func waitOpCtx(t *testing.T, ctx context.Context, op *peer.Op) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- waitOp(op) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		t.Fatal("operation still pending at the hang guard")
+		return nil
+	}
+}
+
+// A link that breaks while both ranks stay connected to the server (here
+// rank 1 drops its link to rank 0 and says nothing: a broken path, or a
+// rank whose peer layer is wedged) spreads: rank 0's endpoint sees the
+// loss and its mesh reports it, the server declares rank 1 failed, rank 2
+// — which never had a link to rank 1 — fails its receive from rank 1 with
+// the reason, and rank 1 is evicted: its own pending receive fails with
+// ErrDeclaredFailed and Net.Evicted is told.
+func TestLinkLossSpreads(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
+	defer cancel()
+	j := startFailJob(t, ctx, 3)
+	ms := j.ms
+	sErr, rErr := exchange(ms[0], ms[1], 0, 1)
+	require.NoError(t, sErr)
+	require.NoError(t, rErr)
+
+	at2 := postRecv(t, ms[2], 1)
+	at1 := postRecv(t, ms[1], 2)
+	p := ms[1].m.existing(0)
+	require.NotNil(t, p)
+	<-p.done // set: the exchange went over it
+	require.NoError(t, p.link.Close()) // rank 0 sees it close; rank 1's endpoint does not
+
+	err := waitOpCtx(t, ctx, at2)
+	require.ErrorIs(t, err, peer.ErrProcFailed)
+	require.ErrorContains(t, err, "rank 1 left the job (declared failed: rank 0 lost its link to it (")
+
+	err = waitOpCtx(t, ctx, at1)
+	require.ErrorIs(t, err, peer.ErrProcFailed)
+	require.ErrorIs(t, err, signaling.ErrDeclaredFailed)
+	require.ErrorContains(t, err, "rank 1 was evicted from the job")
+	select {
+	case err := <-j.evicted[1]:
+		require.ErrorIs(t, err, signaling.ErrDeclaredFailed)
+		require.ErrorContains(t, err, "rank 1 was declared failed: rank 0 lost its link to it")
+	case <-ctx.Done():
+		t.Fatal("rank 1 was not told it was evicted")
+	}
+	d := j.departure(t, ctx, 1)
+	require.True(t, d.Declared)
+	require.Equal(t, uint64(1), j.srv.Stats().Declared)
+	for _, r := range []int{0, 2} {
+		select {
+		case err := <-j.evicted[r]:
+			t.Fatalf("rank %d evicted: %v", r, err)
+		default:
+		}
+	}
+	// ranks 0 and 2 go on
+	sErr, rErr = exchange(ms[2], ms[0], 2, 0)
+	require.NoError(t, sErr)
+	require.NoError(t, rErr)
+}
+
+// A rank that leaves cleanly (as Finalize does: its links close, then its
+// signaling connection) is reported by the peers that see its links close,
+// and is not declared failed for it: it leaves within the server's grace.
+func TestCleanLeaveNotDeclared(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
+	defer cancel()
+	j := startFailJob(t, ctx, 3)
+	ms := j.ms
+	for _, pair := range [][2]int{{0, 1}, {2, 1}} {
+		sErr, rErr := exchange(ms[pair[0]], ms[pair[1]], pair[0], pair[1])
+		require.NoError(t, sErr)
+		require.NoError(t, rErr)
+	}
+	at0 := postRecv(t, ms[0], 1)
+	ms[1].ep.Close(nil)
+	require.ErrorIs(t, waitOpCtx(t, ctx, at0), peer.ErrProcFailed) // the link closed: reported
+	ms[1].m.Close()
+	d := j.departure(t, ctx, 1)
+	require.True(t, d.Clean, "%+v", d)
+	require.False(t, d.Declared, "%+v", d)
+	require.Zero(t, j.srv.Stats().Declared) // its departure ended any declaration
+	select {
+	case err := <-j.evicted[1]:
+		t.Fatalf("rank 1 evicted: %v", err)
+	default:
+	}
+}
+
+// Suspect ignores what it cannot report: itself, ranks outside the job, a
+// rank reported already, and everything once the mesh is closed.
+func TestSuspectFiltered(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
+	defer cancel()
+	j := startFailJob(t, ctx, 2)
+	m := j.ms[0].m
+	for _, r := range []int{-1, 0, 2} {
+		m.Suspect(r, errors.New("x"))
+	}
+	m.mu.Lock()
+	require.Empty(t, m.reports)
+	require.Equal(t, []bool{false, false}, m.known)
+	m.mu.Unlock()
+	require.Equal(t, "ab", clip("abc", 2))
+	require.Equal(t, "a", clip("a𝄞", 3))
+	require.Equal(t, "a𝄞", clip("a𝄞", 5))
+	m.Close()
+	m.Suspect(1, errors.New("after close"))
+	m.mu.Lock()
+	require.Empty(t, m.reports)
+	m.mu.Unlock()
+}
