@@ -128,7 +128,7 @@ func TestLinkLossSpreads(t *testing.T) {
 	at1 := postRecv(t, ms[1], 2)
 	p := ms[1].m.existing(0)
 	require.NotNil(t, p)
-	<-p.done // set: the exchange went over it
+	<-p.done                           // set: the exchange went over it
 	require.NoError(t, p.link.Close()) // rank 0 sees it close; rank 1's endpoint does not
 
 	err := waitOpCtx(t, ctx, at2)
