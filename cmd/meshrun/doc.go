@@ -98,6 +98,25 @@
 // SIGKILL. Ranks that meshrun had to stop do not count towards the exit
 // status.
 //
+// With --keep-going a failed rank does not end the job: meshrun says so
+// ("rank 2 exited with status 3 (--keep-going: the other ranks carry
+// on)") and leaves the others alone, for a program that handles the loss
+// of a rank itself (ULFM's Revoke, Shrink and Agree). Its exit status is
+// then the program's own result: the worst status of the ranks that did
+// not fail, 0 when every survivor succeeded. A rank failed if the
+// signaling server declared it failed (a peer lost its link to it, or it
+// stopped answering pings) or if it ended with a nonzero status without
+// leaving the job cleanly (a crash, a signal, an exit without Finalize);
+// a rank that finalized and then exited nonzero is a survivor with that
+// status. At the end meshrun lists each failed rank, how it ended and
+// when and why the job was told ("rank 2 failed: was killed by signal 9
+// (killed); left the job at 12:01:03.120 (connection lost: …)", "…;
+// declared failed at 12:01:09.481 (no answer to pings within 5s)"). In a
+// job on another server (--signal), whose departures meshrun does not
+// see, and for a WASI rank, whose host leaves the job cleanly for it
+// however the guest ended, a nonzero status counts as a failure. A stopped rank is still
+// killed after --grace: the job goes on without it.
+//
 // A rank of meshrun's own job that fails before the job formed may never
 // have reached the signaling server, and the others would wait for it
 // until their join timeout: meshrun, which holds the rank's seat token,

@@ -50,6 +50,7 @@ type launcher struct {
 	sigc   <-chan os.Signal
 	seats  []string         // the embedded job's seat tokens, by rank; nil for an existing job
 	server *signaling.Local // the embedded server; nil for an existing job
+	deps   *departureLog    // the embedded server's departures; nil for an existing job
 }
 
 // fail reports a failure in one line on stderr.
@@ -209,7 +210,8 @@ func (l *launcher) job() (spec meshmpi.JobSpec, stop func(), err error) {
 	if c.signal != "" {
 		return meshmpi.JobSpec{Signal: c.signal, Job: c.job, Token: c.token}, func() {}, nil
 	}
-	srv, err := signaling.ListenLocal(signaling.Config{MaxJobSize: c.n, Logger: l.log.With("component", "signaling")})
+	deps := newDepartureLog()
+	srv, err := signaling.ListenLocal(signaling.Config{MaxJobSize: c.n, Logger: l.log.With("component", "signaling"), Departed: deps.add})
 	if err != nil {
 		return spec, nil, err
 	}
@@ -234,7 +236,7 @@ func (l *launcher) job() (spec meshmpi.JobSpec, stop func(), err error) {
 			l.log.Warn("the signaling server did not close in time")
 		}
 	}
-	l.seats, l.server = seats, srv
+	l.seats, l.server, l.deps = seats, srv, deps
 	return meshmpi.JobSpec{Signal: srv.URL(), Job: id}, stop, nil
 }
 
@@ -273,7 +275,7 @@ func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.Job
 		select {
 		case e := <-j.exits:
 			j.exited(e)
-			if j.stage != stageRun && j.onlyStoppedLeft() {
+			if (j.stage != stageRun || l.cfg.keepGoing) && j.onlyStoppedLeft() {
 				j.killStopped(true) // nothing else can end them: --grace would only delay the end
 			}
 		case <-chld:
@@ -306,6 +308,9 @@ func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.Job
 	}
 	if j.override != 0 {
 		return j.override
+	}
+	if l.cfg.keepGoing {
+		return j.keepGoingResult()
 	}
 	if j.status != 0 && j.cause != "" {
 		l.fail("the job failed because %s", j.cause)
@@ -407,6 +412,8 @@ type rank struct {
 	start          time.Time
 	exited         bool
 	stopped        bool      // meshrun signalled it: its status does not count
+	status         int       // its exit status, once exited
+	how            string    // how it ended, in words ("exited with status 3")
 	frozenSince    time.Time // when meshrun found its process stopped; zero while it runs
 	killedFrozen   bool      // meshrun killed it because it stayed stopped
 }
@@ -532,6 +539,7 @@ func (j *job) exited(e exit) {
 			how = fmt.Sprintf("ended with status %d: %v", e.status, e.err)
 		}
 	}
+	r.status, r.how = status, how
 	j.l.log.Info("rank exited", "rank", r.label, "status", status, "after", time.Since(r.start).Round(time.Millisecond), "stopped", r.stopped)
 	r.frozenSince = time.Time{}
 	var ee *exec.ExitError
@@ -557,8 +565,13 @@ func (j *job) exited(e exit) {
 	case j.cause != "":
 		how += ", after " + j.cause
 	}
-	j.l.fail("rank %s %s", r.label, how)
 	j.vacate(r)
+	if j.l.cfg.keepGoing {
+		// the job goes on: the survivors handle the failure themselves
+		j.l.fail("rank %s %s (--keep-going: the other ranks carry on)", r.label, how)
+		return
+	}
+	j.l.fail("rank %s %s", r.label, how)
 	if j.stage == stageRun {
 		j.stage, j.timer = stageGrace, time.After(j.l.cfg.grace)
 	}

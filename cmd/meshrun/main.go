@@ -32,7 +32,8 @@ A package runs as WASI ranks under wazero inside meshrun (built once for
 GOOS=wasip1, compiled once), an executable as native processes. Flags go before it;
 arguments after it go to every rank. Each output line is prefixed with its
 rank ("[0] "). The exit status is the worst of the ranks'; when one fails
-the others get --grace to fail on their own, then SIGTERM, then SIGKILL.
+the others get --grace to fail on their own, then SIGTERM, then SIGKILL
+(unless --keep-going).
 
 flags:
   -n N, -np N        ranks to start (required)
@@ -52,6 +53,10 @@ flags:
                      formed and exits 124; meshrun stops what is left soon
                      after and exits 124 (default none)
   --grace D          wait between a failure, SIGTERM and SIGKILL (default 2s)
+  --keep-going       a rank that fails does not end the job: the others
+                     carry on (a fault-tolerant program handles the loss);
+                     the exit status is the worst of the ranks that did
+                     not fail, and the failed ones are listed
   -x VAR[=value]     set VAR in every rank's environment (repeatable; --env
                      too; without =value, meshrun's own value)
   -v                 log what meshrun does to stderr
@@ -74,6 +79,7 @@ type config struct {
 	wasi        int     // --wasi K: the first K ranks under WASI; 0: by the target
 	runtime     string  // --runtime: runtimeWazero, runtimeWasmtime, or "" for wazero
 	env         envFlag // -x/--env: VAR=value for every rank
+	keepGoing   bool    // --keep-going: a failed rank does not end the job
 }
 
 func main() {
@@ -204,6 +210,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.BoolVar(&cfg.native, "native", false, "")
 	fs.IntVar(&cfg.wasi, "wasi", 0, "")
 	fs.StringVar(&cfg.runtime, "runtime", "", "")
+	fs.BoolVar(&cfg.keepGoing, "keep-going", false, "")
 	fs.Var(&cfg.env, "x", "")
 	fs.Var(&cfg.env, "env", "")
 	return fs
