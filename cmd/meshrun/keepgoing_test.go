@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meshmpi/meshmpi"
+	"github.com/meshmpi/meshmpi/internal/browsertest"
 	"github.com/meshmpi/meshmpi/internal/gobuild"
 	"github.com/meshmpi/meshmpi/internal/testbin"
 	"github.com/meshmpi/meshmpi/signaling"
@@ -210,7 +211,7 @@ var detectWASM = func() func(t *testing.T) string {
 }()
 
 // Every survivor learns that a rank was killed (SIGKILL) or frozen
-// (SIGSTOP), natively and under WASI; the detection latencies, from the
+// (SIGSTOP), natively, under WASI and in a browser; the detection latencies, from the
 // signal to each survivor's failed receive, are logged as p50/p99 over
 // the runs (MESHRUN_DETECT_RUNS, default 1 per case), never asserted.
 // SIGKILL closes the rank's signaling connection (the server announces
@@ -226,16 +227,19 @@ func TestDetectionLatency(t *testing.T) {
 		require.NoError(t, err)
 		runs = n
 	}
-	for _, target := range []string{"native", "wasi"} {
+	for _, target := range []string{"native", "wasi", "browser"} {
 		for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGSTOP} {
 			t.Run(target+"/"+sig.String(), func(t *testing.T) {
 				var all []time.Duration
 				for range runs {
 					var d detection
-					if target == "native" {
+					switch target {
+					case "native":
 						d = detectNative(t, sig)
-					} else {
+					case "wasi":
 						d = detectWASI(t, sig)
+					default:
+						d = detectBrowser(t, sig)
 					}
 					all = append(all, d.latencies...)
 				}
@@ -251,4 +255,112 @@ func TestDetectionLatency(t *testing.T) {
 func pct(sorted []time.Duration, p int) time.Duration {
 	i := (p*len(sorted) + 99) / 100
 	return sorted[max(0, min(len(sorted)-1, i-1))].Round(time.Millisecond)
+}
+
+// descendants returns the process ids of pid's descendants (from /proc).
+func descendants(t *testing.T, pid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	parent := map[int]int{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// "pid (comm) S ppid …": comm may hold spaces, the state follows the last ')'
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 1 {
+			parent[p], _ = strconv.Atoi(f[1])
+		}
+	}
+	var out []int
+	for p := range parent {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == pid {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// detectBrowser runs detectrank with rank 3, the victim, as a browser
+// rank (GOOS=js, in headless chromium through cmd/jsrun) and ranks 0-2 as
+// native processes under meshrun, on the test's signaling server, and
+// signals every process of the victim's browser with sig: SIGKILL is the
+// browser gone at once (a crashed or killed browser, a closed laptop's
+// lost network), SIGSTOP a frozen one.
+func detectBrowser(t *testing.T, sig syscall.Signal) detection {
+	t.Helper()
+	browsertest.Require(t)
+	jsrun, err := jsrunBinary()
+	require.NoError(t, err)
+	wasm, err := detectJS()
+	require.NoError(t, err)
+	// the page is jsrun's, on a port of its own
+	srv, err := signaling.ListenLocal(signaling.Config{OriginPatterns: []string{"127.0.0.1:*"}})
+	require.NoError(t, err)
+	defer srv.Close()
+	job := "detect-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	tok, err := srv.Token(job, 4, map[string]string{meshmpi.SettingNetwork: "loopback"}, time.Hour)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), hangLimit())
+	defer cancel()
+	victim := exec.CommandContext(ctx, jsrun, wasm, "-victim", "3")
+	victim.Env = append(os.Environ(), meshmpi.EnvSignal+"="+srv.URL(), meshmpi.EnvJob+"="+job, meshmpi.EnvToken+"="+tok, meshmpi.EnvRank+"=3")
+	var vout notifyBuffer
+	vout.written = make(chan struct{}, 1)
+	victim.Stdout, victim.Stderr = &vout, &vout
+	require.NoError(t, victim.Start())
+	var browser []int
+	defer func() {
+		if t.Failed() {
+			t.Logf("the browser rank's output:\n%s", vout.String())
+		}
+		for _, p := range append(browser, descendants(t, victim.Process.Pid)...) {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+		_ = victim.Process.Kill()
+		_ = victim.Wait()
+	}()
+	m := start("--signal", srv.URL(), "--job", job, "--token", tok, "--rank", "0", "-n", "3", "--keep-going", "--grace", "120s", detectBinary(t), "-victim", "3")
+	m.waitStdout(t, func(out string) bool { return len(readyPIDs(out)) == 3 })
+	for !strings.Contains(vout.String(), "rank 3 pid") {
+		select {
+		case <-vout.written:
+		case <-ctx.Done():
+			t.Fatalf("the browser rank did not get ready:\n%s", vout.String())
+		}
+	}
+	browser = descendants(t, victim.Process.Pid)
+	require.NotEmpty(t, browser)
+	t0 := time.Now()
+	for _, p := range browser {
+		_ = syscall.Kill(p, sig)
+	}
+	var got map[int]time.Time
+	m.waitStdout(t, func(out string) bool { got = parseDetections(out); return len(got) == 3 })
+	require.Equal(t, 0, m.wait(t), "stderr:\n%s", m.stderr.String())
+	return latencies(t, t0, got)
+}
+
+var (
+	jsrunBinary = testbin.Once(gobuild.Go{}, mustAbs("../jsrun"), "jsrun")
+	detectJS    = testbin.Once(gobuild.Go{GOOS: "js", GOARCH: "wasm"}, mustAbs("testdata/detectrank"), "detectrank-js.wasm")
+)
+
+func mustAbs(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		panic(err)
+	}
+	return abs
 }
