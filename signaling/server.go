@@ -216,6 +216,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
+	for _, j := range s.jobs {
+		for r, t := range j.suspects {
+			t.Stop()
+			delete(j.suspects, r)
+		}
+	}
 	for c := range s.conns {
 		c.kill(&Error{Code: CodeShutdown, Message: "server shutting down"}, false)
 	}

@@ -244,7 +244,7 @@ type statsCollector struct {
 	srv                               *signaling.Server
 	jobs, conns, joins, relayed, errs *prometheus.Desc
 	ranks, ended, departures, failed  *prometheus.Desc
-	sent, paths                       *prometheus.Desc
+	sent, paths, declared             *prometheus.Desc
 }
 
 func newStatsCollector(srv *signaling.Server) *statsCollector {
@@ -262,13 +262,14 @@ func newStatsCollector(srv *signaling.Server) *statsCollector {
 		ended:      d("ended_jobs", "Jobs remembered after they failed or ended, so their tokens cannot form them again."),
 		departures: d("departures_total", "Ranks that left their job: closed, broke, or stopped answering pings."),
 		failed:     d("failed_jobs_total", "Jobs failed by a departure before they formed."),
+		declared:   d("declared_failed_total", "Ranks declared failed (fail-stop): a peer lost its link to them, or they stopped answering pings; counted in departures_total too."),
 		sent:       d("messages_sent_total", "Messages queued to clients, of every type."),
 		paths:      d("links_total", "Links the ranks reported, by path: direct (host, server- or peer-reflexive candidates) or relay (through a TURN server).", "path"),
 	}
 }
 
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.jobs, c.conns, c.joins, c.relayed, c.errs, c.ranks, c.ended, c.departures, c.failed, c.sent, c.paths} {
+	for _, d := range []*prometheus.Desc{c.jobs, c.conns, c.joins, c.relayed, c.errs, c.ranks, c.ended, c.departures, c.failed, c.sent, c.paths, c.declared} {
 		ch <- d
 	}
 }
@@ -283,6 +284,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.ended, prometheus.GaugeValue, float64(st.Ended))
 	ch <- prometheus.MustNewConstMetric(c.departures, prometheus.CounterValue, float64(st.Departures))
 	ch <- prometheus.MustNewConstMetric(c.failed, prometheus.CounterValue, float64(st.FailedJobs))
+	ch <- prometheus.MustNewConstMetric(c.declared, prometheus.CounterValue, float64(st.Declared))
 	ch <- prometheus.MustNewConstMetric(c.sent, prometheus.CounterValue, float64(st.Sent))
 	for path, n := range st.Paths {
 		ch <- prometheus.MustNewConstMetric(c.paths, prometheus.CounterValue, float64(n), path)

@@ -60,6 +60,7 @@ func TestServeHandler(t *testing.T) {
 	require.Contains(t, metrics, "meshmpi_signal_joins_total 1")
 	require.Contains(t, metrics, "meshmpi_signal_ranks 1")
 	require.Contains(t, metrics, "meshmpi_signal_departures_total 0")
+	require.Contains(t, metrics, "meshmpi_signal_declared_failed_total 0")
 	require.Contains(t, metrics, "go_goroutines")
 	require.Contains(t, logs.String(), `"msg":"rank joined"`)
 	http.DefaultClient.CloseIdleConnections()
