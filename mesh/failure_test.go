@@ -5,6 +5,7 @@ package mesh
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -164,12 +165,22 @@ func TestLinkLossSpreads(t *testing.T) {
 
 // A rank that leaves cleanly (as Finalize does: its links close, then its
 // signaling connection) is reported by the peers that see its links close,
-// and is not declared failed for it: it leaves within the server's grace.
+// and is not declared failed for it: it says it is leaving first (Leave),
+// or leaves within the server's grace.
 func TestCleanLeaveNotDeclared(t *testing.T) {
+	for _, leave := range []bool{true, false} {
+		t.Run(fmt.Sprintf("leave=%v", leave), func(t *testing.T) { cleanLeave(t, leave) })
+	}
+}
+
+func cleanLeave(t *testing.T, leave bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
 	defer cancel()
 	j := startFailJob(t, ctx, 3)
 	ms := j.ms
+	if leave {
+		ms[1].m.Leave()
+	}
 	for _, pair := range [][2]int{{0, 1}, {2, 1}} {
 		sErr, rErr := exchange(ms[pair[0]], ms[pair[1]], pair[0], pair[1])
 		require.NoError(t, sErr)

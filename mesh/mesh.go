@@ -551,6 +551,20 @@ func (m *Mesh) Abort(code int, where string) {
 	m.Close()
 }
 
+// Leave tells the server that this rank is about to leave the job
+// cleanly (Finalize, once its last messages are through): the peers that
+// see its links close next report them (Suspect), and the server must not
+// declare it failed for that. Call it before the endpoint closes its
+// links, then Close. Telling is bounded by a short wait, as Abort's; a
+// word that does not arrive in time is covered by the server's grace for
+// a reported rank (two seconds), which a rank with many links to close
+// may outlast.
+func (m *Mesh) Leave() {
+	ctx, cancel := context.WithTimeout(m.ctx, abortNotice)
+	_ = m.client.Send(ctx, &signaling.Leaving{})
+	cancel()
+}
+
 // Close leaves the job: connections in progress give up, the signaling
 // connection closes and every goroutine of the mesh ends.
 func (m *Mesh) Close() {

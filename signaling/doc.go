@@ -30,6 +30,7 @@
 //	path     C→S        peer, local, remote, rttMicros?  (how a link reached peer: ICE candidate types)
 //	abort    C→S        code, where?                (the sender called Abort: it leaves, the job ends)
 //	suspect  C→S        rank, reason?               (the sender lost its link to rank; see Failure knowledge)
+//	leaving  C→S                                     (the sender finalizes: the links it closes next are no failure)
 //	left     S→C        rank, reason?, also?, aborted?, code?  (ranks' connections are gone; see Departures;
 //	                                                 aborted: the rank called Abort with code)
 //	error    S→C        code, message?              (then a close, unless code is rank-absent)
@@ -133,8 +134,9 @@
 // its endpoint loses.
 //
 // A suspect report declares the rank failed unless it leaves on its own
-// within a second (a rank that finalizes closes its links just before its
-// connection); so does a missed pong. A declared rank's departure is
+// within two seconds (a rank that finalizes closes its links before its
+// connection), or said it is leaving (leaving, which a finalizing rank
+// sends before it closes its links); so does a missed pong. A declared rank's departure is
 // announced like any other (left, reason "declared failed: rank 1 lost
 // its link to it (…)" or "declared failed: no answer to pings within
 // 5s"); the rank itself gets error{declared-failed} ("rank 3 was declared

@@ -174,3 +174,32 @@ func TestSuspectSeveral(t *testing.T) {
 	}
 	require.Equal(t, uint64(3), srv.Stats().Declared)
 }
+
+// A rank that says it is leaving (Leaving, as a finalizing rank does
+// before it closes its links) is not declared failed by the reports of
+// peers that see its links close, however long it takes to leave; one
+// that did not say so is.
+func TestLeavingNotDeclared(t *testing.T) {
+	srv, url := startServer(t, nil)
+	cs := joinSeats(t, url, "job", 3)
+	ctx := context.Background()
+	require.NoError(t, cs[2].Send(ctx, &Leaving{}))
+	require.NoError(t, cs[2].Send(ctx, &Ping{ID: 1})) // the server has taken it when the pong comes
+	require.Equal(t, uint64(1), recvAs[*Pong](t, cs[2]).ID)
+	require.NoError(t, cs[0].Send(ctx, &Suspect{Rank: 2, Reason: "the remote ended the link at once"}))
+	require.NoError(t, cs[0].Send(ctx, &Suspect{Rank: 1, Reason: "path broken"}))
+	// rank 1 is declared (after the grace); rank 2, which said it is
+	// leaving, is not, though it is still connected
+	require.Equal(t, 1, recvAs[*Left](t, cs[0]).Rank)
+	expectClosedWith(t, cs[1], CodeDeclaredFailed)
+	require.Equal(t, uint64(1), srv.Stats().Declared)
+	require.NoError(t, cs[2].Close())
+	l := recvAs[*Left](t, cs[0])
+	require.Equal(t, []int{2}, l.Ranks())
+	require.Equal(t, uint64(1), srv.Stats().Declared)
+
+	// leaving before join is a protocol error
+	ws := rawDial(t, url)
+	rawSend(t, ws, &Leaving{})
+	rawExpectError(t, ws, CodeProtocol)
+}

@@ -48,6 +48,7 @@ const (
 	TypePath    Type = "path"
 	TypeAbort   Type = "abort"
 	TypeSuspect Type = "suspect"
+	TypeLeaving Type = "leaving"
 )
 
 // ClientKind says what runs a rank.
@@ -112,8 +113,8 @@ const (
 )
 
 // Message is one protocol message. The concrete types are *Join, *Welcome,
-// *Ready, *Signal, *Path, *Abort, *Suspect, *Left, *Error, *Ping and *Pong; no
-// others can be sent.
+// *Ready, *Signal, *Path, *Abort, *Suspect, *Leaving, *Left, *Error, *Ping and
+// *Pong; no others can be sent.
 //
 // The json tags on their fields name the members on the wire. The codec
 // (json.go) writes and reads them by hand; a test holds it to what
@@ -220,6 +221,12 @@ type Suspect struct {
 	Reason string `json:"reason,omitempty"` // how the link was lost, in the reporter's words
 }
 
+// Leaving says the sender is about to leave the job cleanly (Finalize):
+// the links it closes next are no failure, and a peer's report that it
+// lost one (Suspect) does not declare it failed. Its departure is
+// announced as usual when its connection closes.
+type Leaving struct{}
+
 // Left announces that a rank's connection is gone.
 type Left struct {
 	Rank   int    `json:"rank"`
@@ -264,6 +271,7 @@ func (*Pong) Type() Type    { return TypePong }
 func (*Path) Type() Type    { return TypePath }
 func (*Abort) Type() Type   { return TypeAbort }
 func (*Suspect) Type() Type { return TypeSuspect }
+func (*Leaving) Type() Type { return TypeLeaving }
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
@@ -488,6 +496,9 @@ func (m *Error) Validate() error {
 	}
 	return nil
 }
+
+// Validate implements Message.
+func (*Leaving) Validate() error { return nil }
 
 // Validate implements Message.
 func (*Ping) Validate() error { return nil }
@@ -773,6 +784,13 @@ func (m *Suspect) field(r *jsonReader, key string) (bool, error) {
 	return false, nil
 }
 
+func (*Leaving) appendData(b []byte) []byte {
+	o := openObject(b)
+	return o.close()
+}
+
+func (*Leaving) field(*jsonReader, string) (bool, error) { return false, nil }
+
 func (m *Path) appendData(b []byte) []byte {
 	o := openObject(b)
 	o.int("peer", m.Peer)
@@ -863,6 +881,8 @@ func newMessage(t Type) Message {
 		return new(Abort)
 	case TypeSuspect:
 		return new(Suspect)
+	case TypeLeaving:
+		return new(Leaving)
 	}
 	return nil
 }
