@@ -138,7 +138,9 @@ type relay struct {
 	links   []*hostLink
 	dialing []bool
 	closed  bool
-	wg      sync.WaitGroup // dials
+	wg      sync.WaitGroup // dials, and the word that the guest leaves
+
+	leaveOnce sync.Once
 }
 
 // join joins the job for the guest and writes the welcome.
@@ -255,6 +257,18 @@ func (r *relay) handle(m *wasm.Msg) error {
 	}
 	switch m.Type {
 	case wasm.MsgClose:
+		if !hl.isDead() {
+			// the guest closes a live link on its own: it is leaving
+			// (Finalize), so its peers' reports of the closed links
+			// must not get it declared failed
+			r.leaveOnce.Do(func() {
+				r.wg.Add(1)
+				go func() {
+					defer r.wg.Done()
+					r.m.Leave()
+				}()
+			})
+		}
 		hl.closeReal()
 	case wasm.MsgCredit:
 		hl.credit(int(m.N))
@@ -476,6 +490,13 @@ func (hl *hostLink) credit(n int) {
 	hl.unacked = max(0, hl.unacked-n)
 	hl.cond.Broadcast()
 	hl.mu.Unlock()
+}
+
+// isDead reports whether the real link is gone or closed.
+func (hl *hostLink) isDead() bool {
+	hl.mu.Lock()
+	defer hl.mu.Unlock()
+	return hl.dead
 }
 
 // closeReal closes the real link (the guest closed its end, the rank
