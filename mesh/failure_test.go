@@ -114,8 +114,9 @@ func waitOpCtx(t *testing.T, ctx context.Context, op *peer.Op) error {
 // rank whose peer layer is wedged) spreads: rank 0's endpoint sees the
 // loss and its mesh reports it, the server declares rank 1 failed, rank 2
 // — which never had a link to rank 1 — fails its receive from rank 1 with
-// the reason, and rank 1 is evicted: its own pending receive fails with
-// ErrDeclaredFailed and Net.Evicted is told.
+// the reason, and rank 1 is evicted: its endpoint closes, so its pending
+// receives (from a rank, and from any source) fail with ErrDeclaredFailed,
+// and Net.Evicted is told.
 func TestLinkLossSpreads(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
 	defer cancel()
@@ -127,6 +128,7 @@ func TestLinkLossSpreads(t *testing.T) {
 
 	at2 := postRecv(t, ms[2], 1)
 	at1 := postRecv(t, ms[1], 2)
+	any1 := postRecv(t, ms[1], peer.AnySource)
 	p := ms[1].m.existing(0)
 	require.NotNil(t, p)
 	<-p.done                           // set: the exchange went over it
@@ -140,6 +142,8 @@ func TestLinkLossSpreads(t *testing.T) {
 	require.ErrorIs(t, err, peer.ErrProcFailed)
 	require.ErrorIs(t, err, signaling.ErrDeclaredFailed)
 	require.ErrorContains(t, err, "rank 1 was evicted from the job")
+	err = waitOpCtx(t, ctx, any1) // a wildcard receive too: its endpoint is closed
+	require.ErrorIs(t, err, signaling.ErrDeclaredFailed)
 	select {
 	case err := <-j.evicted[1]:
 		require.ErrorIs(t, err, signaling.ErrDeclaredFailed)

@@ -27,9 +27,10 @@ type Net struct {
 	// Evicted, if set, is told when the server declared this rank failed
 	// and closed its signaling connection (a peer lost its link to it, or
 	// it stopped answering pings: it was frozen, or cut off): the job goes
-	// on without it, for good. Every peer has been reported to the
-	// endpoint as lost by then, with err, which wraps
-	// signaling.ErrDeclaredFailed and peer.ErrProcFailed and says why.
+	// on without it, for good. The endpoint has been closed with err by
+	// then (an endpoint without Close(error) has had every peer reported
+	// lost with it), which wraps signaling.ErrDeclaredFailed and
+	// peer.ErrProcFailed and says why.
 	// It is called once, on the mesh's goroutine: it must not call Close.
 	Evicted func(err error)
 }
@@ -45,6 +46,13 @@ type Endpoint interface {
 	// FailPeer is told when rank leaves the job: pending operations with
 	// it fail with err (which wraps peer.ErrProcFailed).
 	FailPeer(rank int, err error)
+}
+
+// endpointCloser is an Endpoint that can be closed with a cause
+// (*peer.Endpoint): an evicted rank's is, so that every operation fails,
+// receives from any source included.
+type endpointCloser interface {
+	Close(err error)
 }
 
 // failureSource is an Endpoint that tells of the peers it lost by itself
@@ -457,9 +465,10 @@ func (m *Mesh) route() {
 }
 
 // evicted ends this rank's part in the job, which the server declared it
-// failed and left (err says why): every peer is lost to it, as it is to
-// them, so nothing it waits for hangs and nothing it sends goes on
-// without the job knowing, and Net.Evicted is told.
+// failed and left (err says why): its endpoint closes with err (or, for
+// an endpoint that cannot be closed, every peer is lost to it), so
+// nothing it waits for hangs and nothing it sends goes on without the job
+// knowing, and Net.Evicted is told.
 func (m *Mesh) evicted(err error) {
 	err = fmt.Errorf("rank %d was evicted from the job: %w: %w", m.rank, peer.ErrProcFailed, err)
 	m.mu.Lock()
@@ -468,9 +477,13 @@ func (m *Mesh) evicted(err error) {
 	if stopped {
 		return // Close came first: this rank has left already
 	}
-	for r := range m.size {
-		if r != m.rank {
-			m.ep.FailPeer(r, err)
+	if c, ok := m.ep.(endpointCloser); ok {
+		c.Close(err) // every operation fails, wildcard receives too
+	} else {
+		for r := range m.size {
+			if r != m.rank {
+				m.ep.FailPeer(r, err)
+			}
 		}
 	}
 	if m.net.Evicted != nil {
