@@ -364,3 +364,41 @@ func mustAbs(dir string) string {
 	}
 	return abs
 }
+
+// A rank frozen (SIGSTOP) long enough to be declared failed, and then
+// resumed, does not carry on as a zombie: the server evicted it, and its
+// pending receive (from any source) fails with the words that say so, so
+// it ends with status 1. meshrun lists it as declared failed.
+func TestEvictedRankEnds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a WebRTC job in -short mode")
+	}
+	hold := filepath.Join(t.TempDir(), "hold")
+	m := start("-n", "4", "--keep-going", "--grace", "120s", detectBinary(t), "-victim", "3", "-hold", hold)
+	var pids map[int]int
+	m.waitStdout(t, func(out string) bool { pids = readyPIDs(out); return len(pids) == 4 })
+	require.NoError(t, syscall.Kill(pids[3], syscall.SIGSTOP))
+	m.waitStdout(t, func(out string) bool { return len(parseDetections(out)) == 3 })
+	require.NoError(t, syscall.Kill(pids[3], syscall.SIGCONT))
+	m.waitStderr(t, func(out string) bool { return strings.Contains(out, "meshrun: rank 3 exited with status 1") })
+	require.NoError(t, os.WriteFile(hold, nil, 0o644))
+	require.Equal(t, 0, m.wait(t))
+	stderr := m.stderr.String()
+	require.Regexp(t, `\[3\] detectrank: .*rank 3 was evicted from the job: process failed: .*rank 3 was declared failed: no answer to pings within 5s`, stderr)
+	require.Regexp(t, `meshrun: rank 3 failed: exited with status 1; declared failed at \d\d:\d\d:\d\d\.\d{3} \(no answer to pings within 5s\)`, stderr)
+}
+
+// waitStderr is waitStdout for meshrun's standard error.
+func (m *meshrunRun) waitStderr(t *testing.T, done func(out string) bool) {
+	t.Helper()
+	for !done(m.stderr.String()) {
+		select {
+		case <-m.stderr.written:
+		case status := <-m.status:
+			m.status <- status // for wait
+			t.Fatalf("meshrun %q exited with %d before the output the test waits for\nstdout:\n%s\nstderr:\n%s", m.args, status, m.stdout.String(), m.stderr.String())
+		case <-m.ctx.Done():
+			m.wait(t) // fails the test
+		}
+	}
+}

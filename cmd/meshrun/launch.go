@@ -562,7 +562,7 @@ func (j *job) exited(e exit) {
 	switch {
 	case r.killedFrozen:
 		how = "stopped responding; meshrun killed it"
-	case j.cause != "":
+	case j.cause != "" && j.cause != "rank "+r.label+" stopped responding": // not itself
 		how += ", after " + j.cause
 	}
 	j.vacate(r)

@@ -5,8 +5,11 @@
 // receive fails with ErrProcFailed (the rank's endpoint learned of the
 // failure: the server's notice or its own link) the rank prints the time
 // in Unix nanoseconds, so a test that noted when it killed or stopped the
-// victim gets each survivor's detection latency. The survivors then end;
-// their Finalize may report the failure, which is no error here.
+// victim gets each survivor's detection latency. The survivors then end
+// (with -hold F, once file F exists); their Finalize may report the
+// failure, which is no error here. A victim that is only stopped, and
+// resumes after the job declared it failed, finds itself evicted: its
+// receive fails, and it ends with the error that says so.
 package main
 
 import (
@@ -21,6 +24,7 @@ import (
 
 func main() {
 	victim := flag.Int("victim", 3, "the rank the test kills or stops")
+	hold := flag.String("hold", "", "survivors end only once this file exists")
 	flag.Parse()
 	done := false
 	err := meshmpi.Main(4, func(world *meshmpi.Comm) error {
@@ -54,6 +58,12 @@ func main() {
 			return fmt.Errorf("receive from rank %d: want ErrProcFailed, got %v", *victim, err)
 		}
 		fmt.Printf("rank %d detected rank %d at %d: %v\n", rank, *victim, at, err)
+		for *hold != "" {
+			if _, err := os.Stat(*hold); err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 		done = true
 		return nil
 	})
