@@ -131,10 +131,12 @@ func TestLinkLossSpreads(t *testing.T) {
 	any1 := postRecv(t, ms[1], peer.AnySource)
 	p := ms[1].m.existing(0)
 	require.NotNil(t, p)
-	<-p.done                           // set: the exchange went over it
+	<-p.done // set: the exchange went over it
+	t0 := time.Now()
 	require.NoError(t, p.link.Close()) // rank 0 sees it close; rank 1's endpoint does not
 
 	err := waitOpCtx(t, ctx, at2)
+	t.Logf("rank 2 learned of the broken link %v after it closed (the server's grace for a reported rank included)", time.Since(t0).Round(time.Millisecond))
 	require.ErrorIs(t, err, peer.ErrProcFailed)
 	require.ErrorContains(t, err, "rank 1 left the job (declared failed: rank 0 lost its link to it (")
 

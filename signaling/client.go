@@ -198,8 +198,9 @@ func (c *Client) Size() int { return c.welcome.Size }
 func (c *Client) Messages() <-chan Message { return c.in }
 
 // Err is why Messages was closed: a *RemoteError if the server closed the
-// connection after an error message, ErrClosed after Close, else the
-// transport error. It is nil while the connection is up.
+// connection after an error message (one matching ErrDeclaredFailed when
+// the server declared this rank failed and evicted it), ErrClosed after
+// Close, else the transport error. It is nil while the connection is up.
 func (c *Client) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -213,8 +214,8 @@ func (c *Client) Signal(ctx context.Context, to int, kind SignalKind, payload []
 	return c.Send(ctx, &Signal{To: to, From: c.welcome.Rank, Kind: kind, Payload: payload})
 }
 
-// Send sends any message. Servers accept only Signal, Ping and Pong after
-// the join. When the server told its rate limit, Send waits as long as it
+// Send sends any message. Servers accept only Signal, Path, Abort,
+// Suspect, Leaving, Ping and Pong after the join. When the server told its rate limit, Send waits as long as it
 // takes to stay inside it (senders queue in order).
 func (c *Client) Send(ctx context.Context, m Message) error {
 	data, err := Encode(m)
