@@ -5,8 +5,10 @@ package signaling
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -202,4 +204,20 @@ func TestLeavingNotDeclared(t *testing.T) {
 	ws := rawDial(t, url)
 	rawSend(t, ws, &Leaving{})
 	rawExpectError(t, ws, CodeProtocol)
+}
+
+// A report whose reason fills the limit with multi-byte runes still makes
+// messages the ranks can decode: the server's longer texts are cut at a
+// rune boundary.
+func TestSuspectLongReason(t *testing.T) {
+	_, url := startServer(t, nil)
+	cs := joinSeats(t, url, "job", 2)
+	reason := strings.Repeat("é", MaxTextLen/2) // 2 bytes each: exactly the limit
+	require.NoError(t, cs[0].Send(context.Background(), &Suspect{Rank: 1, Reason: reason}))
+	l := recvAs[*Left](t, cs[0])
+	require.Equal(t, 1, l.Rank)
+	require.True(t, utf8.ValidString(l.Reason))
+	require.LessOrEqual(t, len(l.Reason), MaxTextLen)
+	expectClosedWith(t, cs[1], CodeDeclaredFailed)
+	require.True(t, utf8.ValidString(cs[1].Err().Error()))
 }

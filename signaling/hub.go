@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 )
@@ -389,11 +390,18 @@ func (c *conn) readLoop() error {
 	}
 }
 
+// truncate cuts s to MaxTextLen bytes at most, at a rune boundary: a
+// rune cut in two would travel as U+FFFD, longer than its remains, and
+// the message would exceed the limit its receiver checks.
 func truncate(s string) string {
-	if len(s) > MaxTextLen {
-		return s[:MaxTextLen]
+	if len(s) <= MaxTextLen {
+		return s
 	}
-	return s
+	n := MaxTextLen
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // handle acts on one decoded message; a non-nil result is fatal.
