@@ -40,13 +40,29 @@ func (c *Comm) listen() {
 func (cc *commControl) Complete(_ int32, n int, err error) {
 	c := (*Comm)(cc)
 	if err != nil { // cancelled: the communicator was freed or the rank closed
+		c.drop()
 		return
 	}
 	if n == len(c.control) {
 		v := binary.LittleEndian.Uint32(c.control[:])
 		c.abortSeq(v&^noticeNoMark, v&noticeNoMark == 0)
 	}
-	c.listen()
+	c.relisten(c.listen, c.controlContext())
+}
+
+// relisten posts a listener's next receive with listen, unless c was
+// freed. Free may run meanwhile and find no receive to cancel: looking
+// at freed again once posted catches it, and the receive cancelled then
+// is this listener's own (its reference keeps the context from reuse).
+func (c *Comm) relisten(listen func(), ctx uint32) {
+	if c.freed.Load() {
+		c.drop()
+		return
+	}
+	listen()
+	if c.freed.Load() {
+		c.p.ep.CancelTagged(ctx, 0, 0, errFreed)
+	}
 }
 
 // notify sends a notice about collective seq to every other rank of c,

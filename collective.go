@@ -82,6 +82,11 @@ func (q *collRequest) start() error {
 		q.c.drop()
 		return fmt.Errorf("%s on %s: %w: %w", q.run.Plan().Name, q.c, ErrBuffer, err)
 	}
+	if err := q.c.collectiveErr(); err != nil {
+		// revoked, or a member failed: it cannot complete, so it fails
+		// before it issues a transfer
+		q.run.Abort(err)
+	}
 	if q.broken {
 		// failed before it issues a transfer. The ranks' starts do not
 		// line up after a mismatch (one may have finished start N before

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/meshmpi/meshmpi/agree"
 	"github.com/meshmpi/meshmpi/peer"
 )
 
@@ -83,10 +84,16 @@ type Comm struct {
 	aborted  []uint32     // sequence numbers reported mismatched before they started here
 	control  [4]byte      // the pending control notice
 	late     lateMismatch // mismatches reported after they completed here (collcontrol.go)
+
+	commFT // failures, revocation, agreement (ft.go)
 }
 
-func newComm(p *proc, id int, ranks []int) *Comm {
+// newComm makes a communicator over ranks (world ranks, in rank order)
+// with context id; nonce names it in fault-tolerance messages, the same
+// on every member (mixNonce).
+func newComm(p *proc, id int, ranks []int, nonce uint64) *Comm {
 	c := &Comm{p: p, id: id, ranks: ranks, local: make([]int32, p.ep.Size()), rank: Undefined}
+	c.nonce = nonce
 	c.refs.Store(1)
 	for i := range c.local {
 		c.local[i] = -1
@@ -97,7 +104,14 @@ func newComm(p *proc, id int, ranks []int) *Comm {
 			c.rank = r
 		}
 	}
+	// each listener holds a reference until its receive is cancelled,
+	// so the context is not reused while one may still be posted
+	c.refs.Add(2)
 	c.listen()
+	c.agree = agree.New(len(ranks), max(c.rank, 0), nonce, (*agreeTransport)(c))
+	c.buf = make([]byte, 1+max(9, agree.MaxMessage(len(ranks), shrinkVec(len(ranks)))))
+	p.register(c)
+	c.listenFT()
 	return c
 }
 
@@ -128,12 +142,19 @@ func (c *Comm) String() string {
 	return fmt.Sprintf("comm %d (rank %d of %d)", c.id, c.rank, len(c.ranks))
 }
 
-// Each context id c gives three matching contexts: 4c for point-to-point,
-// 4c+1 for collectives and 4c+2 for the communicator's control notices
-// (a collective's ranks disagree; see abortSeq).
-func (c *Comm) p2pContext() uint32     { return uint32(c.id) << 2 }
-func (c *Comm) collContext() uint32    { return uint32(c.id)<<2 | 1 }
-func (c *Comm) controlContext() uint32 { return uint32(c.id)<<2 | 2 }
+// Each context id c gives its own matching contexts (ctxPerID of them,
+// 8c to 8c+7): point-to-point, collectives, the communicator's control
+// notices (a collective's ranks disagree; see abortSeq), the leaders'
+// exchange of IntercommCreate on a peer communicator (bridgeContext) and
+// fault tolerance (revocation and agreement, ft.go), which a revocation
+// leaves working. Each is matched apart, so none takes another's message.
+const ctxShift = 3
+
+func (c *Comm) p2pContext() uint32     { return uint32(c.id) << ctxShift }
+func (c *Comm) collContext() uint32    { return uint32(c.id)<<ctxShift | 1 }
+func (c *Comm) controlContext() uint32 { return uint32(c.id)<<ctxShift | 2 }
+func (c *Comm) bridgeContext() uint32  { return uint32(c.id)<<ctxShift | 3 }
+func (c *Comm) ftContext() uint32      { return uint32(c.id)<<ctxShift | 4 }
 
 func (c *Comm) check() error {
 	if c == nil {
@@ -274,7 +295,7 @@ func (c *Comm) create(rec []byte, members func(recs [][]byte) []int) (*Comm, err
 	for i, r := range group {
 		ranks[i] = c.ranks[r]
 	}
-	n := newComm(c.p, id, ranks)
+	n := newComm(c.p, id, ranks, c.childNonce(id))
 	reserve(c, id, lent)
 	return n, nil
 }
@@ -379,6 +400,7 @@ func (c *Comm) hold() { c.refs.Add(1) }
 
 func (c *Comm) drop() {
 	if c.refs.Add(-1) == 0 {
+		c.p.unregister(c)
 		c.p.mu.Lock()
 		c.p.ctxUsed.clear(c.id)
 		c.p.mu.Unlock()
@@ -399,6 +421,7 @@ func (c *Comm) Free() error {
 		return fmt.Errorf("free %s: already freed: %w", c, ErrComm)
 	}
 	c.p.ep.CancelTagged(c.controlContext(), 0, 0, errFreed) // stop listening for notices
+	c.p.ep.CancelTagged(c.ftContext(), 0, 0, errFreed)
 	c.drop()
 	return nil
 }

@@ -53,6 +53,15 @@ var (
 	// than 2^20-1 rendezvous operations in flight at one rank); the
 	// operation fails, the world goes on.
 	ErrResources = peer.ErrResources
+	// ErrRevoked: the communicator was revoked (Comm.Revoke, on this
+	// rank or another): every operation on it fails, except the recovery
+	// calls (Agree, Shrink, GetFailed, AckFailed …).
+	ErrRevoked = errors.New("communicator revoked")
+	// ErrProcFailedPending: an AnySource receive was interrupted by the
+	// failure of a rank of its communicator that is not acknowledged
+	// (Comm.AckFailed); a nonblocking one stays active (wait on it again
+	// after AckFailed, or Cancel it). The error matches ErrProcFailed too.
+	ErrProcFailedPending = errors.New("process failed, operation pending")
 	// ErrTimeout: a Run with WithTimeout did not finish in time; the error
 	// says what every rank was blocked in.
 	ErrTimeout = errors.New("timed out")

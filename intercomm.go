@@ -83,12 +83,6 @@ func (c *Comm) RemoteGroup() (*Group, error) {
 	return &Group{ranks: c.inter.ranks, self: c.p.ep.Rank()}, nil
 }
 
-// bridgeContext is the matching context, on the peer communicator, of the
-// leaders' exchange in IntercommCreate: the fourth of its context id's
-// contexts (comm.go), which nothing else uses, so the exchange neither
-// takes nor is taken by the peer communicator's own messages.
-func (c *Comm) bridgeContext() uint32 { return uint32(c.id)<<2 | 3 }
-
 // IntercommCreate makes an intercommunicator joining local's group with
 // another, disjoint one (MPI_Intercomm_create). Every rank of both groups
 // calls it; localLeader is a rank of local, and at the leaders peer is a
@@ -152,7 +146,7 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 	if err != nil {
 		return nil, err
 	}
-	c := newComm(local.p, id, local.ranks)
+	c := newComm(local.p, id, local.ranks, interNonce(id, local.ranks, remote))
 	c.inter = newInterComm(local.p.ep.Size(), remote)
 	reserve(local, id, lent)
 	return c, nil
@@ -345,7 +339,7 @@ func (c *Comm) interCreate(rec []byte, build func(id int, mine, theirs [][]byte)
 
 func (c *Comm) interDup() (*Comm, error) {
 	n, err := c.interCreate(nil, func(id int, _, _ [][]byte) (*Comm, error) {
-		n := newComm(c.p, id, c.ranks)
+		n := newComm(c.p, id, c.ranks, c.childNonce(id))
 		n.inter = c.inter
 		return n, nil
 	})
@@ -386,7 +380,7 @@ func (c *Comm) interSplit(color, key int) (*Comm, error) {
 		if len(remote) == 0 {
 			return nil, nil
 		}
-		n := newComm(c.p, id, local)
+		n := newComm(c.p, id, local, c.childNonce(id))
 		n.inter = newInterComm(c.p.ep.Size(), remote)
 		return n, nil
 	})
@@ -424,7 +418,7 @@ func (c *Comm) IntercommMerge(high bool) (*Comm, error) {
 		if mine[0][0] > theirs[0][0] || mine[0][0] == theirs[0][0] && c.ranks[0] > c.inter.ranks[0] {
 			first, second = second, first
 		}
-		return newComm(c.p, id, slices.Concat(first, second)), nil
+		return newComm(c.p, id, slices.Concat(first, second), c.childNonce(id)), nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("intercomm merge on %s: %w", c, err)
@@ -446,4 +440,20 @@ func compareInter(a, b *Comm) Comparison {
 		return Similar
 	}
 	return Unequal
+}
+
+// interNonce names a new intercommunicator alike in both groups, which
+// derive it from different parents: from its context id and members.
+// Unlike a derived nonce it does not tell it from an earlier
+// intercommunicator of the same groups and id (see ft.go).
+func interNonce(id int, local, remote []int) uint64 {
+	a, b := local, remote
+	if b[0] < a[0] {
+		a, b = b, a
+	}
+	vs := []uint64{'i', uint64(id)}
+	for _, w := range slices.Concat(a, []int{-1}, b) {
+		vs = append(vs, uint64(w))
+	}
+	return mixNonce(vs...)
 }

@@ -19,6 +19,22 @@ type config struct {
 	collAlgs   [coll.NumColls]string
 	job        *JobSpec // Run's ranks join this job instead of using memory links
 	timeout    time.Duration
+	keepGoing  bool
+}
+
+// KeepGoing makes a failed rank not end the world (MPI_ERRORS_RETURN with
+// ULFM's recovery). In a Run, a rank whose function returns an error or
+// panics fails alone: its links drop, as a crashed process's would, and
+// the others see ErrProcFailed for what involves it and recover with
+// Revoke, Agree and Shrink; Run returns the errors of the ranks that
+// failed, each prefixed with its rank, once every rank has returned.
+// Finalize is then a fault-tolerant barrier among the survivors. meshrun's
+// --keep-going sets it for a job's ranks (EnvKeepGoing).
+func KeepGoing() Option {
+	return func(c *config) error {
+		c.keepGoing = true
+		return nil
+	}
 }
 
 // WithTimeout bounds a Run: a world whose ranks have not all returned

@@ -85,6 +85,9 @@ func (q *p2pRequest) prepare(c *Comm, kind p2pKind, rank, tag int, buf []byte, e
 	if err := c.check(); err != nil {
 		return err
 	}
+	if err := c.revokedErr(); err != nil {
+		return fmt.Errorf("%s on %s: %w", q.verb(), c, err)
+	}
 	q.ctx = c.p2pContext()
 	send := kind == p2pSend
 	switch {
@@ -233,6 +236,13 @@ func (q *p2pRequest) run() (Status, error) {
 	if err := q.start(); err != nil {
 		q.unhold()
 		return Status{}, err
+	}
+	if q.op != nil && q.kind == p2pRecv && q.world == AnySource {
+		if err := q.awaitAnySource(nil); err != nil && q.c.p.ep.Cancel(q.op) {
+			// a blocking receive cannot stay pending: it fails (ULFM)
+			_, _ = q.result(false)
+			return Status{Source: Undefined, Tag: Undefined}, fmt.Errorf("receive from any source, %s, on %s: %w", tagName(q.tag), q.c, err)
+		}
 	}
 	if q.op != nil {
 		q.c.p.await(q.op, q.block())
@@ -424,11 +434,19 @@ func (c *Comm) Iprobe(source, tag int) (Status, bool, error) {
 	if err != nil || source == ProcNull {
 		return procNullStatus, err == nil, err
 	}
+	if err := c.revokedErr(); err != nil {
+		return Status{}, false, fmt.Errorf("iprobe on %s: %w", c, err)
+	}
 	env, ok, err := c.p.ep.Iprobe(w, c.p2pContext(), int32(tag))
 	if err != nil {
 		return Status{}, false, fmt.Errorf("iprobe on %s: %w", c, err)
 	}
 	if !ok {
+		if source == AnySource {
+			if err := c.pendingErr(); err != nil {
+				return Status{}, false, fmt.Errorf("iprobe on %s: %w", c, err)
+			}
+		}
 		return Status{}, false, nil
 	}
 	return c.probeStatus(env), true, nil
@@ -457,11 +475,19 @@ func (c *Comm) Improbe(source, tag int) (*Message, Status, bool, error) {
 	if source == ProcNull {
 		return &Message{c: c, noProc: true}, procNullStatus, true, nil
 	}
+	if err := c.revokedErr(); err != nil {
+		return nil, Status{}, false, fmt.Errorf("improbe on %s: %w", c, err)
+	}
 	m, err := c.p.ep.Improbe(w, c.p2pContext(), int32(tag))
 	if err != nil {
 		return nil, Status{}, false, fmt.Errorf("improbe on %s: %w", c, err)
 	}
 	if m == nil {
+		if source == AnySource {
+			if err := c.pendingErr(); err != nil {
+				return nil, Status{}, false, fmt.Errorf("improbe on %s: %w", c, err)
+			}
+		}
 		return nil, Status{}, false, nil
 	}
 	return &Message{c: c, m: m}, c.probeStatus(m.Envelope()), true, nil
@@ -537,6 +563,10 @@ const internalSig = 1<<coll.SigBits - 1
 // equal-length record, gathered at rank 0 and sent back to all, in c's
 // collective context under a fresh collective sequence number.
 func (c *Comm) allgather(rec []byte) ([]byte, error) {
+	if err := c.collectiveErr(); err != nil {
+		c.seq.Add(1) // the number is taken whatever happens, as a collective's
+		return nil, err
+	}
 	// an exact tag outside the signatures' range of the engine's tags
 	tag := int(int32(coll.Tag(c.seq.Add(1)-1, internalSig)))
 	n, size := len(rec), len(c.ranks)

@@ -178,6 +178,18 @@ func (r *Request) Wait(ctx context.Context) (Status, error) {
 	if ctx != nil {
 		cancel = ctx.Done()
 	}
+	if q := r.anySourceRecv(); q != nil {
+		switch err := q.awaitAnySource(cancel); {
+		case err == errWaitCancelled:
+			return Status{}, fmt.Errorf("wait: %w", ctx.Err())
+		case err != nil:
+			// interrupted, still active: wait again after AckFailed
+			err = fmt.Errorf("wait: %w", err)
+			return Status{Err: err}, err
+		}
+		r.finish()
+		return r.st, r.err
+	}
 	r.wait.wait(r.impl.endpoint(), r.impl.finished)
 	if p := r.proc(); p != nil && !r.impl.finished() {
 		p.park(r.block())
@@ -209,6 +221,10 @@ func (r *Request) Test() (Status, bool, error) {
 		return st, true, err
 	}
 	if !r.impl.finished() {
+		if err := r.pending(); err != nil {
+			err = fmt.Errorf("test: %w", err)
+			return Status{Err: err}, false, err
+		}
 		return Status{}, false, nil
 	}
 	r.finish()
@@ -295,6 +311,9 @@ func Testall(reqs []*Request, statuses []Status) (bool, error) {
 			return false, fmt.Errorf("request %d: %w", i, err)
 		}
 		if r.state == Active && !r.impl.finished() {
+			if err := r.pending(); err != nil {
+				return false, fmt.Errorf("testall: request %d: %w: %w", i, ErrInStatus, err)
+			}
 			return false, nil
 		}
 	}
@@ -336,6 +355,10 @@ func Testany(reqs []*Request) (int, bool, Status, error) {
 			r.finish()
 			return i, true, r.st, r.err
 		}
+		if err := r.pending(); err != nil {
+			err = fmt.Errorf("testany: request %d: %w", i, err)
+			return i, false, Status{Err: err}, err
+		}
 	}
 	if !active {
 		return Undefined, true, Status{}, nil
@@ -347,13 +370,18 @@ func Testany(reqs []*Request) (int, bool, Status, error) {
 // indices and statuses (MPI_Testsome). With no active request, indices is nil
 // and ok false.
 func Testsome(reqs []*Request) (indices []int, statuses []Status, err error) {
-	var errs []error
+	var errs, pending []error
 	for i, r := range reqs {
 		if r == nil {
 			continue
 		}
 		if err := r.usable("testsome"); err != nil {
 			return nil, nil, fmt.Errorf("request %d: %w", i, err)
+		}
+		if r.state == Active && !r.impl.finished() {
+			if err := r.pending(); err != nil {
+				pending = append(pending, fmt.Errorf("request %d: %w", i, err))
+			}
 		}
 		if r.state == Active && r.impl.finished() {
 			r.finish()
@@ -362,6 +390,9 @@ func Testsome(reqs []*Request) (indices []int, statuses []Status, err error) {
 				errs = append(errs, fmt.Errorf("request %d: %w", i, r.err))
 			}
 		}
+	}
+	if errs == nil && indices == nil {
+		errs = pending // interrupted receives are reported when nothing completed
 	}
 	if errs != nil {
 		err = fmt.Errorf("testsome: %w: %w", ErrInStatus, errors.Join(errs...))

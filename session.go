@@ -54,6 +54,11 @@ const (
 	// SettingCollPrefix followed by a collective's name ("coll.allreduce")
 	// forces that collective's algorithm for the job, as WithCollAlgorithm.
 	SettingCollPrefix = "coll."
+	// SettingKeepGoing "1" (or "true") runs the job as KeepGoing does a
+	// Run: a failed rank does not end it, the survivors recover with the
+	// ULFM calls, and Finalize is a fault-tolerant barrier. meshrun
+	// --keep-going sets it.
+	SettingKeepGoing = "keep-going"
 )
 
 // AnyRank asks for the next free rank of a job.
@@ -156,6 +161,14 @@ func applySettings(cfg *config, settings map[string]string) (loopback bool, err 
 			case "lan", "":
 			default:
 				return false, fmt.Errorf("job setting %s=%q: want loopback or lan: %w", k, v, ErrArg)
+			}
+		case k == SettingKeepGoing:
+			switch v {
+			case "1", "true":
+				cfg.keepGoing = true
+			case "0", "false", "":
+			default:
+				return false, fmt.Errorf("job setting %s=%q: want 1 or 0: %w", k, v, ErrArg)
 			}
 		case strings.HasPrefix(k, SettingCollPrefix):
 			if err := WithCollAlgorithm(strings.TrimPrefix(k, SettingCollPrefix), v)(cfg); err != nil {

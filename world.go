@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,12 @@ type proc struct {
 	waiting  []int   // parent ids of the constructions in progress
 
 	finalized atomic.Bool
+
+	fail failures // what the rank knows of failed ranks (ft.go)
+	// keepGoing: a failed rank does not end the world (Run's KeepGoing,
+	// a job run with --keep-going); Finalize is then a fault-tolerant
+	// barrier among the survivors
+	keepGoing bool
 
 	blockMu sync.Mutex
 	blocked blockedIn // what the rank is parked in (block.go)
@@ -53,9 +60,13 @@ func newProc(rank, size int, cfg config, dialer peer.Dialer) (*proc, error) {
 	if err := ep.Attach(rank, peer.NewLoopbackLink(cfg.frameSize)); err != nil {
 		return nil, err
 	}
-	p := &proc{ep: ep, collAlgorithms: cfg.collAlgs}
+	p := &proc{ep: ep, collAlgorithms: cfg.collAlgs, keepGoing: cfg.keepGoing}
+	p.fail.known = make([]bool, size)
+	notice := make(chan struct{})
+	p.fail.notice.Store(&notice)
+	ep.OnPeerFailed(p.peerFailed)
 	p.ctxUsed.set(worldContext)
-	p.world = newComm(p, worldContext, identityRanks(size))
+	p.world = newComm(p, worldContext, identityRanks(size), worldNonce)
 	p.world.name = "world"
 	return p, nil
 }
@@ -77,10 +88,26 @@ const finalizeLinger = 10 * time.Second
 // barrier gathers to rank 0 and broadcasts back, so every other rank has
 // all it will receive once its barrier ends; rank 0's last messages may
 // still be in flight, so it waits for the others to close first.
+//
+// Where ranks may have failed (KeepGoing, or a failure is known) the
+// barrier is an agreement over the world instead, which completes among
+// the survivors; its coordinator, the lowest surviving rank, sends last
+// and waits for the others to close.
 func (p *proc) finalize() error {
-	_, err := p.world.allgather(nil)
+	var err error
+	ft := p.keepGoing || p.fail.n.Load() > 0
+	if !ft {
+		_, err = p.world.allgather(nil)
+		// a rank failed during the barrier: the survivors still end together
+		ft = err != nil && errors.Is(err, ErrProcFailed) && p.fail.n.Load() > 0 && !p.finalized.Load()
+	}
+	last := p.world.rank == 0
+	if ft {
+		_, _, err = p.world.agreeOn(make([]byte, 8), "Finalize")
+		last = !slices.ContainsFunc(p.world.ranks[:p.world.rank], func(w int) bool { return !p.isFailed(w) })
+	}
 	p.finalized.Store(true)
-	if err == nil && p.world.rank == 0 {
+	if err == nil && last {
 		ctx, cancel := context.WithTimeout(context.Background(), finalizeLinger)
 		_ = p.ep.Linger(ctx) // a rank that never closes is no reason to fail
 		cancel()
@@ -238,6 +265,10 @@ func runRanks(procs []*proc, fn func(*Comm) error, timeout time.Duration, finali
 				if ferr := finalize(i); !aborted.Load() {
 					err = ferr
 				}
+			} else if p.keepGoing {
+				// the rank fails alone, as a crashed process would: its
+				// links drop and the survivors carry on
+				p.ep.Close(fmt.Errorf("rank %d failed: %w", i, ErrProcFailed))
 			} else {
 				abort.Do(func() {
 					aborted.Store(true)

@@ -410,3 +410,19 @@ func (g *Group) decode(b []byte) (kind byte, seq uint32, nonce uint64, vec []byt
 	}
 	return kind, seq, nonce, vec, missing, mismatch, nil
 }
+
+// String describes the group's state, for hang reports.
+func (g *Group) String() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := fmt.Sprintf("member %d of %d, coordinator %d, failed %v, next %d, pending %d", g.me, g.n, g.coord, g.failed, g.next, g.pending)
+	for seq, in := range g.inst {
+		s += fmt.Sprintf("\n  agreement %d: entered %v decided %v sentTo %d got %v heard-from", seq, in.entered, in.decided, in.sentTo, in.got)
+		for m, d := range in.heard {
+			if d != nil {
+				s += fmt.Sprintf(" %d", m)
+			}
+		}
+	}
+	return s
+}

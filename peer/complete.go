@@ -32,7 +32,7 @@ func (e *Endpoint) complete(op *Op, err error) {
 		}
 	}
 	// once opDone is visible the owner may recycle op: read what we need first
-	c, id, n, auto := op.completer, op.cid, op.res.N, op.auto
+	c, id, n, auto, src := op.completer, op.cid, op.res.N, op.auto, op.res.Source
 	if auto {
 		// nobody observes an op the endpoint owns: straight back to the
 		// pool (one atomic store, not two)
@@ -40,7 +40,9 @@ func (e *Endpoint) complete(op *Op, err error) {
 	} else {
 		op.state.Store(opDone)
 	}
-	if c != nil {
+	if sc, ok := c.(SourceCompleter); ok {
+		sc.CompleteFrom(id, src, n, err)
+	} else if c != nil {
 		c.Complete(id, n, err)
 	} else {
 		select {

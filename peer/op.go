@@ -28,6 +28,14 @@ type Completer interface {
 	Complete(id int32, n int, err error)
 }
 
+// SourceCompleter is a Completer of RecvNotify that also learns which rank
+// sent the message it received (an AnySource receive's sender): its
+// CompleteFrom is called instead of Complete.
+type SourceCompleter interface {
+	Completer
+	CompleteFrom(id int32, source, n int, err error)
+}
+
 type opKind uint8
 
 const (
