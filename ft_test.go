@@ -296,8 +296,8 @@ func faultRuns(def int) int {
 	return def
 }
 
-// Ranks killed at random moments while every rank runs rounds of Agree
-// and Shrink: no survivor hangs, every survivor of one Agree returns the
+// Ranks killed at random moments while every rank runs rounds of Revoke,
+// Agree and Shrink: no survivor hangs, every survivor of one Agree returns the
 // same value, and every survivor of one Shrink holds the same group.
 func TestKillDuringAgreeAndShrink(t *testing.T) {
 	runs := faultRuns(60)
@@ -323,6 +323,13 @@ func killRandomly(t *testing.T, seed uint64, n, kills int) {
 	delays := make([]time.Duration, kills)
 	for i := range delays {
 		delays[i] = time.Duration(rng.IntN(3000)) * time.Microsecond
+	}
+	revoker := make([]int, rounds) // the rank of each round's communicator that revokes it, -1 for none
+	for k := range revoker {
+		revoker[k] = -1
+		if rng.IntN(3) == 0 {
+			revoker[k] = rng.IntN(n)
+		}
 	}
 	flags := make([][]int, n)
 	for r := range flags {
@@ -363,6 +370,17 @@ func killRandomly(t *testing.T, seed uint64, n, kills int) {
 		c := world
 		for k := range rounds {
 			current[me].Store(c)
+			if revoker[k] >= 0 {
+				// the others wait in a receive only the revocation ends
+				// (or a failure nobody acknowledged, if the revoker dies)
+				if c.Rank() == revoker[k]%c.Size() {
+					if err := c.Revoke(); err != nil && !slices.Contains(victims, me) {
+						return fmt.Errorf("round %d: revoke: %w", k, err)
+					}
+				} else if _, err := Recv(c, make([]int, 1), AnySource, 99); !errors.Is(err, ErrRevoked) && !errors.Is(err, ErrProcFailed) {
+					return fmt.Errorf("round %d: receive on a communicator being revoked: %v", k, err)
+				}
+			}
 			v, err := c.Agree(flags[me][k])
 			switch {
 			case errors.Is(err, errKilled) || slices.Contains(victims, me) && err != nil:
