@@ -1,0 +1,569 @@
+// Resilient is a 1-D heat iteration that survives the loss of ranks: it
+// keeps in-memory checkpoints at ring neighbors, and when a rank fails the
+// survivors revoke, shrink, agree on a checkpoint, rebuild the lost block
+// from its copy and finish with the answer a run without failures gives,
+// bit for bit. It shows ULFM's revoke → shrink → agree pattern
+// (User-Level Failure Mitigation, the MPI Forum's fault-tolerance
+// proposal: MPIX_Comm_revoke, MPIX_Comm_shrink and MPIX_Comm_agree in
+// Open MPI and MPICH).
+//
+// The rod has -points points, its ends held at their temperature; each
+// iteration sets every inner point to u + α(left − 2u + right). The points
+// are split in blocks over the ranks of the current communicator, which
+// trade their edge points with their neighbors each iteration. Each
+// point's arithmetic is the same whatever the split, so any partition,
+// before or after a failure, computes the same numbers as a sequential
+// run, which rank 0 does at the end and compares with.
+//
+// Every -every iterations each rank checkpoints: it keeps a copy of its
+// block and sends another to its right neighbor on the ring, and keeps
+// the copy its left neighbor sends. A Barrier then closes the checkpoint,
+// so no rank starts checkpoint k+1 before every rank stored k: keeping
+// the last two is enough.
+//
+// When a rank fails, its neighbors' exchanges with it fail
+// (ErrProcFailed); the ranks further away are waiting on live neighbors
+// and would wait forever, so the first rank to see the failure revokes
+// the communicator (Revoke): every operation on it, on every rank, now
+// fails with ErrRevoked, and every rank leaves the iteration. Then:
+//
+//  1. Agree on whether everyone finished (a rank that finished its last
+//     iteration before the failure reached it must not walk away from
+//     the others); a failure or an unfinished rank means recovery. Agree
+//     is fault tolerant: every survivor gets the same answer.
+//  2. Shrink: a new communicator of the survivors, the same on all.
+//  3. Agree on the checkpoint to roll back to: each rank contributes one
+//     bit per checkpoint it holds (its own block and its neighbor's copy);
+//     the AND is the checkpoints every survivor holds, and all take the
+//     newest. A rank that died in the middle of checkpoint k left its
+//     neighbor without its copy of k, so the survivors go back to k−1.
+//  4. Rebuild: the survivors gather every piece of that checkpoint they
+//     hold (an Allgatherv), which covers the dead rank's block through
+//     its neighbor's copy, and split the rod over themselves again.
+//
+// A failure during the recovery is met the same way: the next operation
+// fails, and the loop goes round again. Losing two ring neighbors at once
+// (or a rank and, before the next checkpoint, the neighbor that holds its
+// copy) loses a block for good: the rebuild finds points no survivor
+// holds and the program says so and fails rather than guess.
+//
+// The program runs with KeepGoing, so in-process a rank that fails (its
+// function returns an error) fails alone, as a crashed process would; a
+// job under meshrun needs --keep-going for the same. The -fail flag makes
+// world ranks fail on purpose: -fail 3:40 makes rank 3 fail as it starts
+// iteration 40 (before it checkpoints, if 40 is a checkpoint),
+// -fail 3:40:sent after it sent its copy at checkpoint 40, -fail
+// 4:recovery when the first recovery starts. The exit status is the
+// survivors' result, as meshrun --keep-going reports it.
+//
+// Run it with
+//
+//	go run ./examples/resilient -n 8 -fail 3:47
+//
+// or, one process a rank, meshrun --keep-going -n 8 ./examples/resilient.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/meshmpi/meshmpi"
+)
+
+// alpha is the diffusion number; the explicit update is stable up to 1/2.
+const alpha = 0.25
+
+const (
+	tagLeft = iota + 1 // halo going left
+	tagRight
+	tagCheckpoint
+)
+
+var (
+	errOnPurpose = errors.New("failing on purpose (-fail)")
+	errLost      = errors.New("checkpoint data lost")
+)
+
+// config is what the flags ask for.
+type config struct {
+	points, iters, every int
+	fails                map[int]failPoint // by world rank
+}
+
+// failPoint is where a rank fails on purpose.
+type failPoint struct {
+	iter     int  // as it starts this iteration
+	sent     bool // at the checkpoint of iter, once it sent its copy
+	recovery bool // when its first recovery starts
+}
+
+func main() {
+	n := flag.Int("n", 8, "number of in-process ranks (a rank launched by meshrun joins its job instead)")
+	var cfg config
+	flag.IntVar(&cfg.points, "points", 400, "points on the rod")
+	flag.IntVar(&cfg.iters, "iters", 200, "iterations")
+	flag.IntVar(&cfg.every, "every", 10, "checkpoint every this many iterations")
+	failAt := flag.String("fail", "", "rank:iteration[:sent] or rank:recovery, comma-separated: world ranks that fail on purpose")
+	flag.Parse()
+	var err error
+	cfg.fails, err = parseFails(*failAt)
+	for _, f := range cfg.fails {
+		if f.sent && f.iter%cfg.every != 0 && err == nil {
+			err = fmt.Errorf("-fail …:%d:sent: %d is not a checkpoint iteration", f.iter, f.iter)
+		}
+	}
+	if err != nil || cfg.points < 2 || cfg.iters < 0 || cfg.every < 1 {
+		fmt.Fprintln(os.Stderr, "resilient: -points must be at least 2, -every at least 1, -iters not negative;", err)
+		os.Exit(2)
+	}
+	var finished atomic.Int32 // ranks of this process that did their part
+	err = meshmpi.Main(*n, func(world *meshmpi.Comm) error {
+		err := resilient(world, cfg)
+		if err == nil {
+			finished.Add(1)
+		}
+		return err
+	}, meshmpi.KeepGoing())
+	os.Exit(exitStatus(err, finished.Load()))
+}
+
+// initial is the starting temperature of point i of n: a hot stretch and
+// a warm one on a cold rod.
+func initial(i, n int) float64 {
+	switch {
+	case i >= n/5 && i < n/3:
+		return 100
+	case i >= n/2 && i < n/2+n/8:
+		return 40 + float64(i%7)
+	}
+	return 0
+}
+
+// update is the new temperature of a point from its neighbors'.
+func update(left, u, right float64) float64 { return u + alpha*(left-2*u+right) }
+
+// split returns the first point and the length of block c of p blocks of
+// n: the first n%p blocks are one longer.
+func split(n, p, c int) (first, length int) {
+	length = n / p
+	first = c*length + min(c, n%p)
+	if c < n%p {
+		length++
+	}
+	return first, length
+}
+
+// piece is a stretch of a checkpoint: points first… of the rod.
+type piece struct {
+	first int
+	data  []float64
+}
+
+// solver is one rank's state.
+type solver struct {
+	config
+	world        *meshmpi.Comm
+	comm         *meshmpi.Comm // the current communicator: the world, then the survivors
+	me           int           // world rank
+	it           int           // iterations done
+	first, count int           // my block
+	u, next      []float64     // my block with a halo point either side
+	saved        map[int][]piece
+	failed       []int // world ranks lost so far
+	recoveries   int
+	broken       error // a failure during the recovery, for the next round
+}
+
+// resilient is what every rank runs.
+func resilient(world *meshmpi.Comm, cfg config) error {
+	if cfg.points < world.Size() {
+		return fmt.Errorf("%d points cannot be split over %d ranks", cfg.points, world.Size())
+	}
+	s := &solver{config: cfg, world: world, comm: world, me: world.Rank()}
+	s.place(initialRod(cfg.points))
+	s.saved = map[int][]piece{0: nil} // checkpoint 0 is the initial state: nothing to keep
+	for {
+		rod, err := s.run()
+		if err != nil && !failure(err) {
+			return err
+		}
+		if err != nil {
+			_ = s.comm.Revoke() // the others may be waiting on live ranks: make them leave
+		}
+		done, aerr := s.comm.Agree(boolInt(err == nil))
+		if aerr == nil && done == 1 {
+			return s.check(rod)
+		}
+		if aerr != nil && !failure(aerr) {
+			return aerr
+		}
+		if err := s.recover(); err != nil {
+			return err
+		}
+	}
+}
+
+func failure(err error) bool {
+	return errors.Is(err, meshmpi.ErrProcFailed) || errors.Is(err, meshmpi.ErrRevoked)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// place makes block comm.Rank() of rod (the whole rod, each point's
+// value) this rank's block.
+func (s *solver) place(rod []float64) {
+	s.first, s.count = split(s.points, s.comm.Size(), s.comm.Rank())
+	s.u, s.next = make([]float64, s.count+2), make([]float64, s.count+2)
+	copy(s.u[1:], rod[s.first:s.first+s.count])
+}
+
+func initialRod(n int) []float64 {
+	rod := make([]float64, n)
+	for i := range rod {
+		rod[i] = initial(i, n)
+	}
+	return rod
+}
+
+// run iterates from s.it to the end and gathers the rod at rank 0.
+func (s *solver) run() ([]float64, error) {
+	if err := s.broken; err != nil {
+		s.broken = nil
+		return nil, err
+	}
+	f, failing := s.fails[s.me]
+	for ; s.it < s.iters; s.it++ {
+		if failing && !f.recovery && !f.sent && f.iter == s.it {
+			return nil, fmt.Errorf("rank %d at iteration %d: %w", s.me, s.it, errOnPurpose)
+		}
+		if s.it%s.every == 0 && s.it > 0 {
+			if err := s.checkpoint(failing && f.sent && f.iter == s.it); err != nil {
+				return nil, err
+			}
+		}
+		if err := s.step(); err != nil {
+			return nil, err
+		}
+	}
+	return s.gather()
+}
+
+// step trades edge points with the neighbors and updates the block.
+func (s *solver) step() error {
+	r, p := s.comm.Rank(), s.comm.Size()
+	left, right := r-1, r+1
+	if r == 0 {
+		left = meshmpi.ProcNull
+	}
+	if r == p-1 {
+		right = meshmpi.ProcNull
+	}
+	u, n := s.u, s.count
+	if _, err := meshmpi.Sendrecv(s.comm, u[1:2], left, tagLeft, u[n+1:n+2], right, tagLeft); err != nil {
+		return err
+	}
+	if _, err := meshmpi.Sendrecv(s.comm, u[n:n+1], right, tagRight, u[0:1], left, tagRight); err != nil {
+		return err
+	}
+	for i := 1; i <= n; i++ {
+		if g := s.first + i - 1; g == 0 || g == s.points-1 {
+			s.next[i] = u[i] // the ends keep their temperature
+		} else {
+			s.next[i] = update(u[i-1], u[i], u[i+1])
+		}
+	}
+	s.u, s.next = s.next, s.u
+	return nil
+}
+
+// checkpoint stores checkpoint s.it/s.every: the rank's block here and at
+// its right neighbor, its left neighbor's block here.
+func (s *solver) checkpoint(failAfterSend bool) error {
+	k := s.it / s.every
+	r, p := s.comm.Rank(), s.comm.Size()
+	mine := piece{s.first, slices.Clone(s.u[1 : s.count+1])}
+	pieces := []piece{mine}
+	if p > 1 {
+		right, left := (r+1)%p, (r+p-1)%p
+		first, length := split(s.points, p, left)
+		theirs := piece{first, make([]float64, length)}
+		send, err := meshmpi.Isend(s.comm, mine.data, right, tagCheckpoint)
+		if err != nil {
+			return err
+		}
+		if failAfterSend {
+			return fmt.Errorf("rank %d at checkpoint %d, its copy sent: %w", s.me, s.it, errOnPurpose)
+		}
+		_, err = meshmpi.Recv(s.comm, theirs.data, left, tagCheckpoint)
+		if err != nil {
+			_ = s.comm.Revoke() // so that the send cannot wait for a receiver in recovery
+		}
+		_, serr := send.Wait(context.Background())
+		if err = errors.Join(err, serr); err != nil {
+			return err
+		}
+		pieces = append(pieces, theirs)
+	}
+	s.saved[k] = append(s.saved[k], pieces...)
+	for g := range s.saved {
+		if g < k-1 {
+			delete(s.saved, g)
+		}
+	}
+	return meshmpi.Barrier(s.comm) // every rank stored k: none holds k−2 alone
+}
+
+// gather collects the rod at rank 0.
+func (s *solver) gather() ([]float64, error) {
+	p := s.comm.Size()
+	counts, displs := make([]int, p), make([]int, p)
+	for c := range p {
+		displs[c], counts[c] = split(s.points, p, c)
+	}
+	var rod []float64
+	if s.comm.Rank() == 0 {
+		rod = make([]float64, s.points)
+	}
+	err := meshmpi.Gatherv(s.comm, s.u[1:s.count+1], rod, counts, displs, 0)
+	return rod, err
+}
+
+// recover makes a communicator of the survivors and rolls back to the
+// newest checkpoint they all hold. An error from a failure during it
+// is left for the next round: the caller's next operation fails too.
+func (s *solver) recover() error {
+	if f, ok := s.fails[s.me]; ok && f.recovery {
+		return fmt.Errorf("rank %d as its recovery starts: %w", s.me, errOnPurpose)
+	}
+	old := s.comm
+	_ = old.Revoke() // a rank that had finished has not revoked it yet
+	c, err := old.Shrink()
+	if err != nil {
+		return fmt.Errorf("shrink: %w", err)
+	}
+	s.comm = c
+	s.recoveries++
+	if lost, err := s.lost(old, c); err == nil {
+		s.failed = append(s.failed, lost...)
+	}
+	if old != s.world {
+		_ = old.Free()
+	}
+	// the newest checkpoint every survivor holds
+	mask := 0
+	for g := range s.saved {
+		mask |= 1 << (g % 30)
+	}
+	agreed, err := c.Agree(mask)
+	if err != nil {
+		return s.failLater(err)
+	}
+	gens := slices.Sorted(func(yield func(int) bool) {
+		for g := range s.saved {
+			if agreed&(1<<(g%30)) != 0 && !yield(g) {
+				return
+			}
+		}
+	})
+	if len(gens) == 0 {
+		return fmt.Errorf("no checkpoint is held by every survivor: %w", errLost)
+	}
+	g := gens[len(gens)-1]
+	for h := range s.saved {
+		if h > g {
+			delete(s.saved, h) // the steps past it are done again, checkpoints too
+		}
+	}
+	rod, err := s.rebuild(g)
+	if err != nil {
+		return s.failLater(err)
+	}
+	s.it = g * s.every
+	s.place(rod)
+	if c.Rank() == 0 {
+		fmt.Printf("rank(s) %v failed: %d survivors roll back to iteration %d\n", s.failed, c.Size(), s.it)
+	}
+	return nil
+}
+
+// failLater keeps a failure during the recovery for the next round, in
+// which the rank does not run but goes straight to recovery, as the
+// others do. Any other error ends the rank.
+func (s *solver) failLater(err error) error {
+	if failure(err) {
+		_ = s.comm.Revoke()
+		s.broken = err
+		return nil
+	}
+	return err
+}
+
+// lost returns the world ranks of old's members that c lacks.
+func (s *solver) lost(old, c *meshmpi.Comm) ([]int, error) {
+	og, err := old.Group()
+	if err != nil {
+		return nil, err
+	}
+	ng, err := c.Group()
+	if err != nil {
+		return nil, err
+	}
+	wg, err := s.world.Group()
+	if err != nil {
+		return nil, err
+	}
+	gone, err := og.Difference(ng)
+	if err != nil {
+		return nil, err
+	}
+	return gone.TranslateRanks(slices.Collect(func(yield func(int) bool) {
+		for i := range gone.Size() {
+			if !yield(i) {
+				return
+			}
+		}
+	}), wg)
+}
+
+// rebuild returns the rod at checkpoint g from the pieces the survivors
+// hold, or errLost if some points are held by none.
+func (s *solver) rebuild(g int) ([]float64, error) {
+	if g == 0 {
+		return initialRod(s.points), nil
+	}
+	// each piece as first, length, values
+	var mine []float64
+	for _, pc := range s.saved[g] {
+		mine = append(mine, float64(pc.first), float64(len(pc.data)))
+		mine = append(mine, pc.data...)
+	}
+	p := s.comm.Size()
+	counts := make([]int, p)
+	if err := meshmpi.Allgather(s.comm, []int{len(mine)}, counts); err != nil {
+		return nil, err
+	}
+	displs, all := make([]int, p), 0
+	for c, n := range counts {
+		displs[c], all = all, all+n
+	}
+	flat := make([]float64, all)
+	if err := meshmpi.Allgatherv(s.comm, mine, flat, counts, displs); err != nil {
+		return nil, err
+	}
+	rod, held := make([]float64, s.points), make([]bool, s.points)
+	for len(flat) > 0 {
+		first, n := int(flat[0]), int(flat[1])
+		for i, v := range flat[2 : 2+n] {
+			if held[first+i] && math.Float64bits(rod[first+i]) != math.Float64bits(v) {
+				return nil, fmt.Errorf("two copies of point %d at iteration %d differ: %v and %v", first+i, g*s.every, rod[first+i], v)
+			}
+			rod[first+i], held[first+i] = v, true
+		}
+		flat = flat[2+n:]
+	}
+	if i := slices.Index(held, false); i >= 0 {
+		j := i + slices.Index(held[i:], true)
+		if j < i {
+			j = s.points
+		}
+		return nil, fmt.Errorf("points %d to %d of iteration %d are held by no survivor: "+
+			"the rank that held them and the ring neighbor that held their copy both failed (ranks %v failed): %w",
+			i, j-1, g*s.every, s.failed, errLost)
+	}
+	return rod, nil
+}
+
+// check compares the rod with a sequential run, at rank 0.
+func (s *solver) check(rod []float64) error {
+	if s.comm.Rank() != 0 {
+		return nil
+	}
+	want := initialRod(s.points)
+	next := slices.Clone(want)
+	for range s.iters {
+		for i := 1; i < s.points-1; i++ {
+			next[i] = update(want[i-1], want[i], want[i+1])
+		}
+		want, next = next, want
+	}
+	diff, differ := 0.0, 0
+	for i := range want {
+		if math.Float64bits(rod[i]) != math.Float64bits(want[i]) {
+			differ++
+			diff = max(diff, math.Abs(rod[i]-want[i]))
+		}
+	}
+	failed := slices.Sorted(slices.Values(s.failed))
+	fmt.Printf("%d points, %d iterations, a checkpoint every %d, on %d ranks (%d at the end; failed %v, %d recoveries)\n",
+		s.points, s.iters, s.every, s.world.Size(), s.comm.Size(), failed, s.recoveries)
+	fmt.Printf("points that differ from the sequential run: %d (largest difference %g)\n", differ, diff)
+	if differ > 0 {
+		return fmt.Errorf("%d points differ from the sequential run, by up to %g", differ, diff)
+	}
+	fmt.Println("ok")
+	return nil
+}
+
+// parseFails reads -fail: rank:iteration[:sent] or rank:recovery, …
+func parseFails(s string) (map[int]failPoint, error) {
+	fails := map[int]failPoint{}
+	for f := range strings.SplitSeq(s, ",") {
+		if f == "" {
+			continue
+		}
+		parts := strings.Split(f, ":")
+		rank, err := strconv.Atoi(parts[0])
+		if err != nil || rank < 0 || len(parts) < 2 || len(parts) > 3 {
+			return nil, fmt.Errorf("bad -fail %q", f)
+		}
+		var fp failPoint
+		switch it, err := strconv.Atoi(parts[1]); {
+		case parts[1] == "recovery" && len(parts) == 2:
+			fp.recovery = true
+		case err != nil || it < 0 || len(parts) == 3 && parts[2] != "sent":
+			return nil, fmt.Errorf("bad -fail %q", f)
+		default:
+			fp.iter, fp.sent = it, len(parts) == 3
+		}
+		fails[rank] = fp
+	}
+	return fails, nil
+}
+
+// exitStatus is the program's result as meshrun --keep-going gives a
+// job's: the ranks that failed on purpose are listed, not counted; any
+// other error is a failure (1); a process whose every rank failed on
+// purpose exits 3, as a crashed rank would exit non-zero.
+func exitStatus(err error, finished int32) int {
+	if err == nil {
+		return 0
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok { // Run's, one a rank
+		errs = j.Unwrap()
+	}
+	status := 0
+	for _, e := range errs {
+		fmt.Fprintln(os.Stderr, "resilient:", e)
+		if !errors.Is(e, errOnPurpose) {
+			status = 1
+		}
+	}
+	if status == 0 && finished == 0 {
+		status = 3
+	}
+	return status
+}
