@@ -24,6 +24,8 @@ func TestDependencyDirection(t *testing.T) {
 		"peer": {mod + "/coll", mod + "\n"},
 		"coll": {mod + "/peer", mod + "\n"},
 		"mesh": {mod + "/coll", mod + "\n"},
+		// the agreement knows nothing of links, schedules or communicators
+		"agree": {mod + "/peer", mod + "/coll", mod + "/op", mod + "\n"},
 		// a WASI guest links no mesh or signaling: its host carries them
 		"wasm": {mod + "/mesh", mod + "/signaling", mod + "\n"},
 	} {

@@ -49,6 +49,9 @@
 //	comm.send / comm.recv (pickled objects)             object.Send / object.Recv[T] (package object)
 //	comm.bcast / gather / allreduce (objects)           object.Bcast / object.Gather / object.Allreduce
 //	MPI_ERR_TRUNCATE, MPI_ERR_PROC_FAILED               errors.Is(err, ErrTruncate), ErrProcFailed
+//	MPIX_Comm_revoke / _shrink / _agree (ULFM)          c.Revoke() / c.Shrink() / c.Agree(flag), c.Iagree(&flag)
+//	MPIX_Comm_get_failed / _ack_failed                  c.GetFailed() / c.AckFailed(n)
+//	MPI_ERR_REVOKED, MPI_ERR_PROC_FAILED_PENDING        ErrRevoked, ErrProcFailedPending
 //
 // Buffers are typed Go slices ([]float64, []int32, []Loc[float64], …); the
 // element type is the MPI datatype, so counts are slice lengths.
@@ -79,7 +82,8 @@
 // signaling's client (a
 // job's rendezvous: join, ranks, settings, the relay of connection set-up
 // messages; package mesh turns it into peer's Dialer, so links connect on a
-// pair's first message), on coll, the collective schedule engine
+// pair's first message), on agree (the fault-tolerant agreement under
+// Agree and Shrink), on coll, the collective schedule engine
 // (plans, runs, algorithms, selection), and on op, the leaf that holds
 // element types and reductions. Arrows point down only: peer and coll know
 // nothing of each other, of communicators or of requests; this package
@@ -95,6 +99,19 @@
 // ErrTag, ErrTruncate, ErrProcFailed, …), so callers test them with
 // errors.Is. Nothing panics across the API: a panic inside a rank started
 // by Run becomes that rank's error and aborts the world.
+//
+// # Failures
+//
+// A rank that fails (its process ends, its tab closes, its links break)
+// makes what involves it fail with ErrProcFailed on every rank, which
+// hears of it within seconds even without a link to it. By default the
+// job then ends; with KeepGoing (meshrun --keep-going, the keep-going job
+// setting) the survivors go on, after ULFM (ft.go): point-to-point with
+// live ranks keeps working, collectives on a communicator with a failed
+// member fail, AnySource receives report ErrProcFailedPending until the
+// failure is acknowledged (AckFailed), and Revoke, Agree and Shrink give
+// a consistent view and a working communicator of the survivors. The
+// agreement protocol is package agree.
 //
 // # Byte order
 //

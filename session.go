@@ -241,6 +241,19 @@ func (s *Session) jobAborted(rank, code int, reason string) {
 	go s.Abort(cause)
 }
 
+// evicted is told that the job declared this rank failed (a peer lost its
+// link to it, or it stopped answering): its endpoint is closed with err
+// already, so every operation fails with it. A process that is this rank
+// ends at once, saying why: a rank declared failed is failed for good
+// (fail-stop), and the job goes on without it.
+func (s *Session) evicted(err error) {
+	if s.p.finalized.Load() || !s.exitOnAbort.Load() {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "meshmpi: %v: ending the process\n", err) // err names the rank
+	os.Exit(1)
+}
+
 // ownProcess makes the session the process's rank (Init, Main): it ends
 // with the job on another rank's Abort, and under EnvTimeout. A bad
 // EnvTimeout leaves the job.

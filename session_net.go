@@ -46,13 +46,15 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 	}
 	var s *Session // set before the mesh starts, which alone calls Aborted
 	m := mesh.New(client, mesh.Net{ICEServers: w.ICEServers, Loopback: loopback, Identity: id,
-		Aborted: func(rank, code int, reason string) { s.jobAborted(rank, code, reason) }})
+		Aborted: func(rank, code int, reason string) { s.jobAborted(rank, code, reason) },
+		Evicted: func(err error) { s.evicted(err) }})
 	p, err := newProc(w.Rank, w.Size, cfg, m)
 	if err != nil {
 		client.Close()
 		return nil, false, err
 	}
 	s = &Session{p: p, mesh: m}
+	p.leave = m.Leave
 	// the process exits next (Comm.Abort): its links are left for the
 	// exit to drop, silently, rather than closed, which would tell the
 	// peers of a lost link before the server's notice of the abort

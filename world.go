@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/meshmpi/meshmpi/agree"
 	"github.com/meshmpi/meshmpi/coll"
 	"github.com/meshmpi/meshmpi/peer"
 )
@@ -30,6 +31,9 @@ type proc struct {
 	finalized atomic.Bool
 
 	fail failures // what the rank knows of failed ranks (ft.go)
+	// leave, if set, tells the job this rank is finalizing, before it
+	// closes its links (so they are not taken for failures)
+	leave func()
 	// keepGoing: a failed rank does not end the world (Run's KeepGoing,
 	// a job run with --keep-going); Finalize is then a fault-tolerant
 	// barrier among the survivors
@@ -102,17 +106,35 @@ func (p *proc) finalize() error {
 		ft = err != nil && errors.Is(err, ErrProcFailed) && p.fail.n.Load() > 0 && !p.finalized.Load()
 	}
 	last := p.world.rank == 0
+	var lost []int // the ranks that failed before the barrier ended
 	if ft {
-		_, _, err = p.world.agreeOn(make([]byte, 8), "Finalize")
+		lost = p.world.failedMembers()
+		var res agree.Result
+		res, _, err = p.world.agreeOn(make([]byte, 8), "Finalize")
 		last = !slices.ContainsFunc(p.world.ranks[:p.world.rank], func(w int) bool { return !p.isFailed(w) })
+		for _, m := range res.Missing {
+			if !slices.Contains(lost, m) {
+				lost = append(lost, m)
+			}
+		}
 	}
 	p.finalized.Store(true)
+	if p.leave != nil {
+		p.leave() // the links this rank closes next are no failure
+	}
 	if err == nil && last {
 		ctx, cancel := context.WithTimeout(context.Background(), finalizeLinger)
 		_ = p.ep.Linger(ctx) // a rank that never closes is no reason to fail
 		cancel()
 	}
 	p.ep.Close(nil)
+	if err == nil && !p.keepGoing && len(lost) > 0 {
+		// the survivors ended together, but a world that does not keep
+		// going has lost ranks: that is the job's failure (the links of
+		// ranks that finalized first are closed by now, not failed)
+		slices.Sort(lost)
+		err = fmt.Errorf("%s failed: %w", rankList(lost), ErrProcFailed)
+	}
 	if err != nil {
 		return fmt.Errorf("finalize: %w", err)
 	}

@@ -152,6 +152,11 @@ func parseArgs(args []string) (config, error) {
 		for k, v := range colls {
 			cfg.settings[k] = v
 		}
+		if cfg.keepGoing {
+			// the ranks keep going too: their Finalize is a barrier
+			// among the survivors, not an error
+			cfg.settings[meshmpi.SettingKeepGoing] = "1"
+		}
 	case given < 3:
 		return cfg, errors.New("--signal, --job and --token go together")
 	case len(colls) > 0:
