@@ -5,7 +5,14 @@
 // rank of a meshrun job at a random moment of a random operation, over
 // and over, and prints what became of the survivors.
 //
-//	go run ./cmd/meshfault [-runs 1000] [-duration 90m] [-parallel 2] [-seed S] [-modes native,wasi,mixed] [-slowkill 3s] [-v]
+//	go run ./cmd/meshfault [-runs 1000] [-duration 90m] [-parallel 2] [-seed S] [-modes native,wasi,mixed] [-ops classic|ulfm|all] [-rounds 6] [-slowkill 3s] [-v]
+//
+// -ops picks the workload: classic (the default) runs one operation in a
+// loop, without fault tolerance, and every survivor must end with an
+// error of its own; ulfm runs -rounds rounds of Revoke, Agree and Shrink
+// under meshrun --keep-going, and every survivor must recover and agree
+// (faultinject.Result.Verdict); all draws each run's kind at random, half
+// and half.
 //
 // It runs from the meshmpi module (it builds meshrun and the workload
 // there), stops after -runs runs or -duration, whichever comes first
@@ -14,7 +21,8 @@
 // from fault to last survivor exit (p50, p99, max) by fault and phase.
 // Each failed run is printed with its plan and its output, and so is a
 // kill whose survivors took longer than -slowkill to end. The exit
-// status is 1 if a run hung or a survivor ended without an error.
+// status is 1 if a run hung, a survivor ended without an error (classic),
+// or a ulfm run broke the fault-tolerant contract.
 package main
 
 import (
@@ -41,7 +49,20 @@ func main() {
 	hang := flag.Duration("hang", faultinject.DefaultHangLimit, "a run whose survivors still run this long after the fault hung")
 	verbose := flag.Bool("v", false, "print every run")
 	slowKill := flag.Duration("slowkill", 3*time.Second, "print the output of a kill whose survivors took longer than this to end")
+	ops := flag.String("ops", "classic", "workloads: classic (one operation, no fault tolerance), ulfm (Revoke, Agree, Shrink under --keep-going) or all")
+	rounds := flag.Int("rounds", 6, "-ops ulfm: rounds of Revoke, Agree and Shrink per run")
 	flag.Parse()
+	var ulfmShare float64 // of the runs
+	switch *ops {
+	case "classic":
+	case "ulfm":
+		ulfmShare = 1
+	case "all":
+		ulfmShare = 0.5
+	default:
+		fmt.Fprintf(os.Stderr, "meshfault: -ops %q: want classic, ulfm or all\n", *ops)
+		os.Exit(2)
+	}
 	var modes []faultinject.Mode
 	for _, m := range strings.Split(*modeList, ",") {
 		switch mode := faultinject.Mode(m); mode {
@@ -52,8 +73,8 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	if *runs < 1 || *parallel < 1 {
-		fmt.Fprintln(os.Stderr, "meshfault: -runs and -parallel want at least 1")
+	if *runs < 1 || *parallel < 1 || *rounds < 1 {
+		fmt.Fprintln(os.Stderr, "meshfault: -runs, -parallel and -rounds want at least 1")
 		os.Exit(2)
 	}
 
@@ -71,7 +92,7 @@ func main() {
 		os.Exit(1)
 	}
 	rn := &faultinject.Runner{Bin: bin, HangLimit: *hang}
-	fmt.Printf("meshfault: seed %d, up to %d runs or %v, %d at a time, modes %v\n", *seed, *runs, *duration, *parallel, modes)
+	fmt.Printf("meshfault: seed %d, up to %d runs or %v, %d at a time, modes %v, ops %s (ulfm: %d rounds)\n", *seed, *runs, *duration, *parallel, modes, *ops, *rounds)
 
 	rng := rand.New(rand.NewPCG(*seed, 0))
 	plans := make(chan faultinject.Plan)
@@ -79,8 +100,14 @@ func main() {
 		defer close(plans)
 		end := time.After(*duration)
 		for range *runs {
+			var p faultinject.Plan
+			if ulfmShare > 0 && rng.Float64() < ulfmShare {
+				p = faultinject.RandomULFMPlan(rng, modes, *rounds)
+			} else {
+				p = faultinject.RandomPlan(rng, modes)
+			}
 			select {
-			case plans <- faultinject.RandomPlan(rng, modes):
+			case plans <- p:
 			case <-end:
 				return
 			case <-ctx.Done():
@@ -116,7 +143,7 @@ func main() {
 	wg.Wait()
 	fmt.Printf("meshfault: %v\n", time.Since(start).Round(time.Second))
 	sum.WriteTo(os.Stdout)
-	if sum.Hangs > 0 || sum.Silent > 0 {
+	if u := sum.ULFM; sum.Hangs > 0 || sum.Silent > 0 || u.Hangs+u.Disagreements+u.Unrecovered+u.Meshrun > 0 {
 		os.Exit(1)
 	}
 }

@@ -16,18 +16,22 @@ import (
 )
 
 // The short fault-injection run: 50 random runs (MESHMPI_FAULT_RUNS
-// changes it) over native, WASI and mixed jobs, 4 at a time, from a seed
-// the log shows (MESHMPI_FAULT_SEED repeats it). No run may hang, and
-// every survivor must end with an error of its own. The times from fault
-// to last exit are logged, not asserted: cmd/meshfault's long run
-// measures them.
+// changes it) over native, WASI and mixed jobs, and 50 runs of the
+// fault-tolerant workload (MESHMPI_FAULT_ULFM_RUNS; 3 rounds of Revoke,
+// Agree and Shrink under meshrun --keep-going), 4 at a time, from a seed
+// the log shows (MESHMPI_FAULT_SEED repeats it). No run may hang; in the
+// first kind every survivor must end with an error of its own, in the
+// ulfm runs every survivor must recover, all agreeing (Result.Verdict).
+// The times from fault to last exit are logged, not asserted:
+// cmd/meshfault's long run measures them.
 func TestFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("meshrun jobs in -short mode")
 	}
 	runs := envInt(t, "MESHMPI_FAULT_RUNS", 50)
+	ulfmRuns := envInt(t, "MESHMPI_FAULT_ULFM_RUNS", 50)
 	seed := uint64(envInt(t, "MESHMPI_FAULT_SEED", int(time.Now().UnixNano()&(1<<62-1))))
-	t.Logf("%d runs, seed %d (MESHMPI_FAULT_SEED)", runs, seed)
+	t.Logf("%d runs and %d ulfm runs, seed %d (MESHMPI_FAULT_SEED)", runs, ulfmRuns, seed)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -35,9 +39,18 @@ func TestFaults(t *testing.T) {
 	require.NoError(t, err)
 	rn := &Runner{Bin: bin}
 	rng := rand.New(rand.NewPCG(seed, 0))
-	plans := make(chan Plan, runs)
-	for range runs {
-		plans <- RandomPlan(rng, []Mode{Native, WASI, Mixed})
+	modes := []Mode{Native, WASI, Mixed}
+	plans := make(chan Plan, runs+ulfmRuns)
+	for i := range runs + ulfmRuns {
+		// interleaved, so that the slow freezes of both kinds spread
+		// over the workers
+		if i%2 == 1 && ulfmRuns > 0 || runs == 0 {
+			plans <- RandomULFMPlan(rng, modes, ulfmTestRounds)
+			ulfmRuns--
+		} else {
+			plans <- RandomPlan(rng, modes)
+			runs--
+		}
 	}
 	close(plans)
 
@@ -62,7 +75,11 @@ func TestFaults(t *testing.T) {
 	sum.WriteTo(&b)
 	t.Log("\n" + b.String())
 	require.Zero(t, sum.Errors, "runs that could not be made")
+	require.Zero(t, sum.ULFM.Errors, "ulfm runs that could not be made")
 }
+
+// ulfmTestRounds is the rounds of TestFaults's ulfm runs: one revokes.
+const ulfmTestRounds = 3
 
 // envInt is the environment variable name as a number, or def.
 func envInt(t *testing.T, name string, def int) int {

@@ -63,9 +63,33 @@ type Plan struct {
 	Form   string
 	Count  int           // elements per rank and operation
 	Delay  time.Duration // from the phase's start to the fault
+	// A ulfm run (Op ULFMOp) has Rounds rounds, and its Op phase strikes
+	// Delay after the victim starts step Step of round Round.
+	Rounds, Round int
+	Step          string
+}
+
+// ULFM reports whether p is a run of the fault-tolerant workload.
+func (p Plan) ULFM() bool { return p.Op == ULFMOp }
+
+// Where is the phase the plan strikes in, with a ulfm run's step for the
+// loop: formation, revoke, agree, shrink or finalize.
+func (p Plan) Where() string {
+	if p.ULFM() && p.Phase == Op {
+		return p.Step
+	}
+	return string(p.Phase)
 }
 
 func (p Plan) String() string {
+	if p.ULFM() {
+		at := string(p.Phase)
+		if p.Phase == Op {
+			at = fmt.Sprintf("%s of round %d", p.Step, p.Round)
+		}
+		return fmt.Sprintf("%s %s of rank %d/%d during %s (ulfm, %d rounds) +%v",
+			p.Mode, p.Kind, p.Victim, p.Ranks, at, p.Rounds, p.Delay)
+	}
 	return fmt.Sprintf("%s %s of rank %d/%d during %s (%s %s, count %d) +%v",
 		p.Mode, p.Kind, p.Victim, p.Ranks, p.Phase, p.Form, p.Op, p.Count, p.Delay)
 }
@@ -101,11 +125,60 @@ func RandomPlan(rng *rand.Rand, modes []Mode) Plan {
 		p.Delay = time.Duration(rng.Int64N(int64(10 * time.Millisecond)))
 	}
 	p.Victim = rng.IntN(p.Ranks)
+	p.setWASI(rng)
+	return p
+}
+
+// setWASI draws how many of a mixed job's ranks run under WASI.
+func (p *Plan) setWASI(rng *rand.Rand) {
 	switch p.Mode {
 	case WASI:
 		p.WASI = p.Ranks
 	case Mixed:
 		p.WASI = 1 + rng.IntN(p.Ranks-1)
 	}
+}
+
+// RandomULFMPlan draws a run of the fault-tolerant workload (ULFMOp) of
+// rounds rounds from modes: 3 or 4 ranks, any victim and fault, struck
+// during formation (as RandomPlan's), at a step (Revoke, Agree, Shrink)
+// of a random round, up to 2 ms after the victim starts it, or in
+// Finalize.
+func RandomULFMPlan(rng *rand.Rand, modes []Mode, rounds int) Plan {
+	p := Plan{
+		Mode:   modes[rng.IntN(len(modes))],
+		Kind:   []Kind{Kill, Freeze}[rng.IntN(2)],
+		Ranks:  3 + rng.IntN(2),
+		Op:     ULFMOp,
+		Rounds: rounds,
+	}
+	var revokes []int // the rounds that revoke
+	for k := range rounds {
+		if _, ok := ULFMRevoker(k, p.Ranks); ok {
+			revokes = append(revokes, k)
+		}
+	}
+	switch x := rng.IntN(20); {
+	case x < 3:
+		p.Phase = Formation
+		p.Delay = time.Duration(rng.Int64N(int64(400 * time.Millisecond)))
+	case x < 17:
+		p.Phase = Op
+		p.Step = []string{StepRevoke, StepAgree, StepShrink}[rng.IntN(3)]
+		if p.Step == StepRevoke && len(revokes) == 0 {
+			p.Step = StepAgree
+		}
+		if p.Step == StepRevoke {
+			p.Round = revokes[rng.IntN(len(revokes))]
+		} else {
+			p.Round = rng.IntN(rounds)
+		}
+		p.Delay = time.Duration(rng.Int64N(int64(2 * time.Millisecond)))
+	default:
+		p.Phase = Finalize
+		p.Delay = time.Duration(rng.Int64N(int64(10 * time.Millisecond)))
+	}
+	p.Victim = rng.IntN(p.Ranks)
+	p.setWASI(rng)
 	return p
 }

@@ -120,6 +120,19 @@ type Result struct {
 	Report []string
 	// Output is every line the run's meshruns wrote, for a failed run.
 	Output []string
+	// RoundLines are, for a ulfm run, the round lines (ULFMRound.String)
+	// each rank printed, in order.
+	RoundLines map[int][]string
+	// Meshruns are the exit statuses of the run's meshruns that ended by
+	// themselves (not the teardown's), with the ranks each hosted (nil
+	// for meshrun -n N's own job: every rank).
+	Meshruns []MeshrunExit
+}
+
+// MeshrunExit is how one of a run's meshruns ended.
+type MeshrunExit struct {
+	Ranks  []int // the ranks it hosted; nil: all of them
+	Status int
 }
 
 // WithoutError lists the survivors that did not end with an error of
@@ -144,8 +157,12 @@ func (r Result) Excused() bool { return r.Missed || r.Struck == Finalize }
 
 // Failed says what is wrong with a run, or "" when nothing is: it hung,
 // a survivor ended without an error it did not have an excuse for, or
-// the run could not be made.
+// the run could not be made. A ulfm run is judged by the fault-tolerant
+// contract instead (ULFMVerdict).
 func (r Result) Failed() string {
+	if r.ULFM() {
+		return r.ulfmFailed()
+	}
 	switch {
 	case r.Err != nil:
 		return "run: " + r.Err.Error()
@@ -181,12 +198,14 @@ type proc struct {
 	done  bool
 }
 
-// event is a line a meshrun wrote, or its end (line "" and end set).
+// event is a line a meshrun wrote, or its end (line "" and end set, with
+// its exit status).
 type event struct {
-	proc int
-	line string
-	end  bool
-	at   time.Time
+	proc   int
+	line   string
+	end    bool
+	status int
+	at     time.Time
 }
 
 var (
@@ -195,12 +214,15 @@ var (
 	// meshrun -v's log of a native rank's start and of any rank's end.
 	startedLine = regexp.MustCompile(`msg="rank started" rank=(\d+) pid=(\d+)`)
 	exitedLine  = regexp.MustCompile(`msg="rank exited" rank=(\d+) status=(-?\d+) .*stopped=(true|false)`)
+	// The ulfm workload's steps and rounds.
+	stepLine  = regexp.MustCompile(`^\[(\d+)\] fi step (\d+) (revoke|agree|shrink)$`)
+	roundLine = regexp.MustCompile(`^\[(\d+)\] fi (round .*)$`)
 )
 
 // Run runs p: it starts the job, waits for the moment p strikes at,
 // sends the fault, and waits for the survivors to end.
 func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
-	res = Result{Plan: p, Survivors: map[int]Exit{}}
+	res = Result{Plan: p, Survivors: map[int]Exit{}, RoundLines: map[int][]string{}}
 	hangLimit := rn.HangLimit
 	if hangLimit == 0 {
 		hangLimit = DefaultHangLimit
@@ -208,6 +230,16 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 	args := []string{"-op", p.Op, "-form", p.Form, "-count", strconv.Itoa(p.Count)}
 	if p.Phase == Finalize {
 		args = append(args, "-finalize", "-iters", strconv.Itoa(finalizeIters))
+	}
+	// A ulfm job goes on without the victim: meshrun --keep-going, and a
+	// job whose settings say so (meshrun's own job's ranks ask for it
+	// themselves, with meshmpi.KeepGoing).
+	var keepGoing []string
+	settings := map[string]string{meshmpi.SettingNetwork: "loopback"}
+	if p.ULFM() {
+		args = []string{"-op", p.Op, "-rounds", strconv.Itoa(p.Rounds)}
+		keepGoing = []string{"--keep-going"}
+		settings[meshmpi.SettingKeepGoing] = "1"
 	}
 
 	events := make(chan event, 256)
@@ -223,10 +255,11 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 		for _, pr := range procs {
 			for !pr.done {
 				ev := <-events
-				res.Output = append(res.Output, ev.line)
 				if ev.end {
 					procs[ev.proc].done = true
+					continue
 				}
+				res.Output = append(res.Output, ev.line)
 			}
 		}
 	}()
@@ -247,7 +280,7 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 		go func() {
 			readLines(out, i, events)
 			_ = cmd.Wait()
-			events <- event{proc: i, end: true, at: time.Now()}
+			events <- event{proc: i, end: true, status: cmd.ProcessState.ExitCode(), at: time.Now()}
 		}()
 		return nil
 	}
@@ -259,7 +292,8 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 	// never ends by itself when frozen.
 	ownProc := -1
 	if p.Mode == Native {
-		if err := launch(nil, append([]string{"-v", "-n", strconv.Itoa(p.Ranks), "--native", rn.Bin.Native}, args...)...); err != nil {
+		argv := append(append([]string{"-v", "-n", strconv.Itoa(p.Ranks), "--native"}, keepGoing...), rn.Bin.Native)
+		if err := launch(nil, append(argv, args...)...); err != nil {
 			res.Err = err
 			return res
 		}
@@ -271,7 +305,7 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 		}
 		defer srv.Close()
 		id := "faultinject-" + rand.Text()
-		tokens, err := srv.SeatTokens(id, p.Ranks, map[string]string{meshmpi.SettingNetwork: "loopback"}, time.Hour)
+		tokens, err := srv.SeatTokens(id, p.Ranks, settings, time.Hour)
 		if err != nil {
 			res.Err = err
 			return res
@@ -281,7 +315,8 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 			if r < p.WASI {
 				exe = rn.Bin.WASM
 			}
-			argv := append([]string{"join", srv.URL(), "--job", id, "--token", tokens[r], "--rank", strconv.Itoa(r), "-v", exe}, args...)
+			argv := append([]string{"join", srv.URL(), "--job", id, "--token", tokens[r], "--rank", strconv.Itoa(r), "-v"}, keepGoing...)
+			argv = append(append(argv, exe), args...)
 			if err := launch([]int{r}, argv...); err != nil {
 				res.Err = err
 				return res
@@ -331,6 +366,7 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 		case ev := <-events:
 			if ev.end {
 				procs[ev.proc].done = true
+				res.Meshruns = append(res.Meshruns, MeshrunExit{Ranks: procs[ev.proc].ranks, Status: ev.status})
 				continue
 			}
 			res.Output = append(res.Output, ev.line)
@@ -344,7 +380,7 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 					ready[rank] = true
 				case "op":
 					looping[rank] = true
-					if p.Phase == Op && len(looping) == p.Ranks {
+					if p.Phase == Op && !p.ULFM() && len(looping) == p.Ranks {
 						arm()
 					}
 				case "finalize":
@@ -352,6 +388,19 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 						arm()
 					}
 				}
+				continue
+			}
+			if m := stepLine.FindStringSubmatch(ev.line); m != nil {
+				rank, _ := strconv.Atoi(m[1])
+				round, _ := strconv.Atoi(m[2])
+				if p.ULFM() && p.Phase == Op && rank == p.Victim && round == p.Round && m[3] == p.Step {
+					arm()
+				}
+				continue
+			}
+			if m := roundLine.FindStringSubmatch(ev.line); m != nil {
+				rank, _ := strconv.Atoi(m[1])
+				res.RoundLines[rank] = append(res.RoundLines[rank], m[2])
 				continue
 			}
 			if m := startedLine.FindStringSubmatch(ev.line); m != nil {

@@ -4,12 +4,20 @@
 // fails, as a long computation would. With -finalize it stops after
 // -iters loops and calls Finalize instead.
 //
+// -op ulfm is the fault-tolerant program instead (run it with meshrun
+// --keep-going): -rounds rounds of Revoke, Agree and Shrink on a
+// communicator that shrinks each round (faultinject.ULFMOp says what each
+// round does), then Finalize. A survivor of a failure ends with "fi exit
+// ok".
+//
 // It reports its progress on standard output, one line each, which the
 // harness reads through meshrun's "[rank] " prefix:
 //
 //	fi ready                 Init returned: the job formed
 //	fi op                    the loop starts
-//	fi finalize              Finalize starts (with -finalize)
+//	fi finalize              Finalize starts (with -finalize, and ulfm)
+//	fi step K STEP           ulfm: round K's step (revoke, agree, shrink) starts
+//	fi round K …             ulfm: what round K got (faultinject.ULFMRound)
 //	fi exit ok               the rank ends without error (status 0)
 //	fi exit error: MESSAGE   an operation failed (status 1 if the error
 //	                         is ErrProcFailed, 2 otherwise)
@@ -23,6 +31,7 @@ import (
 	"os"
 
 	"github.com/meshmpi/meshmpi"
+	"github.com/meshmpi/meshmpi/internal/faultinject"
 )
 
 func main() {
@@ -31,8 +40,15 @@ func main() {
 	count := flag.Int("count", 1024, "elements per rank and operation")
 	iters := flag.Int("iters", 0, "loops before Finalize with -finalize; 0: until an error")
 	finalize := flag.Bool("finalize", false, "stop after -iters loops and call Finalize")
+	rounds := flag.Int("rounds", 3, "-op ulfm: rounds of Revoke, Agree and Shrink")
 	flag.Parse()
-	if err := run(*op, *form, *count, *iters, *finalize); err != nil {
+	var err error
+	if *op == faultinject.ULFMOp {
+		err = runULFM(*rounds)
+	} else {
+		err = run(*op, *form, *count, *iters, *finalize)
+	}
+	if err != nil {
 		fmt.Printf("fi exit error: %v\n", err)
 		if errors.Is(err, meshmpi.ErrProcFailed) {
 			os.Exit(1)
@@ -60,6 +76,76 @@ func run(op, form string, count, iters int, finalize bool) error {
 	}
 	fmt.Println("fi finalize")
 	return meshmpi.Finalize()
+}
+
+// runULFM is the fault-tolerant workload: rounds of Revoke (in some),
+// Agree and Shrink, each round on the communicator the last one shrank to.
+func runULFM(rounds int) error {
+	w, err := meshmpi.Init(meshmpi.KeepGoing())
+	if err != nil {
+		return err
+	}
+	fmt.Println("fi ready")
+	worldGroup, err := w.Group()
+	if err != nil {
+		return err
+	}
+	me := w.Rank()
+	fmt.Println("fi op")
+	c := w
+	for k := range rounds {
+		if rev, ok := faultinject.ULFMRevoker(k, c.Size()); ok {
+			fmt.Printf("fi step %d %s\n", k, faultinject.StepRevoke)
+			if c.Rank() == rev {
+				if err := c.Revoke(); err != nil {
+					return fmt.Errorf("round %d: revoke: %w", k, err)
+				}
+			} else {
+				// nobody sends: only the revocation, or a failure nobody
+				// acknowledged (the revoker's, say), ends the wait
+				_, err := meshmpi.Recv(c, make([]int64, 1), meshmpi.AnySource, 99)
+				if !errors.Is(err, meshmpi.ErrRevoked) && !errors.Is(err, meshmpi.ErrProcFailed) && !errors.Is(err, meshmpi.ErrProcFailedPending) {
+					return fmt.Errorf("round %d: a receive only a revocation or a failure ends returned %v", k, err)
+				}
+			}
+		}
+		fmt.Printf("fi step %d %s\n", k, faultinject.StepAgree)
+		v, err := c.Agree(faultinject.ULFMFlag(me, k))
+		if err != nil && !errors.Is(err, meshmpi.ErrProcFailed) {
+			return fmt.Errorf("round %d: agree: %w", k, err)
+		}
+		got := faultinject.ULFMRound{Round: k, Agreed: v, ProcFailed: err != nil}
+		fmt.Printf("fi step %d %s\n", k, faultinject.StepShrink)
+		s, err := c.Shrink()
+		if err != nil {
+			return fmt.Errorf("round %d: shrink: %w", k, err)
+		}
+		if got.Group, err = worldRanks(s, worldGroup); err != nil {
+			return fmt.Errorf("round %d: %w", k, err)
+		}
+		fmt.Printf("fi %s\n", got)
+		if c != w {
+			if err := c.Free(); err != nil {
+				return fmt.Errorf("round %d: free the communicator before the shrink: %w", k, err)
+			}
+		}
+		c = s
+	}
+	fmt.Println("fi finalize")
+	return meshmpi.Finalize()
+}
+
+// worldRanks returns c's ranks as ranks of the world's group.
+func worldRanks(c *meshmpi.Comm, world *meshmpi.Group) ([]int, error) {
+	g, err := c.Group()
+	if err != nil {
+		return nil, err
+	}
+	ranks := make([]int, g.Size())
+	for i := range ranks {
+		ranks[i] = i
+	}
+	return g.TranslateRanks(ranks, world)
 }
 
 // newStep returns one loop of op in form on w.
