@@ -143,7 +143,7 @@ func main() {
 	wg.Wait()
 	fmt.Printf("meshfault: %v\n", time.Since(start).Round(time.Second))
 	sum.WriteTo(os.Stdout)
-	if u := sum.ULFM; sum.Hangs > 0 || sum.Silent > 0 || u.Hangs+u.Disagreements+u.Unrecovered+u.Meshrun > 0 {
+	if u := sum.ULFM; sum.Hangs > 0 || sum.Silent > 0 || u.Hangs+u.Disagreements+u.Unrecovered+u.Meshrun+u.Errors > 0 {
 		os.Exit(1)
 	}
 }

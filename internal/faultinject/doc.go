@@ -20,8 +20,23 @@
 // in Finalize (which may be over for the others by then) or had ended
 // already. Summary adds results up.
 //
-// The short run is this package's test (TestFaults, 50 runs);
-// cmd/meshfault is the long one.
+// A ulfm run (RandomULFMPlan) tests the fault-tolerant calls instead:
+// the job runs under meshrun --keep-going (and, on the harness's server,
+// with the keep-going job setting), and every rank runs rounds of Revoke,
+// Agree and Shrink on a communicator that shrinks each round (ULFMOp
+// says what each round does, and every process can recompute it). The
+// fault strikes during formation, at a step (Revoke, Agree, Shrink) of
+// a random round, or in Finalize. Result.Verdict judges it by the
+// fault-tolerant contract: every survivor exits 0 having printed every
+// round, the survivors printed identical lines for each round (no
+// disagreement), each agreed value holds every survivor's flag and each
+// shrunk group every survivor, and meshrun lists a native victim as
+// failed. A fault that strikes before the job formed may fail the job
+// instead: a job that never formed has nothing to shrink, and every
+// survivor ending with an error is accepted then.
+//
+// The short run is this package's test (TestFaults, 50 runs of each
+// kind); cmd/meshfault is the long one (-ops ulfm for ulfm runs).
 //
 // Formation faults in WASI and mixed jobs strike once the victim has
 // joined the harness's server: ranks started by launchers of their own

@@ -141,9 +141,10 @@ func (p *Plan) setWASI(rng *rand.Rand) {
 
 // RandomULFMPlan draws a run of the fault-tolerant workload (ULFMOp) of
 // rounds rounds from modes: 3 or 4 ranks, any victim and fault, struck
-// during formation (as RandomPlan's), at a step (Revoke, Agree, Shrink)
-// of a random round, up to 2 ms after the victim starts it, or in
-// Finalize.
+// during formation (up to 150 ms from the victim's start or join: the
+// whole job may be over in a few hundred), at a step (Revoke, Agree,
+// Shrink) of a random round, up to 2 ms after the victim starts it, or in
+// Finalize (up to 10 ms into it).
 func RandomULFMPlan(rng *rand.Rand, modes []Mode, rounds int) Plan {
 	p := Plan{
 		Mode:   modes[rng.IntN(len(modes))],
@@ -161,7 +162,7 @@ func RandomULFMPlan(rng *rand.Rand, modes []Mode, rounds int) Plan {
 	switch x := rng.IntN(20); {
 	case x < 3:
 		p.Phase = Formation
-		p.Delay = time.Duration(rng.Int64N(int64(400 * time.Millisecond)))
+		p.Delay = time.Duration(rng.Int64N(int64(150 * time.Millisecond)))
 	case x < 17:
 		p.Phase = Op
 		p.Step = []string{StepRevoke, StepAgree, StepShrink}[rng.IntN(3)]

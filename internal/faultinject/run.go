@@ -76,6 +76,15 @@ const stackDumpWait = 3 * time.Second
 // launchLimit bounds the wait for the moment a plan strikes at.
 const launchLimit = 90 * time.Second
 
+// ulfmGrace is meshrun -n N's --grace in ulfm runs: longer than the job
+// takes to find a frozen rank by itself (the server's pings, about 7 s),
+// so that a native freeze tests that, not meshrun's own killing of a
+// stopped rank (--grace, 2 s by default). Once only the frozen rank is
+// left, meshrun kills it at once. A mixed job's native victim runs in a
+// meshrun join of its own, which kills it after the default --grace: its
+// peers see it leave, as after a kill.
+const ulfmGrace = 30 * time.Second
+
 // finalizeIters is the workload's loops before Finalize, for plans that
 // strike during Finalize.
 const finalizeIters = 20
@@ -234,11 +243,12 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 	// A ulfm job goes on without the victim: meshrun --keep-going, and a
 	// job whose settings say so (meshrun's own job's ranks ask for it
 	// themselves, with meshmpi.KeepGoing).
-	var keepGoing []string
+	var keepGoing, grace []string
 	settings := map[string]string{meshmpi.SettingNetwork: "loopback"}
 	if p.ULFM() {
 		args = []string{"-op", p.Op, "-rounds", strconv.Itoa(p.Rounds)}
 		keepGoing = []string{"--keep-going"}
+		grace = []string{"--grace", ulfmGrace.String()}
 		settings[meshmpi.SettingKeepGoing] = "1"
 	}
 
@@ -292,7 +302,7 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 	// never ends by itself when frozen.
 	ownProc := -1
 	if p.Mode == Native {
-		argv := append(append([]string{"-v", "-n", strconv.Itoa(p.Ranks), "--native"}, keepGoing...), rn.Bin.Native)
+		argv := append(append(append([]string{"-v", "-n", strconv.Itoa(p.Ranks), "--native"}, keepGoing...), grace...), rn.Bin.Native)
 		if err := launch(nil, append(argv, args...)...); err != nil {
 			res.Err = err
 			return res
@@ -352,7 +362,7 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 		if over {
 			switch {
 			case res.Faulted || res.Missed || res.Err != nil:
-			case p.Phase == Finalize: // the survivors were through before the delay ran out
+			case p.Phase == Finalize || p.ULFM(): // the survivors were through before the delay ran out
 				res.Missed = true
 			default:
 				res.Err = errors.New("the job ended before the fault")
@@ -421,7 +431,7 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 				case res.Faulted && status == 0:
 					res.Missed = true // it had ended (a zombie takes signals too)
 				case res.Faulted:
-				case p.Phase == Finalize: // it was quicker than the delay
+				case p.Phase == Finalize || p.ULFM() && status == 0: // it was quicker than the delay
 					res.Missed, trigger = true, nil
 				default:
 					res.Err = fmt.Errorf("the victim ended before the fault, with status %d", status)
@@ -480,9 +490,12 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 		}
 	}
 	if res.Faulted && !res.Missed {
+		over := p.ULFM() // a ulfm job is short: its survivors may be through before the fault
 		for _, e := range res.Survivors {
 			res.LastExit = max(res.LastExit, e.At.Sub(fault))
+			over = over && e.At.Before(fault)
 		}
+		res.Missed = over && len(res.Survivors) == p.Ranks-1
 	}
 	return res
 }

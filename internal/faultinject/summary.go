@@ -95,9 +95,9 @@ func (s *Summary) addULFM(r Result) {
 		u.Errors++
 		return
 	}
-	where := r.Plan.Where()
-	if r.Faulted && r.Struck != r.Phase && r.Struck == Formation {
-		where = string(Formation) // the job had not formed when the rounds' fault struck
+	where := r.Plan.Where() // the step struck, for the rounds
+	if r.Faulted && r.Struck != r.Phase {
+		where = string(r.Struck) // a formation fault after the job formed
 	}
 	u.Where[string(r.Mode)+" "+string(r.Kind)+" "+where]++
 	if r.Hung {
