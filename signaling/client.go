@@ -190,11 +190,20 @@ func (c *Client) Welcome() Welcome { return c.welcome }
 // Rank is this client's rank.
 func (c *Client) Rank() int { return c.welcome.Rank }
 
-// Size is the job's size.
+// Size is the job's size: the ranks of its original world, 0…Size-1.
 func (c *Client) Size() int { return c.welcome.Size }
 
-// Messages delivers incoming messages (*Ready, *Signal, *Left, *Error, *Pong)
-// in order. It is closed when the connection ends; Err then says why.
+// Max is the most ranks the job can hold: its Max if it may grow past
+// Size (late ranks Size…Max-1 join it once it formed), else Size. Tables
+// indexed by rank need Max entries.
+func (c *Client) Max() int { return c.welcome.Limit() }
+
+// Late reports whether this rank joined the job after it formed: its
+// rank is in [Size, Max), outside the original world.
+func (c *Client) Late() bool { return c.welcome.Late }
+
+// Messages delivers incoming messages (*Ready, *Joined, *Signal, *Left,
+// *Error, *Pong) in order. It is closed when the connection ends; Err then says why.
 func (c *Client) Messages() <-chan Message { return c.in }
 
 // Err is why Messages was closed: a *RemoteError if the server closed the

@@ -39,6 +39,11 @@ var ErrJobGone = errors.New("signaling: job failed or ended")
 // the rank cannot take part in the job again (CodeDeclaredFailed).
 var ErrDeclaredFailed = errors.New("signaling: rank declared failed")
 
+// ErrNotFormed means an open token of a seated job that may grow was
+// refused because the job has not formed yet: it admits late ranks only
+// (CodeNotFormed). A later join may succeed.
+var ErrNotFormed = errors.New("signaling: job not formed yet")
+
 // Configuration and client errors.
 var (
 	// ErrConfig means a server Config is invalid.
@@ -52,8 +57,9 @@ var (
 
 // RemoteError is an error message received from the server. It wraps
 // ErrRejected and, for token failures, ErrBadToken or ErrExpired, for a job
-// that is over, ErrJobGone, and for a rank declared failed,
-// ErrDeclaredFailed.
+// that is over, ErrJobGone, for a rank declared failed,
+// ErrDeclaredFailed, and for a late join before the job formed,
+// ErrNotFormed.
 type RemoteError struct {
 	Code    ErrorCode
 	Message string
@@ -74,6 +80,8 @@ func (e *RemoteError) Unwrap() []error {
 		return []error{ErrRejected, ErrJobGone}
 	case CodeDeclaredFailed:
 		return []error{ErrRejected, ErrDeclaredFailed}
+	case CodeNotFormed:
+		return []error{ErrRejected, ErrNotFormed}
 	}
 	return []error{ErrRejected}
 }

@@ -16,12 +16,20 @@ import (
 	"github.com/coder/websocket"
 )
 
-// job is a room of fixed size: its world. Guarded by Server.mu.
+// job is a room: its world of claims.Size ranks, and the late ranks
+// that join it once formed if its claims let it grow (claims.Max).
+// Guarded by Server.mu.
 type job struct {
-	id       string
-	claims   Claims  // the first joiner's; every other joiner's are the same world
-	members  []*conn // by rank; nil when absent
-	present  int
+	id      string
+	claims  Claims  // the first joiner's; every other joiner's are the same world
+	members []*conn // by rank; nil when absent. Size long, and one longer per late rank admitted
+	// kinds and prints are what each rank announced when it joined
+	// (Join.Kind, Join.Fingerprint), by rank, kept after it leaves: a
+	// late rank's Ready tells them.
+	kinds   []ClientKind
+	prints  []string
+	aborted bool // a rank called Abort after the job formed: no late rank joins it
+	present int
 	started  bool  // Ready was sent: no more joins
 	expires  int64 // the latest expiry of the members' tokens: how long the job is remembered once over
 	departed int   // ranks gone since Ready
@@ -464,14 +472,27 @@ func (s *Server) join(c *conn, m *Join) *Error {
 		delete(s.ended, m.Job) // its tokens have expired: the id is free
 	}
 	j := s.jobs[m.Job]
+	if claims.Late && (j == nil || !j.started) {
+		// a late token never creates the job nor takes a seat of it
+		return &Error{Code: CodeNotFormed, Message: fmt.Sprintf("job %s has not formed: a late token joins it once its %d ranks are present", m.Job, claims.Size)}
+	}
 	if j == nil {
 		if len(s.jobs) >= s.cfg.MaxJobs {
 			return &Error{Code: CodeTooManyJobs, Message: fmt.Sprintf("server holds %d jobs", s.cfg.MaxJobs)}
 		}
-		j = &job{id: m.Job, claims: claims, members: make([]*conn, claims.Size)}
+		j = &job{id: m.Job, claims: claims, members: make([]*conn, claims.Size),
+			kinds: make([]ClientKind, claims.Size), prints: make([]string, claims.Size)}
 		s.jobs[m.Job] = j
 	} else if !j.claims.sameWorld(claims) {
-		return &Error{Code: CodeJobMismatch, Message: "token's size, settings or seating differ from the job's"}
+		switch {
+		case !j.claims.sameShape(claims):
+			return &Error{Code: CodeJobMismatch, Message: "token's size, max, settings or seating differ from the job's"}
+		case !j.seated() || claims.Seat != nil || !j.claims.grows():
+			return &Error{Code: CodeJobMismatch, Message: "token's size, max, settings or seating differ from the job's"}
+		case !j.started:
+			// an open token of a seated job that grows admits late ranks only
+			return &Error{Code: CodeNotFormed, Message: fmt.Sprintf("job %s has not formed: an open token of a seated job joins it as a late rank once its %d seats are present", j.id, claims.Size)}
+		}
 	}
 	if want != nil {
 		if why, failed := j.failed[*want]; failed {
@@ -479,7 +500,13 @@ func (s *Server) join(c *conn, m *Join) *Error {
 		}
 	}
 	if j.started {
-		return &Error{Code: CodeJobFull, Message: "job already started"}
+		if !j.claims.grows() {
+			return &Error{Code: CodeJobFull, Message: "job already started"}
+		}
+		return s.joinLate(c, j, m, claims, want)
+	}
+	if want != nil && *want >= claims.Size {
+		return &Error{Code: CodeBadRank, Message: fmt.Sprintf("rank %d is a late rank of a job of size %d: late ranks join once the job formed, asking for no rank", *want, claims.Size)}
 	}
 	rank := -1
 	if want != nil {
@@ -498,12 +525,24 @@ func (s *Server) join(c *conn, m *Join) *Error {
 	if rank < 0 {
 		return &Error{Code: CodeJobFull, Message: "all ranks joined"}
 	}
-	j.members[rank] = c
+	s.admit(c, j, m, claims, rank)
+	if j.present == claims.Size {
+		j.started = true
+		s.broadcast(j.ready(), j.members)
+		s.log.Info("job ready", "job", j.id, "size", claims.Size, "max", j.claims.Limit())
+	}
+	return nil
+}
+
+// admit seats c at rank of j and sends it its Welcome. Server.mu is held.
+func (s *Server) admit(c *conn, j *job, m *Join, claims Claims, rank int) {
+	j.members[rank], j.kinds[rank], j.prints[rank] = c, m.Kind, m.Fingerprint
 	j.present++
 	j.expires = max(j.expires, claims.Expires)
 	c.job, c.rank, c.kind, c.print = j, rank, m.Kind, m.Fingerprint
 	s.joins.Add(1)
-	s.log.Info("rank joined", "job", j.id, "rank", rank, "size", claims.Size, "kind", m.Kind, "remote", c.remote)
+	late := rank >= claims.Size
+	s.log.Info("rank joined", "job", j.id, "rank", rank, "size", claims.Size, "late", late, "kind", m.Kind, "remote", c.remote)
 	ice := s.cfg.ICEServers
 	if s.cfg.ICECredentials != nil {
 		own := s.cfg.ICECredentials(j.id, rank, time.Unix(claims.Expires, 0))
@@ -513,21 +552,71 @@ func (s *Server) join(c *conn, m *Join) *Error {
 		Protocol: Version, Job: j.id, Rank: rank, Size: claims.Size,
 		ICEServers: ice, Settings: claims.Settings,
 		Limits: &Limits{MessageRate: s.cfg.MessageRate, MessageBurst: s.cfg.MessageBurst, MessageBytes: s.cfg.MaxMessageBytes},
+		Max:    j.maxField(), Late: late,
 	})
-	if j.present == claims.Size {
-		j.started = true
-		kinds := make([]ClientKind, claims.Size)
-		prints, vouched := make([]string, claims.Size), false
-		for r, mem := range j.members {
-			kinds[r], prints[r] = mem.kind, mem.print
-			vouched = vouched || mem.print != ""
-		}
-		if !vouched {
-			prints = nil
-		}
-		s.broadcast(&Ready{Size: claims.Size, Kinds: kinds, Fingerprints: prints}, j.members)
-		s.log.Info("job ready", "job", j.id, "size", claims.Size)
+}
+
+// maxField is the job's Max as Welcome and Ready carry it: 0 unless it
+// may grow.
+func (j *job) maxField() int {
+	if j.claims.grows() {
+		return j.claims.Max
 	}
+	return 0
+}
+
+// ready is the job's Ready as of now: every rank admitted so far (the
+// world's Size at formation; a late rank's gets the late ones too).
+// Server.mu is held.
+func (j *job) ready() *Ready {
+	var prints []string
+	if slices.ContainsFunc(j.prints, func(p string) bool { return p != "" }) {
+		prints = slices.Clone(j.prints)
+	}
+	return &Ready{Size: j.claims.Size, Kinds: slices.Clone(j.kinds), Fingerprints: prints, Max: j.maxField()}
+}
+
+// joinLate admits c to the formed job j, which may grow, as its next late
+// rank: Size, Size+1, … up to Max-1 in the order they come, never one
+// twice (a late rank that left is a failed process, like any other, not a
+// seat to refill). It gets its Welcome and a Ready at once, and a Left
+// for the ranks gone before it came; every other rank present gets
+// joined{rank}. Server.mu is held.
+func (s *Server) joinLate(c *conn, j *job, m *Join, claims Claims, want *int) *Error {
+	if want != nil {
+		if *want < len(j.members) && j.members[*want] != nil {
+			return &Error{Code: CodeRankTaken, Message: fmt.Sprintf("rank %d already joined", *want)}
+		}
+		return &Error{Code: CodeJobFull, Message: fmt.Sprintf("job already started: rank %d is not free (a late rank asks for no rank and takes the next free one)", *want)}
+	}
+	if j.aborted {
+		return &Error{Code: CodeJobEnded, Message: fmt.Sprintf("job %s is over: a rank called Abort", j.id)}
+	}
+	limit := j.claims.Limit()
+	if len(j.members) >= limit {
+		return &Error{Code: CodeJobFull, Message: fmt.Sprintf("job full: %d of %d ranks", len(j.members), limit)}
+	}
+	rank := len(j.members)
+	j.members, j.kinds, j.prints = append(j.members, nil), append(j.kinds, ""), append(j.prints, "")
+	s.admit(c, j, m, claims, rank)
+	s.lateJoins.Add(1)
+	c.send(j.ready())
+	var gone []int
+	for r, mem := range j.members[:rank] {
+		if mem == nil {
+			gone = append(gone, r)
+		}
+	}
+	if len(gone) > 0 {
+		c.send(&Left{Rank: gone[0], Also: gone[1:], Reason: "left the job before this rank joined"})
+	}
+	others := make([]*conn, 0, j.present-1)
+	for _, o := range j.members[:rank] {
+		if o != nil {
+			others = append(others, o)
+		}
+	}
+	s.broadcast(&Joined{Rank: rank, Kind: m.Kind, Fingerprint: m.Fingerprint}, others)
 	return nil
 }
 
@@ -538,8 +627,14 @@ func (s *Server) relay(c *conn, m *Signal) *Error {
 	if j == nil {
 		return &Error{Code: CodeProtocol, Message: "signal before join"}
 	}
-	if m.To >= len(j.members) || m.To == c.rank {
-		return &Error{Code: CodeBadRank, Message: fmt.Sprintf("signal to rank %d in a job of size %d from rank %d", m.To, len(j.members), c.rank)}
+	if m.To >= j.claims.Limit() || m.To == c.rank {
+		return &Error{Code: CodeBadRank, Message: fmt.Sprintf("signal to rank %d in a job of %d ranks from rank %d", m.To, j.claims.Limit(), c.rank)}
+	}
+	if m.To >= len(j.members) {
+		// a late rank the job may admit, but has not yet
+		s.countRejected(CodeRankAbsent)
+		c.send(&Error{Code: CodeRankAbsent, Message: fmt.Sprintf("rank %d has not joined", m.To)})
+		return nil
 	}
 	dst := j.members[m.To]
 	if dst == nil {
@@ -578,6 +673,7 @@ func (s *Server) abort(c *conn, m *Abort) *Error {
 		return nil
 	}
 	c.abort = m
+	j.aborted = j.aborted || j.started
 	s.log.Info("rank called Abort", "job", j.id, "rank", c.rank, "code", m.Code, "where", m.Where)
 	if j.started && !s.closed {
 		others := make([]*conn, 0, len(j.members))
@@ -768,6 +864,7 @@ func (s *Server) leave(c *conn, cause error) {
 // leave). Server.mu is held.
 func (s *Server) depart(j *job, c *conn, d Departure) {
 	j.members[c.rank] = nil
+	d.Late = c.rank >= j.claims.Size
 	j.present--
 	reason := d.Reason
 	s.departed.Add(1)

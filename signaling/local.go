@@ -67,6 +67,16 @@ func (l *Local) SeatTokens(job string, size int, settings map[string]string, ttl
 	return MintSeats(l.secret, Claims{Job: job, Size: size, Expires: time.Now().Add(ttl).Unix(), Settings: settings})
 }
 
+// Mint mints a token of the claims with the server's secret: for
+// instance the seat tokens' claims with a Max (a job that may grow) and
+// Late set, the token a launcher hands ranks that join the job once it
+// formed.
+func (l *Local) Mint(c Claims) (string, error) { return Mint(l.secret, c) }
+
+// MintSeats mints the seat tokens of the claims' job with the server's
+// secret (see MintSeats).
+func (l *Local) MintSeats(c Claims) ([]string, error) { return MintSeats(l.secret, c) }
+
 // Close tells every connection the server is shutting down, closes them
 // and stops listening.
 func (l *Local) Close() error {

@@ -49,6 +49,7 @@ const (
 	TypeAbort   Type = "abort"
 	TypeSuspect Type = "suspect"
 	TypeLeaving Type = "leaving"
+	TypeJoined  Type = "joined"
 )
 
 // ClientKind says what runs a rank.
@@ -110,11 +111,16 @@ const (
 	// peer lost its link to it, or it stopped answering pings), and
 	// refuses it when it tries to join again: failures are fail-stop.
 	CodeDeclaredFailed ErrorCode = "declared-failed"
+	// CodeNotFormed refuses an open token's join to a seated job that
+	// may grow (Claims.Max) before it formed: such a token admits late
+	// ranks only, once the job's Size seats are all present. Unlike the
+	// other refusals, trying again later may succeed.
+	CodeNotFormed ErrorCode = "not-formed"
 )
 
 // Message is one protocol message. The concrete types are *Join, *Welcome,
-// *Ready, *Signal, *Path, *Abort, *Suspect, *Leaving, *Left, *Error, *Ping and
-// *Pong; no others can be sent.
+// *Ready, *Joined, *Signal, *Path, *Abort, *Suspect, *Leaving, *Left, *Error,
+// *Ping and *Pong; no others can be sent.
 //
 // The json tags on their fields name the members on the wire. The codec
 // (json.go) writes and reads them by hand; a test holds it to what
@@ -151,7 +157,18 @@ type Welcome struct {
 	ICEServers []ICEServer       `json:"iceServers,omitempty"`
 	Settings   map[string]string `json:"settings,omitempty"`
 	Limits     *Limits           `json:"limits,omitempty"`
+	// Max is the most ranks the job may grow to (Claims.Max), when it
+	// is more than Size: ranks Size…Max-1 join late, after the job
+	// formed (see Growth in the package doc). 0 when the job cannot
+	// grow. Every rank can size its tables for Max.
+	Max int `json:"max,omitempty"`
+	// Late says this rank joined after the job formed: Rank is in
+	// [Size, Max), outside the job's original world of Size ranks.
+	Late bool `json:"late,omitempty"`
 }
+
+// Limit is the most ranks the job can hold: Max if it may grow, else Size.
+func (m *Welcome) Limit() int { return max(m.Size, m.Max) }
 
 // Limits are the server's limits on a connection, told to the client so it
 // can stay inside them.
@@ -169,7 +186,10 @@ type ICEServer struct {
 }
 
 // Ready tells every rank that all Size ranks are present. Kinds[r] is rank r's
-// client kind.
+// client kind. The Ready a late rank gets (see Growth in the package doc)
+// covers every rank admitted until then, itself included: Kinds and
+// Fingerprints have one entry per rank 0…len(Kinds)-1, Size ≤ len(Kinds) ≤
+// Max; the ranks of them that have left already follow in one Left.
 type Ready struct {
 	Size  int          `json:"size"`
 	Kinds []ClientKind `json:"kinds"`
@@ -178,6 +198,18 @@ type Ready struct {
 	// from r only if it presents that certificate. Absent when no rank
 	// announced one.
 	Fingerprints []string `json:"fingerprints,omitempty"`
+	// Max is the job's Welcome.Max: the most ranks it may grow to, 0
+	// when it cannot grow.
+	Max int `json:"max,omitempty"`
+}
+
+// Joined tells the ranks present that a late rank joined a formed job
+// (see Growth in the package doc), with what Ready says of the others:
+// its kind and the certificate fingerprint the server vouches for.
+type Joined struct {
+	Rank        int        `json:"rank"`
+	Kind        ClientKind `json:"kind"`
+	Fingerprint string     `json:"fingerprint,omitempty"`
 }
 
 // Path reports how the sender reached one of its peers: the ICE
@@ -272,6 +304,7 @@ func (*Path) Type() Type    { return TypePath }
 func (*Abort) Type() Type   { return TypeAbort }
 func (*Suspect) Type() Type { return TypeSuspect }
 func (*Leaving) Type() Type { return TypeLeaving }
+func (*Joined) Type() Type  { return TypeJoined }
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
@@ -293,6 +326,14 @@ func validJobID(job string) error {
 func validSize(n int) error {
 	if n < 1 || n > MaxJobSize {
 		return invalid("size %d outside [1, %d]", n, MaxJobSize)
+	}
+	return nil
+}
+
+// validMax checks a job's growth limit: 0 (none), or in [size, MaxJobSize].
+func validMax(maxRanks, size int) error {
+	if maxRanks != 0 && (maxRanks < size || maxRanks > MaxJobSize) {
+		return invalid("max %d outside [%d, %d]", maxRanks, size, MaxJobSize)
 	}
 	return nil
 }
@@ -354,8 +395,14 @@ func (m *Welcome) Validate() error {
 	if err := validSize(m.Size); err != nil {
 		return err
 	}
-	if m.Rank < 0 || m.Rank >= m.Size {
-		return invalid("rank %d outside [0, %d)", m.Rank, m.Size)
+	if err := validMax(m.Max, m.Size); err != nil {
+		return err
+	}
+	if m.Rank < 0 || m.Rank >= m.Limit() {
+		return invalid("rank %d outside [0, %d)", m.Rank, m.Limit())
+	}
+	if m.Late != (m.Rank >= m.Size) {
+		return invalid("rank %d of a job of size %d with late %v", m.Rank, m.Size, m.Late)
 	}
 	if len(m.ICEServers) > MaxICEServers {
 		return invalid("more than %d ICE servers", MaxICEServers)
@@ -391,16 +438,19 @@ func (m *Ready) Validate() error {
 	if err := validSize(m.Size); err != nil {
 		return err
 	}
-	if len(m.Kinds) != m.Size {
-		return invalid("ready has %d kinds for size %d", len(m.Kinds), m.Size)
+	if err := validMax(m.Max, m.Size); err != nil {
+		return err
+	}
+	if len(m.Kinds) < m.Size || len(m.Kinds) > max(m.Size, m.Max) {
+		return invalid("ready has %d kinds for size %d, max %d", len(m.Kinds), m.Size, m.Max)
 	}
 	for _, k := range m.Kinds {
 		if !k.valid() {
 			return invalid("client kind %q", k)
 		}
 	}
-	if m.Fingerprints != nil && len(m.Fingerprints) != m.Size {
-		return invalid("ready has %d fingerprints for size %d", len(m.Fingerprints), m.Size)
+	if m.Fingerprints != nil && len(m.Fingerprints) != len(m.Kinds) {
+		return invalid("ready has %d fingerprints for %d kinds", len(m.Fingerprints), len(m.Kinds))
 	}
 	for _, f := range m.Fingerprints {
 		if err := validFingerprint(f); err != nil {
@@ -498,6 +548,17 @@ func (m *Error) Validate() error {
 }
 
 // Validate implements Message.
+func (m *Joined) Validate() error {
+	if m.Rank < 0 || m.Rank >= MaxJobSize {
+		return invalid("joined rank %d out of range", m.Rank)
+	}
+	if !m.Kind.valid() {
+		return invalid("client kind %q", m.Kind)
+	}
+	return validFingerprint(m.Fingerprint)
+}
+
+// Validate implements Message.
 func (*Leaving) Validate() error { return nil }
 
 // Validate implements Message.
@@ -587,6 +648,12 @@ func (m *Welcome) appendData(b []byte) []byte {
 		lo.int("messageBytes", l.MessageBytes)
 		o.b = lo.close()
 	}
+	if m.Max != 0 {
+		o.int("max", m.Max)
+	}
+	if m.Late {
+		o.bool("late", true)
+	}
 	return o.close()
 }
 
@@ -631,6 +698,10 @@ func (m *Welcome) field(r *jsonReader, key string) (bool, error) {
 		}
 		m.Limits = new(Limits)
 		return true, r.fields(m.Limits.field)
+	case "max":
+		return true, r.int(&m.Max)
+	case "late":
+		return true, r.bool(&m.Late)
 	}
 	return false, nil
 }
@@ -668,6 +739,9 @@ func (m *Ready) appendData(b []byte) []byte {
 		o.key("fingerprints")
 		o.b = appendStrings(o.b, m.Fingerprints)
 	}
+	if m.Max != 0 {
+		o.int("max", m.Max)
+	}
 	return o.close()
 }
 
@@ -679,6 +753,30 @@ func (m *Ready) field(r *jsonReader, key string) (bool, error) {
 		return true, readStrings(r, &m.Kinds)
 	case "fingerprints":
 		return true, readStrings(r, &m.Fingerprints)
+	case "max":
+		return true, r.int(&m.Max)
+	}
+	return false, nil
+}
+
+func (m *Joined) appendData(b []byte) []byte {
+	o := openObject(b)
+	o.int("rank", m.Rank)
+	o.str("kind", string(m.Kind))
+	if m.Fingerprint != "" {
+		o.str("fingerprint", m.Fingerprint)
+	}
+	return o.close()
+}
+
+func (m *Joined) field(r *jsonReader, key string) (bool, error) {
+	switch key {
+	case "rank":
+		return true, r.int(&m.Rank)
+	case "kind":
+		return true, r.str((*string)(&m.Kind))
+	case "fingerprint":
+		return true, r.str(&m.Fingerprint)
 	}
 	return false, nil
 }
@@ -883,6 +981,8 @@ func newMessage(t Type) Message {
 		return new(Suspect)
 	case TypeLeaving:
 		return new(Leaving)
+	case TypeJoined:
+		return new(Joined)
 	}
 	return nil
 }

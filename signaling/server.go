@@ -91,6 +91,8 @@ type Departure struct {
 	// Declared says the server declared the rank failed (fail-stop): a
 	// peer lost its link to it (Suspect), or it stopped answering pings.
 	Declared bool
+	// Late says the rank joined after the job formed (Welcome.Late).
+	Late bool
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -158,8 +160,9 @@ func (c Config) withDefaults() (Config, error) {
 
 // Server is the signaling server. It serves the websocket endpoint at /ws and,
 // when Config.AdminKey is set, POST /admin/token ({"job", "size", "ttl"?,
-// "settings"?, "rank"?, "open"?}: the seat tokens of the job, one seat's
-// token, or an open token). Close it to end every connection.
+// "settings"?, "rank"?, "open"?, "max"?, "late"?}: the seat tokens of the
+// job, one seat's token, an open token, or a late token; max lets the job
+// grow). Close it to end every connection.
 type Server struct {
 	cfg Config
 	log *slog.Logger
@@ -180,6 +183,7 @@ type Server struct {
 	failedJobs atomic.Uint64
 	sent       atomic.Uint64
 	declared   atomic.Uint64
+	lateJoins  atomic.Uint64
 
 	leaveHook func() // tests: called (under mu) after a departure was handled
 	statsMu   sync.Mutex
@@ -240,6 +244,7 @@ type Stats struct {
 	Departures uint64               // ranks that left (closed, broke, or stopped answering pings)
 	FailedJobs uint64               // jobs failed by a departure before they formed
 	Declared   uint64               // ranks declared failed (a peer lost its link to them, or no pong), counted in Departures too
+	LateJoins  uint64               // late ranks admitted to formed jobs that grow (Claims.Max), counted in Joins too
 	Relayed    uint64               // signals relayed
 	Sent       uint64               // messages queued to clients, of every type
 	Rejected   map[ErrorCode]uint64 // fatal and non-fatal errors sent, by code
@@ -258,7 +263,7 @@ func (s *Server) Stats() Stats {
 	s.mu.Unlock()
 	st.Joins, st.Relayed = s.joins.Load(), s.relayed.Load()
 	st.Departures, st.FailedJobs, st.Sent = s.departed.Load(), s.failedJobs.Load(), s.sent.Load()
-	st.Declared = s.declared.Load()
+	st.Declared, st.LateJoins = s.declared.Load(), s.lateJoins.Load()
 	s.statsMu.Lock()
 	st.Rejected = make(map[ErrorCode]uint64, len(s.rejected))
 	for k, v := range s.rejected {
@@ -320,6 +325,8 @@ type tokenRequest struct {
 	Settings map[string]string `json:"settings,omitempty"`
 	Rank     *int              `json:"rank,omitempty"` // only this seat's token
 	Open     bool              `json:"open,omitempty"` // one token for any free seat (volunteer jobs)
+	Max      int               `json:"max,omitempty"`  // the job may grow to this many ranks
+	Late     bool              `json:"late,omitempty"` // one token for late ranks only
 }
 
 type tokenResponse struct {
@@ -355,18 +362,18 @@ func (s *Server) serveAdminToken(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if req.Size > s.cfg.MaxJobSize {
-		http.Error(w, fmt.Sprintf("size above the server's limit %d", s.cfg.MaxJobSize), http.StatusBadRequest)
+	if req.Size > s.cfg.MaxJobSize || req.Max > s.cfg.MaxJobSize {
+		http.Error(w, fmt.Sprintf("size or max above the server's limit %d", s.cfg.MaxJobSize), http.StatusBadRequest)
 		return
 	}
-	if req.Open && req.Rank != nil {
-		http.Error(w, "open and rank exclude each other", http.StatusBadRequest)
+	if (req.Open || req.Late) && req.Rank != nil {
+		http.Error(w, "open or late and rank exclude each other", http.StatusBadRequest)
 		return
 	}
 	exp := time.Now().Add(ttl).Truncate(time.Second)
-	c := Claims{Job: req.Job, Size: req.Size, Expires: exp.Unix(), Settings: req.Settings, Seat: req.Rank}
+	c := Claims{Job: req.Job, Size: req.Size, Expires: exp.Unix(), Settings: req.Settings, Seat: req.Rank, Max: req.Max, Late: req.Late}
 	resp := tokenResponse{Expires: exp}
-	if req.Open || req.Rank != nil {
+	if req.Open || req.Late || req.Rank != nil {
 		resp.Token, err = Mint(s.cfg.Secret, c)
 	} else {
 		resp.Tokens, err = MintSeats(s.cfg.Secret, c)
@@ -375,7 +382,7 @@ func (s *Server) serveAdminToken(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	s.log.Info("token minted", "job", req.Job, "size", req.Size, "open", req.Open, "rank", req.Rank, "expires", exp)
+	s.log.Info("token minted", "job", req.Job, "size", req.Size, "max", req.Max, "open", req.Open, "late", req.Late, "rank", req.Rank, "expires", exp)
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(resp)
 }

@@ -29,13 +29,36 @@ const MinSecretLen = 16
 // token: it admits anyone to any free rank, for jobs of volunteers (browser
 // tabs) that may come and go until the job forms. See the package doc,
 // Tokens.
+//
+// A token with a Max above Size lets the job grow: the job forms when its
+// Size ranks are present, as any other (Size is a minimum), and then
+// admits late ranks Size…Max-1 (Max is a limit), each with an open token
+// of the job, since a seat token names a seat below Size. An open token
+// with Late admits late ranks only: it cannot take a seat of the world,
+// nor create the job, so a late rank that comes too early cannot turn a
+// launcher's seated job into an open one. See the package doc, Growth.
 type Claims struct {
 	Job      string            `json:"j"`
 	Size     int               `json:"n"`
 	Expires  int64             `json:"e"` // unix seconds
 	Settings map[string]string `json:"s,omitempty"`
 	Seat     *int              `json:"r,omitempty"` // the one rank this token admits; nil: any free rank
+	// Max is the most ranks the job may grow to, in [Size, MaxJobSize]
+	// (and at most the server's Config.MaxJobSize); 0, or Size, when
+	// it cannot grow.
+	Max int `json:"m,omitempty"`
+	// Late makes an open token of a job that may grow a late token: it
+	// admits a late rank once the job formed, and nothing before
+	// (CodeNotFormed).
+	Late bool `json:"l,omitempty"`
 }
+
+// Limit is the most ranks the claims' job can hold: Max, or Size if
+// the job cannot grow.
+func (c Claims) Limit() int { return max(c.Size, c.Max) }
+
+// grows reports whether the job may grow past its Size.
+func (c Claims) grows() bool { return c.Max > c.Size }
 
 // tokenDomain separates token MACs from any other use of the secret.
 const tokenDomain = "meshmpi-signal-token-v1\x00"
@@ -70,6 +93,12 @@ func Mint(secret []byte, c Claims) (string, error) {
 	if err := validSeat(c.Seat, c.Size); err != nil {
 		return "", err
 	}
+	if err := validMax(c.Max, c.Size); err != nil {
+		return "", err
+	}
+	if err := validLate(c); err != nil {
+		return "", err
+	}
 	payload, err := json.Marshal(c)
 	if err != nil {
 		return "", fmt.Errorf("mint token: %w", err)
@@ -83,12 +112,13 @@ func Mint(secret []byte, c Claims) (string, error) {
 }
 
 // MintSeats returns the seat tokens of a job: tokens[r] admits rank r only.
-// c.Seat is ignored.
+// c.Seat and c.Late are ignored.
 func MintSeats(secret []byte, c Claims) ([]string, error) {
 	if err := validSize(c.Size); err != nil {
 		return nil, err
 	}
 	toks := make([]string, c.Size)
+	c.Late = false
 	for r := range toks {
 		c.Seat = &r
 		tok, err := Mint(secret, c)
@@ -103,6 +133,15 @@ func MintSeats(secret []byte, c Claims) ([]string, error) {
 func validSeat(seat *int, size int) error {
 	if seat != nil && (*seat < 0 || *seat >= size) {
 		return invalid("seat %d outside [0, %d)", *seat, size)
+	}
+	return nil
+}
+
+// validLate checks that a late token is an open token of a job that may
+// grow.
+func validLate(c Claims) error {
+	if c.Late && (c.Seat != nil || !c.grows()) {
+		return invalid("a late token is an open token of a job whose max exceeds its size")
 	}
 	return nil
 }
@@ -133,7 +172,7 @@ func VerifyToken(secret []byte, token, job string, now time.Time) (Claims, error
 	if c.Job != job {
 		return Claims{}, fmt.Errorf("%w: token is for another job", ErrBadToken)
 	}
-	if validSize(c.Size) != nil || validSettings(c.Settings) != nil || validSeat(c.Seat, c.Size) != nil {
+	if validSize(c.Size) != nil || validSettings(c.Settings) != nil || validSeat(c.Seat, c.Size) != nil || validMax(c.Max, c.Size) != nil || validLate(c) != nil {
 		return Claims{}, fmt.Errorf("%w: claims out of range", ErrBadToken)
 	}
 	if now.Unix() >= c.Expires {
@@ -143,11 +182,18 @@ func VerifyToken(secret []byte, token, job string, now time.Time) (Claims, error
 }
 
 // sameWorld reports whether two claims describe the same job world: the
-// same size and settings, and seat tokens both or open tokens both (so an
-// open token, if one was ever minted for the job, cannot take a seat of a
-// launcher's job).
+// same size, limit and settings, and seat tokens both or open tokens both
+// (so an open token, if one was ever minted for the job, cannot take a
+// seat of a launcher's job).
 func (c Claims) sameWorld(o Claims) bool {
-	return c.Size == o.Size && maps.Equal(c.Settings, o.Settings) && (c.Seat == nil) == (o.Seat == nil)
+	return c.sameShape(o) && (c.Seat == nil) == (o.Seat == nil)
+}
+
+// sameShape reports whether two claims give the job the same size,
+// limit and settings, whatever their seats: an open token of a seated
+// job that may grow admits late ranks to it.
+func (c Claims) sameShape(o Claims) bool {
+	return c.Size == o.Size && c.Limit() == o.Limit() && maps.Equal(c.Settings, o.Settings)
 }
 
 // strictUnmarshal decodes exactly one JSON value with no unknown fields.
