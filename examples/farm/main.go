@@ -102,10 +102,15 @@ func farm(world *meshmpi.Comm, tasks, work int, fails map[int]int) error {
 	if !fail {
 		k = -1
 	}
-	if world.Rank() == manager {
-		return manage(world, tasks, work, k)
+	if world.Rank() != manager {
+		return serve(world, work, k)
 	}
-	return serve(world, work, k)
+	fmt.Printf("%d tasks of %d hash steps for %d workers\n", tasks, work, world.Size()-1)
+	t, err := manage(world, tasks, work, k)
+	if err != nil {
+		return err
+	}
+	return t.report(work)
 }
 
 // hash is task t's result: t through SplitMix64's mixer work times.
@@ -145,17 +150,24 @@ func serve(world *meshmpi.Comm, work, failAfter int) error {
 
 // worker is what the manager knows of a worker.
 type worker struct {
-	task   int // the task it holds, or -1
-	done   int // results recorded from it
-	idle   bool
-	ended  bool // told to stop, or failed
-	failed bool
+	task  int // the task it holds, or -1
+	idle  bool
+	ended bool // told to stop, or failed
+}
+
+// tally is what the manager made of the tasks.
+type tally struct {
+	results    []uint64 // by task
+	by         []int    // tasks recorded, by rank (the manager's own at 0)
+	failed     []int    // workers that failed
+	reassigned int      // tasks put back in the queue
+	duplicates int      // results for tasks done already, ignored
 }
 
 // manage is the manager: it hands out tasks, collects results and
 // reassigns the tasks of failed workers. With failAfter ≥ 0 it fails once
 // it recorded failAfter results.
-func manage(world *meshmpi.Comm, tasks, work, failAfter int) error {
+func manage(world *meshmpi.Comm, tasks, work, failAfter int) (*tally, error) {
 	queue := make([]int, tasks)
 	for t := range queue {
 		queue[t] = tasks - 1 - t // popped from the end: task 0 first
@@ -163,8 +175,8 @@ func manage(world *meshmpi.Comm, tasks, work, failAfter int) error {
 	results, recorded := make([]uint64, tasks), make([]bool, tasks)
 	workers := map[int]*worker{}
 	left := world.Size() - 1 // workers not yet stopped or failed
-	var done, duplicates, reassigned int
-	var failed []int
+	done := 0
+	t := &tally{results: results, by: make([]int, world.Size())}
 
 	// give sends worker w its next task, or parks it if none is queued
 	give := func(w int, wk *worker) {
@@ -202,7 +214,7 @@ func manage(world *meshmpi.Comm, tasks, work, failAfter int) error {
 		if recv == nil {
 			var err error
 			if recv, err = meshmpi.Irecv(world, msg, meshmpi.AnySource, tagResult); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		st, err := recv.Wait(context.Background())
@@ -210,7 +222,7 @@ func manage(world *meshmpi.Comm, tasks, work, failAfter int) error {
 			// a worker failed: acknowledge, requeue its task, wait again
 			lost, err := acknowledge(world)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			for _, w := range lost {
 				wk := workers[w]
@@ -218,14 +230,14 @@ func manage(world *meshmpi.Comm, tasks, work, failAfter int) error {
 					wk = &worker{task: -1}
 					workers[w] = wk
 				}
-				failed = append(failed, w)
+				t.failed = append(t.failed, w)
 				if !wk.ended {
 					left--
 				}
-				wk.ended, wk.failed, wk.idle = true, true, false
+				wk.ended, wk.idle = true, false
 				if wk.task >= 0 && !recorded[wk.task] {
 					queue = append(queue, wk.task)
-					reassigned++
+					t.reassigned++
 				}
 				wk.task = -1
 			}
@@ -233,27 +245,27 @@ func manage(world *meshmpi.Comm, tasks, work, failAfter int) error {
 			continue // the receive is still posted
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		recv = nil
-		w, t := st.Source, int(msg[0])
+		w, task := st.Source, int(msg[0])
 		wk := workers[w]
 		if wk == nil { // a new worker's first request
 			wk = &worker{task: -1}
 			workers[w] = wk
 		}
-		if t != ask {
-			if recorded[t] {
-				duplicates++
+		if task != ask {
+			if recorded[task] {
+				t.duplicates++
 			} else {
-				results[t], recorded[t] = uint64(msg[1]), true
-				wk.done++
+				results[task], recorded[task] = uint64(msg[1]), true
+				t.by[w]++
 				done++
 			}
 			wk.task = -1
 		}
 		if done == failAfter {
-			return fmt.Errorf("the manager after %d results: %w", done, errOnPurpose)
+			return nil, fmt.Errorf("the manager after %d results: %w", done, errOnPurpose)
 		}
 		if !wk.ended {
 			give(w, wk)
@@ -267,14 +279,14 @@ func manage(world *meshmpi.Comm, tasks, work, failAfter int) error {
 		_, _ = recv.Wait(context.Background())
 	}
 
-	selfDone := 0
-	for t := range tasks { // no worker left: the manager does the rest
-		if !recorded[t] {
-			results[t], recorded[t] = hash(t, work), true
-			selfDone++
+	for task := range tasks { // no worker left: the manager does the rest
+		if !recorded[task] {
+			results[task], recorded[task] = hash(task, work), true
+			t.by[manager]++
 		}
 	}
-	return report(world, results, work, workers, failed, selfDone, duplicates, reassigned)
+	slices.Sort(t.failed)
+	return t, nil
 }
 
 // acknowledge acknowledges every failure known and returns the ranks
@@ -303,30 +315,23 @@ func acknowledge(c *meshmpi.Comm) ([]int, error) {
 }
 
 // report checks the answer against a sequential run and prints it.
-func report(world *meshmpi.Comm, results []uint64, work int, workers map[int]*worker, failed []int, selfDone, duplicates, reassigned int) error {
+func (t *tally) report(work int) error {
 	var got, want uint64
-	for t, r := range results {
+	for task, r := range t.results {
 		got += r
-		want += hash(t, work)
+		want += hash(task, work)
 	}
-	fmt.Printf("%d tasks of %d hash steps on %d workers: answer %#016x, sequential %#016x\n",
-		len(results), work, world.Size()-1, got, want)
-	var per []string
-	for w := 1; w < world.Size(); w++ {
-		if wk := workers[w]; wk != nil {
-			s := fmt.Sprintf("worker %d: %d", w, wk.done)
-			if wk.failed {
-				s += " (failed)"
-			}
-			per = append(per, s)
+	fmt.Printf("answer %#016x, sequential %#016x\n", got, want)
+	per := []string{fmt.Sprintf("manager %d", t.by[manager])}
+	for w := 1; w < len(t.by); w++ {
+		s := fmt.Sprintf("worker %d: %d", w, t.by[w])
+		if slices.Contains(t.failed, w) {
+			s += " (failed)"
 		}
-	}
-	if selfDone > 0 {
-		per = append(per, fmt.Sprintf("manager: %d", selfDone))
+		per = append(per, s)
 	}
 	fmt.Println("tasks done by", strings.Join(per, ", "))
-	slices.Sort(failed)
-	fmt.Printf("failed workers %v, tasks reassigned %d, duplicate results ignored %d\n", failed, reassigned, duplicates)
+	fmt.Printf("failed workers %v, tasks reassigned %d, duplicate results ignored %d\n", t.failed, t.reassigned, t.duplicates)
 	if got != want {
 		return fmt.Errorf("the answer %#x differs from the sequential %#x", got, want)
 	}
