@@ -1,0 +1,66 @@
+//go:build !js && !wasip1
+
+package examples_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/meshmpi/meshmpi"
+)
+
+// An operation posted while a revocation lands can miss it: Irecv (and
+// Sendrecv, Recv …) check IsRevoked before they post, and Revoke cancels
+// only what is posted when it arrives, so a receive posted in between is
+// never cancelled and, with nobody sending, waits forever. Rank 1 posts
+// receives from rank 0 (which never sends) while rank 0 revokes; every
+// one of them must fail with ErrRevoked.
+func TestRevokeRacesAPost(t *testing.T) {
+	t.Skip("library bug: Comm.Revoke cancels the operations posted when it lands, and an operation checks IsRevoked before it posts, " +
+		"so one posted in between is never cancelled and waits forever (p2p.go prepare/start, ft.go revoke; collectives alike, " +
+		"collective.go start); examples/resilient works around it in await. Remove this skip once Revoke fails late posts too.")
+	stuck := 0
+	for run := range 300 {
+		err := meshmpi.Run(2, func(world *meshmpi.Comm) error {
+			c, err := world.Dup()
+			if err != nil {
+				return err
+			}
+			if world.Rank() == 0 {
+				return c.Revoke()
+			}
+			var reqs []*meshmpi.Request
+			for !c.IsRevoked() {
+				r, err := meshmpi.Irecv(c, make([]int, 1), 0, 0)
+				if err != nil {
+					break // posted after the revocation: refused, as it should be
+				}
+				reqs = append(reqs, r)
+			}
+			for i, r := range reqs {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				_, err := r.Wait(ctx)
+				cancel()
+				if errors.Is(err, context.DeadlineExceeded) {
+					stuck++
+					_ = r.Cancel()
+					_, _ = r.Wait(context.Background())
+					return fmt.Errorf("run %d: receive %d of %d, posted as the revocation landed, was never cancelled", run, i+1, len(reqs))
+				}
+				if !errors.Is(err, meshmpi.ErrRevoked) {
+					return fmt.Errorf("run %d: receive %d: %v", run, i+1, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		if stuck > 0 {
+			break
+		}
+	}
+}
