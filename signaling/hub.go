@@ -26,10 +26,10 @@ type job struct {
 	// kinds and prints are what each rank announced when it joined
 	// (Join.Kind, Join.Fingerprint), by rank, kept after it leaves: a
 	// late rank's Ready tells them.
-	kinds   []ClientKind
-	prints  []string
-	aborted bool // a rank called Abort after the job formed: no late rank joins it
-	present int
+	kinds    []ClientKind
+	prints   []string
+	aborted  bool // a rank called Abort after the job formed: no late rank joins it
+	present  int
 	started  bool  // Ready was sent: no more joins
 	expires  int64 // the latest expiry of the members' tokens: how long the job is remembered once over
 	departed int   // ranks gone since Ready
@@ -448,8 +448,11 @@ func (s *Server) join(c *conn, m *Join) *Error {
 	if claims.Size > s.cfg.MaxJobSize {
 		return &Error{Code: CodeJobMismatch, Message: fmt.Sprintf("job size %d above the server's limit %d", claims.Size, s.cfg.MaxJobSize)}
 	}
-	if m.Rank != nil && *m.Rank >= claims.Size {
-		return &Error{Code: CodeBadRank, Message: fmt.Sprintf("rank %d outside [0, %d)", *m.Rank, claims.Size)}
+	if claims.Limit() > s.cfg.MaxJobSize {
+		return &Error{Code: CodeJobMismatch, Message: fmt.Sprintf("job max %d above the server's limit %d", claims.Limit(), s.cfg.MaxJobSize)}
+	}
+	if m.Rank != nil && *m.Rank >= claims.Limit() {
+		return &Error{Code: CodeBadRank, Message: fmt.Sprintf("rank %d outside [0, %d)", *m.Rank, claims.Limit())}
 	}
 	want := m.Rank
 	if claims.Seat != nil {
@@ -472,6 +475,9 @@ func (s *Server) join(c *conn, m *Join) *Error {
 		delete(s.ended, m.Job) // its tokens have expired: the id is free
 	}
 	j := s.jobs[m.Job]
+	if want != nil && *want >= claims.Size && (j == nil || !j.started) {
+		return &Error{Code: CodeBadRank, Message: fmt.Sprintf("rank %d is a late rank of a job of size %d: late ranks join once the job formed, asking for no rank", *want, claims.Size)}
+	}
 	if claims.Late && (j == nil || !j.started) {
 		// a late token never creates the job nor takes a seat of it
 		return &Error{Code: CodeNotFormed, Message: fmt.Sprintf("job %s has not formed: a late token joins it once its %d ranks are present", m.Job, claims.Size)}
@@ -504,9 +510,6 @@ func (s *Server) join(c *conn, m *Join) *Error {
 			return &Error{Code: CodeJobFull, Message: "job already started"}
 		}
 		return s.joinLate(c, j, m, claims, want)
-	}
-	if want != nil && *want >= claims.Size {
-		return &Error{Code: CodeBadRank, Message: fmt.Sprintf("rank %d is a late rank of a job of size %d: late ranks join once the job formed, asking for no rank", *want, claims.Size)}
 	}
 	rank := -1
 	if want != nil {

@@ -3,6 +3,7 @@
 package signaling
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -58,4 +59,42 @@ func TestMintRejects(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalid)
 	_, err = MintToken(testSecret, "j", MaxJobSize+1, exp)
 	require.ErrorIs(t, err, ErrInvalid)
+	for _, c := range []Claims{
+		{Job: "j", Size: 4, Max: 3},              // max below size
+		{Job: "j", Size: 4, Max: MaxJobSize + 1}, // max above the protocol's
+		{Job: "j", Size: 4, Max: -1},
+		{Job: "j", Size: 4, Late: true},                        // late without growth
+		{Job: "j", Size: 4, Max: 4, Late: true},                // the same
+		{Job: "j", Size: 4, Max: 8, Late: true, Seat: intp(0)}, // a late seat
+	} {
+		c.Expires = exp.Unix()
+		_, err = Mint(testSecret, c)
+		require.ErrorIs(t, err, ErrInvalid, "%+v", c)
+	}
+}
+
+// A token's max and late flag are inside the MAC, and come back from
+// VerifyToken.
+func TestTokenMax(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	for _, c := range []Claims{
+		{Job: "j", Size: 2, Max: 8},
+		{Job: "j", Size: 2, Max: 8, Late: true},
+		{Job: "j", Size: 2, Max: 8, Seat: intp(1)},
+		{Job: "j", Size: 2, Max: 2},
+	} {
+		c.Expires = now.Add(time.Hour).Unix()
+		tok, err := Mint(testSecret, c)
+		require.NoError(t, err)
+		got, err := VerifyToken(testSecret, tok, "j", now)
+		require.NoError(t, err)
+		require.Equal(t, c, got)
+		require.Equal(t, max(c.Size, c.Max), got.Limit())
+	}
+	// claims out of range that a MAC vouches for are still refused
+	payload := []byte(`{"j":"j","n":4,"e":1700003600,"m":3}`)
+	enc := base64.RawURLEncoding
+	bad := enc.EncodeToString(payload) + "." + enc.EncodeToString(tokenMAC(testSecret, payload))
+	_, err := VerifyToken(testSecret, bad, "j", now)
+	require.ErrorIs(t, err, ErrBadToken)
 }
