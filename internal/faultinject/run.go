@@ -240,9 +240,11 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 	if p.Phase == Finalize {
 		args = append(args, "-finalize", "-iters", strconv.Itoa(finalizeIters))
 	}
-	// A ulfm job goes on without the victim: meshrun --keep-going, and a
-	// job whose settings say so (meshrun's own job's ranks ask for it
-	// themselves, with meshmpi.KeepGoing).
+	// A ulfm job goes on without the victim: meshrun --keep-going, and
+	// ranks that run as KeepGoing says. The harness's own jobs say so in
+	// their settings; meshrun -n N's embedded job does not (its
+	// --keep-going sets no job setting), so there the ranks ask for it
+	// themselves (the workload's -keep-going, meshmpi.KeepGoing).
 	var keepGoing, grace []string
 	settings := map[string]string{meshmpi.SettingNetwork: "loopback"}
 	if p.ULFM() {
@@ -250,6 +252,9 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 		keepGoing = []string{"--keep-going"}
 		grace = []string{"--grace", ulfmGrace.String()}
 		settings[meshmpi.SettingKeepGoing] = "1"
+		if p.Mode != Native {
+			args = append(args, "-keep-going=false")
+		}
 	}
 
 	events := make(chan event, 256)

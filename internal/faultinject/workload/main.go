@@ -41,10 +41,11 @@ func main() {
 	iters := flag.Int("iters", 0, "loops before Finalize with -finalize; 0: until an error")
 	finalize := flag.Bool("finalize", false, "stop after -iters loops and call Finalize")
 	rounds := flag.Int("rounds", 3, "-op ulfm: rounds of Revoke, Agree and Shrink")
+	keepGoing := flag.Bool("keep-going", true, "-op ulfm: Init with meshmpi.KeepGoing (false: the job's keep-going setting must say so)")
 	flag.Parse()
 	var err error
 	if *op == faultinject.ULFMOp {
-		err = runULFM(*rounds)
+		err = runULFM(*rounds, *keepGoing)
 	} else {
 		err = run(*op, *form, *count, *iters, *finalize)
 	}
@@ -80,8 +81,12 @@ func run(op, form string, count, iters int, finalize bool) error {
 
 // runULFM is the fault-tolerant workload: rounds of Revoke (in some),
 // Agree and Shrink, each round on the communicator the last one shrank to.
-func runULFM(rounds int) error {
-	w, err := meshmpi.Init(meshmpi.KeepGoing())
+func runULFM(rounds int, keepGoing bool) error {
+	var opts []meshmpi.Option
+	if keepGoing {
+		opts = append(opts, meshmpi.KeepGoing())
+	}
+	w, err := meshmpi.Init(opts...)
 	if err != nil {
 		return err
 	}
