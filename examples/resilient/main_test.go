@@ -64,7 +64,7 @@ func TestResilient(t *testing.T) {
 		{"rank0_at_checkpoint", "0:10", ok},
 		{"two_apart_at_once", "2:30,5:30", ok},
 		{"two_apart_at_different_iterations", "1:33,6:120", ok},
-		{"first_and_last", "0:55,7:55", lost}, // ring neighbors: 7's copy is at 0
+		{"first_and_last", "0:55,7:recovery", lost}, // ring neighbors: 7's copy is at 0
 		{"two_apart_one_in_recovery", "2:30,5:recovery", ok},
 		// 4 may be told of 3's failure before it gets to iteration 30:
 		// then it fails at 30 after the recovery, its block copied anew
