@@ -459,6 +459,28 @@ func TestAdminToken(t *testing.T) {
 	tr = tokenResponse{}
 	require.NoError(t, json.Unmarshal(data, &tr))
 	require.Equal(t, 1, dial(t, url, "s", tr.Token, nil).Rank())
+
+	// max lets the job grow; late mints a late token
+	for _, bad := range []string{`{"job":"g","size":2,"max":1,"open":true}`, `{"job":"g","size":2,"max":2000,"open":true}`,
+		`{"job":"g","size":2,"late":true}`, `{"job":"g","size":2,"max":3,"late":true,"rank":0}`} {
+		resp, data = post("admin-key", bad)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, bad+": "+string(data))
+	}
+	for _, body := range []string{`{"job":"g","size":2,"max":3,"late":true}`, `{"job":"g","size":2,"max":3,"open":true}`, `{"job":"g","size":2,"max":3}`} {
+		resp, data = post("admin-key", body)
+		require.Equal(t, http.StatusOK, resp.StatusCode, string(data))
+		tr = tokenResponse{}
+		require.NoError(t, json.Unmarshal(data, &tr))
+		for _, tok := range append(tr.Tokens, tr.Token) {
+			if tok == "" {
+				continue
+			}
+			c, err := VerifyToken(testSecret, tok, "g", time.Now())
+			require.NoError(t, err)
+			require.Equal(t, 3, c.Max)
+			require.Equal(t, strings.Contains(body, "late"), c.Late)
+		}
+	}
 	http.DefaultClient.CloseIdleConnections()
 }
 

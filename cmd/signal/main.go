@@ -5,7 +5,22 @@
 //	signal serve [flags]                       serve /ws, /healthz, /metrics (and /admin/token),
 //	                                           and the browser UI (/run, /lab: package web)
 //	signal token -job J -size N [-ttl 1h]      print the job's seat tokens, rank r's on line r
-//	             [-rank R | -open]             (or only rank R's, or one open token)
+//	             [-rank R | -open | -late]     (or only rank R's, one open token, or one late token)
+//	             [-max M]                      the job may grow to M ranks once formed
+//
+// # Jobs that grow
+//
+// With -max M (M > N) the job forms when its N ranks are present, as any
+// other, and then admits late ranks N…M-1, one by one in the order they
+// join, each with an open token of the job: a seat token names one of the
+// N seats only. An open token (-open) takes a free seat while the job
+// forms and a late rank's place after; a late token (-late) only the
+// latter, and a join with it before the job formed is refused as
+// not-formed (try again), so it cannot turn a launcher's seated job into
+// a volunteers' open one. Every token of a job must carry the same -size,
+// -max and -settings. Past M ranks a join is refused (job full: M of M
+// ranks); a late rank that leaves or is declared failed is not replaced
+// under its number. See package signaling, Growth.
 //
 // # Browser ranks
 //
@@ -244,7 +259,7 @@ type statsCollector struct {
 	srv                               *signaling.Server
 	jobs, conns, joins, relayed, errs *prometheus.Desc
 	ranks, ended, departures, failed  *prometheus.Desc
-	sent, paths, declared             *prometheus.Desc
+	sent, paths, declared, late       *prometheus.Desc
 }
 
 func newStatsCollector(srv *signaling.Server) *statsCollector {
@@ -264,12 +279,13 @@ func newStatsCollector(srv *signaling.Server) *statsCollector {
 		failed:     d("failed_jobs_total", "Jobs failed by a departure before they formed."),
 		declared:   d("declared_failed_total", "Ranks declared failed (fail-stop): a peer lost its link to them, or they stopped answering pings; counted in departures_total too."),
 		sent:       d("messages_sent_total", "Messages queued to clients, of every type."),
+		late:       d("late_joins_total", "Late ranks admitted to formed jobs that grow (a token's max), counted in joins_total too."),
 		paths:      d("links_total", "Links the ranks reported, by path: direct (host, server- or peer-reflexive candidates) or relay (through a TURN server).", "path"),
 	}
 }
 
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.jobs, c.conns, c.joins, c.relayed, c.errs, c.ranks, c.ended, c.departures, c.failed, c.sent, c.paths, c.declared} {
+	for _, d := range []*prometheus.Desc{c.jobs, c.conns, c.joins, c.relayed, c.errs, c.ranks, c.ended, c.departures, c.failed, c.sent, c.paths, c.declared, c.late} {
 		ch <- d
 	}
 }
@@ -286,6 +302,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.failed, prometheus.CounterValue, float64(st.FailedJobs))
 	ch <- prometheus.MustNewConstMetric(c.declared, prometheus.CounterValue, float64(st.Declared))
 	ch <- prometheus.MustNewConstMetric(c.sent, prometheus.CounterValue, float64(st.Sent))
+	ch <- prometheus.MustNewConstMetric(c.late, prometheus.CounterValue, float64(st.LateJoins))
 	for path, n := range st.Paths {
 		ch <- prometheus.MustNewConstMetric(c.paths, prometheus.CounterValue, float64(n), path)
 	}
@@ -365,12 +382,17 @@ func token(args []string, stdout, stderr io.Writer) error {
 	ttl := f.Duration("ttl", time.Hour, "token lifetime")
 	settings := f.String("settings", "", "comma-separated key=value job settings")
 	rank := f.Int("rank", -1, "print only this rank's seat token")
-	open := f.Bool("open", false, "print one open token, which admits anyone to any free rank (volunteer jobs: browser tabs that come and go until the job forms)")
+	open := f.Bool("open", false, "print one open token, which admits anyone to any free rank (volunteer jobs: browser tabs that come and go until the job forms), and to a late rank's place once it formed if -max lets it grow")
+	maxRanks := f.Int("max", 0, "the job may grow to this many ranks: it forms with -size ranks, then admits late ranks size…max-1 with open or late tokens (a seat token names a seat below -size only); 0 for a job that cannot grow")
+	late := f.Bool("late", false, "print one late token (needs -max): it admits a late rank once the job formed and is refused before (not-formed), so it never takes a seat of the job's world")
 	if err := f.parse(args); err != nil {
 		return err
 	}
-	if *open && *rank >= 0 {
-		return errors.New("-open and -rank exclude each other")
+	if (*open || *late) && *rank >= 0 {
+		return errors.New("-open or -late and -rank exclude each other")
+	}
+	if *open && *late {
+		return errors.New("-open and -late exclude each other")
 	}
 	if *secret == "" {
 		return errors.New("a secret is required (-secret or MESHMPI_SIGNAL_SECRET)")
@@ -389,10 +411,10 @@ func token(args []string, stdout, stderr io.Writer) error {
 		}
 		set[k] = v
 	}
-	c := signaling.Claims{Job: *job, Size: *size, Expires: time.Now().Add(*ttl).Unix(), Settings: set}
+	c := signaling.Claims{Job: *job, Size: *size, Expires: time.Now().Add(*ttl).Unix(), Settings: set, Max: *maxRanks, Late: *late}
 	var toks []string
 	switch {
-	case *open:
+	case *open || *late:
 		tok, err := signaling.Mint([]byte(*secret), c)
 		if err != nil {
 			return err

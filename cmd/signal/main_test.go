@@ -61,6 +61,7 @@ func TestServeHandler(t *testing.T) {
 	require.Contains(t, metrics, "meshmpi_signal_ranks 1")
 	require.Contains(t, metrics, "meshmpi_signal_departures_total 0")
 	require.Contains(t, metrics, "meshmpi_signal_declared_failed_total 0")
+	require.Contains(t, metrics, "meshmpi_signal_late_joins_total 0")
 	require.Contains(t, metrics, "go_goroutines")
 	require.Contains(t, logs.String(), `"msg":"rank joined"`)
 	http.DefaultClient.CloseIdleConnections()
@@ -110,4 +111,68 @@ func TestTokenCommand(t *testing.T) {
 	check(open[0], nil)
 	require.Error(t, run([]string{"token", "-job", "j", "-size", "3", "-rank", "3"}, io.Discard, io.Discard))
 	require.Error(t, run([]string{"token", "-job", "j", "-size", "3", "-rank", "1", "-open"}, io.Discard, io.Discard))
+}
+
+// -max lets a job grow: its seat tokens and its open or late token carry
+// the max, and the server admits late ranks with them once the job formed
+// (a late token before that is not-formed), up to max.
+func TestTokenMaxCommand(t *testing.T) {
+	t.Setenv("MESHMPI_SIGNAL_SECRET", secret)
+	mint := func(args ...string) []string {
+		t.Helper()
+		var out bytes.Buffer
+		require.NoError(t, run(append([]string{"token", "-job", "g", "-size", "2", "-max", "3"}, args...), &out, io.Discard))
+		return strings.Fields(out.String())
+	}
+	seats, open, late := mint(), mint("-open"), mint("-late")
+	require.Len(t, seats, 2)
+	for _, tok := range append(append(seats, open...), late...) {
+		c, err := signaling.VerifyToken([]byte(secret), tok, "g", time.Now())
+		require.NoError(t, err)
+		require.Equal(t, 2, c.Size)
+		require.Equal(t, 3, c.Max)
+		require.Equal(t, 3, c.Limit())
+	}
+	c, err := signaling.VerifyToken([]byte(secret), late[0], "g", time.Now())
+	require.NoError(t, err)
+	require.True(t, c.Late)
+	require.Nil(t, c.Seat)
+
+	for _, bad := range [][]string{
+		{"-size", "3", "-max", "2"}, // max below size
+		{"-size", "3", "-late"},     // late without growth
+		{"-size", "3", "-max", "4", "-late", "-open"},
+		{"-size", "3", "-max", "4", "-late", "-rank", "0"},
+	} {
+		require.Error(t, run(append([]string{"token", "-job", "g"}, bad...), io.Discard, io.Discard), "%q", bad)
+	}
+
+	srv, err := signaling.NewServer(signaling.Config{Secret: []byte(secret)})
+	require.NoError(t, err)
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	defer srv.Close()
+	url := "ws" + strings.TrimPrefix(hs.URL, "http") + "/ws"
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = signaling.Dial(ctx, url, "g", late[0], nil)
+	require.ErrorIs(t, err, signaling.ErrNotFormed)
+	var world []*signaling.Client
+	for _, tok := range seats {
+		c, err := signaling.Dial(ctx, url, "g", tok, nil)
+		require.NoError(t, err)
+		defer c.Close()
+		world = append(world, c)
+	}
+	l, err := signaling.Dial(ctx, url, "g", late[0], nil)
+	require.NoError(t, err)
+	defer l.Close()
+	require.Equal(t, 2, l.Rank())
+	require.True(t, l.Late())
+	require.Equal(t, 3, l.Max())
+	_, err = signaling.Dial(ctx, url, "g", open[0], nil)
+	var re *signaling.RemoteError
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, signaling.CodeJobFull, re.Code)
+	require.Equal(t, "job full: 3 of 3 ranks", re.Message)
 }
