@@ -2,11 +2,12 @@
 // meshmpi job's WebRTC mesh: a versioned JSON protocol, a Server (an
 // http.Handler) and a Client that builds natively and for GOOS=js.
 //
-// A job is a room of fixed size N, its world. Ranks join with a job id and a
+// A job is a room of size N, its world. Ranks join with a job id and a
 // token, get a rank, the ICE servers and the job-wide settings; the server
 // relays SDP offers/answers and ICE candidates between ranks of the same job,
-// announces departures and tells everyone when all N are present. After the
-// mesh is up it carries no application data.
+// announces departures and tells everyone when all N are present. A job
+// whose token allows it grows past N once formed, up to its max (see
+// Growth). After the mesh is up it carries no application data.
 //
 // # Wire format
 //
@@ -24,8 +25,11 @@
 //
 //	type     direction  data
 //	join     C→S        job, token, rank? (requested), kind (native|browser|wasi), fingerprint?
-//	welcome  S→C        protocol, job, rank, size, iceServers?, settings?, limits? (rate, burst, bytes)
-//	ready    S→C        size, kinds[rank], fingerprints[rank]?  (all N ranks present)
+//	welcome  S→C        protocol, job, rank, size, iceServers?, settings?, limits? (rate, burst, bytes),
+//	                    max?, late?                 (max: the job may grow to max ranks; late: rank ≥ size)
+//	ready    S→C        size, kinds[rank], fingerprints[rank]?, max?  (all N ranks present; a late
+//	                                                 rank's covers every rank admitted, itself included)
+//	joined   S→C        rank, kind, fingerprint?    (a late rank joined the formed job; see Growth)
 //	signal   C→S→C      to, from, kind (sdp-offer|sdp-answer|ice-candidate|connect), payload (JSON value)
 //	path     C→S        peer, local, remote, rttMicros?  (how a link reached peer: ICE candidate types)
 //	abort    C→S        code, where?                (the sender called Abort: it leaves, the job ends)
@@ -46,23 +50,27 @@
 //	  signal{to, payload}    ───▶  from := sender's rank, forward to rank "to"
 //	                         ◀───  signal{to, from, payload}
 //	                         ◀───  left{rank}             when a rank disconnects
+//	                         ◀───  joined{rank}           a late rank joined (a job that grows)
 //	                         ◀───  error{job-failed}      a seated job lost a rank before it formed
 //
 // The first message must be a join (within Config.JoinTimeout). A seat
 // token's rank is the one it names; an open token's is the requested one if
-// free, else the next free one. A job accepts joins until it is ready;
-// after that a freed rank stays vacant (a lost rank is a failed process,
-// not a seat to refill).
+// free, else the next free one. A job accepts joins until it is ready
+// (one that may grow accepts late ranks after, see Growth); after that a
+// freed rank stays vacant (a lost rank is a failed process, not a seat to
+// refill).
 //
 // # Tokens
 //
 // A token is base64url(JSON claims) "." base64url(HMAC-SHA256(secret,
 // domain || claims)); the claims are the job id, its size N, the expiry (unix
-// seconds), the job settings and, in a seat token, the rank it admits
-// ("r"). Mint them with Mint/MintSeats, the `signal token` command, POST
+// seconds), the job settings, in a seat token the rank it admits ("r"),
+// and in the tokens of a job that may grow its max ("m") and, in a late
+// token, the late flag ("l"; see Growth). Mint them with Mint/MintSeats, the `signal token` command, POST
 // /admin/token (Config.AdminKey) or Local.SeatTokens. All ranks of a job must
-// present tokens with the same size and settings, and all seat tokens or all
-// open ones (else job-mismatch).
+// present tokens with the same size, max and settings, and all seat tokens
+// or all open ones (else job-mismatch; the one exception is the late ranks
+// of a seated job, see Growth).
 //
 // A seat token admits one rank: a join with it takes that rank (asking for
 // "any rank" means that one; asking for another is bad-rank), so a rank
@@ -74,6 +82,56 @@
 // free rank: the explicit choice (`signal token -open`, "open" at the admin
 // endpoint) for jobs of volunteers, such as browser tabs, that come and go
 // until the job forms.
+//
+// # Growth
+//
+// A job whose tokens have a max M above their size N (Claims.Max; `signal
+// token -max M`) may grow: N is a minimum, M a limit. It forms as any
+// other when its N ranks are present (ranks 0…N-1, its world: Ready goes to
+// them, with max), and a join before that takes a free seat of the world
+// as before. Once it formed, a join with an open token of the job is
+// admitted as its next late rank, N, N+1, … in the order they come, up to
+// M-1; past that it is refused, job-full ("job full: 8 of 8 ranks"). A late
+// rank's number is never given again: one that left, or was declared
+// failed, is a failed process, like any rank of a formed job, and asking
+// for its number again is refused (declared-failed when it was declared
+// failed, else job-full); a late join asks for no rank.
+//
+// A seat token names a seat of the world (below N), so late ranks join
+// with open tokens of the job, also those of a seated (launcher's) job.
+// There they come with a late token (Claims.Late, `signal token -late`):
+// an open token that admits late ranks only and is refused, not-formed
+// (ErrNotFormed; a later try may succeed), while the job has not formed,
+// also when nobody has joined it yet, so a rank that joins too early
+// cannot create the job as an open one under the launcher's ranks. A
+// plain open token of a seated job that grows is refused as not-formed
+// too while the job forms, and admitted late once it formed.
+//
+// What the ranks are told:
+//
+//   - the late rank: welcome{rank, size: N, max: M, late: true}, then at
+//     once ready{size: N, max: M, kinds, fingerprints?} whose kinds and
+//     fingerprints cover every rank admitted so far, itself included
+//     (ranks 0…rank), then, if some of those ranks have left already, one
+//     left{rank, also} naming them ("left the job before this rank
+//     joined");
+//   - every other rank present: joined{rank, kind, fingerprint?}, one
+//     message per rank (O(N) per arrival), after which the server vouches
+//     for the late rank's fingerprint as Ready does for the world's;
+//   - the world's ranks got max in their welcome and ready, so every
+//     rank can size its tables for M ranks from the start.
+//
+// Signals go between late and world ranks both ways as between world
+// ranks (stamped with the sender's rank); a signal to a rank below M the
+// job has not admitted yet gets rank-absent (not fatal), one to M or
+// beyond bad-rank. A late rank's departure is announced as any other
+// (left, batched; see Departures), with the same fail-stop rules (see
+// Failure knowledge): it may report a peer lost and be reported, be
+// declared failed, and then is refused. It never fails or ends the job:
+// the job ends when every rank, late or not, has left. After a rank
+// called Abort no late rank joins (job-ended). A job without a max (or
+// with max N) behaves as before: its messages carry no max, and a join
+// once it formed is job-full ("job already started").
 //
 // # Identity
 //
@@ -92,7 +150,7 @@
 // # Job life
 //
 // A job is forming until its N ranks are present, formed (ready sent) until
-// its last rank leaves, and then over. A departure while forming:
+// its last rank (of its world or a late one) leaves, and then over. A departure while forming:
 //
 //   - seated job: fails it. Its seats belong to processes a launcher
 //     started, and one of them is gone for good: every member gets
@@ -162,10 +220,12 @@
 // messages per second after a burst of Config.MessageBurst (rate-limited),
 // server-only messages, a second join or a signal before join (protocol), bad,
 // expired or foreign tokens (bad-token, expired-token), a signal to a rank
-// outside [0, N) or to oneself (bad-rank), taken ranks, full jobs and the
-// server limits on jobs, connections and job size. A signal to a rank of the
+// outside [0, M) (M = N for a job that cannot grow) or to oneself
+// (bad-rank), taken ranks, full jobs, a late token too early (not-formed)
+// and the server limits on jobs, connections and job size (a token's size
+// or max above Config.MaxJobSize: job-mismatch). A signal to a rank of the
 // job that is not connected gets a rank-absent error but no close (once the
-// job formed, a left for that rank). Browser origins are checked against
+// job formed, a left for a rank that left). Browser origins are checked against
 // Config.OriginPatterns during the upgrade (403).
 // The welcome tells the client the rate limit, and Client.Send paces itself
 // inside it (with a margin), so a rank that opens many connections at once
@@ -184,7 +244,9 @@
 //
 //	connections          Config.MaxConns websockets (10,000), beyond: too-many-conns        TestServerLimits
 //	jobs                 Config.MaxJobs forming or formed (1,000): too-many-jobs            TestServerLimits
-//	ranks per job        Config.MaxJobSize (1,024; at most MaxJobSize 65,536)               TestServerLimits
+//	ranks per job        Config.MaxJobSize (1,024; at most MaxJobSize 65,536), max included TestServerLimits,
+//	                                                                                        TestGrowthRefusals
+//	late ranks           max − size per job, numbers never reused: job-full                 TestGrowth
 //	ended jobs           Config.MaxEndedJobs (10,000), oldest dropped                       TestEndedJobsBounded
 //	message in           Config.MaxMessageBytes (64 KiB): too-large                         TestViolations
 //	message rate in      Config.MessageRate/s (50) after Config.MessageBurst (200)          TestViolations
@@ -197,6 +259,7 @@
 //	suspect reports      one pending declaration per rank of a job                          TestSuspectDeclaresFailed
 //	departure notices    N per batch, batches 50 ms … 1 s apart (see Departures)            TestDeparturesCostLinearMessages,
 //	                                                                                        TestEveryDepartureReachesEveryone
+//	arrival notices      one joined per rank present, per late rank (see Growth)            TestGrowth
 //
 // HTTP connections that are not websockets are the http.Server's: with
 // NewHTTPServer, an idle keep-alive connection closes after 30 s

@@ -374,6 +374,26 @@ func serve(args []string, stderr io.Writer) error {
 	return err
 }
 
+// tokenUsage heads `signal token -h`.
+const tokenUsage = `usage: signal token -job J -size N [-ttl 1h] [-settings k=v,…] [-rank R | -open | -late] [-max M]
+
+Prints the job's seat tokens (rank r's on line r), only rank R's (-rank),
+one open token (-open: any free rank) or one late token (-late).
+
+A job that grows (-max M, M > N): it forms when its N ranks are present,
+as any other, then admits late ranks N, N+1, … up to M-1 in the order
+they join. A seat token names one of the N seats only, so late ranks join
+with an open token (-open: a free seat while the job forms, a late rank's
+place after) or a late token (-late: a late rank's place only; before the
+job formed it is refused as not-formed, try again, so it cannot turn a
+launcher's seated job into an open one). Every token of the job must have
+the same -size, -max and -settings. Past M ranks a join is refused ("job
+full: M of M ranks"); a late rank that leaves or is declared failed keeps
+its number (no later rank takes it), and its departure ends nothing: the
+job ends when every rank, late or not, has left.
+
+`
+
 func token(args []string, stdout, stderr io.Writer) error {
 	f := newFlagSet("signal token", stderr)
 	secret := f.str("secret", "", "token secret (or MESHMPI_SIGNAL_SECRET)")
@@ -385,6 +405,10 @@ func token(args []string, stdout, stderr io.Writer) error {
 	open := f.Bool("open", false, "print one open token, which admits anyone to any free rank (volunteer jobs: browser tabs that come and go until the job forms), and to a late rank's place once it formed if -max lets it grow")
 	maxRanks := f.Int("max", 0, "the job may grow to this many ranks: it forms with -size ranks, then admits late ranks size…max-1 with open or late tokens (a seat token names a seat below -size only); 0 for a job that cannot grow")
 	late := f.Bool("late", false, "print one late token (needs -max): it admits a late rank once the job formed and is refused before (not-formed), so it never takes a seat of the job's world")
+	f.Usage = func() {
+		fmt.Fprint(f.Output(), tokenUsage)
+		f.PrintDefaults()
+	}
 	if err := f.parse(args); err != nil {
 		return err
 	}
