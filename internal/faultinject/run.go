@@ -132,6 +132,13 @@ type Result struct {
 	// RoundLines are, for a ulfm run, the round lines (ULFMRound.String)
 	// each rank printed, in order.
 	RoundLines map[int][]string
+	// VictimLeft: the victim had left the job cleanly (Finalize) before
+	// the fault, as meshrun -n N's embedded server logged it; the fault
+	// then counts as missed, and meshrun --keep-going counts the victim
+	// among the survivors, with the status the fault gave it
+	// (VictimStatus).
+	VictimLeft   bool
+	VictimStatus int
 	// Meshruns are the exit statuses of the run's meshruns that ended by
 	// themselves (not the teardown's), with the ranks each hosted (nil
 	// for meshrun -n N's own job: every rank).
@@ -226,6 +233,8 @@ var (
 	// The ulfm workload's steps and rounds.
 	stepLine  = regexp.MustCompile(`^\[(\d+)\] fi step (\d+) (revoke|agree|shrink)$`)
 	roundLine = regexp.MustCompile(`^\[(\d+)\] fi (round .*)$`)
+	// meshrun -n N -v's embedded server: a rank left the job cleanly.
+	leftLine = regexp.MustCompile(`msg="rank left" component=signaling .*rank=(\d+) reason="connection closed"`)
 )
 
 // Run runs p: it starts the job, waits for the moment p strikes at,
@@ -241,10 +250,10 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 		args = append(args, "-finalize", "-iters", strconv.Itoa(finalizeIters))
 	}
 	// A ulfm job goes on without the victim: meshrun --keep-going, and
-	// ranks that run as KeepGoing says. The harness's own jobs say so in
-	// their settings; meshrun -n N's embedded job does not (its
-	// --keep-going sets no job setting), so there the ranks ask for it
-	// themselves (the workload's -keep-going, meshmpi.KeepGoing).
+	// ranks that run as KeepGoing says because their job's settings say
+	// so (meshrun -n N --keep-going puts it in its embedded job's, the
+	// harness in its own), not because the program asks (the workload's
+	// -keep-going=false).
 	var keepGoing, grace []string
 	settings := map[string]string{meshmpi.SettingNetwork: "loopback"}
 	if p.ULFM() {
@@ -252,9 +261,7 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 		keepGoing = []string{"--keep-going"}
 		grace = []string{"--grace", ulfmGrace.String()}
 		settings[meshmpi.SettingKeepGoing] = "1"
-		if p.Mode != Native {
-			args = append(args, "-keep-going=false")
-		}
+		args = append(args, "-keep-going=false")
 	}
 
 	events := make(chan event, 256)
@@ -418,6 +425,12 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 				res.RoundLines[rank] = append(res.RoundLines[rank], m[2])
 				continue
 			}
+			if m := leftLine.FindStringSubmatch(ev.line); m != nil {
+				if rank, _ := strconv.Atoi(m[1]); rank == p.Victim && !res.Faulted {
+					res.VictimLeft = true
+				}
+				continue
+			}
 			if m := startedLine.FindStringSubmatch(ev.line); m != nil {
 				rank, _ := strconv.Atoi(m[1])
 				pid, _ := strconv.Atoi(m[2])
@@ -430,6 +443,9 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 			if m := exitedLine.FindStringSubmatch(ev.line); m != nil {
 				rank, _ := strconv.Atoi(m[1])
 				status, _ := strconv.Atoi(m[2])
+				if rank == p.Victim {
+					res.VictimStatus = status
+				}
 				switch {
 				case rank != p.Victim:
 					res.Survivors[rank] = Exit{Status: status, Stopped: m[3] == "true", At: ev.at}
@@ -500,7 +516,7 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 			res.LastExit = max(res.LastExit, e.At.Sub(fault))
 			over = over && e.At.Before(fault)
 		}
-		res.Missed = over && len(res.Survivors) == p.Ranks-1
+		res.Missed = over && len(res.Survivors) == p.Ranks-1 || p.ULFM() && res.VictimLeft
 	}
 	return res
 }

@@ -152,13 +152,19 @@ func (r Result) disagreements(survivors []int) []string {
 // exits 0 (the program's own result under --keep-going), and the one
 // that hosted a native victim (meshrun -n N's, or the victim's own join
 // in a mixed job) lists it as failed. A WASI victim's meshrun is the
-// process the fault struck: none is left to list it.
+// process the fault struck: none is left to list it. A victim that had
+// left the job cleanly before the fault is no failure to meshrun -n N:
+// it is a survivor, and its status (the fault's) is meshrun's.
 func (r Result) meshrunFaults() []string {
 	var out []string
 	for _, m := range r.Meshruns {
+		want := 0
+		if m.Ranks == nil && r.VictimLeft {
+			want = max(want, r.VictimStatus)
+		}
 		hostsSurvivor := m.Ranks == nil || slices.ContainsFunc(m.Ranks, func(rank int) bool { return rank != r.Victim })
-		if hostsSurvivor && m.Status != 0 {
-			out = append(out, fmt.Sprintf("the meshrun of rank(s) %s exited with status %d", ranksOf(m.Ranks), m.Status))
+		if hostsSurvivor && m.Status != want {
+			out = append(out, fmt.Sprintf("the meshrun of rank(s) %s exited with status %d, want %d", ranksOf(m.Ranks), m.Status, want))
 		}
 	}
 	if r.Missed || r.Victim < r.WASI {

@@ -135,7 +135,14 @@ func TestVerdict(t *testing.T) {
 	// meshrun's exit status is the survivors' result
 	r = ulfmResult(good, ok, listed)
 	r.Meshruns[0].Status = 1
-	require.Contains(t, r.Failed(), "exited with status 1")
+	require.Contains(t, r.Failed(), "exited with status 1, want 0")
+
+	// a victim killed after it left the job cleanly is a survivor to
+	// meshrun, with the kill's status
+	r = ulfmResult(good, ok)
+	r.Phase, r.Struck, r.Missed, r.VictimLeft, r.VictimStatus = Finalize, Finalize, true, true, 137
+	r.Meshruns[0].Status = 137
+	require.Empty(t, r.Failed())
 
 	// a formation fault that failed the job: every survivor errs, none
 	// got a round
