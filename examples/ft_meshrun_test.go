@@ -1,0 +1,242 @@
+//go:build linux
+
+package examples_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The fault-tolerant examples as jobs of native rank processes under
+// meshrun --keep-going, with a rank lost either way a rank is lost: its
+// function fails (the -fail flag) or its process is killed (SIGKILL,
+// once the job is running). The survivors finish with the right answer.
+//
+//	go test -v -run UnderMeshrun ./examples
+
+// ftJob is a meshrun job of an example under test.
+type ftJob struct {
+	cmd            *exec.Cmd
+	mu             sync.Mutex
+	stdout, stderr strings.Builder
+	more           chan struct{} // cap 1: stdout grew
+	done           chan struct{}
+	status         int
+}
+
+// hangGuard stops a job that hangs, so the test fails with its output
+// instead of the test binary's timeout; no job comes near it.
+const hangGuard = 3 * time.Minute
+
+func startJob(t *testing.T, meshrun string, args ...string) *ftJob {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	t.Cleanup(cancel)
+	j := &ftJob{more: make(chan struct{}, 1), done: make(chan struct{})}
+	j.cmd = exec.CommandContext(ctx, meshrun, args...)
+	out, err := j.cmd.StdoutPipe()
+	require.NoError(t, err)
+	errp, err := j.cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, j.cmd.Start())
+	var wg sync.WaitGroup
+	copyLines := func(r io.Reader, to *strings.Builder, notify bool) {
+		defer wg.Done()
+		s := bufio.NewScanner(r)
+		for s.Scan() {
+			j.mu.Lock()
+			to.WriteString(s.Text() + "\n")
+			j.mu.Unlock()
+			if notify {
+				select {
+				case j.more <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+	wg.Add(2)
+	go copyLines(out, &j.stdout, true)
+	go copyLines(errp, &j.stderr, false)
+	go func() {
+		wg.Wait()
+		err := j.cmd.Wait()
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+			j.status = ee.ExitCode()
+		} else if err != nil {
+			j.status = -1
+		}
+		close(j.done)
+	}()
+	return j
+}
+
+func (j *ftJob) output() (string, string) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.stdout.String(), j.stderr.String()
+}
+
+// waitStdout waits until the job's output holds s.
+func (j *ftJob) waitStdout(t *testing.T, s string) {
+	t.Helper()
+	for {
+		if out, _ := j.output(); strings.Contains(out, s) {
+			return
+		}
+		select {
+		case <-j.more:
+		case <-j.done:
+			out, errs := j.output()
+			t.Fatalf("the job ended before %q:\n%s%s", s, out, errs)
+		}
+	}
+}
+
+func (j *ftJob) wait(t *testing.T) int {
+	t.Helper()
+	<-j.done
+	out, errs := j.output()
+	t.Logf("meshrun exited with status %d\n%s%s", j.status, out, errs)
+	return j.status
+}
+
+// rankPID finds the process of rank r among meshrun's children (each
+// has the rank in its environment).
+func rankPID(t *testing.T, meshrun, r int) int {
+	t.Helper()
+	dirs, err := filepath.Glob("/proc/[0-9]*")
+	require.NoError(t, err)
+	for _, d := range dirs {
+		stat, err := os.ReadFile(d + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …; comm may hold spaces and parentheses
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(f) < 2 || f[1] != strconv.Itoa(meshrun) {
+			continue
+		}
+		env, err := os.ReadFile(d + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if kv == fmt.Sprintf("MESHMPI_RANK=%d", r) {
+				pid, _ := strconv.Atoi(filepath.Base(d))
+				return pid
+			}
+		}
+	}
+	t.Fatalf("no process of rank %d under meshrun (pid %d)", r, meshrun)
+	return 0
+}
+
+func buildFT(t *testing.T) (meshrun, farm, resilient string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, b := range []struct{ out, pkg string }{
+		{"meshrun", "../cmd/meshrun"}, {"farm", "./farm"}, {"resilient", "./resilient"},
+	} {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, b.out), b.pkg).CombinedOutput()
+		require.NoError(t, err, "go build %s:\n%s", b.pkg, out)
+	}
+	return filepath.Join(dir, "meshrun"), filepath.Join(dir, "farm"), filepath.Join(dir, "resilient")
+}
+
+// knownCleanExit notes a library behaviour this test meets: under Main,
+// a rank whose function returns an error leaves the job through
+// Session.Abort, which closes its signaling connection normally; the
+// server records a clean departure, and meshrun --keep-going counts the
+// rank a survivor with its exit status (3) instead of a failed rank.
+// Once that is mended the job's status is 0.
+func knownCleanExit(t *testing.T, status int, stderr string, rank int) {
+	t.Helper()
+	if status == 0 {
+		require.Contains(t, stderr, fmt.Sprintf("meshrun: rank %d failed: ", rank))
+		return
+	}
+	require.Equal(t, 3, status, "the survivors' status, or the failed rank's (see knownCleanExit)")
+	t.Logf("meshrun counted rank %d, which failed, as a survivor with status 3: the clean departure of a failed rank under Main (library)", rank)
+}
+
+func TestFarmUnderMeshrun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds meshrun and the examples, runs 4-rank jobs")
+	}
+	meshrun, farm, _ := buildFT(t)
+	t.Run("worker_fails", func(t *testing.T) {
+		j := startJob(t, meshrun, "--keep-going", "-n", "4", farm, "-tasks", "200", "-work", "20000", "-fail", "2:3")
+		status := j.wait(t)
+		out, errs := j.output()
+		require.Contains(t, out, "[0] ok\n")
+		require.Contains(t, out, "[0] failed workers [2], tasks reassigned 1, duplicate results ignored 0\n")
+		require.Contains(t, errs, "meshrun: rank 2 exited with status 3 (--keep-going: the other ranks carry on)")
+		knownCleanExit(t, status, errs, 2)
+	})
+	t.Run("worker_killed", func(t *testing.T) {
+		start := time.Now()
+		j := startJob(t, meshrun, "--keep-going", "-n", "4", farm, "-tasks", "400", "-work", "200000")
+		j.waitStdout(t, "[0] 400 tasks of 200000 hash steps for 3 workers")
+		require.NoError(t, syscall.Kill(rankPID(t, j.cmd.Process.Pid, 2), syscall.SIGKILL))
+		require.Equal(t, 0, j.wait(t))
+		t.Logf("the job took %v", time.Since(start))
+		out, errs := j.output()
+		require.Contains(t, out, "[0] ok\n")
+		require.Contains(t, out, "[0] failed workers [2], tasks reassigned ") // 0 if it died before it asked
+		require.Contains(t, errs, "meshrun: rank 2 failed: was killed by signal 9")
+	})
+	t.Run("manager_killed", func(t *testing.T) {
+		j := startJob(t, meshrun, "--keep-going", "-n", "4", farm, "-tasks", "400", "-work", "200000")
+		j.waitStdout(t, "[0] 400 tasks of 200000 hash steps for 3 workers")
+		require.NoError(t, syscall.Kill(rankPID(t, j.cmd.Process.Pid, 0), syscall.SIGKILL))
+		require.Equal(t, 1, j.wait(t))
+		_, errs := j.output()
+		for w := 1; w < 4; w++ {
+			require.Contains(t, errs, fmt.Sprintf("[%d] farm: rank %d: the manager (rank 0) failed: ", w, w))
+		}
+	})
+}
+
+func TestResilientUnderMeshrun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds meshrun and the examples, runs 8-rank jobs")
+	}
+	meshrun, _, resilient := buildFT(t)
+	t.Run("rank_fails", func(t *testing.T) {
+		j := startJob(t, meshrun, "--keep-going", "-n", "8", resilient, "-fail", "3:47")
+		status := j.wait(t)
+		out, errs := j.output()
+		require.Contains(t, out, "[0] rank(s) [3] failed: 7 survivors roll back to iteration 40\n")
+		require.Contains(t, out, "[0] points that differ from the sequential run: 0 (largest difference 0)\n")
+		require.Contains(t, out, "[0] ok\n")
+		knownCleanExit(t, status, errs, 3)
+	})
+	t.Run("rank_killed", func(t *testing.T) {
+		start := time.Now()
+		j := startJob(t, meshrun, "--keep-going", "-n", "8", resilient, "-iters", "2000", "-points", "2000", "-every", "100")
+		j.waitStdout(t, "[0] 2000 points, 2000 iterations, a checkpoint every 100, on 8 ranks")
+		require.NoError(t, syscall.Kill(rankPID(t, j.cmd.Process.Pid, 3), syscall.SIGKILL))
+		require.Equal(t, 0, j.wait(t))
+		t.Logf("the job took %v", time.Since(start))
+		out, errs := j.output()
+		require.Contains(t, out, "[0] rank(s) [3] failed: 7 survivors roll back to iteration ")
+		require.Contains(t, out, "[0] points that differ from the sequential run: 0 (largest difference 0)\n")
+		require.Contains(t, out, "[0] ok\n")
+		require.Contains(t, errs, "meshrun: rank 3 failed: was killed by signal 9")
+	})
+}
