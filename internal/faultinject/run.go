@@ -132,6 +132,8 @@ type Result struct {
 	// RoundLines are, for a ulfm run, the round lines (ULFMRound.String)
 	// each rank printed, in order.
 	RoundLines map[int][]string
+	// Ready are the ranks whose Init returned ("fi ready").
+	Ready map[int]bool
 	// VictimLeft: the victim had left the job cleanly (Finalize) before
 	// the fault, as meshrun -n N's embedded server logged it; the fault
 	// then counts as missed, and meshrun --keep-going counts the victim
@@ -240,7 +242,7 @@ var (
 // Run runs p: it starts the job, waits for the moment p strikes at,
 // sends the fault, and waits for the survivors to end.
 func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
-	res = Result{Plan: p, Survivors: map[int]Exit{}, RoundLines: map[int][]string{}}
+	res = Result{Plan: p, Survivors: map[int]Exit{}, RoundLines: map[int][]string{}, Ready: map[int]bool{}}
 	hangLimit := rn.HangLimit
 	if hangLimit == 0 {
 		hangLimit = DefaultHangLimit
@@ -352,7 +354,7 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 		}
 	}
 
-	ready, looping := map[int]bool{}, map[int]bool{}
+	ready, looping := res.Ready, map[int]bool{}
 	var trigger <-chan time.Time
 	arm := func() {
 		if trigger == nil && !res.Faulted && !res.Missed {

@@ -21,7 +21,7 @@ import (
 // A fault that struck while the job formed may fail the job instead
 // (Init returns an error on every rank: a job that has not formed cannot
 // shrink): that is accepted when every survivor ended with an error of its
-// own and none got past Init.
+// own and none got past Init (printed "fi ready").
 type ULFMVerdict struct {
 	// NotFormed: the fault struck during formation and the job never
 	// formed; every survivor ended with an error (accepted).
@@ -75,7 +75,7 @@ func (r Result) Verdict() ULFMVerdict {
 	if r.Struck == Formation && !r.Missed {
 		formed := false
 		for _, s := range survivors {
-			if len(r.RoundLines[s]) > 0 || !r.Survivors[s].Errored() {
+			if r.Ready[s] || !r.Survivors[s].Errored() {
 				formed = true
 			}
 		}

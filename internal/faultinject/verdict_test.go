@@ -151,7 +151,7 @@ func TestVerdict(t *testing.T) {
 	require.True(t, r.Verdict().NotFormed)
 	require.Empty(t, r.Failed())
 	// … but not when one of them got past Init
-	r.RoundLines = map[int][]string{0: {r0}}
+	r.Ready = map[int]bool{0: true}
 	require.False(t, r.Verdict().NotFormed)
 	require.NotEmpty(t, r.Failed())
 
