@@ -65,6 +65,8 @@ func TestClientInBrowser(t *testing.T) {
 	require.NoError(t, refused.Close())
 
 	tok, solo := mint(t, jsRelayJob, 2), mint(t, jsSoloJob, 1)
+	grow, err := Mint(testSecret, Claims{Job: jsGrowJob, Size: 1, Max: 3, Expires: time.Now().Add(time.Hour).Unix()})
+	require.NoError(t, err)
 	peer := make(chan error, 1)
 	go func() { peer <- echoRank(ctx, server+"/ws", tok) }()
 
@@ -75,11 +77,12 @@ func TestClientInBrowser(t *testing.T) {
 		envJSSolo+"="+solo,
 		envJSSilent+"=ws://"+silent+"/ws",
 		envJSRefused+"=ws://"+refused.Addr().String()+"/ws",
+		envJSGrow+"="+grow,
 	)
 	out, err := cmd.CombinedOutput()
 	t.Logf("browser run:\n%s", out)
 	require.NoError(t, err)
-	for _, name := range []string{"TestJSJoinRelayLeave", "TestJSRejected", "TestJSServerCloses", "TestJSRefusesFrames", "TestJSDialFails", "TestRoundTrip"} {
+	for _, name := range []string{"TestJSJoinRelayLeave", "TestJSRejected", "TestJSServerCloses", "TestJSRefusesFrames", "TestJSDialFails", "TestJSLateJoin", "TestRoundTrip"} {
 		require.Contains(t, string(out), "--- PASS: "+name+" ", "%s ran and passed in the browser", name)
 	}
 	require.NoError(t, <-peer, "the native rank of the relay job")

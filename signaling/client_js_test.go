@@ -19,11 +19,11 @@ import (
 
 var _ transport = (*jsTransport)(nil)
 
-type jsTestEnv struct{ server, token, solo, silent, refused string }
+type jsTestEnv struct{ server, token, solo, silent, refused, grow string }
 
 func jsEnv(t *testing.T) jsTestEnv {
 	t.Helper()
-	e := jsTestEnv{os.Getenv(envJSServer), os.Getenv(envJSToken), os.Getenv(envJSSolo), os.Getenv(envJSSilent), os.Getenv(envJSRefused)}
+	e := jsTestEnv{os.Getenv(envJSServer), os.Getenv(envJSToken), os.Getenv(envJSSolo), os.Getenv(envJSSilent), os.Getenv(envJSRefused), os.Getenv(envJSGrow)}
 	if e.server == "" {
 		t.Skip(envJSServer + " is not set: TestClientInBrowser runs these tests")
 	}
@@ -62,6 +62,45 @@ func TestJSJoinRelayLeave(t *testing.T) {
 	require.ErrorIs(t, c.Err(), ErrClosed)
 	require.ErrorIs(t, c.Close(), ErrClosed)
 	require.ErrorIs(t, c.Send(ctx, &Ping{}), ErrClosed)
+}
+
+// A browser rank of a job that grows hears its max and, once the job
+// formed, of a late rank's arrival (joined) and departure; the late rank,
+// a browser too, hears it is late, its max and every rank's kind, and is
+// refused past max: the browser build decodes every field and message of
+// growth.
+func TestJSLateJoin(t *testing.T) {
+	env := jsEnv(t)
+	ctx := guard(t)
+	url := env.server + "/ws"
+	first := dial(t, url, jsGrowJob, env.grow, nil)
+	require.Equal(t, 3, first.Max())
+	require.False(t, first.Late())
+	require.Equal(t, &Ready{Size: 1, Kinds: []ClientKind{KindBrowser}, Max: 3}, recvAs[*Ready](t, first))
+
+	late := dial(t, url, jsGrowJob, env.grow, &DialOptions{Fingerprint: "sha-256 AB:CD"})
+	require.Equal(t, 1, late.Rank())
+	require.True(t, late.Late())
+	require.Equal(t, 3, late.Max())
+	require.Equal(t, 1, late.Size())
+	require.Equal(t, &Ready{Size: 1, Kinds: []ClientKind{KindBrowser, KindBrowser}, Fingerprints: []string{"", "sha-256 AB:CD"}, Max: 3}, recvAs[*Ready](t, late))
+	require.Equal(t, &Joined{Rank: 1, Kind: KindBrowser, Fingerprint: "sha-256 AB:CD"}, recvAs[*Joined](t, first))
+
+	require.NoError(t, late.Signal(ctx, 0, SignalConnect, EncodeString("late")))
+	require.Equal(t, 1, recvAs[*Signal](t, first).From)
+	require.NoError(t, late.Close())
+	require.Equal(t, []int{1}, recvAs[*Left](t, first).Ranks())
+
+	last := dial(t, url, jsGrowJob, env.grow, nil)
+	require.Equal(t, 2, last.Rank(), "a late rank's number is not given again")
+	recvAs[*Ready](t, last)
+	require.Equal(t, []int{1}, recvAs[*Left](t, last).Ranks())
+	require.Equal(t, 2, recvAs[*Joined](t, first).Rank)
+	_, err := Dial(ctx, url, jsGrowJob, env.grow, nil)
+	var re *RemoteError
+	require.ErrorAs(t, err, &re)
+	require.Equal(t, CodeJobFull, re.Code)
+	require.Equal(t, "job full: 3 of 3 ranks", re.Message)
 }
 
 // The server's refusal reaches the caller as a *RemoteError; http URLs

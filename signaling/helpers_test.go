@@ -79,14 +79,16 @@ const (
 	envJSSolo    = "MESHMPI_SIGNALING_TEST_SOLO"    // token of jsSoloJob
 	envJSSilent  = "MESHMPI_SIGNALING_TEST_SILENT"  // URL of a port that never answers
 	envJSRefused = "MESHMPI_SIGNALING_TEST_REFUSED" // URL of a port that refuses connections
+	envJSGrow    = "MESHMPI_SIGNALING_TEST_GROW"    // open token of jsGrowJob
 )
 
 // Jobs of the browser tests: in jsRelayJob (size 2) a native rank 0
 // answers every signal of rank 1 with the same payload; jsSoloJob has
-// size 1.
+// size 1; jsGrowJob has size 1 and may grow to 3.
 const (
 	jsRelayJob = "js-relay"
 	jsSoloJob  = "js-solo"
+	jsGrowJob  = "js-grow"
 )
 
 // Paths of the browser test server that misbehave on purpose: each reads

@@ -17,34 +17,6 @@ import (
 // encoding/json read the same way (it reads a subset: no case folding,
 // no repeated keys, valid UTF-8 only).
 
-// refSignal is Signal as encoding/json saw it: the payload a RawMessage.
-type refSignal struct {
-	To      int             `json:"to"`
-	From    int             `json:"from"`
-	Kind    SignalKind      `json:"kind"`
-	Payload json.RawMessage `json:"payload"`
-}
-
-// refEnvelope is the wire form of every message, as encoding/json saw it.
-type refEnvelope struct {
-	V    int             `json:"v"`
-	Type Type            `json:"type"`
-	Data json.RawMessage `json:"data,omitempty"`
-}
-
-// refEncode is Encode as it was with encoding/json.
-func refEncode(t testing.TB, m Message) []byte {
-	var v any = m
-	if s, ok := m.(*Signal); ok {
-		v = refSignal{s.To, s.From, s.Kind, s.Payload}
-	}
-	data, err := json.Marshal(v)
-	require.NoError(t, err)
-	out, err := json.Marshal(refEnvelope{V: Version, Type: m.Type(), Data: data})
-	require.NoError(t, err)
-	return out
-}
-
 // refDecode is Decode as it was with encoding/json.
 func refDecode(data []byte) (Message, error) {
 	var env refEnvelope

@@ -600,63 +600,6 @@ func (m *Join) field(r *jsonReader, key string) (bool, error) {
 	return false, nil
 }
 
-func (m *Welcome) appendData(b []byte) []byte {
-	o := openObject(b)
-	o.int("protocol", m.Protocol)
-	o.str("job", m.Job)
-	o.int("rank", m.Rank)
-	o.int("size", m.Size)
-	if len(m.ICEServers) > 0 {
-		o.key("iceServers")
-		o.b = append(o.b, '[')
-		for i, s := range m.ICEServers {
-			if i > 0 {
-				o.b = append(o.b, ',')
-			}
-			so := openObject(o.b)
-			so.key("urls")
-			so.b = appendStrings(so.b, s.URLs)
-			if s.Username != "" {
-				so.str("username", s.Username)
-			}
-			if s.Credential != "" {
-				so.str("credential", s.Credential)
-			}
-			o.b = so.close()
-		}
-		o.b = append(o.b, ']')
-	}
-	if len(m.Settings) > 0 {
-		o.key("settings")
-		so := openObject(o.b)
-		keys := make([]string, 0, len(m.Settings))
-		for k := range m.Settings {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			so.str(k, m.Settings[k])
-		}
-		o.b = so.close()
-	}
-	if l := m.Limits; l != nil {
-		o.key("limits")
-		lo := openObject(o.b)
-		lo.key("messageRate")
-		lo.b = appendFloat(lo.b, l.MessageRate)
-		lo.int("messageBurst", l.MessageBurst)
-		lo.int("messageBytes", l.MessageBytes)
-		o.b = lo.close()
-	}
-	if m.Max != 0 {
-		o.int("max", m.Max)
-	}
-	if m.Late {
-		o.bool("late", true)
-	}
-	return o.close()
-}
-
 func (m *Welcome) field(r *jsonReader, key string) (bool, error) {
 	switch key {
 	case "protocol":
@@ -730,21 +673,6 @@ func (l *Limits) field(r *jsonReader, key string) (bool, error) {
 	return false, nil
 }
 
-func (m *Ready) appendData(b []byte) []byte {
-	o := openObject(b)
-	o.int("size", m.Size)
-	o.key("kinds")
-	o.b = appendStrings(o.b, m.Kinds)
-	if len(m.Fingerprints) > 0 {
-		o.key("fingerprints")
-		o.b = appendStrings(o.b, m.Fingerprints)
-	}
-	if m.Max != 0 {
-		o.int("max", m.Max)
-	}
-	return o.close()
-}
-
 func (m *Ready) field(r *jsonReader, key string) (bool, error) {
 	switch key {
 	case "size":
@@ -757,16 +685,6 @@ func (m *Ready) field(r *jsonReader, key string) (bool, error) {
 		return true, r.int(&m.Max)
 	}
 	return false, nil
-}
-
-func (m *Joined) appendData(b []byte) []byte {
-	o := openObject(b)
-	o.int("rank", m.Rank)
-	o.str("kind", string(m.Kind))
-	if m.Fingerprint != "" {
-		o.str("fingerprint", m.Fingerprint)
-	}
-	return o.close()
 }
 
 func (m *Joined) field(r *jsonReader, key string) (bool, error) {
@@ -807,25 +725,6 @@ func (m *Signal) field(r *jsonReader, key string) (bool, error) {
 		return true, err
 	}
 	return false, nil
-}
-
-func (m *Left) appendData(b []byte) []byte {
-	o := openObject(b)
-	o.int("rank", m.Rank)
-	if m.Reason != "" {
-		o.str("reason", m.Reason)
-	}
-	if len(m.Also) > 0 {
-		o.key("also")
-		o.b = appendInts(o.b, m.Also)
-	}
-	if m.Aborted {
-		o.bool("aborted", true)
-	}
-	if m.Code != 0 {
-		o.int("code", m.Code)
-	}
-	return o.close()
 }
 
 func (m *Left) field(r *jsonReader, key string) (bool, error) {
@@ -912,15 +811,6 @@ func (m *Path) field(r *jsonReader, key string) (bool, error) {
 		return true, r.int(&m.RTTMicros)
 	}
 	return false, nil
-}
-
-func (m *Error) appendData(b []byte) []byte {
-	o := openObject(b)
-	o.str("code", string(m.Code))
-	if m.Message != "" {
-		o.str("message", m.Message)
-	}
-	return o.close()
 }
 
 func (m *Error) field(r *jsonReader, key string) (bool, error) {
@@ -1041,13 +931,19 @@ func Decode(data []byte) (Message, error) {
 	return m, nil
 }
 
-// Encode validates m and returns its wire form.
+// Encode validates m and returns its wire form. Under GOOS=js it encodes
+// only what a client sends (join, signal, path, abort, suspect, leaving,
+// ping, pong): the encoders of the server's messages stay out of browser
+// ranks (proto_server.go).
 func Encode(m Message) ([]byte, error) {
 	if m == nil {
 		return nil, fmt.Errorf("%w: nil message", ErrInvalid)
 	}
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("encode %s: %w", m.Type(), err)
+	}
+	if !encodable(m) {
+		return nil, fmt.Errorf("encode %s: %w: the server's messages are not encoded under js", m.Type(), ErrInvalid)
 	}
 	b := append(make([]byte, 0, 64), `{"v":`...)
 	b = strconv.AppendInt(b, Version, 10)

@@ -49,6 +49,12 @@ func sampleMessages() []Message {
 func TestRoundTrip(t *testing.T) {
 	for _, m := range sampleMessages() {
 		data, err := Encode(m)
+		if !encodable(m) {
+			// under js, a server's message: the browser decodes it as
+			// the server writes it
+			require.ErrorIs(t, err, ErrInvalid)
+			data, err = refEncode(t, m), nil
+		}
 		require.NoError(t, err)
 		got, err := Decode(data)
 		require.NoError(t, err, string(data))
