@@ -277,7 +277,10 @@
 // websocket-level pings (the browser answers the server's); a page cannot
 // pause a WebSocket, so messages beyond DialOptions.Queue wait in the
 // transport's queue instead of holding back the server; a page cannot drop
-// a connection without a closing handshake; Close waits at most 5 s for it.
+// a connection without a closing handshake; Close waits at most 5 s for it;
+// Encode refuses the messages only the server sends (welcome, ready,
+// joined, left, error), whose encoders stay out of browser ranks
+// (proto_server.go): a browser decodes them, never writes one.
 //
 // The Server, Local and tokens (Mint, VerifyToken, Claims) are not built
 // under js: a page cannot listen, and leaving them out keeps net/http and
