@@ -364,22 +364,45 @@ func (s *solver) checkpoint(failAfterSend bool) error {
 	return await(s.comm, barrier)
 }
 
-// gather collects the rod at rank 0.
+// gather collects the rod (at every rank: rank 0 checks it).
 func (s *solver) gather() ([]float64, error) {
-	p := s.comm.Size()
-	counts, displs := make([]int, p), make([]int, p)
-	for c := range p {
-		displs[c], counts[c] = split(s.points, p, c)
+	return s.collect([]piece{{s.first, s.u[1 : s.count+1]}})
+}
+
+// collect gathers every rank's pieces into the rod, NaN where no rank
+// has a piece (the temperatures are never NaN). Each rank contributes
+// the rod as it holds it, NaN elsewhere: p copies of the rod, a price a
+// small example can pay for the simplest gathering.
+func (s *solver) collect(pieces []piece) ([]float64, error) {
+	mine := make([]float64, s.points)
+	for i := range mine {
+		mine[i] = math.NaN()
 	}
-	var rod []float64
-	if s.comm.Rank() == 0 {
-		rod = make([]float64, s.points)
+	for _, pc := range pieces {
+		copy(mine[pc.first:], pc.data)
 	}
-	r, err := meshmpi.Igatherv(s.comm, s.u[1:s.count+1], rod, counts, displs, 0)
+	all := make([]float64, s.comm.Size()*s.points)
+	r, err := meshmpi.Iallgather(s.comm, mine, all)
 	if err != nil {
 		return nil, err
 	}
-	return rod, await(s.comm, r)
+	if err := await(s.comm, r); err != nil {
+		return nil, err
+	}
+	rod := mine
+	for i := range rod {
+		for c := 0; c < len(all); c += s.points {
+			v := all[c+i]
+			switch {
+			case math.IsNaN(v):
+			case math.IsNaN(rod[i]):
+				rod[i] = v
+			case math.Float64bits(rod[i]) != math.Float64bits(v):
+				return nil, fmt.Errorf("two copies of point %d differ: %v and %v", i, rod[i], v)
+			}
+		}
+	}
+	return rod, nil
 }
 
 // recover makes a communicator of the survivors and rolls back to the
@@ -412,17 +435,15 @@ func (s *solver) recover() error {
 	if err != nil {
 		return s.failLater(err)
 	}
-	gens := slices.Sorted(func(yield func(int) bool) {
-		for g := range s.saved {
-			if agreed&(1<<(g%30)) != 0 && !yield(g) {
-				return
-			}
+	g := -1
+	for h := range s.saved {
+		if agreed&(1<<(h%30)) != 0 {
+			g = max(g, h)
 		}
-	})
-	if len(gens) == 0 {
+	}
+	if g < 0 {
 		return fmt.Errorf("no checkpoint is held by every survivor: %w", errLost)
 	}
-	g := gens[len(gens)-1]
 	for h := range s.saved {
 		if h > g {
 			delete(s.saved, h) // the steps past it are done again, checkpoints too
@@ -470,13 +491,11 @@ func (s *solver) lost(old, c *meshmpi.Comm) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	return gone.TranslateRanks(slices.Collect(func(yield func(int) bool) {
-		for i := range gone.Size() {
-			if !yield(i) {
-				return
-			}
-		}
-	}), wg)
+	ranks := make([]int, gone.Size())
+	for i := range ranks {
+		ranks[i] = i
+	}
+	return gone.TranslateRanks(ranks, wg)
 }
 
 // rebuild returns the rod at checkpoint g from the pieces the survivors
@@ -485,47 +504,14 @@ func (s *solver) rebuild(g int) ([]float64, error) {
 	if g == 0 {
 		return initialRod(s.points), nil
 	}
-	// each piece as first, length, values
-	var mine []float64
-	for _, pc := range s.saved[g] {
-		mine = append(mine, float64(pc.first), float64(len(pc.data)))
-		mine = append(mine, pc.data...)
-	}
-	p := s.comm.Size()
-	counts := make([]int, p)
-	r, err := meshmpi.Iallgather(s.comm, []int{len(mine)}, counts)
+	rod, err := s.collect(s.saved[g])
 	if err != nil {
 		return nil, err
 	}
-	if err := await(s.comm, r); err != nil {
-		return nil, err
-	}
-	displs, all := make([]int, p), 0
-	for c, n := range counts {
-		displs[c], all = all, all+n
-	}
-	flat := make([]float64, all)
-	if r, err = meshmpi.Iallgatherv(s.comm, mine, flat, counts, displs); err != nil {
-		return nil, err
-	}
-	if err := await(s.comm, r); err != nil {
-		return nil, err
-	}
-	rod, held := make([]float64, s.points), make([]bool, s.points)
-	for len(flat) > 0 {
-		first, n := int(flat[0]), int(flat[1])
-		for i, v := range flat[2 : 2+n] {
-			if held[first+i] && math.Float64bits(rod[first+i]) != math.Float64bits(v) {
-				return nil, fmt.Errorf("two copies of point %d at iteration %d differ: %v and %v", first+i, g*s.every, rod[first+i], v)
-			}
-			rod[first+i], held[first+i] = v, true
-		}
-		flat = flat[2+n:]
-	}
-	if i := slices.Index(held, false); i >= 0 {
-		j := i + slices.Index(held[i:], true)
-		if j < i {
-			j = s.points
+	if i := slices.IndexFunc(rod, math.IsNaN); i >= 0 {
+		j := i
+		for j < s.points && math.IsNaN(rod[j]) {
+			j++
 		}
 		return nil, fmt.Errorf("points %d to %d of iteration %d are held by no survivor: "+
 			"the rank that held them and the ring neighbor that held their copy both failed (ranks %v failed): %w",
@@ -554,7 +540,8 @@ func (s *solver) check(rod []float64) error {
 			diff = max(diff, math.Abs(rod[i]-want[i]))
 		}
 	}
-	failed := slices.Sorted(slices.Values(s.failed))
+	failed := slices.Clone(s.failed)
+	slices.Sort(failed)
 	fmt.Printf("done on %d ranks: ranks %v failed, %d recoveries\n", s.comm.Size(), failed, s.recoveries)
 	fmt.Printf("points that differ from the sequential run: %d (largest difference %g)\n", differ, diff)
 	if differ > 0 {
