@@ -76,13 +76,15 @@ const stackDumpWait = 3 * time.Second
 // launchLimit bounds the wait for the moment a plan strikes at.
 const launchLimit = 90 * time.Second
 
-// ulfmGrace is meshrun -n N's --grace in ulfm runs: longer than the job
-// takes to find a frozen rank by itself (the server's pings, about 7 s),
-// so that a native freeze tests that, not meshrun's own killing of a
-// stopped rank (--grace, 2 s by default). Once only the frozen rank is
-// left, meshrun kills it at once. A mixed job's native victim runs in a
-// meshrun join of its own, which kills it after the default --grace: its
-// peers see it leave, as after a kill.
+// ulfmGrace is meshrun -n N's --grace in ulfm runs that strike a formed
+// job: longer than the job takes to find a frozen rank by itself (the
+// server's pings, about 7 s), so that a native freeze tests that, not
+// meshrun's own killing of a stopped rank (--grace, 2 s by default). Once
+// only the frozen rank is left, meshrun kills it at once. A rank frozen
+// before it joined is found by meshrun alone (the server knows nothing
+// of it yet), so formation faults keep the default. A mixed job's native
+// victim runs in a meshrun join of its own, which kills it after the
+// default --grace: its peers see it leave, as after a kill.
 const ulfmGrace = 30 * time.Second
 
 // finalizeIters is the workload's loops before Finalize, for plans that
@@ -261,7 +263,9 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 	if p.ULFM() {
 		args = []string{"-op", p.Op, "-rounds", strconv.Itoa(p.Rounds)}
 		keepGoing = []string{"--keep-going"}
-		grace = []string{"--grace", ulfmGrace.String()}
+		if p.Phase != Formation {
+			grace = []string{"--grace", ulfmGrace.String()}
+		}
 		settings[meshmpi.SettingKeepGoing] = "1"
 		args = append(args, "-keep-going=false")
 	}
