@@ -21,10 +21,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The fault-tolerant examples as jobs of native rank processes under
-// meshrun --keep-going, with a rank lost either way a rank is lost: its
-// function fails (the -fail flag) or its process is killed (SIGKILL,
-// once the job is running). The survivors finish with the right answer.
+// The fault-tolerant examples as jobs under meshrun --keep-going, native
+// rank processes or WASI ranks, with a rank lost either way a rank is
+// lost: its function fails (the -fail flag) or its process is killed
+// (SIGKILL, once the job is running; native ranks). The survivors finish
+// with the right answer.
 //
 //	go test -v -run UnderMeshrun ./examples
 
@@ -188,6 +189,16 @@ func TestFarmUnderMeshrun(t *testing.T) {
 		require.Contains(t, errs, "meshrun: rank 2 exited with status 3 (--keep-going: the other ranks carry on)")
 		knownCleanExit(t, status, errs, 2)
 	})
+	t.Run("worker_fails_wasi", func(t *testing.T) {
+		// a package target: meshrun builds it for wasip1 and runs its
+		// ranks under wazero; a WASI rank that exits nonzero has failed
+		j := startJob(t, meshrun, "--keep-going", "-n", "4", "./farm", "-tasks", "200", "-work", "20000", "-fail", "2:3")
+		require.Equal(t, 0, j.wait(t))
+		out, errs := j.output()
+		require.Contains(t, out, "[0] ok\n")
+		require.Contains(t, out, "[0] failed workers [2], tasks reassigned 1, duplicate results ignored 0\n")
+		require.Contains(t, errs, "meshrun: --keep-going: rank(s) 2 failed; the 3 other rank(s) exited with status 0 at worst")
+	})
 	t.Run("worker_killed", func(t *testing.T) {
 		start := time.Now()
 		j := startJob(t, meshrun, "--keep-going", "-n", "4", farm, "-tasks", "400", "-work", "200000")
@@ -225,6 +236,14 @@ func TestResilientUnderMeshrun(t *testing.T) {
 		require.Contains(t, out, "[0] points that differ from the sequential run: 0 (largest difference 0)\n")
 		require.Contains(t, out, "[0] ok\n")
 		knownCleanExit(t, status, errs, 3)
+	})
+	t.Run("rank_fails_wasi", func(t *testing.T) {
+		j := startJob(t, meshrun, "--keep-going", "-n", "8", "./resilient", "-fail", "3:47")
+		require.Equal(t, 0, j.wait(t))
+		out, errs := j.output()
+		require.Contains(t, out, "[0] rank(s) [3] failed: 7 survivors roll back to iteration 40\n")
+		require.Contains(t, out, "[0] ok\n")
+		require.Contains(t, errs, "meshrun: --keep-going: rank(s) 3 failed; the 7 other rank(s) exited with status 0 at worst")
 	})
 	t.Run("rank_killed", func(t *testing.T) {
 		start := time.Now()

@@ -38,8 +38,9 @@
 //     newest. A rank that died in the middle of checkpoint k left its
 //     neighbor without its copy of k, so the survivors go back to k−1.
 //  4. Rebuild: the survivors gather every piece of that checkpoint they
-//     hold (an Allgatherv), which covers the dead rank's block through
-//     its neighbor's copy, and split the rod over themselves again.
+//     hold (an Allgather of the rod as each holds it), which covers the
+//     dead rank's block through its neighbor's copy, and split the rod
+//     over themselves again.
 //
 // A failure during the recovery is met the same way: the next operation
 // fails, and the loop goes round again. Losing two ring neighbors at once
