@@ -23,11 +23,15 @@
 // recorded once and a duplicate is only counted. Workers idle while tasks
 // are still out wait for the queue to refill, and once every task is done
 // each is told to stop; if no worker is left, the manager does the rest
-// itself. Nothing in the loop counts workers beforehand: a worker is known
-// by its first request, so a worker joining a running job (a later
-// feature, through Comm.Accept) would only have to start asking.
+// itself. The manager knows a worker by its first request, and only its
+// end (every worker stopped or failed) counts the workers: a worker
+// joining a running job (a later feature, through Comm.Accept and
+// IntercommMerge) would only have to start asking, and raise that count.
 //
-// Workers need no recovery of their own: they talk only to the manager.
+// Nothing is revoked or shrunk: under ULFM point-to-point between live
+// ranks keeps working on a communicator with failed members, and the farm
+// uses no collective. Workers need no recovery of their own: they talk
+// only to the manager.
 // When the manager fails, a worker's receive from it fails with
 // ErrProcFailed and the worker ends, saying so ("the manager (rank 0)
 // failed: …").
@@ -82,7 +86,7 @@ func main() {
 	flag.Parse()
 	fails, err := parseFails(*failAt)
 	if err != nil || *tasks < 0 || *work < 0 {
-		fmt.Fprintln(os.Stderr, "farm: -tasks and -work must not be negative; -fail is rank:k,…", err)
+		fmt.Fprintf(os.Stderr, "farm: -tasks and -work must not be negative; -fail is rank:k,… (%v)\n", err)
 		os.Exit(2)
 	}
 	var finished atomic.Int32 // ranks of this process that did their part

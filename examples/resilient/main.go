@@ -123,7 +123,7 @@ func main() {
 		}
 	}
 	if err != nil || cfg.points < 2 || cfg.iters < 0 || cfg.every < 1 {
-		fmt.Fprintln(os.Stderr, "resilient: -points must be at least 2, -every at least 1, -iters not negative;", err)
+		fmt.Fprintf(os.Stderr, "resilient: -points must be at least 2, -every at least 1, -iters not negative (%v)\n", err)
 		os.Exit(2)
 	}
 	var finished atomic.Int32 // ranks of this process that did their part
