@@ -181,6 +181,9 @@ func (c *Comm) memberFailed(w int, cause error) {
 	if local {
 		c.agree.Failed(int(c.local[w]))
 	}
+	if c.p.finalizing.Load() {
+		return
+	}
 	c.failCollectives(fmt.Errorf("%s of %s failed: %w", rankInComm(c, w), c, causeOrFailed(cause)))
 }
 
@@ -511,7 +514,7 @@ func (c *Comm) Shrink() (*Comm, error) {
 			r := c.local[w]
 			alive[r/8] &^= 1 << (r % 8)
 		}
-		res, seq, err := c.agreeOn(vec, "Shrink")
+		res, seq, err := c.agreeOn(vec, "Shrink", false)
 		if err != nil {
 			c.returnMask(lent)
 			return nil, fmt.Errorf("shrink on %s: %w", c, err)
@@ -555,12 +558,16 @@ func (c *Comm) Shrink() (*Comm, error) {
 }
 
 // agreeOn runs one blocking agreement on vec over c, returning its result
-// and sequence number.
-func (c *Comm) agreeOn(vec []byte, call string) (agree.Result, uint32, error) {
+// and sequence number; barrier: StartBarrier's (Finalize).
+func (c *Comm) agreeOn(vec []byte, call string, barrier bool) (agree.Result, uint32, error) {
 	ch := make(chan agree.Result, 1)
 	c.hold()
 	defer c.drop()
-	seq, err := c.agree.Start(vec, func(r agree.Result) { ch <- r })
+	start := c.agree.Start
+	if barrier {
+		start = c.agree.StartBarrier
+	}
+	seq, err := start(vec, func(r agree.Result) { ch <- r })
 	if err != nil {
 		return agree.Result{}, 0, err
 	}

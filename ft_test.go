@@ -213,6 +213,20 @@ func TestRevoke(t *testing.T) {
 	}))
 }
 
+// A revoked world still finalizes (the survivors' barrier is an
+// agreement, which a revocation leaves working).
+func TestFinalizeRevokedWorld(t *testing.T) {
+	require.NoError(t, Run(3, func(world *Comm) error {
+		if world.Rank() == 1 {
+			return world.Revoke()
+		}
+		if _, err := Recv(world, make([]int, 1), 1, 0); !errors.Is(err, ErrRevoked) {
+			return fmt.Errorf("receive on a world being revoked: %v", err)
+		}
+		return nil
+	}))
+}
+
 // Agree returns the AND of the flags; a failure nobody acknowledged makes
 // it fail on every survivor with the same value, and once everyone
 // acknowledged it, it does not.

@@ -2,6 +2,7 @@ package meshmpi
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -11,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/meshmpi/meshmpi/agree"
 	"github.com/meshmpi/meshmpi/coll"
 	"github.com/meshmpi/meshmpi/peer"
 )
@@ -29,6 +29,10 @@ type proc struct {
 	waiting  []int   // parent ids of the constructions in progress
 
 	finalized atomic.Bool
+	// finalizing: the rank is in Finalize, where peers that finished it
+	// close their links: a closed link fails only what waits on that
+	// peer, not every collective of the communicators it belongs to
+	finalizing atomic.Bool
 
 	fail failures // what the rank knows of failed ranks (ft.go)
 	// leave, if set, tells the job this rank is finalizing, before it
@@ -89,33 +93,28 @@ const finalizeLinger = 10 * time.Second
 
 // finalize ends a rank cleanly: a barrier over the world, so no rank closes
 // its links while another still talks to it, then the links close. The
-// barrier gathers to rank 0 and broadcasts back, so every other rank has
-// all it will receive once its barrier ends; rank 0's last messages may
-// still be in flight, so it waits for the others to close first.
-//
-// Where ranks may have failed (KeepGoing, or a failure is known) the
-// barrier is an agreement over the world instead, which completes among
-// the survivors; its coordinator, the lowest surviving rank, sends last
-// and waits for the others to close.
+// barrier is an agreement (agree.Group.StartBarrier: contributions to the
+// lowest live rank, its decision back), so ranks that failed before or
+// during it do not hang it, and it works on a revoked world; every other
+// rank has all it will receive once its barrier ends, and the coordinator,
+// whose last messages may still be in flight, waits for the others to
+// close first.
 func (p *proc) finalize() error {
-	var err error
-	ft := p.keepGoing || p.fail.n.Load() > 0
-	if !ft {
-		_, err = p.world.allgather(nil)
-		// a rank failed during the barrier: the survivors still end together
-		ft = err != nil && errors.Is(err, ErrProcFailed) && p.fail.n.Load() > 0 && !p.finalized.Load()
+	p.finalizing.Store(true)
+	lost := p.world.failedMembers() // the ranks that failed before the barrier ended
+	// the barrier also compares the ranks' counts of world collectives:
+	// the AND of every count and of every complement gives back a rank's
+	// own only if all are equal, so every rank sees a difference
+	seq := p.world.seq.Load()
+	vec := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, seq), ^seq)
+	res, _, err := p.world.agreeOn(vec, "Finalize", true)
+	if err == nil && (binary.LittleEndian.Uint32(res.Vec) != seq || binary.LittleEndian.Uint32(res.Vec[4:]) != ^seq) {
+		err = fmt.Errorf("the ranks made a different number of collective calls on %s (a collective only some ranks called): %w", commName(p.world), ErrArg)
 	}
-	last := p.world.rank == 0
-	var lost []int // the ranks that failed before the barrier ended
-	if ft {
-		lost = p.world.failedMembers()
-		var res agree.Result
-		res, _, err = p.world.agreeOn(make([]byte, 8), "Finalize")
-		last = !slices.ContainsFunc(p.world.ranks[:p.world.rank], func(w int) bool { return !p.isFailed(w) })
-		for _, m := range res.Missing {
-			if !slices.Contains(lost, m) {
-				lost = append(lost, m)
-			}
+	last := !slices.ContainsFunc(p.world.ranks[:p.world.rank], func(w int) bool { return !p.isFailed(w) })
+	for _, m := range res.Missing {
+		if !slices.Contains(lost, m) {
+			lost = append(lost, m)
 		}
 	}
 	p.finalized.Store(true)

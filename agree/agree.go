@@ -74,7 +74,8 @@ type instance struct {
 	seq     uint32
 	entered bool
 	decided bool
-	sentTo  int // the coordinator this member's contribution went to last; -1 none
+	barrier bool // StartBarrier's: only the coordinator sends the decision
+	sentTo  int  // the coordinator this member's contribution went to last; -1 none
 
 	own      []byte // this member's contribution
 	got      []bool // a message came from the member (contribution or decision)
@@ -124,6 +125,21 @@ func (o *outbox) flush(t Transport) {
 // once with the result (possibly before Start returns, never with the
 // group's lock held). It returns the agreement's sequence number.
 func (g *Group) Start(vec []byte, done func(Result)) (uint32, error) {
+	return g.start(vec, true, done)
+}
+
+// StartBarrier enters the next agreement as a barrier whose members leave
+// the group once it ends (Finalize): only the coordinator sends the
+// decision, so it costs 2(n-1) messages instead of n(n-1). A member that
+// decided does not forward the decision, so it must leave (fail, as far
+// as the others can tell) for a later coordinator to go on without it;
+// and if the coordinator fails mid-broadcast, the members may end with
+// different values. Use its result as a barrier only.
+func (g *Group) StartBarrier(vec []byte, done func(Result)) (uint32, error) {
+	return g.start(vec, false, done)
+}
+
+func (g *Group) start(vec []byte, forward bool, done func(Result)) (uint32, error) {
 	var o outbox
 	g.mu.Lock()
 	if g.stopped != nil {
@@ -140,6 +156,7 @@ func (g *Group) Start(vec []byte, done func(Result)) (uint32, error) {
 	in := g.instance(seq)
 	in.entered = true
 	in.done = done
+	in.barrier = !forward
 	if in.decided {
 		g.finish(in, in.heard[g.me], &o) // the decision came first
 	} else {
@@ -223,10 +240,12 @@ func (g *Group) progress(in *instance, o *outbox) {
 // keeps d for Start). Called with mu held.
 func (g *Group) decide(in *instance, d *decision, o *outbox) {
 	in.decided = true
-	msg := g.encode(kindDecision, in.seq, d.vec, d.missing, d.mismatch)
-	for m := range g.n {
-		if m != g.me && !g.failed[m] {
-			o.msgs = append(o.msgs, outMsg{m, msg})
+	if !in.barrier || g.coord == g.me {
+		msg := g.encode(kindDecision, in.seq, d.vec, d.missing, d.mismatch)
+		for m := range g.n {
+			if m != g.me && !g.failed[m] {
+				o.msgs = append(o.msgs, outMsg{m, msg})
+			}
 		}
 	}
 	if !in.entered {

@@ -36,6 +36,12 @@ type fabric struct {
 	vecs    [][][]byte // [member][round]
 	kills   int        // how many members may be doomed
 	crash   bool       // a doomed member stops before anyone is told
+	// barrier: members start barriers (StartBarrier) and leave once
+	// decided, as Finalize's ranks do: they stop, what they sent is
+	// delivered, and the others are told as of a failure
+	barrier bool
+	leaving []int
+	killed  []bool // doomed by the random killer, not by leaving
 }
 
 type fabricLink struct {
@@ -54,7 +60,8 @@ func (l fabricLink) Send(to int, msg []byte) {
 func newFabric(t *testing.T, seed uint64, n, rounds, ahead, kills int, crash bool) *fabric {
 	f := &fabric{t: t, rng: rand.New(rand.NewPCG(seed, 7)), n: n, rounds: rounds, ahead: ahead, kills: kills, crash: crash,
 		groups: make([]*Group, n), queues: make([][][]byte, n*n), stopped: make([]bool, n), doomed: make([]bool, n),
-		notice: make([][]bool, n), started: make([]int, n), results: make([][]Result, n), vecs: make([][][]byte, n)}
+		notice: make([][]bool, n), started: make([]int, n), results: make([][]Result, n), vecs: make([][][]byte, n),
+		killed: make([]bool, n)}
 	for m := range n {
 		f.groups[m] = New(n, m, 42, fabricLink{f, m})
 		f.notice[m] = make([]bool, n)
@@ -154,17 +161,25 @@ func (f *fabric) run() {
 		case evStart:
 			m, k := ev.from, f.started[ev.from]
 			f.started[m]++
-			seq, err := f.groups[m].Start(f.vecs[m][k], func(r Result) {
+			start := f.groups[m].Start
+			if f.barrier {
+				start = f.groups[m].StartBarrier
+			}
+			seq, err := start(f.vecs[m][k], func(r Result) {
 				require.Nil(f.t, f.results[m][k].Vec, "member %d round %d decided twice", m, k)
 				if r.Vec == nil {
 					r.Vec = []byte{}
 				}
 				f.results[m][k] = r
+				if f.barrier {
+					f.leaving = append(f.leaving, m)
+				}
 			})
 			require.NoError(f.t, err)
 			require.Equal(f.t, uint32(k), seq)
 		case evDoom:
 			f.doomed[ev.from] = true
+			f.killed[ev.from] = true
 			for s := range f.n {
 				if s != ev.from {
 					f.notice[s][ev.from] = true
@@ -176,6 +191,15 @@ func (f *fabric) run() {
 		case evStop:
 			f.stop(ev.from)
 		}
+		for _, m := range f.leaving {
+			f.doomed[m], f.stopped[m] = true, true // its queues are delivered
+			for s := range f.n {
+				if s != m {
+					f.notice[s][m] = true
+				}
+			}
+		}
+		f.leaving = f.leaving[:0]
 	}
 }
 
@@ -262,6 +286,27 @@ func TestAgreementUnderFaults(t *testing.T) {
 			f.run()
 			f.check()
 		})
+	}
+}
+
+// Barriers whose members leave once decided (Finalize) end on every
+// member the killer spares, even when coordinators die mid-broadcast.
+func TestBarrierUnderFaults(t *testing.T) {
+	runs := 4000
+	if testing.Short() {
+		runs = 400
+	}
+	for seed := range uint64(runs) {
+		n := 1 + int(seed%8)
+		kills := int(seed/8) % n
+		f := newFabric(t, seed, n, 1, 1, kills, seed%3 != 0)
+		f.barrier = true
+		f.run()
+		for m := range n {
+			if !f.killed[m] {
+				require.NotNil(t, f.results[m][0].Vec, "seed %d: member %d never left the barrier", seed, m)
+			}
+		}
 	}
 }
 
