@@ -64,3 +64,45 @@ func TestRevokeRacesAPost(t *testing.T) {
 		}
 	}
 }
+
+// A fault-tolerant program whose survivors made different numbers of
+// collective calls on the world before they learned of a failure (rank 0
+// tried a Barrier that the failure broke, ranks 1 and 2 called none)
+// recovers on the shrunk world and ends; Finalize, a fault-tolerant
+// barrier, must not fail it, whether the world was revoked or not.
+func TestFinalizeAfterABrokenCollective(t *testing.T) {
+	t.Skip("library bug since 57adaa7: Finalize compares the ranks' counts of world collectives and fails rank 0 with " +
+		"\"the ranks made a different number of collective calls on world\" (ErrArg), revoked world or not; " +
+		"examples/resilient works around it by working on a duplicate of the world. Remove this skip once Finalize " +
+		"leaves the count alone where ranks failed (or counts a collective that failed as called everywhere).")
+	for _, revoke := range []bool{false, true} {
+		t.Run(fmt.Sprintf("revoked=%v", revoke), func(t *testing.T) {
+			err := meshmpi.Run(4, func(world *meshmpi.Comm) error {
+				if world.Rank() == 3 {
+					return errors.New("down")
+				}
+				if world.Rank() == 0 {
+					if err := meshmpi.Barrier(world); !errors.Is(err, meshmpi.ErrProcFailed) {
+						return fmt.Errorf("barrier with a failed member: %v", err)
+					}
+					if revoke {
+						if err := world.Revoke(); err != nil {
+							return err
+						}
+					}
+				}
+				small, err := world.Shrink()
+				if err != nil {
+					return err
+				}
+				if err := meshmpi.Barrier(small); err != nil {
+					return err
+				}
+				return small.Free()
+			}, meshmpi.KeepGoing(), meshmpi.WithTimeout(time.Minute))
+			if err == nil || err.Error() != "rank 3: down" {
+				t.Errorf("want only rank 3's error, got: %v", err)
+			}
+		})
+	}
+}

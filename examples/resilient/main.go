@@ -173,7 +173,7 @@ type piece struct {
 type solver struct {
 	config
 	world        *meshmpi.Comm
-	comm         *meshmpi.Comm // the current communicator: the world, then the survivors
+	comm         *meshmpi.Comm // the current communicator: the world's duplicate, then the survivors'
 	me           int           // world rank
 	it           int           // iterations done
 	first, count int           // my block
@@ -189,7 +189,14 @@ func resilient(world *meshmpi.Comm, cfg config) error {
 	if cfg.points < world.Size() {
 		return fmt.Errorf("%d points cannot be split over %d ranks", cfg.points, world.Size())
 	}
-	s := &solver{config: cfg, world: world, comm: world, me: world.Rank()}
+	// the work runs on a duplicate, as a library's would: the world keeps
+	// its own collectives (Finalize's among them) apart from the ones a
+	// failure breaks on some ranks and not on others
+	comm, err := world.Dup()
+	if err != nil {
+		return err
+	}
+	s := &solver{config: cfg, world: world, comm: comm, me: world.Rank()}
 	if s.me == 0 {
 		fmt.Printf("%d points, %d iterations, a checkpoint every %d, on %d ranks\n", cfg.points, cfg.iters, cfg.every, world.Size())
 	}
@@ -424,9 +431,7 @@ func (s *solver) recover() error {
 	if lost, err := s.lost(old, c); err == nil {
 		s.failed = append(s.failed, lost...)
 	}
-	if old != s.world {
-		_ = old.Free()
-	}
+	_ = old.Free()
 	// the newest checkpoint every survivor holds
 	mask := 0
 	for g := range s.saved {
