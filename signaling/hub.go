@@ -844,7 +844,9 @@ func (s *Server) leave(c *conn, cause error) {
 	if j == nil || j.members[c.rank] != c {
 		return // never joined, or declared failed (declare announced it)
 	}
-	reason, clean := "connection closed", websocket.CloseStatus(cause) == websocket.StatusNormalClosure
+	// a rank that said it is leaving (Finalize) left cleanly, even if its
+	// close frame lost the race with the socket's end
+	reason, clean := "connection closed", websocket.CloseStatus(cause) == websocket.StatusNormalClosure || c.leaving
 	switch {
 	case c.unresponsive.Load():
 		reason, clean = "no answer to pings", false
