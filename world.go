@@ -108,14 +108,17 @@ func (p *proc) finalize() error {
 	seq := p.world.seq.Load()
 	vec := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, seq), ^seq)
 	res, _, err := p.world.agreeOn(vec, "Finalize", true)
-	if err == nil && (binary.LittleEndian.Uint32(res.Vec) != seq || binary.LittleEndian.Uint32(res.Vec[4:]) != ^seq) {
-		err = fmt.Errorf("the ranks made a different number of collective calls on %s (a collective only some ranks called): %w", commName(p.world), ErrArg)
-	}
 	last := !slices.ContainsFunc(p.world.ranks[:p.world.rank], func(w int) bool { return !p.isFailed(w) })
 	for _, m := range res.Missing {
 		if !slices.Contains(lost, m) {
 			lost = append(lost, m)
 		}
+	}
+	// where ranks failed, or the world was revoked, the survivors' counts
+	// differ by the collectives the failure broke: no error then
+	intact := !p.keepGoing && len(lost) == 0 && !p.world.IsRevoked()
+	if err == nil && intact && (binary.LittleEndian.Uint32(res.Vec) != seq || binary.LittleEndian.Uint32(res.Vec[4:]) != ^seq) {
+		err = fmt.Errorf("the ranks made a different number of collective calls on %s (a collective only some ranks called): %w", commName(p.world), ErrArg)
 	}
 	p.finalized.Store(true)
 	if p.leave != nil {
