@@ -102,3 +102,54 @@ func TestFinalizeAfterABrokenCollective(t *testing.T) {
 		})
 	}
 }
+
+// A message that arrives on a revoked communicator (in flight when it
+// was revoked) stays in its receiver's queue of unexpected messages;
+// once the communicator is freed, a later one (here Shrink's) can get the
+// same context id, and the stale message matches its receives. Rank 0
+// sends on c while rank 1 revokes it; everyone frees c and shrinks the
+// world; rank 0 never sends on the new communicator, so nothing may be
+// there for rank 1 to probe.
+func TestStaleMessageOnAReusedContext(t *testing.T) {
+	t.Skip("library bug: a message in flight when its communicator was revoked lands in the unexpected queue and survives Free; " +
+		"Shrink reuses the context id and the stale message matches the new communicator's receives (found within ~30 runs). " +
+		"In examples/resilient it gave wrong answers (4 of 40 runs of -fail 1:33,6:120); it works around it by never freeing a " +
+		"revoked communicator. Remove this skip once Free (or Revoke) drops such messages, or context ids are not reused while they may arrive.")
+	for run := range 200 {
+		err := meshmpi.Run(2, func(world *meshmpi.Comm) error {
+			c, err := world.Dup()
+			if err != nil {
+				return err
+			}
+			if world.Rank() == 0 {
+				for {
+					if err := meshmpi.Send(c, []int{42}, 1, 5); err != nil {
+						break // revoked
+					}
+				}
+			} else if err := c.Revoke(); err != nil {
+				return err
+			}
+			if err := meshmpi.Barrier(world); err != nil {
+				return err
+			}
+			if err := c.Free(); err != nil {
+				return err
+			}
+			d, err := world.Shrink()
+			if err != nil {
+				return err
+			}
+			defer d.Free()
+			if world.Rank() == 1 {
+				if _, found, err := d.Iprobe(0, 5); found || err != nil {
+					return fmt.Errorf("run %d: a message on the new communicator, sent on a revoked and freed one (err %v)", run, err)
+				}
+			}
+			return meshmpi.Barrier(d)
+		}, meshmpi.WithTimeout(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
