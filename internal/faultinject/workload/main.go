@@ -18,6 +18,7 @@
 //	fi finalize              Finalize starts (with -finalize, and ulfm)
 //	fi step K STEP           ulfm: round K's step (revoke, agree, shrink) starts
 //	fi round K …             ulfm: what round K got (faultinject.ULFMRound)
+//	fi note round K: ERROR   ulfm: the error that ended the wait or Agree
 //	fi exit ok               the rank ends without error (status 0)
 //	fi exit error: MESSAGE   an operation failed (status 1 if the error
 //	                         is ErrProcFailed, 2 otherwise)
@@ -109,6 +110,7 @@ func runULFM(rounds int, keepGoing bool) error {
 				// nobody sends: only the revocation, or a failure nobody
 				// acknowledged (the revoker's, say), ends the wait
 				_, err := meshmpi.Recv(c, make([]int64, 1), meshmpi.AnySource, 99)
+				fmt.Printf("fi note round %d: %v\n", k, err)
 				if !errors.Is(err, meshmpi.ErrRevoked) && !errors.Is(err, meshmpi.ErrProcFailed) && !errors.Is(err, meshmpi.ErrProcFailedPending) {
 					return fmt.Errorf("round %d: a receive only a revocation or a failure ends returned %v", k, err)
 				}
@@ -118,6 +120,9 @@ func runULFM(rounds int, keepGoing bool) error {
 		v, err := c.Agree(faultinject.ULFMFlag(me, k))
 		if err != nil && !errors.Is(err, meshmpi.ErrProcFailed) {
 			return fmt.Errorf("round %d: agree: %w", k, err)
+		}
+		if err != nil { // for the output of a failed run: which failure each rank saw
+			fmt.Printf("fi note round %d: %v\n", k, err)
 		}
 		got := faultinject.ULFMRound{Round: k, Agreed: v, ProcFailed: err != nil}
 		fmt.Printf("fi step %d %s\n", k, faultinject.StepShrink)
