@@ -476,13 +476,16 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 			trigger = nil
 			res.Faulted = true
 			fault = time.Now()
+			// Loop and Finalize faults strike once the victim is there, in
+			// a formed job, even if another rank's "fi ready" has not been
+			// read yet (each meshrun's output comes in its own time).
 			switch {
-			case len(ready) < p.Ranks:
-				res.Struck = Formation
 			case p.Phase == Finalize:
 				res.Struck = Finalize
-			default:
+			case p.Phase == Op || len(ready) == p.Ranks:
 				res.Struck = Op
+			default:
+				res.Struck = Formation
 			}
 			sig := syscall.SIGKILL
 			if p.Kind == Freeze {
