@@ -105,6 +105,11 @@ func (q *collRequest) start() error {
 	if !q.persistent {
 		q.c.enter(q.run, q.seq, false)
 	}
+	if q.c.revoked.Load() {
+		// revoked while this started: Revoke's cancel may have come
+		// before its transfers were posted (see p2pRequest.start)
+		q.c.cancelRevoked()
+	}
 	return nil
 }
 

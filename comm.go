@@ -401,6 +401,9 @@ func (c *Comm) hold() { c.refs.Add(1) }
 func (c *Comm) drop() {
 	if c.refs.Add(-1) == 0 {
 		c.p.unregister(c)
+		if c.retired() {
+			return // the id stays used here for good (see retired)
+		}
 		c.p.mu.Lock()
 		c.p.ctxUsed.clear(c.id)
 		c.p.mu.Unlock()

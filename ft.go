@@ -288,9 +288,7 @@ func (c *Comm) revoke() {
 	if c.revoked.Swap(true) {
 		return
 	}
-	err := fmt.Errorf("%s was revoked: %w", c, ErrRevoked)
-	c.p.ep.CancelTagged(c.p2pContext(), 0, 0, err)
-	c.failCollectives(err)
+	c.cancelRevoked()
 	msg := binary.LittleEndian.AppendUint64([]byte{ftRevoke}, c.nonce)
 	for _, w := range c.allRanks() {
 		if w != c.p.ep.Rank() {
@@ -298,6 +296,22 @@ func (c *Comm) revoke() {
 		}
 	}
 	c.p.ep.Wake()
+}
+
+// cancelRevoked fails what is pending on a revoked c: its point-to-point
+// operations and collectives.
+func (c *Comm) cancelRevoked() {
+	err := fmt.Errorf("%s was revoked: %w", c, ErrRevoked)
+	c.p.ep.CancelTagged(c.p2pContext(), 0, 0, err)
+	c.failCollectives(err)
+}
+
+// retired reports whether c's context id must never be used again on
+// this rank: c was revoked or lost a member, so messages of operations
+// that broke may still arrive on it, long after Free, and a communicator
+// that reused the id would take them (they would match its receives).
+func (c *Comm) retired() bool {
+	return c.revoked.Load() || len(c.failedMembers()) > 0
 }
 
 // allRanks returns the world ranks of both groups of c.

@@ -143,6 +143,12 @@ func (q *p2pRequest) start() error {
 		q.op = nil
 		return fmt.Errorf("%s on %s: %w", q.verb(), q.c, err)
 	}
+	if q.ctx == q.c.p2pContext() && q.c.revoked.Load() {
+		// revoked between prepare's look and the post: Revoke may have
+		// cancelled before this was posted, so cancel again (Revoke sets
+		// the flag before it cancels: one of the two sees the other)
+		q.c.cancelRevoked()
+	}
 	return nil
 }
 

@@ -341,7 +341,15 @@ func Main(n int, fn func(world *Comm) error, opts ...Option) error {
 		return err
 	}
 	if err := runRank(s.p, fn); err != nil {
-		s.Abort(err)
+		if s.p.keepGoing {
+			// the rank fails alone, as a crash would: its links drop
+			// now, and its signaling connection with the process, not
+			// closed cleanly (a clean close is a rank that finished)
+			s.p.finalized.Store(true)
+			s.p.ep.Close(fmt.Errorf("rank %d failed: %w: %w", s.p.world.rank, ErrProcFailed, err))
+		} else {
+			s.Abort(err)
+		}
 		return fmt.Errorf("rank %d: %w", s.p.world.rank, err)
 	}
 	if err := s.Finalize(); err != nil {
