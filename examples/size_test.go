@@ -29,8 +29,13 @@ import (
 // (pion's js build alone is ~2 MB). Issue 15's ICE restart and issue
 // 18's Abort, hang reports and error wording added some 50 KB gzipped
 // (heat 1.266 → 1.317 MiB, no new package but path/filepath, since
-// dropped): the bar is 1.35 MiB.
-const maxGzipped = 1_415_578 // 1.35 MiB
+// dropped): the bar is 1.35 MiB. Issue 16's fault tolerance (failure
+// fan-out, Revoke, the agreement under Agree, Shrink and Finalize, fail-stop
+// eviction) and the signaling client's growth messages, linked into every
+// rank, added some 34 KB gzipped, half of it back by leaving the server's
+// encoders out of the browser (heat 1.331 → 1.350 MiB, no new package but
+// hash/fnv): the bar is 1.40 MiB.
+const maxGzipped = 1_468_006 // 1.40 MiB
 
 func TestBrowserBuildSize(t *testing.T) {
 	if testing.Short() {
@@ -58,8 +63,8 @@ func TestBrowserBuildSize(t *testing.T) {
 			t.Logf("%s.wasm: %d bytes raw (%.2f MiB), %d gzipped (%.3f MiB; %d at the default level)",
 				name, len(raw), mib(len(raw)), best, mib(best), def)
 			if best > maxGzipped {
-				t.Errorf("%s.wasm is %d bytes gzipped (%.3f MiB), over the %d-byte (1.30 MiB) bar by %d",
-					name, best, mib(best), maxGzipped, best-maxGzipped)
+				t.Errorf("%s.wasm is %d bytes gzipped (%.3f MiB), over the %d-byte (%.2f MiB) bar by %d",
+					name, best, mib(best), maxGzipped, mib(maxGzipped), best-maxGzipped)
 			}
 		})
 	}
