@@ -24,8 +24,13 @@ import (
 // Agree and Shrink.
 //
 // Failure knowledge lives in the rank's proc (failures): the endpoint
-// tells it of every lost peer (peer.Endpoint.OnPeerFailed), and so does
-// every agreement that finds a member missing. It fans each new failure
+// tells it of every confirmed failure (peer.Endpoint.OnPeerDeclared: the
+// signaling server declared the rank failed or announced its departure,
+// or, in an in-process world, its link was lost), and so does every
+// agreement that finds a member missing. A lost link alone fails only
+// what waits on that peer: where the job has an authority, it is a
+// suspicion the mesh reports, and acting on it could split the job (two
+// live ranks whose path broke, each deciding alone). It fans each new failure
 // out to the communicators that contain the rank.
 
 // failures is what a rank knows of failed ranks.

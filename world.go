@@ -72,7 +72,10 @@ func newProc(rank, size int, cfg config, dialer peer.Dialer) (*proc, error) {
 	p.fail.known = make([]bool, size)
 	notice := make(chan struct{})
 	p.fail.notice.Store(&notice)
-	ep.OnPeerFailed(p.peerFailed)
+	// a communicator acts on confirmed failures only (the job's authority
+	// declared them, or the world is in-process): two live ranks whose
+	// link broke must not each go on without the other
+	ep.OnPeerDeclared(p.peerFailed)
 	p.ctxUsed.set(worldContext)
 	p.world = newComm(p, worldContext, identityRanks(size), worldNonce)
 	p.world.name = "world"

@@ -18,7 +18,8 @@ type conn struct {
 	maxData  int // payload bytes per frame
 	eagerMax int
 
-	dead atomic.Bool // set before pending operations are failed
+	dead     atomic.Bool // set before pending operations are failed
+	declared atomic.Bool // its failure was confirmed (Endpoint.declare)
 
 	// credit is the eager credit this end may still spend on the link
 	// (credit.go); it starts at InitialCredit.

@@ -100,7 +100,8 @@ type Endpoint struct {
 	watchers []chan struct{}
 
 	hookMu sync.Mutex
-	hooks  []func(rank int, err error) // OnPeerFailed
+	hooks     []func(rank int, err error) // OnPeerFailed
+	declHooks []func(rank int, err error) // OnPeerDeclared
 }
 
 // NewEndpoint returns an endpoint with no links attached.
@@ -211,6 +212,12 @@ func (e *Endpoint) FailPeer(rank int, err error) {
 	}
 	c.fail(err)
 	c.closeLink()
+	e.mu.Lock()
+	local := e.closed != nil
+	e.mu.Unlock()
+	if !local {
+		e.declare(rank, err)
+	}
 }
 
 // LinkPath reports how the link to rank reaches it; false if rank has no

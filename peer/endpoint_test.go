@@ -2,6 +2,7 @@ package peer
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -346,4 +347,49 @@ func TestFailedPeerFreesSendSlots(t *testing.T) {
 		require.ErrorIs(t, wait(op).Err, ErrProcFailed)
 	}
 	require.Zero(t, e.slotsInUse(), "slots outlive their sends")
+}
+
+// blockedDialer never connects: the endpoint's links are attached by hand,
+// but it is an endpoint of a job with an authority (a Dialer).
+type blockedDialer struct{}
+
+func (blockedDialer) Dial(ctx context.Context, _ int) (Link, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// A lost link is a suspicion where the job has an authority (the endpoint
+// dials through it): OnPeerFailed hears of it, OnPeerDeclared only once
+// FailPeer confirms it, once. In an in-process world (no Dialer) the lost
+// link is the confirmation.
+func TestPeerDeclared(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		dialer Dialer
+	}{
+		{"job with an authority", blockedDialer{}},
+		{"in-process world", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := NewEndpoint(Config{Rank: 0, Size: 2, Dialer: tc.dialer})
+			require.NoError(t, err)
+			defer e.Close(nil)
+			l := &rawLink{ready: true}
+			require.NoError(t, e.Attach(1, l))
+			var failed, declared []int
+			e.OnPeerFailed(func(r int, _ error) { failed = append(failed, r) })
+			e.OnPeerDeclared(func(r int, _ error) { declared = append(declared, r) })
+			l.h.HandleClose(ErrClosed)
+			require.Equal(t, []int{1}, failed)
+			if tc.dialer != nil {
+				require.Empty(t, declared, "a lost link alone declares nothing")
+			} else {
+				require.Equal(t, []int{1}, declared)
+			}
+			e.FailPeer(1, fmt.Errorf("rank 1 left the job: %w", ErrProcFailed))
+			e.FailPeer(1, fmt.Errorf("rank 1 left the job: %w", ErrProcFailed))
+			require.Equal(t, []int{1}, failed)
+			require.Equal(t, []int{1}, declared)
+		})
+	}
 }

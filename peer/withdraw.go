@@ -116,8 +116,43 @@ func (e *Endpoint) peerFailed(rank int, err error) {
 		for _, h := range hooks {
 			h(rank, err)
 		}
+		if e.dialer == nil {
+			// every link was attached up front (an in-process world):
+			// a lost link is the peer's end, nobody else to confirm it
+			e.declare(rank, err)
+		}
 	}
 	e.wake()
+}
+
+// declare tells the OnPeerDeclared functions, once per rank, that rank's
+// failure is confirmed.
+func (e *Endpoint) declare(rank int, err error) {
+	c := e.conns[rank].Load()
+	if c == nil || c.declared.Swap(true) {
+		return
+	}
+	e.hookMu.Lock()
+	hooks := e.declHooks
+	e.hookMu.Unlock()
+	for _, h := range hooks {
+		h(rank, err)
+	}
+	e.wake()
+}
+
+// OnPeerDeclared adds f to the functions told, once per rank, that a
+// peer's failure is confirmed: FailPeer declared it (the job's authority,
+// the signaling server, announced its departure), or, for an endpoint
+// whose links were all attached up front (no Dialer: an in-process
+// world), its link was lost. A lost link alone is a suspicion where the
+// job has an authority: two live ranks whose path broke must not both
+// act on it (each would go on without the other); the authority hears of
+// it and declares one of them, for everyone. f runs as OnPeerFailed's do.
+func (e *Endpoint) OnPeerDeclared(f func(rank int, err error)) {
+	e.hookMu.Lock()
+	e.declHooks = append(e.declHooks[:len(e.declHooks):len(e.declHooks)], f)
+	e.hookMu.Unlock()
 }
 
 // OnPeerFailed adds f to the functions told, once per rank, that a peer
