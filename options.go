@@ -29,7 +29,7 @@ type config struct {
 // Revoke, Agree and Shrink; Run returns the errors of the ranks that
 // failed, each prefixed with its rank, once every rank has returned.
 // Finalize is then a fault-tolerant barrier among the survivors. meshrun's
-// --keep-going sets it for a job's ranks (EnvKeepGoing).
+// --keep-going sets it for a job's ranks (SettingKeepGoing).
 func KeepGoing() Option {
 	return func(c *config) error {
 		c.keepGoing = true
