@@ -209,11 +209,15 @@ func TestFarmUnderMeshrun(t *testing.T) {
 		j := startJob(t, meshrun, "--keep-going", "-n", "4", farm, "-tasks", "400", "-work", "200000")
 		j.waitStdout(t, "[0] 400 tasks of 200000 hash steps for 3 workers")
 		require.NoError(t, syscall.Kill(rankPID(t, j.cmd.Process.Pid, 0), syscall.SIGKILL))
-		require.Equal(t, 1, j.wait(t))
+		// the workers' rank functions fail too (no manager, no work):
+		// under Main each leaves as a failed rank, so every rank failed
+		// and the job's status is the worst, the manager's
+		require.Equal(t, 137, j.wait(t))
 		_, errs := j.output()
 		for w := 1; w < 4; w++ {
 			require.Contains(t, errs, fmt.Sprintf("[%d] farm: rank %d: the manager (rank 0) failed: ", w, w))
 		}
+		require.Contains(t, errs, "meshrun: --keep-going: every rank failed")
 	})
 }
 
