@@ -844,9 +844,7 @@ func (s *Server) leave(c *conn, cause error) {
 	if j == nil || j.members[c.rank] != c {
 		return // never joined, or declared failed (declare announced it)
 	}
-	// a rank that said it is leaving (Finalize) left cleanly, even if its
-	// close frame lost the race with the socket's end
-	reason, clean := "connection closed", websocket.CloseStatus(cause) == websocket.StatusNormalClosure || c.leaving
+	reason, clean := "connection closed", websocket.CloseStatus(cause) == websocket.StatusNormalClosure
 	switch {
 	case c.unresponsive.Load():
 		reason, clean = "no answer to pings", false
