@@ -99,7 +99,7 @@ type Endpoint struct {
 	watchMu  sync.Mutex
 	watchers []chan struct{}
 
-	hookMu sync.Mutex
+	hookMu    sync.Mutex
 	hooks     []func(rank int, err error) // OnPeerFailed
 	declHooks []func(rank int, err error) // OnPeerDeclared
 }
