@@ -203,7 +203,7 @@ func (c *Client) Max() int { return c.welcome.Limit() }
 func (c *Client) Late() bool { return c.welcome.Late }
 
 // Messages delivers incoming messages (*Ready, *Joined, *Signal, *Left,
-// *Error, *Pong) in order. It is closed when the connection ends; Err then says why.
+// *Name, *Error, *Pong) in order. It is closed when the connection ends; Err then says why.
 func (c *Client) Messages() <-chan Message { return c.in }
 
 // Err is why Messages was closed: a *RemoteError if the server closed the
@@ -224,7 +224,8 @@ func (c *Client) Signal(ctx context.Context, to int, kind SignalKind, payload []
 }
 
 // Send sends any message. Servers accept only Signal, Path, Abort,
-// Suspect, Leaving, Ping and Pong after the join. When the server told its rate limit, Send waits as long as it
+// Suspect, Leaving, Publish, Unpublish, Lookup, Ping and Pong after the
+// join. When the server told its rate limit, Send waits as long as it
 // takes to stay inside it (senders queue in order).
 func (c *Client) Send(ctx context.Context, m Message) error {
 	data, err := Encode(m)

@@ -38,6 +38,12 @@
 //	left     S→C        rank, reason?, also?, aborted?, code?  (ranks' connections are gone; see Departures;
 //	                                                 aborted: the rank called Abort with code)
 //	error    S→C        code, message?              (then a close, unless code is rank-absent)
+//	publish  C→S        service, port               (MPI_Publish_name: name port for the job; see Names)
+//	unpublish C→S       service                     (MPI_Unpublish_name)
+//	lookup   C→S        service, wait?              (MPI_Lookup_name; wait: answer once it is published)
+//	name     S→C        op (publish|unpublish|lookup), service, port?, code?, message?
+//	                                                 (the answer to each of the three: port for a found
+//	                                                 lookup, code name-taken|name-unknown|name-limit on failure)
 //	ping     both       id?                          (answered by pong with the same id)
 //	pong     both       id?
 //
@@ -52,6 +58,10 @@
 //	                         ◀───  left{rank}             when a rank disconnects
 //	                         ◀───  joined{rank}           a late rank joined (a job that grows)
 //	                         ◀───  error{job-failed}      a seated job lost a rank before it formed
+//	  publish{service, port} ───▶  name it in the sender's job
+//	                         ◀───  name{op: publish, service}
+//	  lookup{service}        ───▶  (from any rank of the job, a late one too)
+//	                         ◀───  name{op: lookup, service, port}
 //
 // The first message must be a join (within Config.JoinTimeout). A seat
 // token's rank is the one it names; an open token's is the requested one if
@@ -210,6 +220,44 @@
 // like any message. Config.Departed tells a launcher of every departure,
 // declared or not, as it is announced.
 //
+// # Names
+//
+// Each job has a name service of its own, for MPI_Publish_name,
+// MPI_Unpublish_name and MPI_Lookup_name: a rank publishes a port under a
+// service name (publish{service, port}), and any rank of the same job,
+// also one that joins it later (see Growth), looks it up (lookup{service})
+// to connect to it. Service and port are 1 to MaxNameLen (256) bytes of
+// UTF-8 each, opaque to the server; names of one job are invisible to
+// every other. Only a joined rank may use them: a request before the join
+// is a protocol error (and a close), as a signal is.
+//
+// The server answers every request with exactly one name{op, service},
+// op the request's type, in the order the answers become available; a
+// client correlates them by op and service. A failure carries a code and
+// leaves the connection up (Name.Err wraps ErrNameTaken, ErrNameUnknown or
+// ErrNameLimit):
+//
+//   - publish: of a service the job has published already, name-taken
+//     (the first name stays); past MaxNames (64) services in the job,
+//     name-limit.
+//   - unpublish: any rank of the job removes any of its names; a service
+//     not published is name-unknown.
+//   - lookup: a published service's answer carries its port; one not
+//     published is name-unknown, unless the lookup says wait: then it is
+//     parked and answered by the publish of that service (after the
+//     publisher's own answer), however long that takes. A connection parks
+//     at most MaxWaitingLookups (16) at once; the next is name-limit.
+//
+// Names live as long as the rank that published them: when it leaves the
+// job for any reason (Finalize, a crash, Abort, declared failed) its names
+// are removed, since its ports died with it, before its departure is
+// announced, so a rank that heard of it (left) and looks the service up
+// gets name-unknown. Lookups parked for such a service wait on, for
+// another rank to publish it. A departing rank's own parked lookups are
+// dropped. The job's names end with the job. The requests count against
+// the message rate like any message; Stats counts the names published and
+// the answers sent, and the server logs every publish and unpublish.
+//
 // # Enforcement
 //
 // The server stamps every relayed signal's from with the sender's rank, so no
@@ -218,7 +266,8 @@
 // undecodable or invalid messages (bad-message), messages over the size limit
 // (too-large, closed without a handshake), more than Config.MessageRate
 // messages per second after a burst of Config.MessageBurst (rate-limited),
-// server-only messages, a second join or a signal before join (protocol), bad,
+// server-only messages, a second join or a signal, report or name request
+// before join (protocol), bad,
 // expired or foreign tokens (bad-token, expired-token), a signal to a rank
 // outside [0, M) (M = N for a job that cannot grow) or to oneself
 // (bad-rank), taken ranks, full jobs, a late token too early (not-formed)
@@ -260,6 +309,9 @@
 //	departure notices    N per batch, batches 50 ms … 1 s apart (see Departures)            TestDeparturesCostLinearMessages,
 //	                                                                                        TestEveryDepartureReachesEveryone
 //	arrival notices      one joined per rank present, per late rank (see Growth)            TestGrowth
+//	names                MaxNames (64) services per job, service and port MaxNameLen
+//	                     (256 bytes) each: name-limit (the connection stays up)             TestNameLimits
+//	parked lookups       MaxWaitingLookups (16) per connection: name-limit                  TestNameLimits
 //
 // HTTP connections that are not websockets are the http.Server's: with
 // NewHTTPServer, an idle keep-alive connection closes after 30 s
@@ -279,7 +331,7 @@
 // transport's queue instead of holding back the server; a page cannot drop
 // a connection without a closing handshake; Close waits at most 5 s for it;
 // Encode refuses the messages only the server sends (welcome, ready,
-// joined, left, error), whose encoders stay out of browser ranks
+// joined, left, error, name), whose encoders stay out of browser ranks
 // (proto_server.go): a browser decodes them, never writes one.
 //
 // The Server, Local and tokens (Mint, VerifyToken, Claims) are not built

@@ -44,6 +44,22 @@ var ErrDeclaredFailed = errors.New("signaling: rank declared failed")
 // (CodeNotFormed). A later join may succeed.
 var ErrNotFormed = errors.New("signaling: job not formed yet")
 
+// Name service errors: Name.Err wraps one of these when a Publish,
+// Unpublish or Lookup failed (see Names in the package doc). The
+// connection stays up.
+var (
+	// ErrNameTaken means a Publish named a service the job has published
+	// already (CodeNameTaken; MPI_ERR_SERVICE).
+	ErrNameTaken = errors.New("signaling: service name taken")
+	// ErrNameUnknown means an Unpublish or Lookup named a service the job
+	// has not published (CodeNameUnknown; MPI_ERR_NAME, or MPI_ERR_SERVICE
+	// for an unpublish).
+	ErrNameUnknown = errors.New("signaling: service name unknown")
+	// ErrNameLimit means the job has published MaxNames services, or the
+	// connection has parked MaxWaitingLookups lookups (CodeNameLimit).
+	ErrNameLimit = errors.New("signaling: name service limit")
+)
+
 // Configuration and client errors.
 var (
 	// ErrConfig means a server Config is invalid.

@@ -46,6 +46,20 @@ type job struct {
 	// out suspectGrace, by rank. Both nil until the first.
 	failed   map[int]string
 	suspects map[int]*time.Timer
+
+	// names are the services the job's ranks published (Publish), by
+	// service, at most MaxNames; waiting the lookups parked until a
+	// service is published (Lookup.Wait), by service, in the order they
+	// came. Both nil until the first.
+	names   map[string]published
+	waiting map[string][]*conn
+}
+
+// published is one service's name: its port, and the connection of the
+// rank that published it, whose departure removes it (forget).
+type published struct {
+	port  string
+	owner *conn
 }
 
 // suspectGrace is how long a rank a peer reported lost (Suspect) has to
@@ -127,7 +141,10 @@ type conn struct {
 	// leaving: the rank said it is leaving cleanly (Leaving): reports of
 	// its closed links declare nothing (under Server.mu)
 	leaving bool
-	bucket  bucket // reader goroutine only
+	// waits counts the lookups it parked in job.waiting, at most
+	// MaxWaitingLookups (under Server.mu)
+	waits  int
+	bucket bucket // reader goroutine only
 }
 
 func (b *bucket) allow(now time.Time) bool { return b.take(now) == 0 }
@@ -427,6 +444,12 @@ func (c *conn) handle(m Message) *Error {
 		return c.s.suspect(c, m)
 	case *Leaving:
 		return c.s.leaving(c)
+	case *Publish:
+		return c.s.publish(c, m)
+	case *Unpublish:
+		return c.s.unpublish(c, m)
+	case *Lookup:
+		return c.s.lookup(c, m)
 	case *Ping:
 		c.send(&Pong{ID: m.ID})
 		return nil
@@ -768,6 +791,139 @@ func (s *Server) leaving(c *conn) *Error {
 	return nil
 }
 
+// publish takes c's rank's Publish: the service is named in c's job
+// until a rank of the job unpublishes it or c's rank leaves (forget), and
+// the lookups parked for it are answered, after the publisher. A service
+// published already is name-taken (the name stays the first's), one past
+// MaxNames name-limit.
+func (s *Server) publish(c *conn, m *Publish) *Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := c.job
+	if j == nil {
+		return &Error{Code: CodeProtocol, Message: "publish before join"}
+	}
+	if j.members[c.rank] != c {
+		return nil // gone: declared failed, its departure handled
+	}
+	if p, taken := j.names[m.Service]; taken {
+		s.answer(c, &Name{Op: TypePublish, Service: m.Service, Code: CodeNameTaken,
+			Message: fmt.Sprintf("rank %d published the service already", p.owner.rank)})
+		return nil
+	}
+	if len(j.names) >= MaxNames {
+		s.answer(c, &Name{Op: TypePublish, Service: m.Service, Code: CodeNameLimit,
+			Message: fmt.Sprintf("the job has published %d services, the most it may", MaxNames)})
+		return nil
+	}
+	if j.names == nil {
+		j.names = make(map[string]published)
+	}
+	j.names[m.Service] = published{port: m.Port, owner: c}
+	s.log.Info("name published", "job", j.id, "rank", c.rank, "service", m.Service, "port", m.Port)
+	s.answer(c, &Name{Op: TypePublish, Service: m.Service})
+	waiting := j.waiting[m.Service]
+	if len(waiting) == 0 {
+		return nil
+	}
+	delete(j.waiting, m.Service)
+	found := &Name{Op: TypeLookup, Service: m.Service, Port: m.Port}
+	for _, w := range waiting {
+		w.waits--
+		s.answer(w, found)
+	}
+	return nil
+}
+
+// unpublish takes c's rank's Unpublish: any rank of the job may remove
+// any of its names; a service not published is name-unknown.
+func (s *Server) unpublish(c *conn, m *Unpublish) *Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := c.job
+	if j == nil {
+		return &Error{Code: CodeProtocol, Message: "unpublish before join"}
+	}
+	if j.members[c.rank] != c {
+		return nil
+	}
+	if _, ok := j.names[m.Service]; !ok {
+		s.answer(c, &Name{Op: TypeUnpublish, Service: m.Service, Code: CodeNameUnknown, Message: "the service is not published"})
+		return nil
+	}
+	delete(j.names, m.Service)
+	s.log.Info("name unpublished", "job", j.id, "rank", c.rank, "service", m.Service)
+	s.answer(c, &Name{Op: TypeUnpublish, Service: m.Service})
+	return nil
+}
+
+// lookup takes c's rank's Lookup: a published service's port, else
+// name-unknown, or with Wait the lookup is parked in the job until a
+// Publish of the service answers it (publish) or c leaves (forget), at
+// most MaxWaitingLookups per connection (name-limit past them).
+func (s *Server) lookup(c *conn, m *Lookup) *Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j := c.job
+	if j == nil {
+		return &Error{Code: CodeProtocol, Message: "lookup before join"}
+	}
+	if j.members[c.rank] != c {
+		return nil
+	}
+	switch p, ok := j.names[m.Service]; {
+	case ok:
+		s.answer(c, &Name{Op: TypeLookup, Service: m.Service, Port: p.port})
+	case !m.Wait:
+		s.answer(c, &Name{Op: TypeLookup, Service: m.Service, Code: CodeNameUnknown, Message: "the service is not published"})
+	case c.waits >= MaxWaitingLookups:
+		s.answer(c, &Name{Op: TypeLookup, Service: m.Service, Code: CodeNameLimit,
+			Message: fmt.Sprintf("%d lookups wait on this connection already, the most it may park", MaxWaitingLookups)})
+	default:
+		if j.waiting == nil {
+			j.waiting = make(map[string][]*conn)
+		}
+		j.waiting[m.Service] = append(j.waiting[m.Service], c)
+		c.waits++
+	}
+	return nil
+}
+
+// answer sends c the Name that answers one of its requests, and counts
+// it.
+func (s *Server) answer(c *conn, n *Name) {
+	s.nameAnswers.Add(1)
+	c.send(n)
+}
+
+// forget removes what c held in j's name service when its rank leaves
+// the job, for whatever reason: the services it published (its ports die
+// with it) and the lookups it parked. Lookups parked for its services
+// wait on, for another rank to publish them. Server.mu is held.
+func (s *Server) forget(j *job, c *conn) {
+	removed := 0
+	for service, p := range j.names {
+		if p.owner == c {
+			delete(j.names, service)
+			removed++
+		}
+	}
+	if removed > 0 {
+		s.log.Info("names removed with their rank", "job", j.id, "rank", c.rank, "names", removed)
+	}
+	if c.waits == 0 {
+		return
+	}
+	for service, waiting := range j.waiting {
+		if waiting = slices.DeleteFunc(waiting, func(w *conn) bool { return w == c }); len(waiting) == 0 {
+			delete(j.waiting, service)
+		} else {
+			j.waiting[service] = waiting
+		}
+	}
+	c.waits = 0
+}
+
 // declareFrozen declares c's rank failed when it stopped answering pings
 // in a formed job, and reports whether it did; a connection of a job
 // still forming is dropped as before (its departure fails a seated job).
@@ -871,6 +1027,7 @@ func (s *Server) depart(j *job, c *conn, d Departure) {
 	j.present--
 	reason := d.Reason
 	s.departed.Add(1)
+	s.forget(j, c)
 	if t := j.suspects[c.rank]; t != nil {
 		t.Stop()
 		delete(j.suspects, c.rank)

@@ -50,6 +50,7 @@ func refDecode(data []byte) (Message, error) {
 // characters, U+2028, invalid UTF-8, floats of every size.
 func edgeMessages() []Message {
 	text := "a\"b\\c\x00\x01\x1f\b\f\n\r\t<>&\u2028\u2029 üñï ☃ 𝄞 \xff\xfe end"
+	utext := "a\"b\\c\x00\x01\x1f\b\f\n\r\t<>&\u2028\u2029 üñï ☃ 𝄞 end"
 	var ms []Message
 	for _, rate := range []float64{1, 0.5, 1e-7, 1e-6, 123456789, 1e20, 1e21, 1.5e300, 5e-324} {
 		ms = append(ms, &Welcome{Protocol: Version, Job: "j", Rank: 0, Size: 1,
@@ -66,6 +67,12 @@ func edgeMessages() []Message {
 		&Error{Code: ErrorCode(text[:20]), Message: text},
 		&Ping{ID: 1<<64 - 1},
 		&Pong{ID: 1},
+		// the name service's strings are valid UTF-8
+		&Publish{Service: utext, Port: utext},
+		&Lookup{Service: utext, Wait: true},
+		&Unpublish{Service: utext},
+		&Name{Op: TypeLookup, Service: utext, Port: utext},
+		&Name{Op: TypePublish, Service: utext, Code: CodeNameTaken, Message: text},
 	)
 }
 
@@ -119,7 +126,8 @@ func FuzzDecode(f *testing.F) {
 	}
 	for _, s := range []string{``, `{}`, `{"v":1,"type":"ping","data":null}`, `{"v":1,"type":"signal","data":{"to":1,"kind":"sdp-offer","payload":{}}}`, `{"v":1e400}`, "\xff",
 		`{"V":1,"Type":"ping"}`, `{"v":1,"type":"ping","data":{"id":1},"data":{}}`, ` {"data":{"id":18446744073709551615},"type":"pong","v":1} `,
-		`{"v":1,"type":"welcome","data":{"protocol":1,"job":"a","rank":0,"size":1,"limits":{"messageRate":1e-7,"messageBurst":1,"messageBytes":1},"settings":{"b":"\u2028","a":"x"}}}`} {
+		`{"v":1,"type":"welcome","data":{"protocol":1,"job":"a","rank":0,"size":1,"limits":{"messageRate":1e-7,"messageBurst":1,"messageBytes":1},"settings":{"b":"\u2028","a":"x"}}}`,
+		`{"v":1,"type":"lookup","data":{"wait":false,"service":"\ud834\udd1e"}}`, `{"v":1,"type":"name","data":{"op":"lookup","service":"s","code":"name-limit","message":"m"}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

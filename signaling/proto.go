@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Version is the protocol version this package speaks; every envelope carries it.
@@ -30,6 +31,19 @@ const (
 	MaxTextLen        = 1024     // bytes of an error message or reason
 	maxICEURLs        = 16
 	maxICEFieldLen    = 1024
+	// MaxNameLen bounds a service name and a port in the name service
+	// (Publish, Unpublish, Lookup, Name): bytes of valid UTF-8.
+	MaxNameLen = 256
+)
+
+// The server's limits on the name service (see Names in the package doc);
+// past them a request is answered with CodeNameLimit.
+const (
+	// MaxNames is the most services one job has published at once.
+	MaxNames = 64
+	// MaxWaitingLookups is the most lookups (Lookup.Wait) one connection
+	// has parked at once.
+	MaxWaitingLookups = 16
 )
 
 // Type names a message type on the wire.
@@ -50,6 +64,11 @@ const (
 	TypeSuspect Type = "suspect"
 	TypeLeaving Type = "leaving"
 	TypeJoined  Type = "joined"
+	// The name service (see Names in the package doc).
+	TypePublish   Type = "publish"   // client → server
+	TypeUnpublish Type = "unpublish" // client → server
+	TypeLookup    Type = "lookup"    // client → server
+	TypeName      Type = "name"      // server → client: the answer to each of the three
 )
 
 // ClientKind says what runs a rank.
@@ -118,9 +137,18 @@ const (
 	CodeNotFormed ErrorCode = "not-formed"
 )
 
+// Codes of a failed name service request, carried in its answer (Name.Code)
+// rather than in an Error: nothing is closed.
+const (
+	CodeNameTaken   ErrorCode = "name-taken"   // Publish of a service already published in the job
+	CodeNameUnknown ErrorCode = "name-unknown" // Unpublish or Lookup of a service not published
+	CodeNameLimit   ErrorCode = "name-limit"   // MaxNames published in the job, or MaxWaitingLookups parked
+)
+
 // Message is one protocol message. The concrete types are *Join, *Welcome,
 // *Ready, *Joined, *Signal, *Path, *Abort, *Suspect, *Leaving, *Left, *Error,
-// *Ping and *Pong; no others can be sent.
+// *Publish, *Unpublish, *Lookup, *Name, *Ping and *Pong; no others can be
+// sent.
 //
 // The json tags on their fields name the members on the wire. The codec
 // (json.go) writes and reads them by hand; a test holds it to what
@@ -281,6 +309,65 @@ type Error struct {
 	Message string    `json:"message,omitempty"`
 }
 
+// Publish names a port for the ranks of the same job (MPI_Publish_name).
+// The name lasts until a rank of the job unpublishes it or the publishing
+// rank leaves the job (see Names in the package doc).
+type Publish struct {
+	Service string `json:"service"`
+	Port    string `json:"port"`
+}
+
+// Unpublish removes a service's name (MPI_Unpublish_name). Any rank of
+// the job may remove any of its names.
+type Unpublish struct {
+	Service string `json:"service"`
+}
+
+// Lookup asks for a service's port (MPI_Lookup_name). With Wait the
+// server answers once the service is published instead of answering
+// name-unknown now.
+type Lookup struct {
+	Service string `json:"service"`
+	Wait    bool   `json:"wait,omitempty"`
+}
+
+// Name answers one Publish, Unpublish or Lookup (Op says which, Service
+// which one): Port on success of a lookup, Code on failure
+// (CodeNameTaken, CodeNameUnknown or CodeNameLimit, with Message saying
+// why). The server answers every request with exactly one Name, in the
+// order the answers become available (a parked lookup's comes when the
+// service is published), so a client correlates them by Op and Service.
+type Name struct {
+	Op      Type      `json:"op"`
+	Service string    `json:"service"`
+	Port    string    `json:"port,omitempty"`
+	Code    ErrorCode `json:"code,omitempty"`
+	Message string    `json:"message,omitempty"`
+}
+
+// Err returns nil when the request succeeded, else an error naming the
+// service that wraps ErrNameTaken, ErrNameUnknown or ErrNameLimit as
+// Code says.
+func (m *Name) Err() error {
+	var sentinel error
+	switch m.Code {
+	case "":
+		return nil
+	case CodeNameTaken:
+		sentinel = ErrNameTaken
+	case CodeNameUnknown:
+		sentinel = ErrNameUnknown
+	case CodeNameLimit:
+		sentinel = ErrNameLimit
+	default:
+		sentinel = &RemoteError{Code: m.Code, Message: m.Message}
+	}
+	if m.Message != "" {
+		return fmt.Errorf("%w: %s %q: %s", sentinel, m.Op, m.Service, m.Message)
+	}
+	return fmt.Errorf("%w: %s %q", sentinel, m.Op, m.Service)
+}
+
 // Ping asks the peer for a Pong with the same ID.
 type Ping struct {
 	ID uint64 `json:"id,omitempty"`
@@ -305,6 +392,12 @@ func (*Abort) Type() Type   { return TypeAbort }
 func (*Suspect) Type() Type { return TypeSuspect }
 func (*Leaving) Type() Type { return TypeLeaving }
 func (*Joined) Type() Type  { return TypeJoined }
+
+// Type implements Message.
+func (*Publish) Type() Type   { return TypePublish }
+func (*Unpublish) Type() Type { return TypeUnpublish }
+func (*Lookup) Type() Type    { return TypeLookup }
+func (*Name) Type() Type      { return TypeName }
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
@@ -556,6 +649,63 @@ func (m *Joined) Validate() error {
 		return invalid("client kind %q", m.Kind)
 	}
 	return validFingerprint(m.Fingerprint)
+}
+
+// validName checks a service name or a port of the name service: 1 to
+// MaxNameLen bytes of valid UTF-8.
+func validName(what, s string) error {
+	if s == "" || len(s) > MaxNameLen {
+		return invalid("%s must have 1..%d bytes", what, MaxNameLen)
+	}
+	if !utf8.ValidString(s) {
+		return invalid("%s is not valid UTF-8", what)
+	}
+	return nil
+}
+
+// Validate implements Message.
+func (m *Publish) Validate() error {
+	if err := validName("service", m.Service); err != nil {
+		return err
+	}
+	return validName("port", m.Port)
+}
+
+// Validate implements Message.
+func (m *Unpublish) Validate() error { return validName("service", m.Service) }
+
+// Validate implements Message.
+func (m *Lookup) Validate() error { return validName("service", m.Service) }
+
+// Validate implements Message.
+func (m *Name) Validate() error {
+	switch m.Op {
+	case TypePublish, TypeUnpublish, TypeLookup:
+	default:
+		return invalid("name op %q", m.Op)
+	}
+	if err := validName("service", m.Service); err != nil {
+		return err
+	}
+	switch m.Code {
+	case "":
+		if m.Message != "" {
+			return invalid("name answer with a message but no code")
+		}
+	case CodeNameTaken, CodeNameUnknown, CodeNameLimit:
+	default:
+		return invalid("name code %q", m.Code)
+	}
+	if len(m.Message) > MaxTextLen {
+		return invalid("name message longer than %d bytes", MaxTextLen)
+	}
+	if m.Op == TypeLookup && m.Code == "" {
+		return validName("port", m.Port)
+	}
+	if m.Port != "" {
+		return invalid("a port in a name answer other than a found lookup's")
+	}
+	return nil
 }
 
 // Validate implements Message.
@@ -813,6 +963,71 @@ func (m *Path) field(r *jsonReader, key string) (bool, error) {
 	return false, nil
 }
 
+func (m *Publish) appendData(b []byte) []byte {
+	o := openObject(b)
+	o.str("service", m.Service)
+	o.str("port", m.Port)
+	return o.close()
+}
+
+func (m *Publish) field(r *jsonReader, key string) (bool, error) {
+	switch key {
+	case "service":
+		return true, r.str(&m.Service)
+	case "port":
+		return true, r.str(&m.Port)
+	}
+	return false, nil
+}
+
+func (m *Unpublish) appendData(b []byte) []byte {
+	o := openObject(b)
+	o.str("service", m.Service)
+	return o.close()
+}
+
+func (m *Unpublish) field(r *jsonReader, key string) (bool, error) {
+	if key != "service" {
+		return false, nil
+	}
+	return true, r.str(&m.Service)
+}
+
+func (m *Lookup) appendData(b []byte) []byte {
+	o := openObject(b)
+	o.str("service", m.Service)
+	if m.Wait {
+		o.bool("wait", true)
+	}
+	return o.close()
+}
+
+func (m *Lookup) field(r *jsonReader, key string) (bool, error) {
+	switch key {
+	case "service":
+		return true, r.str(&m.Service)
+	case "wait":
+		return true, r.bool(&m.Wait)
+	}
+	return false, nil
+}
+
+func (m *Name) field(r *jsonReader, key string) (bool, error) {
+	switch key {
+	case "op":
+		return true, r.str((*string)(&m.Op))
+	case "service":
+		return true, r.str(&m.Service)
+	case "port":
+		return true, r.str(&m.Port)
+	case "code":
+		return true, r.str((*string)(&m.Code))
+	case "message":
+		return true, r.str(&m.Message)
+	}
+	return false, nil
+}
+
 func (m *Error) field(r *jsonReader, key string) (bool, error) {
 	switch key {
 	case "code":
@@ -873,6 +1088,14 @@ func newMessage(t Type) Message {
 		return new(Leaving)
 	case TypeJoined:
 		return new(Joined)
+	case TypePublish:
+		return new(Publish)
+	case TypeUnpublish:
+		return new(Unpublish)
+	case TypeLookup:
+		return new(Lookup)
+	case TypeName:
+		return new(Name)
 	}
 	return nil
 }
@@ -933,7 +1156,7 @@ func Decode(data []byte) (Message, error) {
 
 // Encode validates m and returns its wire form. Under GOOS=js it encodes
 // only what a client sends (join, signal, path, abort, suspect, leaving,
-// ping, pong): the encoders of the server's messages stay out of browser
+// publish, unpublish, lookup, ping, pong): the encoders of the server's messages stay out of browser
 // ranks (proto_server.go).
 func Encode(m Message) ([]byte, error) {
 	if m == nil {

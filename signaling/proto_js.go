@@ -3,12 +3,12 @@
 package signaling
 
 // A browser rank never encodes the messages only the server sends
-// (welcome, ready, joined, left, error): Encode refuses them under js,
+// (welcome, ready, joined, left, error, name): Encode refuses them under js,
 // and their encoders (proto_server.go) stay out of its build.
 
 func encodable(m Message) bool {
 	switch m.(type) {
-	case *Welcome, *Ready, *Joined, *Left, *Error:
+	case *Welcome, *Ready, *Joined, *Left, *Error, *Name:
 		return false
 	}
 	return true
@@ -19,3 +19,4 @@ func (*Ready) appendData(b []byte) []byte   { return b }
 func (*Joined) appendData(b []byte) []byte  { return b }
 func (*Left) appendData(b []byte) []byte    { return b }
 func (*Error) appendData(b []byte) []byte   { return b }
+func (*Name) appendData(b []byte) []byte    { return b }

@@ -5,7 +5,7 @@ package signaling
 import "slices"
 
 // The encoders of the messages only the server sends (welcome, ready,
-// joined, left, error). A browser rank decodes them but never encodes
+// joined, left, error, name). A browser rank decodes them but never encodes
 // one, and leaving them out of its build (proto_js.go) saves it some 4
 // KB gzipped: the sorted settings and the float of the limits.
 
@@ -116,6 +116,22 @@ func (m *Left) appendData(b []byte) []byte {
 func (m *Error) appendData(b []byte) []byte {
 	o := openObject(b)
 	o.str("code", string(m.Code))
+	if m.Message != "" {
+		o.str("message", m.Message)
+	}
+	return o.close()
+}
+
+func (m *Name) appendData(b []byte) []byte {
+	o := openObject(b)
+	o.str("op", string(m.Op))
+	o.str("service", m.Service)
+	if m.Port != "" {
+		o.str("port", m.Port)
+	}
+	if m.Code != "" {
+		o.str("code", string(m.Code))
+	}
 	if m.Message != "" {
 		o.str("message", m.Message)
 	}

@@ -43,6 +43,16 @@ func sampleMessages() []Message {
 		&Ready{Size: 2, Kinds: []ClientKind{KindNative, KindWASI, KindBrowser}, Fingerprints: []string{"", "", "sha-256 0A"}, Max: 3},
 		&Joined{Rank: 5, Kind: KindBrowser},
 		&Joined{Rank: 2, Kind: KindNative, Fingerprint: "sha-256 AB:CD"},
+		&Publish{Service: "ocean", Port: "meshmpi-port:job/0/1"},
+		&Unpublish{Service: "ocean"},
+		&Lookup{Service: "ocean"},
+		&Lookup{Service: "ocean", Wait: true},
+		&Name{Op: TypePublish, Service: "ocean"},
+		&Name{Op: TypeUnpublish, Service: "ocean"},
+		&Name{Op: TypeLookup, Service: "ocean", Port: "meshmpi-port:job/0/1"},
+		&Name{Op: TypePublish, Service: "ocean", Code: CodeNameTaken, Message: "rank 0 published the service already"},
+		&Name{Op: TypeLookup, Service: "ocean", Code: CodeNameUnknown},
+		&Name{Op: TypeLookup, Service: "ocean", Code: CodeNameLimit, Message: "16 lookups wait"},
 	}
 }
 
@@ -153,6 +163,30 @@ func TestDecodeRejects(t *testing.T) {
 		{"joined bad fingerprint", `{"v":1,"type":"joined","data":{"rank":2,"kind":"native","fingerprint":"AB"}}`, ErrInvalid},
 		{"joined unknown field", `{"v":1,"type":"joined","data":{"rank":2,"kind":"native","late":true}}`, ErrMalformed},
 		{"joined rank not a number", `{"v":1,"type":"joined","data":{"rank":"2","kind":"native"}}`, ErrMalformed},
+		{"publish without data", `{"v":1,"type":"publish"}`, ErrInvalid},
+		{"publish empty service", `{"v":1,"type":"publish","data":{"service":"","port":"p"}}`, ErrInvalid},
+		{"publish no port", `{"v":1,"type":"publish","data":{"service":"s"}}`, ErrInvalid},
+		{"publish long service", `{"v":1,"type":"publish","data":{"service":"` + strings.Repeat("x", MaxNameLen+1) + `","port":"p"}}`, ErrInvalid},
+		{"publish long port", `{"v":1,"type":"publish","data":{"service":"s","port":"` + strings.Repeat("é", MaxNameLen/2+1) + `"}}`, ErrInvalid},
+		{"publish invalid utf-8", "{\"v\":1,\"type\":\"publish\",\"data\":{\"service\":\"\xff\",\"port\":\"p\"}}", ErrMalformed},
+		{"publish port not a string", `{"v":1,"type":"publish","data":{"service":"s","port":5}}`, ErrMalformed},
+		{"publish unknown field", `{"v":1,"type":"publish","data":{"service":"s","port":"p","job":"j"}}`, ErrMalformed},
+		{"unpublish empty service", `{"v":1,"type":"unpublish","data":{"service":""}}`, ErrInvalid},
+		{"unpublish with a port", `{"v":1,"type":"unpublish","data":{"service":"s","port":"p"}}`, ErrMalformed},
+		{"lookup no service", `{"v":1,"type":"lookup","data":{"wait":true}}`, ErrInvalid},
+		{"lookup long service", `{"v":1,"type":"lookup","data":{"service":"` + strings.Repeat("x", MaxNameLen+1) + `"}}`, ErrInvalid},
+		{"lookup wait not a bool", `{"v":1,"type":"lookup","data":{"service":"s","wait":1}}`, ErrMalformed},
+		{"name bad op", `{"v":1,"type":"name","data":{"op":"signal","service":"s"}}`, ErrInvalid},
+		{"name no op", `{"v":1,"type":"name","data":{"service":"s"}}`, ErrInvalid},
+		{"name empty service", `{"v":1,"type":"name","data":{"op":"publish","service":""}}`, ErrInvalid},
+		{"name long service", `{"v":1,"type":"name","data":{"op":"publish","service":"` + strings.Repeat("x", MaxNameLen+1) + `"}}`, ErrInvalid},
+		{"name bad code", `{"v":1,"type":"name","data":{"op":"lookup","service":"s","code":"rank-absent"}}`, ErrInvalid},
+		{"name found lookup without port", `{"v":1,"type":"name","data":{"op":"lookup","service":"s"}}`, ErrInvalid},
+		{"name failed lookup with port", `{"v":1,"type":"name","data":{"op":"lookup","service":"s","port":"p","code":"name-unknown"}}`, ErrInvalid},
+		{"name publish with port", `{"v":1,"type":"name","data":{"op":"publish","service":"s","port":"p"}}`, ErrInvalid},
+		{"name message without code", `{"v":1,"type":"name","data":{"op":"unpublish","service":"s","message":"ok"}}`, ErrInvalid},
+		{"name long message", `{"v":1,"type":"name","data":{"op":"lookup","service":"s","code":"name-unknown","message":"` + strings.Repeat("x", MaxTextLen+1) + `"}}`, ErrInvalid},
+		{"name unknown field", `{"v":1,"type":"name","data":{"op":"publish","service":"s","rank":1}}`, ErrMalformed},
 		{"ice server not an object", `{"v":1,"type":"welcome","data":{"protocol":1,"job":"a","rank":0,"size":1,"iceServers":["stun:a"]}}`, ErrMalformed},
 	}
 	for _, tc := range cases {
@@ -175,6 +209,59 @@ func TestEncodeRejectsInvalid(t *testing.T) {
 	}
 	_, err = Encode(&Signal{To: 1, Kind: SignalOffer, Payload: []byte(`{"a":1}x`)})
 	require.ErrorIs(t, err, ErrInvalid)
+	// the name service's strings: 1..MaxNameLen bytes of valid UTF-8
+	for _, m := range []Message{
+		&Publish{Service: "", Port: "p"},
+		&Publish{Service: "s", Port: ""},
+		&Publish{Service: "s\xff", Port: "p"},
+		&Publish{Service: "s", Port: "p\xc3"},
+		&Publish{Service: strings.Repeat("s", MaxNameLen+1), Port: "p"},
+		&Publish{Service: "s", Port: strings.Repeat("p", MaxNameLen+1)},
+		&Unpublish{Service: strings.Repeat("s", MaxNameLen+1)},
+		&Unpublish{Service: "\xff"},
+		&Lookup{},
+		&Lookup{Service: "\xed\xa0\x80", Wait: true}, // a surrogate: not UTF-8
+	} {
+		_, err = Encode(m)
+		require.ErrorIs(t, err, ErrInvalid, "%#v", m)
+	}
+	for _, m := range []Message{
+		&Publish{Service: strings.Repeat("s", MaxNameLen), Port: strings.Repeat("é", MaxNameLen/2)},
+		&Lookup{Service: "𝄞"},
+	} {
+		_, err = Encode(m)
+		require.NoError(t, err)
+	}
+}
+
+// Name.Err is nil for a success and otherwise wraps the code's sentinel
+// and names the service.
+func TestNameErr(t *testing.T) {
+	for _, tc := range []struct {
+		code ErrorCode
+		want error
+	}{
+		{"", nil},
+		{CodeNameTaken, ErrNameTaken},
+		{CodeNameUnknown, ErrNameUnknown},
+		{CodeNameLimit, ErrNameLimit},
+	} {
+		t.Run(string(tc.code), func(t *testing.T) {
+			err := (&Name{Op: TypeLookup, Service: "ocean", Code: tc.code, Message: "why"}).Err()
+			if tc.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tc.want)
+			require.Contains(t, err.Error(), `lookup "ocean"`)
+			require.Contains(t, err.Error(), "why")
+			for _, other := range []error{ErrNameTaken, ErrNameUnknown, ErrNameLimit} {
+				if other != tc.want {
+					require.NotErrorIs(t, err, other)
+				}
+			}
+		})
+	}
 }
 
 func TestDecodeString(t *testing.T) {

@@ -184,6 +184,8 @@ type Server struct {
 	sent       atomic.Uint64
 	declared   atomic.Uint64
 	lateJoins  atomic.Uint64
+	// nameAnswers counts the Names sent (publish, unpublish, lookup)
+	nameAnswers atomic.Uint64
 
 	leaveHook func() // tests: called (under mu) after a departure was handled
 	statsMu   sync.Mutex
@@ -251,6 +253,11 @@ type Stats struct {
 	// Paths counts the links ranks reported (Path), by "direct" or
 	// "relay".
 	Paths map[string]uint64
+	// Names counts the services published (Publish) over all jobs, and
+	// NameAnswers the answers to Publish, Unpublish and Lookup sent
+	// (Name), failures included.
+	Names       int
+	NameAnswers uint64
 }
 
 // Stats returns a snapshot of the counters.
@@ -259,11 +266,13 @@ func (s *Server) Stats() Stats {
 	st := Stats{Jobs: len(s.jobs), Ended: len(s.ended), Conns: len(s.conns)}
 	for _, j := range s.jobs {
 		st.Ranks += j.present
+		st.Names += len(j.names)
 	}
 	s.mu.Unlock()
 	st.Joins, st.Relayed = s.joins.Load(), s.relayed.Load()
 	st.Departures, st.FailedJobs, st.Sent = s.departed.Load(), s.failedJobs.Load(), s.sent.Load()
 	st.Declared, st.LateJoins = s.declared.Load(), s.lateJoins.Load()
+	st.NameAnswers = s.nameAnswers.Load()
 	s.statsMu.Lock()
 	st.Rejected = make(map[ErrorCode]uint64, len(s.rejected))
 	for k, v := range s.rejected {
