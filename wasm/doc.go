@@ -44,19 +44,51 @@
 //	host-hello(version, key₁)      →
 //	                               ←       join(version, key₂)      Init
 //	(joins the job: signaling, mesh; waits until every rank is present)
-//	welcome(rank, size, settings)  →       or refused(reason)
+//	welcome(rank, size, max, late, →       or refused(reason)
+//	        settings)
 //	                               ←       connect(r)               first message to r
 //	link-up(r, max frame, window)  →       also for links the remote opened
 //	data(r, frame)                 ↔       data(r, frame)
 //	credit(r, bytes)               ↔       credit(r, bytes)
 //	link-down(r, cause, reason)    →       dial failed, link lost, rank left
+//	                               ←       name(id, op, service, port?)  Publish, Unpublish, Lookup
+//	name-answer(id, class, text)   →       unless cancelled first
+//	                               ←       name-cancel(id)          the caller's ctx ended
 //	                               ←       close(r)                 Finalize
 //	(stream ends)                          the guest left the job
 //
 // A version mismatch is refused with both versions named. Ranks on the
-// wire are checked against the world; a message of unknown type, wrong
-// size, or a length above MaxMessage is a protocol error (ErrProtocol):
-// the stream closes, the guest fails, the host and its other ranks go on.
+// wire are checked against the job's limit; a message of unknown type,
+// wrong size, or a length above MaxMessage is a protocol error
+// (ErrProtocol): the stream closes, the guest fails, the host and its
+// other ranks go on.
+//
+// # Growth
+//
+// A job may grow (signaling's Growth): its welcome's max is the most
+// ranks it may grow to (0: it cannot), and late says the guest is one of
+// the late ranks, size … max-1, that joined after the job formed. Every
+// table by rank, the guest's and the host's, holds Welcome.Limit ranks,
+// max(size, max): a world rank links with late ranks as they come (their
+// link-up arrives like any other), and a late rank links with the world.
+//
+// # Names
+//
+// The job's name service (MPI_Publish_name, MPI_Unpublish_name,
+// MPI_Lookup_name; the signaling server keeps the names) goes through the
+// host: each Guest.Publish, Unpublish or Lookup is one name request with
+// an id of the guest's, answered by one name-answer with that id, so
+// requests of many goroutines may be outstanding at once (at most
+// MaxNameRequests: more wait in the guest, and a host that sees more
+// closes the stream) and the guest's reader delivers the answers in any
+// order. The answer's class is how it ended: ok (a lookup's text is the
+// port), taken, unknown, limit (ErrNameTaken, ErrNameUnknown,
+// ErrNameLimit on the guest's side) or failed (the text says what). A
+// Lookup waits until the service is published; when its context ends the
+// guest sends name-cancel and the host stops waiting and does not answer.
+// An answer that crossed the cancel is dropped; one for an id the guest
+// never sent is a protocol error. Service and port names are 1 … MaxName
+// bytes.
 //
 // # Flow control
 //

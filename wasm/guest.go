@@ -24,11 +24,22 @@ type Endpoint interface {
 	FailPeer(rank int, err error)
 }
 
-// Welcome is what the host tells its guest once the job has formed.
+// Welcome is what the host tells its guest once the job has formed (or,
+// for a late rank, once it joined the formed job).
 type Welcome struct {
 	Rank, Size int
-	Settings   map[string]string // the job's settings, as the signaling server sent them
+	// Max is the most ranks the job may grow to, when it may grow past
+	// Size; 0 when it cannot. Ranks Size … Max-1 join late.
+	Max int
+	// Late says this rank joined after the job formed: Rank is in
+	// [Size, Max), outside the world of Size ranks.
+	Late     bool
+	Settings map[string]string // the job's settings, as the signaling server sent them
 }
+
+// Limit is the most ranks the job can hold, max(Size, Max): every rank
+// below it is a possible peer, so tables by rank have Limit entries.
+func (w Welcome) Limit() int { return max(w.Size, w.Max) }
 
 // HelloTimeout bounds how long a guest waits for a connection on its
 // listener to say hello with the right key.
@@ -58,9 +69,13 @@ type Guest struct {
 	abortAck chan struct{}                      // closed when the host took this rank's abort
 	ackOnce  sync.Once
 
+	nameSlots chan struct{} // one per name request outstanding: MaxNameRequests
+
 	mu       sync.Mutex
-	slots    []slot // by rank
-	dead     error  // why the stream ended; nil while it is up
+	slots    []slot                     // by rank, Welcome.Limit of them
+	calls    map[uint32]chan nameAnswer // name requests outstanding, by id
+	lastCall uint32                     // the last name request's id
+	dead     error                      // why the stream ended; nil while it is up
 	started  bool
 	readDone chan struct{}
 	close    sync.Once
@@ -102,7 +117,8 @@ func Accept(ctx context.Context, ln net.Listener, key [KeyLen]byte) (*Guest, err
 // hello and key, asks to join, and returns once the host has joined the
 // job (Welcome) or failed to. On error rw is closed.
 func Connect(ctx context.Context, rw io.ReadWriteCloser, key [KeyLen]byte) (res *Guest, err error) {
-	g := &Guest{rw: rw, rd: NewReader(bufio.NewReaderSize(rw, 64<<10)), readDone: make(chan struct{}), abortAck: make(chan struct{})}
+	g := &Guest{rw: rw, rd: NewReader(bufio.NewReaderSize(rw, 64<<10)), readDone: make(chan struct{}), abortAck: make(chan struct{}),
+		nameSlots: make(chan struct{}, MaxNameRequests)}
 	hello := time.AfterFunc(HelloTimeout, func() { rw.Close() })
 	stop := context.AfterFunc(ctx, func() { rw.Close() })
 	defer func() {
@@ -138,16 +154,14 @@ func Connect(ctx context.Context, rw io.ReadWriteCloser, key [KeyLen]byte) (res 
 	case m.Type != MsgWelcome:
 		return nil, fmt.Errorf("%w: %v before the welcome", ErrProtocol, m.Type)
 	}
-	g.welcome = Welcome{Rank: m.Rank, Size: m.Size, Settings: m.Settings}
-	g.slots = make([]slot, m.Size)
+	g.welcome = Welcome{Rank: m.Rank, Size: m.Size, Max: m.Max, Late: m.Late, Settings: m.Settings}
+	g.slots = make([]slot, g.welcome.Limit())
 	return g, nil
 }
 
 // Welcome returns the job as the host joined it.
 func (g *Guest) Welcome() Welcome { return g.welcome }
 
-// Start begins delivering the host's messages: links go to ep, and
-// departures become ep.FailPeer.
 // OnAbort sets what the guest is told when another rank of the job
 // calls Abort (rank, its code, where it called it); call it before Start.
 func (g *Guest) OnAbort(f func(rank, code int, where string)) { g.aborted = f }
@@ -171,7 +185,8 @@ func (g *Guest) Abort(code int, where string) {
 	}
 }
 
-// Start hands the links and departures to ep and starts the reader.
+// Start begins delivering the host's messages: links go to ep,
+// departures become ep.FailPeer, and name requests get their answers.
 func (g *Guest) Start(ep Endpoint) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -282,6 +297,9 @@ func (g *Guest) readLoop() {
 }
 
 func (g *Guest) handle(m *Msg) error {
+	if m.Type == MsgNameAnswer {
+		return g.answer(m)
+	}
 	if m.Type == MsgAbort {
 		switch {
 		case m.Rank == g.welcome.Rank: // the host told the job of ours
@@ -395,6 +413,10 @@ func (g *Guest) fail(err error) {
 	}
 	g.mu.Lock()
 	g.dead = err
+	for id, ch := range g.calls {
+		ch <- nameAnswer{err: err}
+		delete(g.calls, id)
+	}
 	var links []*guestLink
 	for i := range g.slots {
 		s := &g.slots[i]

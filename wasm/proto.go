@@ -13,8 +13,10 @@ import (
 
 // Version is the guest↔host protocol version this package speaks. Both
 // sides send theirs first (HostHello, Join); a mismatch is refused with a
-// message naming both, never guessed around.
-const Version = 1
+// message naming both, never guessed around. Version 2 added the job's
+// growth limit and the late flag to welcome, and the name service's
+// messages (name, name-answer, name-cancel).
+const Version = 2
 
 // Protocol limits.
 const (
@@ -39,12 +41,17 @@ const (
 	maxText = 4096
 	// maxSettings bounds a welcome's settings.
 	maxSettings = 256
+	// MaxName bounds a service name or a port name of the name service
+	// (Guest.Publish, Lookup): longer ones are refused before they are
+	// sent, and a name message carrying one is a protocol error.
+	MaxName = 256
+	// MaxNameRequests bounds the name requests a guest has outstanding
+	// (sent, neither answered nor cancelled): the guest's further calls
+	// wait for one to end, and a host that sees more is owed a protocol
+	// error, so a broken guest cannot make its host wait on the server
+	// without bound.
+	MaxNameRequests = 64
 )
-
-// ErrProtocol means the other side of the guest↔host stream broke the
-// protocol: a length out of bounds, an unknown message type, a body of the
-// wrong size, a rank out of range. The stream is closed.
-var ErrProtocol = errors.New("wasm: guest/host protocol violation")
 
 // MsgType is the type of a message on the guest↔host stream.
 type MsgType uint8
@@ -86,12 +93,25 @@ const (
 	// (G→H: the guest did, and the host tells the job; H→G: another rank
 	// did, and the job is over).
 	MsgAbort
+	// MsgName (G→H): a request to the job's name service (NameOp: publish,
+	// unpublish or look up a service), with the guest's id for it. The
+	// host answers NameAnswer with the same id, unless the guest
+	// cancelled it first.
+	MsgName
+	// MsgNameAnswer (H→G): how a name request ended (NameClass) and its
+	// text: a lookup's port, or what went wrong.
+	MsgNameAnswer
+	// MsgNameCancel (G→H): the guest gave up on a name request (its
+	// context ended): the host stops waiting for the server and does not
+	// answer. One that crosses the answer is dropped by each side.
+	MsgNameCancel
 	msgEnd
 )
 
 var msgNames = [msgEnd]string{MsgHostHello: "host-hello", MsgJoin: "join", MsgWelcome: "welcome",
 	MsgRefused: "refused", MsgConnect: "connect", MsgLinkUp: "link-up", MsgLinkDown: "link-down",
-	MsgClose: "close", MsgData: "data", MsgCredit: "credit", MsgAbort: "abort"}
+	MsgClose: "close", MsgData: "data", MsgCredit: "credit", MsgAbort: "abort",
+	MsgName: "name", MsgNameAnswer: "name-answer", MsgNameCancel: "name-cancel"}
 
 // String returns the type's protocol name.
 func (t MsgType) String() string {
@@ -115,6 +135,52 @@ const (
 	causeEnd
 )
 
+// NameOp is what a name request asks of the job's name service.
+type NameOp uint8
+
+// Name service operations (MPI_Publish_name, MPI_Unpublish_name,
+// MPI_Lookup_name).
+const (
+	// NamePublish publishes a port under a service name.
+	NamePublish NameOp = 1 + iota
+	// NameUnpublish withdraws a service name this rank published.
+	NameUnpublish
+	// NameLookup waits until a service is published and answers its port.
+	NameLookup
+	nameOpEnd
+)
+
+// NameClass is how a name request ended, as a name-answer says: the
+// host's error class, which the guest turns back into ErrNameTaken,
+// ErrNameUnknown or ErrNameLimit.
+type NameClass uint8
+
+var nameOpNames = [nameOpEnd]string{NamePublish: "publish", NameUnpublish: "unpublish", NameLookup: "lookup"}
+
+// String returns the operation's name.
+func (op NameOp) String() string {
+	if op > 0 && op < nameOpEnd {
+		return nameOpNames[op]
+	}
+	return fmt.Sprintf("name-op(%d)", uint8(op))
+}
+
+// Classes of a name-answer.
+const (
+	// NameOK: done; a lookup's answer carries the port.
+	NameOK NameClass = 1 + iota
+	// NameTaken: publish of a service someone published already.
+	NameTaken
+	// NameUnknown: unpublish of a service that is not published.
+	NameUnknown
+	// NameLimit: the job has as many names as the server keeps.
+	NameLimit
+	// NameFailed: anything else (the host lost its signaling server,
+	// say); the text says what.
+	NameFailed
+	nameClassEnd
+)
+
 // Msg is a decoded message. Which fields are set depends on Type; Frame
 // aliases the reader's buffer and is valid until the next read.
 type Msg struct {
@@ -123,13 +189,20 @@ type Msg struct {
 	Key      [halfKey]byte // HostHello, Join
 	Rank     int           // the remote rank (Connect … Credit), or the guest's (Welcome)
 	Size     int           // Welcome
+	Max      int           // Welcome: the job's growth limit, 0 when it cannot grow
+	Late     bool          // Welcome: the rank joined after the job formed
 	N        uint32        // LinkUp: max frame; Credit: bytes
 	Window   uint32        // LinkUp
 	Cause    Cause         // LinkDown
 	Code     int           // Abort
-	Text     string        // Refused, LinkDown, Abort (where)
+	Text     string        // Refused, LinkDown, Abort (where); NameAnswer: the port, or what failed
 	Settings map[string]string
-	Frame    []byte // Data
+	Frame    []byte    // Data
+	ID       uint32    // Name, NameAnswer, NameCancel: the guest's request id
+	Op       NameOp    // Name
+	Service  string    // Name
+	Port     string    // Name: the port to publish
+	Class    NameClass // NameAnswer
 }
 
 // Message layout: every message is a little-endian length (of what
@@ -141,7 +214,8 @@ type Msg struct {
 //
 //	host-hello  version u16, key [16] (the key's first half)
 //	join        version u16, key [16] (the key's second half)
-//	welcome     rank u32, size u32, count u16, count × (key str, value str)
+//	welcome     rank u32, size u32, max u32, late u8 (0|1),
+//	            count u16, count × (key str, value str)
 //	refused     reason str
 //	connect     rank u32
 //	link-up     rank u32, max frame u32, window u32
@@ -149,8 +223,15 @@ type Msg struct {
 //	close       rank u32
 //	data        rank u32, frame (the rest)
 //	credit      rank u32, bytes u32
+//	abort       rank u32, code i32, where str
+//	name        id u32, op u8, service str, port str (publish; else empty)
+//	name-answer id u32, class u8, text str
+//	name-cancel id u32
 //
-// where str is a u16 length and that many bytes of UTF-8.
+// where str is a u16 length and that many bytes of UTF-8. A welcome's
+// rank is below the job's limit, max(size, max) (welcome.Limit), and
+// late says it is not below size; a name's service and a publish's port
+// are 1 … MaxName bytes.
 const prefixLen = 4
 
 // appendPrefix starts a message of type t whose body is n bytes.
@@ -184,23 +265,32 @@ func AppendJoin(b []byte, key [KeyLen]byte) []byte {
 // AppendWelcome appends a welcome; settings go in key order, and at most
 // maxSettings of them with keys and values of at most maxText bytes (the
 // signaling server's bounds are tighter).
-func AppendWelcome(b []byte, rank, size int, settings map[string]string) []byte {
-	keys := slices.Sorted(maps.Keys(settings))
+func AppendWelcome(b []byte, w Welcome) []byte {
+	keys := slices.Sorted(maps.Keys(w.Settings))
 	if len(keys) > maxSettings {
 		keys = keys[:maxSettings]
 	}
-	n := 4 + 4 + 2
+	n := 4 + 4 + 4 + 1 + 2
 	for _, k := range keys {
-		n += 2 + min(len(k), maxText) + 2 + min(len(settings[k]), maxText)
+		n += 2 + min(len(k), maxText) + 2 + min(len(w.Settings[k]), maxText)
 	}
 	b = appendPrefix(b, MsgWelcome, n)
-	b = binary.LittleEndian.AppendUint32(b, uint32(rank))
-	b = binary.LittleEndian.AppendUint32(b, uint32(size))
+	b = binary.LittleEndian.AppendUint32(b, uint32(w.Rank))
+	b = binary.LittleEndian.AppendUint32(b, uint32(w.Size))
+	b = binary.LittleEndian.AppendUint32(b, uint32(w.Max))
+	b = append(b, boolByte(w.Late))
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(keys)))
 	for _, k := range keys {
-		b = appendStr(appendStr(b, k), settings[k])
+		b = appendStr(appendStr(b, k), w.Settings[k])
 	}
 	return b
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 // AppendRefused appends a refusal.
@@ -254,6 +344,31 @@ func AppendAbort(b []byte, rank, code int, where string) []byte {
 	return appendStr(b, where)
 }
 
+// AppendName appends a name request: op on service, with port for
+// NamePublish ("" for the others). Names longer than MaxName are cut
+// here; the guest refuses them before (Guest.Publish).
+func AppendName(b []byte, id uint32, op NameOp, service, port string) []byte {
+	service, port = service[:min(len(service), MaxName)], port[:min(len(port), MaxName)]
+	b = appendPrefix(b, MsgName, 4+1+2+len(service)+2+len(port))
+	b = binary.LittleEndian.AppendUint32(b, id)
+	b = append(b, byte(op))
+	return appendStr(appendStr(b, service), port)
+}
+
+// AppendNameAnswer appends the answer to name request id.
+func AppendNameAnswer(b []byte, id uint32, c NameClass, text string) []byte {
+	b = appendPrefix(b, MsgNameAnswer, 4+1+2+min(len(text), maxText))
+	b = binary.LittleEndian.AppendUint32(b, id)
+	b = append(b, byte(c))
+	return appendStr(b, text)
+}
+
+// AppendNameCancel appends the cancellation of name request id.
+func AppendNameCancel(b []byte, id uint32) []byte {
+	b = appendPrefix(b, MsgNameCancel, 4)
+	return binary.LittleEndian.AppendUint32(b, id)
+}
+
 // Decode decodes one message from its type byte and body. The ranks it
 // returns are whatever the message says; the receiver checks them against
 // its world. Data's Frame aliases body.
@@ -265,7 +380,12 @@ func Decode(t MsgType, body []byte) (Msg, error) {
 		m.Version = d.u16()
 		copy(m.Key[:], d.bytes(halfKey))
 	case MsgWelcome:
-		m.Rank, m.Size = d.rank(), d.rank()
+		m.Rank, m.Size, m.Max = d.rank(), d.rank(), d.rank()
+		late := d.u8()
+		m.Late = late == 1
+		if d.err == nil && late > 1 {
+			return m, fmt.Errorf("%w: welcome with late %d", ErrProtocol, late)
+		}
 		n := int(d.u16())
 		if n > maxSettings {
 			return m, fmt.Errorf("%w: welcome with %d settings", ErrProtocol, n)
@@ -278,8 +398,8 @@ func Decode(t MsgType, body []byte) (Msg, error) {
 		if d.err == nil && len(m.Settings) != n {
 			return m, fmt.Errorf("%w: welcome repeats a setting", ErrProtocol)
 		}
-		if d.err == nil && (m.Size < 1 || m.Rank >= m.Size) {
-			return m, fmt.Errorf("%w: welcome to rank %d of %d", ErrProtocol, m.Rank, m.Size)
+		if d.err == nil && (m.Size < 1 || m.Max != 0 && m.Max < m.Size || m.Rank >= max(m.Size, m.Max) || m.Late != (m.Rank >= m.Size)) {
+			return m, fmt.Errorf("%w: welcome to rank %d of %d (max %d, late %v)", ErrProtocol, m.Rank, m.Size, m.Max, m.Late)
 		}
 	case MsgRefused:
 		m.Text = d.str()
@@ -308,6 +428,22 @@ func Decode(t MsgType, body []byte) (Msg, error) {
 	case MsgAbort:
 		m.Rank, m.Code = d.rank(), int(int32(d.u32()))
 		m.Text = d.str()
+	case MsgName:
+		m.ID, m.Op = d.u32(), NameOp(d.u8())
+		m.Service, m.Port = d.str(), d.str()
+		if d.err == nil {
+			if err := checkName(m.Op, m.Service, m.Port); err != nil {
+				return m, fmt.Errorf("%w: %w", ErrProtocol, err)
+			}
+		}
+	case MsgNameAnswer:
+		m.ID, m.Class = d.u32(), NameClass(d.u8())
+		m.Text = d.str()
+		if d.err == nil && (m.Class == 0 || m.Class >= nameClassEnd) {
+			return m, fmt.Errorf("%w: name-answer class %d", ErrProtocol, m.Class)
+		}
+	case MsgNameCancel:
+		m.ID = d.u32()
 	default:
 		return m, fmt.Errorf("%w: unknown message type %d", ErrProtocol, t)
 	}
@@ -318,6 +454,22 @@ func Decode(t MsgType, body []byte) (Msg, error) {
 		return m, fmt.Errorf("%w: %v message: %w", ErrProtocol, t, d.err)
 	}
 	return m, nil
+}
+
+// checkName checks a name request's operation and names: a service and
+// a publish's port of 1 … MaxName bytes, no port otherwise.
+func checkName(op NameOp, service, port string) error {
+	switch {
+	case op == 0 || op >= nameOpEnd:
+		return fmt.Errorf("name operation %d", op)
+	case service == "" || len(service) > MaxName:
+		return fmt.Errorf("%d-byte service name (want 1 … %d)", len(service), MaxName)
+	case op == NamePublish && (port == "" || len(port) > MaxName):
+		return fmt.Errorf("%d-byte port name (want 1 … %d)", len(port), MaxName)
+	case op != NamePublish && port != "":
+		return fmt.Errorf("a port name in a name request that is no publish")
+	}
+	return nil
 }
 
 // decoder reads a body's fields, recording the first shortfall.

@@ -20,8 +20,10 @@ func messages() [][]byte {
 	return [][]byte{
 		AppendHostHello(nil, key),
 		AppendJoin(nil, key),
-		AppendWelcome(nil, 2, 5, map[string]string{"net": "loopback", "coll.allreduce": "ring"}),
-		AppendWelcome(nil, 0, 1, nil),
+		AppendWelcome(nil, Welcome{Rank: 2, Size: 5, Settings: map[string]string{"net": "loopback", "coll.allreduce": "ring"}}),
+		AppendWelcome(nil, Welcome{Rank: 0, Size: 1}),
+		AppendWelcome(nil, Welcome{Rank: 1, Size: 2, Max: 8}),
+		AppendWelcome(nil, Welcome{Rank: 7, Size: 2, Max: 8, Late: true, Settings: map[string]string{"net": "loopback"}}),
 		AppendRefused(nil, "bad token"),
 		AppendConnect(nil, 3),
 		AppendLinkUp(nil, 4, 65535, 1<<20),
@@ -31,6 +33,13 @@ func messages() [][]byte {
 		AppendCredit(nil, 2, 123456),
 		AppendAbort(nil, 3, 5, "main.go:17"),
 		AppendAbort(nil, 0, -1, ""),
+		AppendName(nil, 1, NamePublish, "ocean", "port-of-rank-3"),
+		AppendName(nil, 2, NameUnpublish, "ocean", ""),
+		AppendName(nil, 1<<32-1, NameLookup, string(bytes.Repeat([]byte{'s'}, MaxName)), ""),
+		AppendNameAnswer(nil, 3, NameOK, "port-of-rank-3"),
+		AppendNameAnswer(nil, 4, NameTaken, ""),
+		AppendNameAnswer(nil, 5, NameFailed, "signaling: connection lost"),
+		AppendNameCancel(nil, 6),
 	}
 }
 
@@ -60,7 +69,7 @@ func encode(m Msg) []byte {
 		binary.LittleEndian.PutUint16(b[5:], m.Version)
 		return b
 	case MsgWelcome:
-		return AppendWelcome(nil, m.Rank, m.Size, m.Settings)
+		return AppendWelcome(nil, Welcome{Rank: m.Rank, Size: m.Size, Max: m.Max, Late: m.Late, Settings: m.Settings})
 	case MsgRefused:
 		return AppendRefused(nil, m.Text)
 	case MsgConnect:
@@ -77,6 +86,12 @@ func encode(m Msg) []byte {
 		return AppendCredit(nil, m.Rank, int(m.N))
 	case MsgAbort:
 		return AppendAbort(nil, m.Rank, m.Code, m.Text)
+	case MsgName:
+		return AppendName(nil, m.ID, m.Op, m.Service, m.Port)
+	case MsgNameAnswer:
+		return AppendNameAnswer(nil, m.ID, m.Class, m.Text)
+	case MsgNameCancel:
+		return AppendNameCancel(nil, m.ID)
 	}
 	return nil
 }
@@ -99,13 +114,72 @@ func TestMalformed(t *testing.T) {
 		{"link-up without room for a header", AppendLinkUp(nil, 1, 40, 1<<20)},
 		{"link-up window below a frame", AppendLinkUp(nil, 1, 1000, 999)},
 		{"link-down without a cause", AppendLinkDown(nil, 1, 0, "")},
-		{"welcome rank beyond size", AppendWelcome(nil, 3, 3, nil)},
+		{"welcome rank beyond size", AppendWelcome(nil, Welcome{Rank: 3, Size: 3})},
+		{"welcome rank beyond max", AppendWelcome(nil, Welcome{Rank: 8, Size: 3, Max: 8, Late: true})},
+		{"welcome max below size", AppendWelcome(nil, Welcome{Rank: 1, Size: 3, Max: 2})},
+		{"welcome late rank in the world", AppendWelcome(nil, Welcome{Rank: 1, Size: 3, Max: 8, Late: true})},
+		{"welcome late rank not late", AppendWelcome(nil, Welcome{Rank: 4, Size: 3, Max: 8})},
+		{"welcome late byte 2", setByte(AppendWelcome(nil, Welcome{Rank: 0, Size: 1}), 5+12, 2)},
+		{"welcome of version 1", append(le.AppendUint32(nil, 1+4+4+2), byte(MsgWelcome), 0, 0, 0, 0, 1, 0, 0, 0, 0, 0)},
+		{"name without an op", AppendName(nil, 1, 0, "svc", "")},
+		{"name with an unknown op", AppendName(nil, 1, nameOpEnd, "svc", "")},
+		{"name with an empty service", AppendName(nil, 1, NameLookup, "", "")},
+		{"publish without a port", AppendName(nil, 1, NamePublish, "svc", "")},
+		{"lookup with a port", AppendName(nil, 1, NameLookup, "svc", "port")},
+		{"unpublish with a port", AppendName(nil, 1, NameUnpublish, "svc", "port")},
+		{"service over MaxName", nameBytes(NameLookup, MaxName+1, 0)},
+		{"port over MaxName", nameBytes(NamePublish, 3, MaxName+1)},
+		{"short name", append(le.AppendUint32(nil, 4), byte(MsgName), 1, 0, 0)},
+		{"name-answer without a class", AppendNameAnswer(nil, 1, 0, "")},
+		{"name-answer with an unknown class", AppendNameAnswer(nil, 1, nameClassEnd, "")},
+		{"long name-cancel", append(le.AppendUint32(nil, 6), byte(MsgNameCancel), 1, 0, 0, 0, 9)},
+		{"short name-cancel", append(le.AppendUint32(nil, 3), byte(MsgNameCancel), 1, 0)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewReader(bytes.NewReader(tc.b)).Next()
 			require.ErrorIs(t, err, ErrProtocol)
 		})
 	}
+}
+
+// setByte sets b[i] to v and returns b.
+func setByte(b []byte, i int, v byte) []byte {
+	b[i] = v
+	return b
+}
+
+// nameBytes is a name message with a service and a port of the given
+// lengths, built by hand: AppendName cuts names to MaxName.
+func nameBytes(op NameOp, service, port int) []byte {
+	le := binary.LittleEndian
+	b := le.AppendUint32(nil, uint32(1+4+1+2+service+2+port))
+	b = append(b, byte(MsgName))
+	b = le.AppendUint32(b, 9)
+	b = append(b, byte(op))
+	b = append(le.AppendUint16(b, uint16(service)), bytes.Repeat([]byte{'s'}, service)...)
+	return append(le.AppendUint16(b, uint16(port)), bytes.Repeat([]byte{'p'}, port)...)
+}
+
+// TestWelcomeLimit: a welcome's Max and Late survive the stream, and
+// Limit is max(Size, Max).
+func TestWelcomeLimit(t *testing.T) {
+	for _, w := range []Welcome{{Rank: 0, Size: 4}, {Rank: 3, Size: 4, Max: 9}, {Rank: 6, Size: 4, Max: 9, Late: true}} {
+		m, err := NewReader(bytes.NewReader(AppendWelcome(nil, w))).Next()
+		require.NoError(t, err)
+		got := Welcome{Rank: m.Rank, Size: m.Size, Max: m.Max, Late: m.Late}
+		require.Equal(t, w, got)
+		require.Equal(t, max(w.Size, w.Max), got.Limit())
+	}
+}
+
+// TestAppendNameCuts: names beyond MaxName are cut to it by AppendName,
+// so its messages always decode.
+func TestAppendNameCuts(t *testing.T) {
+	long := string(bytes.Repeat([]byte{'x'}, MaxName+10))
+	m, err := NewReader(bytes.NewReader(AppendName(nil, 1, NamePublish, long, long))).Next()
+	require.NoError(t, err)
+	require.Len(t, m.Service, MaxName)
+	require.Len(t, m.Port, MaxName)
 }
 
 func TestDataAllocatesNothing(t *testing.T) {

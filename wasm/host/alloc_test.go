@@ -30,7 +30,7 @@ func TestRelayHotPathAllocs(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	r := &relay{log: slog.New(slog.DiscardHandler), ctx: ctx, cancel: cancel, out: newOutQueue(),
-		rank: 0, size: 2, links: make([]*hostLink, 2), dialing: make([]bool, 2), stopWriter: make(chan struct{})}
+		rank: 0, limit: 2, links: make([]*hostLink, 2), dialing: make([]bool, 2), stopWriter: make(chan struct{})}
 	real, remote := peer.NewMemoryLinks(wasm.MaxFrame)
 	var s sink
 	remote.Bind(&s)

@@ -128,7 +128,7 @@ type relay struct {
 	cancel context.CancelCauseFunc
 	m      *mesh.Mesh
 	rank   int
-	size   int
+	limit  int // the most ranks the job can hold (Welcome.Limit): ranks below it are peers
 
 	out        *outQueue
 	stopWriter chan struct{}
@@ -180,8 +180,10 @@ func (r *relay) join(job Job) error {
 			}
 			r.mu.Unlock()
 		}}
-	r.rank, r.size = w.Rank, w.Size
-	r.links, r.dialing = make([]*hostLink, w.Size), make([]bool, w.Size)
+	// a job that may grow has late ranks Size … Max-1, and this rank may
+	// be one: the tables hold every rank the job can
+	r.rank, r.limit = w.Rank, w.Limit()
+	r.links, r.dialing = make([]*hostLink, r.limit), make([]bool, r.limit)
 	r.m = mesh.New(client, net)
 	r.m.Start(r)
 	if err := r.m.WaitReady(ctx); err != nil {
@@ -190,8 +192,12 @@ func (r *relay) join(job Job) error {
 		}
 		return fmt.Errorf("wasm host: join job %q as rank %d: %w", job.ID, w.Rank, err)
 	}
-	r.log.Debug("joined", "job", job.ID, "rank", w.Rank, "size", w.Size)
-	if _, err := r.rw.Write(wasm.AppendWelcome(nil, w.Rank, w.Size, w.Settings)); err != nil {
+	r.log.Debug("joined", "job", job.ID, "rank", w.Rank, "size", w.Size, "max", w.Max, "late", w.Late)
+	gw := wasm.Welcome{Rank: w.Rank, Size: w.Size, Late: w.Late, Settings: w.Settings}
+	if r.limit > w.Size {
+		gw.Max = r.limit
+	}
+	if _, err := r.rw.Write(wasm.AppendWelcome(nil, gw)); err != nil {
 		return fmt.Errorf("wasm host: welcoming the guest: %w", err)
 	}
 	return nil
@@ -234,8 +240,8 @@ func (r *relay) handle(m *wasm.Msg) error {
 	default:
 		return fmt.Errorf("%w: guest sent %v after joining", wasm.ErrProtocol, m.Type)
 	}
-	if m.Rank >= r.size || m.Rank == r.rank {
-		return fmt.Errorf("%w: guest's %v names rank %d (it is rank %d of %d)", wasm.ErrProtocol, m.Type, m.Rank, r.rank, r.size)
+	if m.Rank >= r.limit || m.Rank == r.rank {
+		return fmt.Errorf("%w: guest's %v names rank %d (it is rank %d of at most %d)", wasm.ErrProtocol, m.Type, m.Rank, r.rank, r.limit)
 	}
 	r.mu.Lock()
 	hl := r.links[m.Rank]
@@ -298,8 +304,8 @@ func (r *relay) push(b []byte) { r.out.push(b) }
 // Attach implements mesh.Endpoint: the guest learns of the link before
 // any of its frames.
 func (r *relay) Attach(rank int, l peer.Link) error {
-	if rank < 0 || rank >= r.size || rank == r.rank {
-		return fmt.Errorf("wasm host: attach rank %d of %d", rank, r.size)
+	if rank < 0 || rank >= r.limit || rank == r.rank {
+		return fmt.Errorf("wasm host: attach rank %d of at most %d", rank, r.limit)
 	}
 	if l.MaxFrame() <= peer.HeaderLen {
 		return fmt.Errorf("wasm host: link to rank %d carries %d-byte frames", rank, l.MaxFrame())
@@ -324,7 +330,7 @@ func (r *relay) Attach(rank int, l peer.Link) error {
 
 // FailPeer implements mesh.Endpoint: the rank left the job.
 func (r *relay) FailPeer(rank int, err error) {
-	if rank < 0 || rank >= r.size || rank == r.rank {
+	if rank < 0 || rank >= r.limit || rank == r.rank {
 		return
 	}
 	r.mu.Lock()

@@ -42,7 +42,7 @@ func TestMalformedGuest(t *testing.T) {
 		{"unknown type", true, append(le.AppendUint32(nil, 1), 77), "unknown message type", false},
 		{"own rank", true, wasm.AppendConnect(nil, 0), "names rank 0", false},
 		{"rank out of range", true, wasm.AppendData(nil, 3, make([]byte, 40), nil), "names rank 3", false},
-		{"a host's message", true, wasm.AppendWelcome(nil, 0, 1, nil), "after joining", false},
+		{"a host's message", true, wasm.AppendWelcome(nil, wasm.Welcome{Rank: 0, Size: 1}), "after joining", false},
 		{"oversized after join", true, le.AppendUint32(nil, 1<<30), "message length", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
