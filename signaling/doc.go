@@ -266,9 +266,9 @@
 // undecodable or invalid messages (bad-message), messages over the size limit
 // (too-large, closed without a handshake), more than Config.MessageRate
 // messages per second after a burst of Config.MessageBurst (rate-limited),
-// server-only messages, a second join or a signal, report or name request
-// before join (protocol), bad,
-// expired or foreign tokens (bad-token, expired-token), a signal to a rank
+// server-only messages, a second join, or a signal, report or name
+// request before join (protocol), bad, expired or foreign tokens
+// (bad-token, expired-token), a signal to a rank
 // outside [0, M) (M = N for a job that cannot grow) or to oneself
 // (bad-rank), taken ranks, full jobs, a late token too early (not-formed)
 // and the server limits on jobs, connections and job size (a token's size
