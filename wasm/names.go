@@ -23,7 +23,7 @@ type nameAnswer struct {
 // Publish publishes port under service for the job (MPI_Publish_name).
 // A service published already fails with an error matching ErrNameTaken;
 // a job holding as many names as its server keeps, ErrNameLimit. Both
-// names are 1 … MaxName bytes. Call it after Start.
+// names are 1 … MaxName bytes of UTF-8. Call it after Start.
 func (g *Guest) Publish(ctx context.Context, service, port string) error {
 	_, err := g.nameCall(ctx, NamePublish, service, port)
 	return err
@@ -49,6 +49,9 @@ func (g *Guest) Lookup(ctx context.Context, service string) (string, error) {
 func (g *Guest) nameCall(ctx context.Context, op NameOp, service, port string) (string, error) {
 	if err := checkName(op, service, port); err != nil {
 		return "", fmt.Errorf("wasm: %v: %w", op, err)
+	}
+	if ctx.Err() != nil { // a call whose context ended sends nothing
+		return "", fmt.Errorf("wasm: %v %q: %w", op, service, context.Cause(ctx))
 	}
 	select {
 	case g.nameSlots <- struct{}{}:

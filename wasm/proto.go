@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/meshmpi/meshmpi/peer"
 )
@@ -229,9 +230,9 @@ type Msg struct {
 //	name-cancel id u32
 //
 // where str is a u16 length and that many bytes of UTF-8. A welcome's
-// rank is below the job's limit, max(size, max) (welcome.Limit), and
+// rank is below the job's limit, max(size, max) (Welcome.Limit), and
 // late says it is not below size; a name's service and a publish's port
-// are 1 … MaxName bytes.
+// are 1 … MaxName bytes of UTF-8.
 const prefixLen = 4
 
 // appendPrefix starts a message of type t whose body is n bytes.
@@ -457,7 +458,7 @@ func Decode(t MsgType, body []byte) (Msg, error) {
 }
 
 // checkName checks a name request's operation and names: a service and
-// a publish's port of 1 … MaxName bytes, no port otherwise.
+// a publish's port of 1 … MaxName bytes of UTF-8, no port otherwise.
 func checkName(op NameOp, service, port string) error {
 	switch {
 	case op == 0 || op >= nameOpEnd:
@@ -468,6 +469,8 @@ func checkName(op NameOp, service, port string) error {
 		return fmt.Errorf("%d-byte port name (want 1 … %d)", len(port), MaxName)
 	case op != NamePublish && port != "":
 		return fmt.Errorf("a port name in a name request that is no publish")
+	case !utf8.ValidString(service) || !utf8.ValidString(port):
+		return fmt.Errorf("a name that is not UTF-8")
 	}
 	return nil
 }

@@ -127,6 +127,7 @@ type relay struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	m      *mesh.Mesh
+	names  nameService // r.m's
 	rank   int
 	limit  int // the most ranks the job can hold (Welcome.Limit): ranks below it are peers
 
@@ -137,8 +138,9 @@ type relay struct {
 	mu      sync.Mutex
 	links   []*hostLink
 	dialing []bool
+	calls   map[uint32]*nameCall // the guest's name requests being served, by id
 	closed  bool
-	wg      sync.WaitGroup // dials, and the word that the guest leaves
+	wg      sync.WaitGroup // dials, name requests, and the word that the guest leaves
 
 	leaveOnce sync.Once
 }
@@ -185,6 +187,7 @@ func (r *relay) join(job Job) error {
 	r.rank, r.limit = w.Rank, w.Limit()
 	r.links, r.dialing = make([]*hostLink, r.limit), make([]bool, r.limit)
 	r.m = mesh.New(client, net)
+	r.names, _ = any(r.m).(nameService) // until package mesh has its name service: then r.m
 	r.m.Start(r)
 	if err := r.m.WaitReady(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -227,6 +230,13 @@ func (r *relay) readLoop(rd *wasm.Reader) error {
 }
 
 func (r *relay) handle(m *wasm.Msg) error {
+	switch m.Type {
+	case wasm.MsgName:
+		return r.name(m)
+	case wasm.MsgNameCancel:
+		r.cancelName(m.ID)
+		return nil
+	}
 	if m.Type == wasm.MsgAbort {
 		if m.Rank != r.rank {
 			return fmt.Errorf("%w: guest (rank %d) sent an abort for rank %d", wasm.ErrProtocol, r.rank, m.Rank)
