@@ -2,6 +2,13 @@
 // starts one rank of job J in this page and shows its state and console.
 // Without job it runs the example as an in-process world in the page.
 //
+// A late rank of a job that grows (meshrun --max prints such a page's
+// link, with the job's late token) joins once the job formed: while the
+// server refuses it as not-formed, the page loads itself again (a page
+// runs one rank: Go's runtime keeps its state in the page) with
+// try=1, 2, … after a doubling wait, up to maxTries, and says it waits.
+// A full job (job-full) and the other refusals are said in words.
+//
 // window.meshmpiRun holds the rank's state for tools (tests, the lab
 // page): phase, rank, size, status, stdout, stderr and times (the
 // performance.now() of each phase, so times.ready is the time from page
@@ -14,12 +21,37 @@ const example = q.get("example") || "pi";
 const $ = (id) => document.getElementById(id);
 const out = $("console");
 
-const run = { phase: "loading", rank: null, size: null, status: null, error: null, stdout: "", stderr: "", times: {}, left: [] };
+// not-formed refusals the page waits out (loading itself again), and
+// the wait before the next try
+const maxTries = 10;
+const tries = Math.max(0, Math.min(maxTries, Number(q.get("try")) || 0));
+const retryWait = (n) => Math.min(500 * 2 ** n, 5000);
+
+const run = { phase: "loading", rank: null, size: null, status: null, error: null, note: null, tries, stdout: "", stderr: "", times: {}, left: [] };
 window.meshmpiRun = run;
+
+// refusal is the server's refusal code in an error ("job-full: …"), or "".
+const refusal = (error) => (/^([a-z-]+)(?::|$)/.exec(error || "") || [])[1] || "";
+
+// notes says, for a refusal code, what it means for this page.
+const notes = {
+  "job-full": "The job is full: it admits no more ranks. (A late rank's number is never given again, so a job that grows to M ranks takes M joins in all.)",
+  "not-formed": "The job has not formed yet: a late rank joins once the job's first ranks are all present.",
+  "job-ended": "The job is over: it admits no more ranks.",
+  "job-failed": "The job failed before it formed: it admits no more ranks.",
+  "expired-token": "The link's token has expired.",
+  "bad-token": "The link's token is not valid for this server and job.",
+  "declared-failed": "The job declared this rank failed: it cannot take part again.",
+};
 
 function publish() {
   $("phase").textContent = run.phase + (run.error ? " (" + run.error + ")" : "");
-  $("rank").textContent = run.rank === null ? "–" : run.size ? `${run.rank} of ${run.size}` : String(run.rank);
+  $("note").textContent = run.note || "";
+  $("note").hidden = !run.note;
+  // a late rank's number is past the job's first ranks (size)
+  $("rank").textContent = run.rank === null ? "–"
+    : run.size && run.rank >= run.size ? `${run.rank} (a late rank; the job formed with ${run.size})`
+    : run.size ? `${run.rank} of ${run.size}` : String(run.rank);
   $("present").textContent = run.present ? String(run.present) : "–";
   $("left").textContent = run.left.length ? run.left.join(", ") : "none";
   if (run.status !== null) {
@@ -64,6 +96,24 @@ async function main() {
       Object.assign(run, { phase: s.phase, size: s.size, present: s.present, left: s.left, status: s.status, error: s.error });
       if (s.rank !== null && s.rank !== undefined) run.rank = s.rank;
       run.times[s.phase] = s.at;
+      const code = refusal(s.error);
+      if (code === "not-formed" && (s.phase === "joined" || s.phase === "ready")) {
+        run.error = null; // refused once, admitted since
+      } else if (code) {
+        run.note = notes[code] || null;
+      }
+      if (s.phase === "exited" && code === "not-formed" && tries < maxTries) {
+        // not the end: the page tries again (tools wait for "exited")
+        run.phase = "waiting";
+        run.note = `The job has not formed yet: joining again in ${retryWait(tries) / 1000} s (try ${tries + 2} of ${maxTries + 1}).`;
+        setTimeout(() => {
+          const next = new URLSearchParams(location.search);
+          next.set("try", String(tries + 1));
+          location.replace(location.pathname + "?" + next);
+        }, retryWait(tries));
+      } else if (s.phase === "exited" && code === "not-formed") {
+        run.note = `The job did not form: the server refused this rank ${maxTries + 1} times (not-formed). Load the page again to try again.`;
+      }
       publish();
     },
   });

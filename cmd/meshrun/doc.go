@@ -4,8 +4,9 @@
 // meshrun) and native rank processes: it is meshmpi's mpirun.
 //
 //	meshrun [flags] -n N <package|binary> [args...]
+//	meshrun [flags] --max M -n N <package|binary> [args...]
 //	meshrun [flags] -n N --signal URL --job ID --token T [--rank R] <package|binary> [args...]
-//	meshrun join URL --job ID --token T [--rank R] [flags] <package|binary> [args...]
+//	meshrun join URL [--job ID --token T] [--rank R] [flags] <package|binary> [args...]
 //
 // For example, from the repository's root,
 //
@@ -81,14 +82,70 @@
 // ranks the server assigns: the rest of the job may run elsewhere. join is
 // the same for a single process.
 //
+// # Jobs that grow
+//
+// With --max M (M > N) meshrun's own job may grow to M ranks (package
+// signaling, Growth): it forms with ranks 0 … N-1 as any other, and then
+// admits late ranks N, N+1, … up to M-1, in the order they join, each
+// with the job's late token, which meshrun mints beside the seat tokens
+// (the same job, size, max, settings and expiry; signaling.Claims.Late).
+// Before it starts a rank meshrun prints, on stderr, how to join:
+//
+//	meshrun: join this job: meshrun join 'ws://127.0.0.1:41234/ws?job=meshrun-…&token=…' ./prog
+//	meshrun: browser join link: http://127.0.0.1:41235/run?example=prog&job=…&mic=1&token=…
+//
+// The first is the job's join URL, the one string a late rank needs: the
+// server's websocket URL with the job and the token in its query,
+//
+//	ws://HOST:PORT/ws?job=ID&token=T
+//
+// which meshrun join (and --signal) take apart again; --job and --token,
+// when given too, win over the URL's. The second is the browser's run
+// page (package web) of a server meshrun starts beside the embedded one
+// on another loopback port, with the embedded server's /ws, as signal
+// serve does: meshrun builds a package target for GOOS=js too (when it
+// does not build, meshrun says so and the job runs without a link), and
+// the page runs it as a late rank (mic=1: the page holds the microphone,
+// so that the browser offers its plain loopback address rather than an
+// mDNS name). An executable or a module has no browser link. With
+// --join-info FILE meshrun also writes both to FILE, for tests and
+// scripts, as one JSON object: {"join": "ws://…", "browser": "http://…"}
+// ("browser" absent when there is none), written whole (a rename) before
+// any rank starts.
+//
+// Late ranks are not meshrun's children: it waits for its own N ranks,
+// its exit status is theirs, and --keep-going's accounting, the
+// teardown after a failure and the seats meshrun vacates concern its own
+// ranks only (a late rank's departure is the server's to announce, and
+// fails nothing of meshrun's). The embedded server lives as long as
+// meshrun: a late rank that outlives meshrun's ranks loses its signaling
+// server when meshrun exits.
+//
+// A late rank that comes too early, before the job formed, is refused
+// (not-formed; signaling.ErrNotFormed). A WASI rank of meshrun join (or
+// --signal) is joined for the guest by meshrun, which then runs the
+// guest again after a doubling wait (100 ms … 2 s) until --join-timeout
+// after its start, dropping the refused guest's output, and says so once
+// ("rank ?0: job J has not formed yet: joining again until it has"). A
+// native rank process joins by itself: meshmpi.Init's error wraps
+// signaling.ErrNotFormed, and the process decides. The run page loads
+// itself again a few times (web/run.js).
+//
+// A late rank's number is the server's choice. The lines of a WASI rank
+// whose rank the server assigns (meshrun join without --rank) wait until
+// its host has joined the job and carry its rank ("[2] "); a native
+// rank process's are labelled "?" and its place among meshrun's
+// processes ("[?0] "), as meshrun cannot see the rank it got.
+//
 // # Output and exit status
 //
 // Every line a rank writes is prefixed with its rank ("[2] ") and goes to
 // meshrun's standard output or standard error, as the rank wrote it; lines
 // of different ranks never mix, and a last line without a newline is
-// flushed when the rank exits. A rank whose rank meshrun does not know
-// (joined without --rank) is labelled "?" and its place among meshrun's
-// processes ("[?0] ").
+// flushed when the rank exits. A rank process whose rank meshrun does
+// not know (joined without --rank) is labelled "?" and its place among
+// meshrun's processes ("[?0] "); a WASI rank's lines wait until its host
+// has joined and carry the rank it got (see Jobs that grow).
 //
 // Meshrun exits with the worst (highest) exit status of its ranks: 0 when
 // all succeeded, 128+n for a rank killed by signal n, 127 for a rank that

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -51,6 +52,9 @@ type launcher struct {
 	seats  []string         // the embedded job's seat tokens, by rank; nil for an existing job
 	server *signaling.Local // the embedded server; nil for an existing job
 	deps   *departureLog    // the embedded server's departures; nil for an existing job
+	page   *browserProgram  // with --max, the package built for the browser's run page; nil if none
+	late   string           // with --max, the embedded job's late token
+	web    *webServer       // with --max and a page, the run page's server; nil if none
 }
 
 // fail reports a failure in one line on stderr.
@@ -84,6 +88,11 @@ func (l *launcher) run() int {
 				return status
 			}
 		}
+		if l.cfg.max > 0 {
+			if status, ok := l.buildBrowser(t, dir); !ok {
+				return status
+			}
+		}
 	}
 	var prog program
 	if nwasi > 0 {
@@ -99,6 +108,12 @@ func (l *launcher) run() int {
 		return 1
 	}
 	defer stop()
+	if l.cfg.max > 0 {
+		if err := l.growable(spec); err != nil {
+			l.fail("%v", err)
+			return 1
+		}
+	}
 	return l.supervise(t, prog, nwasi, spec)
 }
 
@@ -211,22 +226,42 @@ func (l *launcher) job() (spec meshmpi.JobSpec, stop func(), err error) {
 		return meshmpi.JobSpec{Signal: c.signal, Job: c.job, Token: c.token}, func() {}, nil
 	}
 	deps := newDepartureLog()
-	srv, err := signaling.ListenLocal(signaling.Config{MaxJobSize: c.n, Logger: l.log.With("component", "signaling"), Departed: deps.add})
+	srv, err := signaling.ListenLocal(signaling.Config{MaxJobSize: max(c.n, c.max), Logger: l.log.With("component", "signaling"), Departed: deps.add})
 	if err != nil {
 		return spec, nil, err
 	}
 	id := "meshrun-" + rand.Text()
 	// one seat token per rank: a rank's token admits it and no other, and
-	// a rank that dies before the job forms fails the job at once
-	seats, err := srv.SeatTokens(id, c.n, c.settings, tokenTTL)
+	// a rank that dies before the job forms fails the job at once; with
+	// --max they say the job may grow (the late token says it too)
+	claims := signaling.Claims{Job: id, Size: c.n, Expires: time.Now().Add(tokenTTL).Unix(), Settings: c.settings, Max: c.max}
+	seats, err := srv.MintSeats(claims)
+	var late string
+	if err == nil && c.max > 0 {
+		claims.Late = true
+		late, err = srv.Mint(claims)
+	}
 	if err != nil {
 		_ = srv.Close()
 		return spec, nil, err
 	}
-	l.log.Info("embedded signaling server", "url", srv.URL(), "job", id, "settings", c.settings)
+	var web *webServer
+	if l.page != nil {
+		if web, err = serveRunPage(srv, l.page); err != nil {
+			_ = srv.Close()
+			return spec, nil, err
+		}
+	}
+	l.log.Info("embedded signaling server", "url", srv.URL(), "job", id, "settings", c.settings, "max", c.max)
 	stop = func() {
 		done := make(chan error, 1)
-		go func() { done <- srv.Close() }()
+		go func() {
+			var err error
+			if web != nil {
+				err = web.Close() // no new pages and no new connections through it
+			}
+			done <- errors.Join(err, srv.Close())
+		}()
 		select {
 		case err := <-done:
 			if err != nil {
@@ -237,6 +272,7 @@ func (l *launcher) job() (spec meshmpi.JobSpec, stop func(), err error) {
 		}
 	}
 	l.seats, l.server, l.deps = seats, srv, deps
+	l.late, l.web = late, web
 	return meshmpi.JobSpec{Signal: srv.URL(), Job: id}, stop, nil
 }
 
@@ -424,6 +460,7 @@ type exit struct {
 	r      *rank
 	err    error
 	status int // a WASI rank's exit status
+	rank   int // the rank a WASI rank's host joined as, if the server numbered it; else -1
 }
 
 // label names the i-th process in output prefixes and messages: its rank,
@@ -467,7 +504,7 @@ func (j *job) start(i int) error {
 		err := cmd.Wait()
 		_ = r.stdout.Flush()
 		_ = r.stderr.Flush()
-		j.exits <- exit{r: r, err: err}
+		j.exits <- exit{r: r, err: err, rank: -1}
 	}()
 	return nil
 }
@@ -485,11 +522,27 @@ func (j *job) startWASI(i int) error {
 		stderr: newLineWriter(j.l.stderr, "["+label+"] "),
 		start:  time.Now(),
 	}
+	// a rank the server numbers (a late rank among them): its host
+	// learns its rank when it joins, and its lines wait for it
+	joined := &joinedRank{}
+	joined.rank.Store(-1)
+	log := j.l.log.With("rank", label)
+	if j.l.cfg.first == meshmpi.AnyRank {
+		r.stdout.hold()
+		r.stderr.hold()
+		log = slog.New(&joinWatch{Handler: log.Handler(), joined: func(rank int) {
+			if joined.rank.CompareAndSwap(-1, int64(rank)) {
+				prefix := "[" + strconv.Itoa(rank) + "] "
+				r.stdout.release(prefix)
+				r.stderr.release(prefix)
+			}
+		}})
+	}
 	jr := host.Rank{
 		Job: host.Job{Signal: j.spec.Signal, ID: j.spec.Job, Token: j.spec.Token, Rank: meshmpi.AnyRank,
 			JoinTimeout: j.l.cfg.joinTimeout},
 		Name: j.name, Args: j.l.cfg.args, Env: j.l.cfg.env.with(withRankTimeout(guestEnv(os.Environ()), j.l.cfg.timeout)),
-		Stdout: r.stdout, Stderr: r.stderr, Logger: j.l.log.With("rank", label),
+		Stdout: r.stdout, Stderr: r.stderr, Logger: log,
 	}
 	if j.l.cfg.first != meshmpi.AnyRank {
 		jr.Job.Rank = j.l.cfg.first + i
@@ -501,13 +554,98 @@ func (j *job) startWASI(i int) error {
 	j.ranks = append(j.ranks, r)
 	j.live++
 	go func() {
-		status, err := j.prog.Run(ctx, jr)
+		status, err := j.runWASI(ctx, jr, r, joined)
 		stop()
 		_ = r.stdout.Flush()
 		_ = r.stderr.Flush()
-		j.exits <- exit{r: r, err: err, status: status}
+		j.exits <- exit{r: r, err: err, status: status, rank: int(joined.rank.Load())}
 	}()
 	return nil
+}
+
+// Backoff of a WASI rank's joins while its job has not formed.
+const (
+	notFormedFirstWait = 100 * time.Millisecond
+	notFormedMaxWait   = 2 * time.Second
+)
+
+// runWASI runs a WASI rank, and runs it again while the server refuses
+// its join because the job has not formed yet (signaling.ErrNotFormed: a
+// late token, or an open one of a seated job, that came too early), with
+// a doubling wait, until --join-timeout after its start. A refused
+// guest's output (its Init's error) is dropped with it: the rank's lines
+// wait for its rank, which a refused guest never learns.
+func (j *job) runWASI(ctx context.Context, jr host.Rank, r *rank, joined *joinedRank) (status int, err error) {
+	limit := j.l.cfg.joinTimeout
+	if limit <= 0 {
+		limit = meshmpi.DefaultJoinTimeout
+	}
+	deadline := time.Now().Add(limit)
+	wait := notFormedFirstWait
+	for try := 1; ; try++ {
+		jr.Job.JoinTimeout = max(time.Until(deadline), time.Millisecond)
+		status, err = j.prog.Run(ctx, jr)
+		if !errors.Is(err, signaling.ErrNotFormed) || joined.rank.Load() >= 0 || time.Until(deadline) < wait || ctx.Err() != nil {
+			return status, err
+		}
+		dropped := r.stdout.drop() + r.stderr.drop()
+		if try == 1 {
+			j.l.fail("rank %s: job %s has not formed yet: joining again until it has (--join-timeout %v)", r.label, jr.Job.ID, limit)
+		}
+		j.l.log.Info("job not formed: joining again", "rank", r.label, "try", try, "wait", wait, "dropped output bytes", dropped, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return status, err
+		}
+		wait = min(2*wait, notFormedMaxWait)
+	}
+}
+
+// joinedRank is the rank a WASI rank's host joined as, once it has; -1
+// until then.
+type joinedRank struct{ rank atomic.Int64 }
+
+// joinWatch passes a WASI rank's host's log records on to meshrun's
+// logger and tells joined of the rank in its "joined" record (package
+// wasm/host logs it, at debug level, once the job took the guest in and
+// before the guest hears of it): host.Rank has no other word of the
+// rank the server gave. TestGrowJoinWASI fails if that record changes.
+type joinWatch struct {
+	slog.Handler
+	joined func(rank int)
+}
+
+func (h *joinWatch) Enabled(ctx context.Context, level slog.Level) bool {
+	return level >= slog.LevelDebug || h.Handler.Enabled(ctx, level)
+}
+
+func (h *joinWatch) Handle(ctx context.Context, rec slog.Record) error {
+	if rec.Message == "joined" {
+		rec.Attrs(func(a slog.Attr) bool {
+			if a.Key != "rank" {
+				return true
+			}
+			if v := a.Value.Resolve(); v.Kind() == slog.KindInt64 {
+				h.joined(int(v.Int64()))
+			}
+			return false
+		})
+	}
+	if !h.Handler.Enabled(ctx, rec.Level) {
+		return nil
+	}
+	return h.Handler.Handle(ctx, rec)
+}
+
+func (h *joinWatch) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return &joinWatch{Handler: h.Handler.WithAttrs(attrs), joined: h.joined}
+}
+
+func (h *joinWatch) WithGroup(name string) slog.Handler {
+	return &joinWatch{Handler: h.Handler.WithGroup(name), joined: h.joined}
 }
 
 // guestEnv is a WASI rank's environment: meshrun's without any job (the
@@ -528,6 +666,9 @@ func guestEnv(environ []string) []string {
 func (j *job) exited(e exit) {
 	r := e.r
 	r.exited = true
+	if e.rank >= 0 && strings.HasPrefix(r.label, "?") {
+		r.label = strconv.Itoa(e.rank) // its lines said so since it joined
+	}
 	j.live--
 	var status int
 	var how string

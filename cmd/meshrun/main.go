@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -20,11 +21,15 @@ import (
 const usage = `usage:
   meshrun [flags] -n N <package|binary|module.wasm> [args...]
       run an N-rank job on this host, through an embedded signaling server
+  meshrun [flags] --max M -n N <package|binary|module.wasm> [args...]
+      the same, and the job may grow to M ranks: meshrun prints how to join it
   meshrun [flags] -n N --signal URL --job ID --token T [--rank R] <package|binary> [args...]
       start N ranks of an existing job (ranks R … R+N-1, or any free ranks)
-  meshrun join URL --job ID --token T [-n N] [--rank R] [flags] <package|binary> [args...]
+  meshrun join URL [--job ID --token T] [-n N] [--rank R] [flags] <package|binary> [args...]
       start N ranks (default 1) of an existing job, e.g. on another host
-      than its server: several ranks need an open token (signal token -open)
+      than its server: several ranks need an open token (signal token -open);
+      a join URL (ws://host:port/ws?job=ID&token=T, as meshrun --max prints
+      it) carries the job and the token
 
 The target is a Go package (directory, ./ or ../ path, .go file, import
 path), built once with go build, an executable, or a wasip1 module (.wasm).
@@ -44,11 +49,18 @@ flags:
                      wasmtime (through wasmtime-go; meshrun built with cgo)
   --coll C=ALG       force collective C's algorithm for the job, e.g.
                      allreduce=ring (repeatable; embedded server only)
+  --max M            the job may grow to M ranks (M > N; embedded server
+                     only): meshrun prints a join URL for late ranks
+                     (meshrun join) and, for a package, a browser link
+  --join-info FILE   with --max, also write {"join": URL, "browser": URL}
+                     to FILE
   --signal URL       websocket URL of an existing job's signaling server
   --job ID           that job's id
   --token T          that job's token
   --rank R           rank of the (first) process; default any free rank
-  --join-timeout D   how long ranks wait for the whole job (default 2m)
+  --join-timeout D   how long ranks wait for the whole job (default 2m); a
+                     late WASI rank joins again until then while the job
+                     has not formed
   --timeout D        each rank prints what it is blocked in D after the job
                      formed and exits 124; meshrun stops what is left soon
                      after and exits 124 (default none)
@@ -80,6 +92,8 @@ type config struct {
 	runtime     string  // --runtime: runtimeWazero, runtimeWasmtime, or "" for wazero
 	env         envFlag // -x/--env: VAR=value for every rank
 	keepGoing   bool    // --keep-going: a failed rank does not end the job
+	max         int     // --max M: meshrun's own job may grow to M ranks; 0: it cannot
+	joinInfo    string  // --join-info FILE: where to write the join URLs; "": nowhere
 }
 
 func main() {
@@ -122,10 +136,15 @@ func parseArgs(args []string) (config, error) {
 	fs.StringVar(&cfg.signal, "signal", "", "")
 	colls := collFlag{}
 	fs.Var(colls, "coll", "")
+	fs.IntVar(&cfg.max, "max", 0, "")
+	fs.StringVar(&cfg.joinInfo, "join-info", "", "")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if err := takeTarget(&cfg, fs.Args()); err != nil {
+		return cfg, err
+	}
+	if err := takeJoinURL(&cfg); err != nil {
 		return cfg, err
 	}
 	nGiven := false
@@ -143,6 +162,12 @@ func parseArgs(args []string) (config, error) {
 		}
 	}
 	switch {
+	case cfg.max != 0 && given > 0:
+		return cfg, errors.New("--max grows meshrun's own job; an existing job's max is in its token (signal token -max)")
+	case cfg.max != 0 && (cfg.max <= cfg.n || cfg.max > signaling.MaxJobSize):
+		return cfg, fmt.Errorf("--max %d: want more ranks than -n %d (the job forms with -n ranks and grows to --max), at most %d", cfg.max, cfg.n, signaling.MaxJobSize)
+	case cfg.joinInfo != "" && cfg.max == 0:
+		return cfg, errors.New("--join-info writes how to join a job that grows: it needs --max")
 	case given == 0:
 		if cfg.first != meshmpi.AnyRank {
 			return cfg, errors.New("--rank applies to an existing job (--signal); meshrun's own job has ranks 0 … N-1")
@@ -191,13 +216,61 @@ func parseJoin(args []string) (config, error) {
 		}
 		cfg.signal, rest = rest[0], rest[1:]
 	}
+	if err := takeJoinURL(&cfg); err != nil {
+		return cfg, err
+	}
 	if err := checkSignalURL(cfg.signal); err != nil {
 		return cfg, err
 	}
 	if cfg.job == "" || cfg.token == "" {
-		return cfg, errors.New("join: --job and --token are required")
+		return cfg, errors.New("join: --job and --token are required, unless the URL carries them (ws://host:port/ws?job=ID&token=T)")
 	}
 	return cfg, takeTarget(&cfg, rest)
+}
+
+// takeJoinURL splits a join URL in cfg.signal (ws://host:port/ws?job=ID&token=T,
+// as meshrun --max prints it) into the server's URL and the job and token
+// it carries; --job and --token, when given, win over the URL's.
+func takeJoinURL(cfg *config) error {
+	if !strings.ContainsAny(cfg.signal, "?#") {
+		return nil
+	}
+	signal, job, token, err := splitJoinURL(cfg.signal)
+	if err != nil {
+		return err
+	}
+	cfg.signal = signal
+	if cfg.job == "" {
+		cfg.job = job
+	}
+	if cfg.token == "" {
+		cfg.token = token
+	}
+	return nil
+}
+
+// joinURL is the join URL of job at the server signal: one string that a
+// late rank's meshrun join needs (see the package doc, Jobs that grow).
+func joinURL(signal, job, token string) string {
+	return signal + "?" + url.Values{"job": {job}, "token": {token}}.Encode()
+}
+
+// splitJoinURL is joinURL's inverse: the server's URL, without the query,
+// and the job and token the query names ("" for one it does not).
+func splitJoinURL(s string) (signal, job, token string, err error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", "", "", fmt.Errorf("join URL %q: %v", s, err)
+	}
+	if u.Scheme != "ws" && u.Scheme != "wss" {
+		return "", "", "", fmt.Errorf("join URL %q: want ws://host:port/ws?job=ID&token=T or wss://…", s)
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return "", "", "", fmt.Errorf("join URL %q: %v", s, err)
+	}
+	u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = "", false, "", ""
+	return u.String(), q.Get("job"), q.Get("token"), nil
 }
 
 // newFlagSet defines the flags the launch and join commands share.

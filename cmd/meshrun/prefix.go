@@ -35,6 +35,8 @@ type lineWriter struct {
 
 	mu      sync.Mutex
 	partial []byte // the current line so far, without the prefix
+	holding bool   // lines wait in held for their prefix (release)
+	held    []byte // whole lines waiting, without the prefix
 }
 
 func newLineWriter(out io.Writer, prefix string) *lineWriter {
@@ -51,7 +53,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		lines = append(lines, w.prefix...)
+		lines = w.appendPrefix(lines)
 		lines = append(lines, w.partial...)
 		lines = append(lines, p[:i+1]...)
 		w.partial, p = w.partial[:0], p[i+1:]
@@ -60,31 +62,107 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	if len(w.partial) >= maxPartial {
 		lines = w.appendPartial(lines)
 	}
-	if len(lines) == 0 {
-		return n, nil
-	}
-	if _, err := w.out.Write(lines); err != nil {
+	if err := w.emit(lines); err != nil {
 		return 0, err
 	}
 	return n, nil
 }
 
-// Flush writes the unfinished last line, if any, with a newline.
+// Flush writes the unfinished last line, if any, with a newline, and
+// the lines w holds, with the prefix it has.
 func (w *lineWriter) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(w.partial) == 0 {
+	var lines []byte
+	if len(w.partial) > 0 {
+		lines = w.appendPartial(nil)
+	}
+	if err := w.emit(lines); err != nil {
+		return err
+	}
+	return w.unhold()
+}
+
+// appendPrefix appends the prefix, unless w holds its lines (they get
+// theirs when released). w.mu is held.
+func (w *lineWriter) appendPrefix(lines []byte) []byte {
+	if w.holding {
+		return lines
+	}
+	return append(lines, w.prefix...)
+}
+
+// emit writes whole lines, or holds them. w.mu is held.
+func (w *lineWriter) emit(lines []byte) error {
+	if len(lines) == 0 {
 		return nil
 	}
-	_, err := w.out.Write(w.appendPartial(nil))
+	if w.holding {
+		w.held = append(w.held, lines...)
+		if len(w.held) >= maxHeld {
+			return w.unhold()
+		}
+		return nil
+	}
+	_, err := w.out.Write(lines)
 	return err
 }
 
 // appendPartial appends the unfinished line as a whole one and forgets it.
 func (w *lineWriter) appendPartial(lines []byte) []byte {
-	lines = append(lines, w.prefix...)
+	lines = w.appendPrefix(lines)
 	lines = append(lines, w.partial...)
 	lines = append(lines, '\n')
 	w.partial = w.partial[:0]
 	return lines
+}
+
+// maxHeld bounds the bytes of whole lines a holding lineWriter keeps;
+// beyond, they go out with the prefix it has.
+const maxHeld = 64 << 10
+
+// hold makes w keep its lines until release gives them their prefix:
+// the lines of a rank whose number the server gives, until it is known.
+func (w *lineWriter) hold() {
+	w.mu.Lock()
+	w.holding = true
+	w.mu.Unlock()
+}
+
+// release gives w's lines prefix from now on, and writes those it held
+// with it.
+func (w *lineWriter) release(prefix string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.prefix = []byte(prefix)
+	_ = w.unhold()
+}
+
+// drop forgets the lines w holds and its unfinished line, and returns
+// their size: the output of a try that did not count.
+func (w *lineWriter) drop() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := len(w.held) + len(w.partial)
+	w.held, w.partial = w.held[:0], w.partial[:0]
+	return n
+}
+
+// unhold stops holding and writes the held lines with the prefix. w.mu
+// is held.
+func (w *lineWriter) unhold() error {
+	w.holding = false
+	if len(w.held) == 0 {
+		return nil
+	}
+	var lines []byte
+	for rest := w.held; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n') // every held line ends with one
+		lines = append(lines, w.prefix...)
+		lines = append(lines, rest[:i+1]...)
+		rest = rest[i+1:]
+	}
+	w.held = w.held[:0]
+	_, err := w.out.Write(lines)
+	return err
 }

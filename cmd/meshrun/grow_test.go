@@ -1,0 +1,375 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/meshmpi/meshmpi"
+	"github.com/meshmpi/meshmpi/internal/browsertest"
+)
+
+var laterankBinary = buildOnce("testdata/laterank")
+
+// --max, --join-info and the join URL on the command line.
+func TestParseGrowth(t *testing.T) {
+	loopback := map[string]string{meshmpi.SettingNetwork: "loopback"}
+	const tok = "eyJqIjoiaiJ9.c2ln" // base64url and a dot, as tokens are
+	for _, tc := range []struct {
+		name string
+		args []string
+		want config // checked when err is ""
+		err  string // a substring of the error
+	}{
+		{
+			name: "max",
+			args: []string{"--max", "8", "-n", "4", "./pi"},
+			want: config{n: 4, max: 8, target: "./pi", settings: loopback, grace: 2 * time.Second},
+		},
+		{
+			name: "max and join-info",
+			args: []string{"-n", "2", "--max=3", "--join-info", "/tmp/j.json", "./pi", "--max", "9"},
+			want: config{n: 2, max: 3, joinInfo: "/tmp/j.json", target: "./pi", args: []string{"--max", "9"}, settings: loopback, grace: 2 * time.Second},
+		},
+		{name: "max not above n", args: []string{"--max", "4", "-n", "4", "./pi"}, err: "--max 4: want more ranks than -n 4"},
+		{name: "max below n", args: []string{"--max", "2", "-n", "4", "./pi"}, err: "--max 2"},
+		{name: "negative max", args: []string{"--max", "-1", "-n", "4", "./pi"}, err: "--max -1"},
+		{name: "max too large", args: []string{"--max", "100000", "-n", "4", "./pi"}, err: "at most 65536"},
+		{name: "max of an existing job", args: []string{"--max", "8", "-n", "4", "--signal", "ws://h/ws", "--job", "j", "--token", "t", "./pi"}, err: "an existing job's max is in its token"},
+		{name: "join-info without max", args: []string{"--join-info", "f", "-n", "4", "./pi"}, err: "needs --max"},
+		{name: "join with max", args: []string{"join", "ws://h/ws", "--job", "j", "--token", "t", "--max", "3", "./pi"}, err: "not defined: -max"},
+		{
+			name: "join URL",
+			args: []string{"join", "ws://127.0.0.1:4000/ws?job=meshrun-J&token=" + tok, "./pi", "a"},
+			want: config{n: 1, first: meshmpi.AnyRank, signal: "ws://127.0.0.1:4000/ws", job: "meshrun-J", token: tok, target: "./pi", args: []string{"a"}, grace: 2 * time.Second},
+		},
+		{
+			name: "join URL after the flags, wss",
+			args: []string{"join", "--native", "wss://example.com/ws?token=" + url.QueryEscape(tok) + "&job=j", "./pi"},
+			want: config{n: 1, first: meshmpi.AnyRank, native: true, signal: "wss://example.com/ws", job: "j", token: tok, target: "./pi", grace: 2 * time.Second},
+		},
+		{
+			name: "flags win over the join URL",
+			args: []string{"join", "ws://h/ws?job=a&token=b", "--job", "c", "--token", "d", "./pi"},
+			want: config{n: 1, first: meshmpi.AnyRank, signal: "ws://h/ws", job: "c", token: "d", target: "./pi", grace: 2 * time.Second},
+		},
+		{
+			name: "join URL with the job only",
+			args: []string{"join", "ws://h/ws?job=a", "--token", "d", "./pi"},
+			want: config{n: 1, first: meshmpi.AnyRank, signal: "ws://h/ws", job: "a", token: "d", target: "./pi", grace: 2 * time.Second},
+		},
+		{name: "join URL without a token", args: []string{"join", "ws://h/ws?job=a", "./pi"}, err: "--job and --token are required, unless the URL carries them"},
+		{name: "join URL of http", args: []string{"join", "http://h/ws?job=a&token=b", "./pi"}, err: "want ws://host:port/ws?job=ID&token=T"},
+		{
+			name: "signal as a join URL",
+			args: []string{"-n", "2", "--signal", "ws://h/ws?job=a&token=b", "./pi"},
+			want: config{n: 2, first: meshmpi.AnyRank, signal: "ws://h/ws", job: "a", token: "b", target: "./pi", grace: 2 * time.Second},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := parseArgs(tc.args)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			if len(cfg.args) == 0 {
+				cfg.args = nil
+			}
+			require.Equal(t, tc.want, cfg)
+		})
+	}
+}
+
+// A join URL carries the server, the job and the token, and comes apart
+// into the same three.
+func TestJoinURL(t *testing.T) {
+	const tok = "eyJqIjoibWVzaHJ1bi1YIiwibiI6Mn0.q-_Z"
+	u := joinURL("ws://127.0.0.1:4000/ws", "meshrun-X", tok)
+	require.Equal(t, "ws://127.0.0.1:4000/ws?job=meshrun-X&token="+tok, u)
+	signal, job, token, err := splitJoinURL(u)
+	require.NoError(t, err)
+	require.Equal(t, []string{"ws://127.0.0.1:4000/ws", "meshrun-X", tok}, []string{signal, job, token})
+	// a token that needs escaping survives too
+	odd := "a+b/c=d&e"
+	_, _, token, err = splitJoinURL(joinURL("wss://h/ws", "j", odd))
+	require.NoError(t, err)
+	require.Equal(t, odd, token)
+	_, _, _, err = splitJoinURL("ws://h/ws?job=%zz")
+	require.Error(t, err)
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"./prog":        "./prog",
+		"-steps=10":     "-steps=10",
+		"":              "''",
+		"two words":     "'two words'",
+		"it's":          `'it'\''s'`,
+		"$HOME":         "'$HOME'",
+		"/a/b@v1.2:x,y": "/a/b@v1.2:x,y",
+	} {
+		require.Equal(t, want, shellQuote(in), "%q", in)
+	}
+}
+
+// A held lineWriter keeps whole lines (and an unfinished one) until it is
+// released with its prefix, or drops them; after release it writes as
+// any other.
+func TestLineWriterHold(t *testing.T) {
+	var buf bytes.Buffer
+	w := newLineWriter(&lockedWriter{w: &buf}, "[?0] ")
+	w.hold()
+	_, _ = io.WriteString(w, "refused: not-formed\nhalf")
+	require.Empty(t, buf.String())
+	require.Equal(t, len("refused: not-formed\nhalf"), w.drop())
+	_, _ = io.WriteString(w, "banner [?0] \nrank 2 of 1 re")
+	require.Empty(t, buf.String())
+	w.release("[2] ")
+	require.Equal(t, "[2] banner [?0] \n", buf.String())
+	_, _ = io.WriteString(w, "ady\nlast")
+	require.NoError(t, w.Flush())
+	require.Equal(t, "[2] banner [?0] \n[2] rank 2 of 1 ready\n[2] last\n", buf.String())
+
+	// never released: Flush writes what it held with the prefix it has
+	buf.Reset()
+	w = newLineWriter(&lockedWriter{w: &buf}, "[?1] ")
+	w.hold()
+	_, _ = io.WriteString(w, "a\nb")
+	require.NoError(t, w.Flush())
+	require.Equal(t, "[?1] a\n[?1] b\n", buf.String())
+
+	// a holding writer keeps at most maxHeld bytes, then lets them out
+	buf.Reset()
+	w = newLineWriter(&lockedWriter{w: &buf}, "[?2] ")
+	w.hold()
+	line := strings.Repeat("x", 1023) + "\n"
+	for range maxHeld / len(line) {
+		_, _ = io.WriteString(w, line)
+	}
+	require.Equal(t, maxHeld/len(line), strings.Count(buf.String(), "[?2] "+line))
+}
+
+// growingJob is a meshrun --max job of laterank's native processes on
+// the test's terms: its ranks Init once start exists (immediately if
+// start is ""), and Finalize once hold exists.
+type growingJob struct {
+	m           *meshrunRun
+	info        joinInfo // read from --join-info
+	start, hold string
+}
+
+// startGrowing starts meshrun --max max -n n laterank (target, or the
+// built binary if "") with --join-info, and waits for the join lines on
+// stderr, which must match the file.
+func startGrowing(t *testing.T, max, n int, target string, waitStart bool, extra ...string) *growingJob {
+	t.Helper()
+	dir := t.TempDir()
+	g := &growingJob{hold: filepath.Join(dir, "hold")}
+	if target == "" {
+		target = laterankBinary(t)
+	}
+	args := append([]string{"--max", strconv.Itoa(max), "-n", strconv.Itoa(n), "--join-info", filepath.Join(dir, "join.json"), "--grace", "30s"}, extra...)
+	args = append(args, target, "-hold", g.hold)
+	if waitStart {
+		g.start = filepath.Join(dir, "start")
+		args = append(args, "-start", g.start)
+	}
+	g.m = start(args...)
+	t.Cleanup(func() { _ = os.WriteFile(g.hold, nil, 0o644); _ = os.WriteFile(g.start, nil, 0o644) })
+	joinLine := regexp.MustCompile(`(?m)^meshrun: join this job: meshrun join '(ws://127\.0\.0\.1:\d+/ws\?job=meshrun-\w+&token=[\w.-]+)' (.*)$`)
+	var got []string
+	g.m.waitStderr(t, func(out string) bool { got = joinLine.FindStringSubmatch(out); return got != nil })
+	b, err := os.ReadFile(filepath.Join(dir, "join.json"))
+	require.NoError(t, err, "the join info is written before the join line")
+	require.NoError(t, json.Unmarshal(b, &g.info))
+	require.Equal(t, got[1], g.info.Join)
+	wantCmd := shellQuote(target) + " -hold " + g.hold
+	if waitStart {
+		wantCmd += " -start " + g.start
+	}
+	require.Equal(t, wantCmd, got[2], "the join line names the program and its arguments")
+	return g
+}
+
+// waitFormed waits for the job's own n ranks to be ready.
+func (g *growingJob) waitFormed(t *testing.T, n int) {
+	t.Helper()
+	g.m.waitStdout(t, func(out string) bool {
+		for r := range n {
+			if !strings.Contains(out, fmt.Sprintf("[%d] rank %d of %d ready\n", r, r, n)) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// finish lets the job's ranks Finalize and checks that meshrun succeeds.
+func (g *growingJob) finish(t *testing.T, n int) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(g.hold, nil, 0o644))
+	require.Equal(t, 0, g.m.wait(t), "stderr:\n%s", g.m.stderr.String())
+	for r := range n {
+		require.Contains(t, g.m.stdout.String(), fmt.Sprintf("[%d] rank %d done\n", r, r))
+	}
+}
+
+// lateRE is a late rank's line: its label, rank and world size.
+var lateRE = regexp.MustCompile(`\[(\??\d+)\] rank (\d+) of (\d+) ready\n`)
+
+// checkLateLine checks that out holds a late rank's ready line and
+// returns its label. A late rank is no member of the job's first world:
+// its world is its own (rank 0 of 1), or, in a library that numbers it
+// in the job's world, its rank is past the first ranks'.
+func checkLateLine(t *testing.T, out string) (label string) {
+	t.Helper()
+	m := lateRE.FindStringSubmatch(out)
+	require.NotNil(t, m, "no late rank's ready line in:\n%s", out)
+	rank, _ := strconv.Atoi(m[2])
+	size, _ := strconv.Atoi(m[3])
+	require.True(t, size == 1 && rank == 0 || rank >= 2, "a late rank in the job's first world: %q", m[0])
+	t.Logf("late rank: %q", m[0])
+	return m[1]
+}
+
+// meshrun --max 3 -n 2 prints how to join and writes it to --join-info
+// before its ranks start; a native meshrun join with that URL joins the
+// formed job as a late rank (rank 2), and a second one finds the job
+// full. meshrun's exit status is its own ranks'.
+func TestGrowJoinNative(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a WebRTC job in -short mode")
+	}
+	g := startGrowing(t, 3, 2, "", false)
+	require.Empty(t, g.info.Browser, "an executable has no browser link")
+	require.NotContains(t, g.m.stderr.String(), "browser join link")
+	g.waitFormed(t, 2)
+
+	prog := laterankBinary(t)
+	late := start("join", g.info.Join, prog)
+	require.Equal(t, 0, late.wait(t), "stderr:\n%s", late.stderr.String())
+	require.Equal(t, "?0", checkLateLine(t, late.stdout.String()), "a native rank's rank is its own to know")
+
+	full := start("join", g.info.Join, prog)
+	require.Equal(t, 1, full.wait(t))
+	require.Contains(t, full.stderr.String(), "job-full")
+
+	g.finish(t, 2)
+	require.NotContains(t, g.m.stderr.String(), "rank 2", "meshrun's accounting is its own ranks'")
+}
+
+// A late WASI rank that comes before the job formed is refused
+// (not-formed) and joined again by meshrun until the job formed; its
+// lines carry the rank it got, and the refused tries' output is gone.
+func TestGrowJoinWASI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a WASI runtime and a WebRTC job in -short mode")
+	}
+	g := startGrowing(t, 3, 2, "", true)
+	late := start("join", "--join-timeout", "5m", g.info.Join, "./testdata/laterank")
+	late.waitStderr(t, func(out string) bool { return strings.Contains(out, "has not formed yet: joining again until it has") })
+	require.NoError(t, os.WriteFile(g.start, nil, 0o644))
+	g.waitFormed(t, 2)
+	require.Equal(t, 0, late.wait(t), "stderr:\n%s", late.stderr.String())
+	require.Equal(t, "2", checkLateLine(t, late.stdout.String()), "the WASI rank's lines carry its rank, the job's first late one")
+	require.Regexp(t, `\[2\] rank \d+ done\n`, late.stdout.String())
+	require.NotContains(t, late.stderr.String(), "laterank:", "a refused try's output is dropped")
+	g.finish(t, 2)
+}
+
+// For a package, meshrun --max serves the browser's run page, its
+// program built for GOOS=js and wasm_exec.js, with the embedded server's
+// /ws, on loopback, and prints its link.
+func TestGrowBrowserLink(t *testing.T) {
+	if testing.Short() {
+		t.Skip("go build and a WebRTC job in -short mode")
+	}
+	g := startGrowing(t, 3, 2, "./testdata/laterank", true, "--native")
+	require.Contains(t, g.m.stderr.String(), "meshrun: browser join link: "+g.info.Browser+"\n")
+	u, err := url.Parse(g.info.Browser)
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1", u.Hostname())
+	require.Equal(t, "/run", u.Path)
+	q := u.Query()
+	_, job, token, err := splitJoinURL(g.info.Join)
+	require.NoError(t, err)
+	require.Equal(t, job, q.Get("job"))
+	require.Equal(t, token, q.Get("token"))
+	require.Equal(t, "laterank", q.Get("example"))
+	require.Equal(t, []string{"-hold", g.hold, "-start", g.start}, q["arg"])
+	for path, ctype := range map[string]string{
+		"/run":                "text/html",
+		"/web/run.js":         "text/javascript",
+		"/js/meshmpi.js":      "text/javascript",
+		"/wasm_exec.js":       "text/javascript",
+		"/wasm/laterank.wasm": "application/wasm",
+	} {
+		resp, err := http.Get("http://" + u.Host + path)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+		require.Contains(t, resp.Header.Get("Content-Type"), ctype, path)
+	}
+	t.Run("chromium", func(t *testing.T) { browserLateRank(t, g) })
+	require.NoError(t, os.WriteFile(g.start, nil, 0o644)) // if the browser test skipped
+	g.waitFormed(t, 2)
+	g.finish(t, 2)
+}
+
+// browserLateRank opens g's browser link in a headless chromium tab
+// before g's job formed (its ranks wait for g.start): the page is refused
+// (not-formed) and loads itself again until the job formed, and then
+// joins it as a late rank. (In the browser, laterank's -start and -hold
+// find no files system to wait on: it goes on at once.)
+func browserLateRank(t *testing.T, g *growingJob) {
+	b := browsertest.New(t)
+	u, err := url.Parse(g.info.Browser)
+	require.NoError(t, err)
+	tab := b.Tab("late rank", u.Scheme+"://"+u.Host)
+	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(g.info.Browser)))
+	// the page reloads itself: a wait in a page that goes is tried again
+	// in the next one
+	waitPage := func(pred string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(tab, hangLimit())
+		defer cancel()
+		for {
+			_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](pred, chromedp.WithPollingInterval(50*time.Millisecond)))
+			if err == nil {
+				return
+			}
+			require.NoError(t, ctx.Err(), "the run page never got to %s: %v", pred, err)
+		}
+	}
+	waitPage(`!!window.meshmpiRun && (window.meshmpiRun.tries >= 1 || (window.meshmpiRun.error || "").startsWith("not-formed"))`)
+	require.NoError(t, os.WriteFile(g.start, nil, 0o644))
+	waitPage(`!!window.meshmpiRun && window.meshmpiRun.phase === "exited"`)
+	r, err := chromedp.Run(tab, chromedp.Evaluate[browsertest.RunResult](`window.meshmpiRun`))
+	require.NoError(t, err)
+	require.NotNil(t, r.Status, "%+v", r)
+	require.Equal(t, 0, *r.Status, "stderr: %s", r.Stderr)
+	require.NotNil(t, r.Rank)
+	require.GreaterOrEqual(t, *r.Rank, 2, "the page shows the late rank it got")
+	require.Regexp(t, `rank \d+ of \d+ ready\n`, r.Stdout)
+	shown, err := chromedp.Run(tab, chromedp.Evaluate[string](`document.getElementById("rank").textContent`))
+	require.NoError(t, err)
+	require.Contains(t, shown, strconv.Itoa(*r.Rank))
+	t.Logf("browser late rank: shown %q; stdout %q", shown, r.Stdout)
+}
