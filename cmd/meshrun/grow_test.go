@@ -166,50 +166,123 @@ func TestLineWriterHold(t *testing.T) {
 	require.Equal(t, maxHeld/len(line), strings.Count(buf.String(), "[?2] "+line))
 }
 
-// growingJob is a meshrun --max job of laterank's native processes on
-// the test's terms: its ranks Init once start exists (immediately if
-// start is ""), and Finalize once hold exists.
-type growingJob struct {
-	m           *meshrunRun
-	info        joinInfo // read from --join-info
+// growing is a meshrun --max job under test and how to join it: the
+// harness of the tests of jobs that grow, whatever their program.
+type growing struct {
+	m    *meshrunRun // the job's meshrun, in the test process
+	info joinInfo    // what it wrote to --join-info
+	cmd  string      // the program and arguments its join line names
+}
+
+// joinLineRE is meshrun --max's join line: the join URL and the program.
+var joinLineRE = regexp.MustCompile(`(?m)^meshrun: join this job: meshrun join '(ws://127\.0\.0\.1:\d+/ws\?job=meshrun-\w+&token=[\w.-]+)' (.*)$`)
+
+// startGrowing runs meshrun with --join-info and args (flags, --max
+// among them, then the target and its arguments) and waits until it has
+// printed how to join, which must be what it wrote to the file.
+func startGrowing(t *testing.T, args ...string) *growing {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "join.json")
+	g := &growing{m: start(append([]string{"--join-info", file}, args...)...)}
+	var got []string
+	g.m.waitStderr(t, func(out string) bool { got = joinLineRE.FindStringSubmatch(out); return got != nil })
+	b, err := os.ReadFile(file)
+	require.NoError(t, err, "the join info is written before the join line")
+	require.NoError(t, json.Unmarshal(b, &g.info))
+	require.Equal(t, got[1], g.info.Join)
+	if g.info.Browser != "" {
+		require.Contains(t, g.m.stderr.String(), "meshrun: browser join link: "+g.info.Browser+"\n")
+	} else {
+		require.NotContains(t, g.m.stderr.String(), "browser join link")
+	}
+	g.cmd = got[2]
+	return g
+}
+
+// join starts one late rank, meshrun join [flags…] URL target args…, in
+// the test process (flags such as --native or --join-timeout 5m).
+func (g *growing) join(flags []string, target string, args ...string) *meshrunRun {
+	return start(append(append(append([]string{"join"}, flags...), g.info.Join, target), args...)...)
+}
+
+// openPage opens the job's browser link in a new tab of b: a browser
+// rank running the package meshrun was given, with its arguments.
+func (g *growing) openPage(t *testing.T, b *browsertest.Browser, name string) context.Context {
+	t.Helper()
+	require.NotEmpty(t, g.info.Browser, "meshrun printed no browser link (a package target?)")
+	u, err := url.Parse(g.info.Browser)
+	require.NoError(t, err)
+	tab := b.Tab(name, u.Scheme+"://"+u.Host)
+	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(g.info.Browser)))
+	return tab
+}
+
+// waitPage waits until the JavaScript predicate pred holds in the run
+// page in tab. The page loads itself again while the job has not formed:
+// a wait in a page that goes is taken up in the next one.
+func waitPage(t *testing.T, tab context.Context, pred string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, hangLimit())
+	defer cancel()
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](pred, chromedp.WithPollingInterval(50*time.Millisecond)))
+		if err == nil {
+			return
+		}
+		require.NoError(t, ctx.Err(), "the run page never got to %s: %v", pred, err)
+	}
+}
+
+// pageResult waits for the run page in tab to exit and returns its
+// state (window.meshmpiRun).
+func pageResult(t *testing.T, tab context.Context) browsertest.RunResult {
+	t.Helper()
+	waitPage(t, tab, `!!window.meshmpiRun && window.meshmpiRun.phase === "exited"`)
+	r, err := chromedp.Run(tab, chromedp.Evaluate[browsertest.RunResult](`window.meshmpiRun`))
+	require.NoError(t, err)
+	return r
+}
+
+// laterankJob is a meshrun --max job of laterank on the test's terms:
+// its ranks Init once start exists (at once if start is ""), and
+// Finalize once hold exists.
+type laterankJob struct {
+	*growing
 	start, hold string
 }
 
-// startGrowing starts meshrun --max max -n n laterank (target, or the
-// built binary if "") with --join-info, and waits for the join lines on
-// stderr, which must match the file.
-func startGrowing(t *testing.T, max, n int, target string, waitStart bool, extra ...string) *growingJob {
+// startLaterank starts meshrun --max max -n n [flags…] laterank (target,
+// or the built binary if ""), whose ranks wait for the test's word before
+// Finalize and, with waitStart, before Init.
+func startLaterank(t *testing.T, max, n int, target string, waitStart bool, flags ...string) *laterankJob {
 	t.Helper()
 	dir := t.TempDir()
-	g := &growingJob{hold: filepath.Join(dir, "hold")}
+	g := &laterankJob{hold: filepath.Join(dir, "hold")}
 	if target == "" {
 		target = laterankBinary(t)
 	}
-	args := append([]string{"--max", strconv.Itoa(max), "-n", strconv.Itoa(n), "--join-info", filepath.Join(dir, "join.json"), "--grace", "30s"}, extra...)
-	args = append(args, target, "-hold", g.hold)
+	args := append(append([]string{"--max", strconv.Itoa(max), "-n", strconv.Itoa(n), "--grace", "30s"}, flags...), target, "-hold", g.hold)
 	if waitStart {
 		g.start = filepath.Join(dir, "start")
 		args = append(args, "-start", g.start)
 	}
-	g.m = start(args...)
-	t.Cleanup(func() { _ = os.WriteFile(g.hold, nil, 0o644); _ = os.WriteFile(g.start, nil, 0o644) })
-	joinLine := regexp.MustCompile(`(?m)^meshrun: join this job: meshrun join '(ws://127\.0\.0\.1:\d+/ws\?job=meshrun-\w+&token=[\w.-]+)' (.*)$`)
-	var got []string
-	g.m.waitStderr(t, func(out string) bool { got = joinLine.FindStringSubmatch(out); return got != nil })
-	b, err := os.ReadFile(filepath.Join(dir, "join.json"))
-	require.NoError(t, err, "the join info is written before the join line")
-	require.NoError(t, json.Unmarshal(b, &g.info))
-	require.Equal(t, got[1], g.info.Join)
-	wantCmd := shellQuote(target) + " -hold " + g.hold
+	t.Cleanup(func() { // a failed test's ranks end too
+		_ = os.WriteFile(g.hold, nil, 0o644)
+		if g.start != "" {
+			_ = os.WriteFile(g.start, nil, 0o644)
+		}
+	})
+	g.growing = startGrowing(t, args...)
+	want := shellQuote(target) + " -hold " + g.hold
 	if waitStart {
-		wantCmd += " -start " + g.start
+		want += " -start " + g.start
 	}
-	require.Equal(t, wantCmd, got[2], "the join line names the program and its arguments")
+	require.Equal(t, want, g.cmd, "the join line names the program and its arguments")
 	return g
 }
 
 // waitFormed waits for the job's own n ranks to be ready.
-func (g *growingJob) waitFormed(t *testing.T, n int) {
+func (g *laterankJob) waitFormed(t *testing.T, n int) {
 	t.Helper()
 	g.m.waitStdout(t, func(out string) bool {
 		for r := range n {
@@ -222,7 +295,7 @@ func (g *growingJob) waitFormed(t *testing.T, n int) {
 }
 
 // finish lets the job's ranks Finalize and checks that meshrun succeeds.
-func (g *growingJob) finish(t *testing.T, n int) {
+func (g *laterankJob) finish(t *testing.T, n int) {
 	t.Helper()
 	require.NoError(t, os.WriteFile(g.hold, nil, 0o644))
 	require.Equal(t, 0, g.m.wait(t), "stderr:\n%s", g.m.stderr.String())
@@ -257,17 +330,16 @@ func TestGrowJoinNative(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a WebRTC job in -short mode")
 	}
-	g := startGrowing(t, 3, 2, "", false)
+	g := startLaterank(t, 3, 2, "", false)
 	require.Empty(t, g.info.Browser, "an executable has no browser link")
-	require.NotContains(t, g.m.stderr.String(), "browser join link")
 	g.waitFormed(t, 2)
 
 	prog := laterankBinary(t)
-	late := start("join", g.info.Join, prog)
+	late := g.join(nil, prog)
 	require.Equal(t, 0, late.wait(t), "stderr:\n%s", late.stderr.String())
 	require.Equal(t, "?0", checkLateLine(t, late.stdout.String()), "a native rank's rank is its own to know")
 
-	full := start("join", g.info.Join, prog)
+	full := g.join(nil, prog)
 	require.Equal(t, 1, full.wait(t))
 	require.Contains(t, full.stderr.String(), "job-full")
 
@@ -282,8 +354,8 @@ func TestGrowJoinWASI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a WASI runtime and a WebRTC job in -short mode")
 	}
-	g := startGrowing(t, 3, 2, "", true)
-	late := start("join", "--join-timeout", "5m", g.info.Join, "./testdata/laterank")
+	g := startLaterank(t, 3, 2, "", true)
+	late := g.join([]string{"--join-timeout", "5m"}, "./testdata/laterank")
 	late.waitStderr(t, func(out string) bool { return strings.Contains(out, "has not formed yet: joining again until it has") })
 	require.NoError(t, os.WriteFile(g.start, nil, 0o644))
 	g.waitFormed(t, 2)
@@ -301,8 +373,7 @@ func TestGrowBrowserLink(t *testing.T) {
 	if testing.Short() {
 		t.Skip("go build and a WebRTC job in -short mode")
 	}
-	g := startGrowing(t, 3, 2, "./testdata/laterank", true, "--native")
-	require.Contains(t, g.m.stderr.String(), "meshrun: browser join link: "+g.info.Browser+"\n")
+	g := startLaterank(t, 3, 2, "./testdata/laterank", true, "--native")
 	u, err := url.Parse(g.info.Browser)
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1", u.Hostname())
@@ -337,32 +408,12 @@ func TestGrowBrowserLink(t *testing.T) {
 // before g's job formed (its ranks wait for g.start): the page is refused
 // (not-formed) and loads itself again until the job formed, and then
 // joins it as a late rank. (In the browser, laterank's -start and -hold
-// find no files system to wait on: it goes on at once.)
-func browserLateRank(t *testing.T, g *growingJob) {
-	b := browsertest.New(t)
-	u, err := url.Parse(g.info.Browser)
-	require.NoError(t, err)
-	tab := b.Tab("late rank", u.Scheme+"://"+u.Host)
-	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(g.info.Browser)))
-	// the page reloads itself: a wait in a page that goes is tried again
-	// in the next one
-	waitPage := func(pred string) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(tab, hangLimit())
-		defer cancel()
-		for {
-			_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](pred, chromedp.WithPollingInterval(50*time.Millisecond)))
-			if err == nil {
-				return
-			}
-			require.NoError(t, ctx.Err(), "the run page never got to %s: %v", pred, err)
-		}
-	}
-	waitPage(`!!window.meshmpiRun && (window.meshmpiRun.tries >= 1 || (window.meshmpiRun.error || "").startsWith("not-formed"))`)
+// find no file system to wait on: it goes on at once.)
+func browserLateRank(t *testing.T, g *laterankJob) {
+	tab := g.openPage(t, browsertest.New(t), "late rank")
+	waitPage(t, tab, `!!window.meshmpiRun && (window.meshmpiRun.tries >= 1 || (window.meshmpiRun.error || "").startsWith("not-formed"))`)
 	require.NoError(t, os.WriteFile(g.start, nil, 0o644))
-	waitPage(`!!window.meshmpiRun && window.meshmpiRun.phase === "exited"`)
-	r, err := chromedp.Run(tab, chromedp.Evaluate[browsertest.RunResult](`window.meshmpiRun`))
-	require.NoError(t, err)
+	r := pageResult(t, tab)
 	require.NotNil(t, r.Status, "%+v", r)
 	require.Equal(t, 0, *r.Status, "stderr: %s", r.Stderr)
 	require.NotNil(t, r.Rank)
