@@ -322,29 +322,38 @@ func checkLateLine(t *testing.T, out string) (label string) {
 	return m[1]
 }
 
-// meshrun --max 3 -n 2 prints how to join and writes it to --join-info
-// before its ranks start; a native meshrun join with that URL joins the
-// formed job as a late rank (rank 2), and a second one finds the job
-// full. meshrun's exit status is its own ranks'.
+// meshrun --max 4 -n 2 prints how to join and writes it to --join-info
+// before its ranks start; native meshrun joins with that URL join the
+// formed job as late ranks 2 and 3, and a third one finds the job full.
+// meshrun's exit status and failure accounting are its own ranks': a
+// late rank that crashes (status 3, without Finalize) is not its to
+// count, with --keep-going or without.
 func TestGrowJoinNative(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a WebRTC job in -short mode")
+		t.Skip("WebRTC jobs in -short mode")
 	}
-	g := startLaterank(t, 3, 2, "", false)
-	require.Empty(t, g.info.Browser, "an executable has no browser link")
-	g.waitFormed(t, 2)
+	for _, flags := range [][]string{nil, {"--keep-going"}} {
+		t.Run(strings.Join(append([]string{"plain"}, flags...), " "), func(t *testing.T) {
+			g := startLaterank(t, 4, 2, "", false, flags...)
+			require.Empty(t, g.info.Browser, "an executable has no browser link")
+			g.waitFormed(t, 2)
 
-	prog := laterankBinary(t)
-	late := g.join(nil, prog)
-	require.Equal(t, 0, late.wait(t), "stderr:\n%s", late.stderr.String())
-	require.Equal(t, "?0", checkLateLine(t, late.stdout.String()), "a native rank's rank is its own to know")
+			prog := laterankBinary(t)
+			late := g.join(nil, prog)
+			require.Equal(t, 0, late.wait(t), "stderr:\n%s", late.stderr.String())
+			require.Equal(t, "?0", checkLateLine(t, late.stdout.String()), "a native rank's rank is its own to know")
+			crash := g.join(nil, prog, "-crash")
+			require.Equal(t, 3, crash.wait(t))
+			checkLateLine(t, crash.stdout.String())
 
-	full := g.join(nil, prog)
-	require.Equal(t, 1, full.wait(t))
-	require.Contains(t, full.stderr.String(), "job-full")
+			full := g.join(nil, prog)
+			require.Equal(t, 1, full.wait(t))
+			require.Contains(t, full.stderr.String(), "job-full")
 
-	g.finish(t, 2)
-	require.NotContains(t, g.m.stderr.String(), "rank 2", "meshrun's accounting is its own ranks'")
+			g.finish(t, 2)
+			require.NotRegexp(t, `rank [23]\b`, g.m.stderr.String(), "meshrun's accounting is its own ranks'")
+		})
+	}
 }
 
 // A late WASI rank that comes before the job formed is refused
