@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,11 +48,13 @@ func (l *launcher) growable(spec meshmpi.JobSpec) error {
 		cmd = append(cmd, shellQuote(a))
 	}
 	if l.cfg.joinInfo != "" { // first: whoever reads the lines finds the file
-		b, err := json.Marshal(info)
-		if err != nil {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // the URLs' & as is, for scripts
+		if err := enc.Encode(info); err != nil {
 			return err
 		}
-		if err := writeFileAtomic(l.cfg.joinInfo, append(b, '\n')); err != nil {
+		if err := writeFileAtomic(l.cfg.joinInfo, b.Bytes()); err != nil {
 			return err
 		}
 	}

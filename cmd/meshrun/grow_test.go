@@ -189,6 +189,7 @@ func startGrowing(t *testing.T, args ...string) *growing {
 	b, err := os.ReadFile(file)
 	require.NoError(t, err, "the join info is written before the join line")
 	require.NoError(t, json.Unmarshal(b, &g.info))
+	require.NotContains(t, string(b), `\u0026`, "the URLs are written as they are")
 	require.Equal(t, got[1], g.info.Join)
 	if g.info.Browser != "" {
 		require.Contains(t, g.m.stderr.String(), "meshrun: browser join link: "+g.info.Browser+"\n")
