@@ -7,6 +7,7 @@
 //	signal token -job J -size N [-ttl 1h]      print the job's seat tokens, rank r's on line r
 //	             [-rank R | -open | -late]     (or only rank R's, one open token, or one late token)
 //	             [-max M]                      the job may grow to M ranks once formed
+//	             [-url ws://HOST:PORT/ws]      each as a join URL, ws://HOST:PORT/ws?job=J&token=T
 //
 // # Jobs that grow
 //
@@ -21,6 +22,12 @@
 // -max and -settings. Past M ranks a join is refused (job full: M of M
 // ranks); a late rank that leaves or is declared failed is not replaced
 // under its number. See package signaling, Growth.
+//
+// With -url, the server's websocket URL, each token is printed as a
+// join URL, which carries the server, the job and the token in one
+// string (ws://HOST:PORT/ws?job=J&token=T, the form meshrun --max prints):
+//
+//	meshrun join "$(signal token -job J -size 4 -max 8 -late -url ws://host:8080/ws)" ./prog
 //
 // # Browser ranks
 //
@@ -54,6 +61,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -376,9 +384,12 @@ func serve(args []string, stderr io.Writer) error {
 
 // tokenUsage heads `signal token -h`.
 const tokenUsage = `usage: signal token -job J -size N [-ttl 1h] [-settings k=v,…] [-rank R | -open | -late] [-max M]
+       [-url ws://host:port/ws]
 
 Prints the job's seat tokens (rank r's on line r), only rank R's (-rank),
-one open token (-open: any free rank) or one late token (-late).
+one open token (-open: any free rank) or one late token (-late); with
+-url, each as a join URL of that server, ws://host:port/ws?job=J&token=T,
+which meshrun join takes as it is.
 
 A job that grows (-max M, M > N): it forms when its N ranks are present,
 as any other, then admits late ranks N, N+1, … up to M-1 in the order
@@ -396,6 +407,7 @@ job ends when every rank, late or not, has left.
 
 func token(args []string, stdout, stderr io.Writer) error {
 	f := newFlagSet("signal token", stderr)
+	server := f.String("url", "", "print each token as a join URL of this server's websocket endpoint (ws://host:port/ws?job=J&token=T, for meshrun join)")
 	secret := f.str("secret", "", "token secret (or MESHMPI_SIGNAL_SECRET)")
 	job := f.String("job", "", "job id (required)")
 	size := f.Int("size", 0, "ranks in the job (required)")
@@ -420,6 +432,9 @@ func token(args []string, stdout, stderr io.Writer) error {
 	}
 	if *secret == "" {
 		return errors.New("a secret is required (-secret or MESHMPI_SIGNAL_SECRET)")
+	}
+	if u, err := url.Parse(*server); *server != "" && (err != nil || u.Scheme != "ws" && u.Scheme != "wss" || u.RawQuery != "") {
+		return fmt.Errorf("-url %q: want the server's websocket URL, ws://host:port/ws or wss://…", *server)
 	}
 	if *ttl <= 0 {
 		return errors.New("-ttl must be positive")
@@ -455,6 +470,11 @@ func token(args []string, stdout, stderr io.Writer) error {
 		var err error
 		if toks, err = signaling.MintSeats([]byte(*secret), c); err != nil {
 			return err
+		}
+	}
+	if *server != "" {
+		for i, tok := range toks {
+			toks[i] = *server + "?" + url.Values{"job": {*job}, "token": {tok}}.Encode()
 		}
 	}
 	_, err := fmt.Fprintln(stdout, strings.Join(toks, "\n"))

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"strings"
 	"testing"
 	"time"
@@ -175,4 +176,28 @@ func TestTokenMaxCommand(t *testing.T) {
 	require.ErrorAs(t, err, &re)
 	require.Equal(t, signaling.CodeJobFull, re.Code)
 	require.Equal(t, "job full: 3 of 3 ranks", re.Message)
+}
+
+// -url prints each token as a join URL: the server's websocket URL with
+// the job and the token in its query, as meshrun join takes it.
+func TestTokenJoinURL(t *testing.T) {
+	t.Setenv("MESHMPI_SIGNAL_SECRET", secret)
+	var out bytes.Buffer
+	require.NoError(t, run([]string{"token", "-job", "g", "-size", "2", "-max", "4", "-late", "-url", "ws://h:8080/ws"}, &out, io.Discard))
+	lines := strings.Fields(out.String())
+	require.Len(t, lines, 1)
+	u, err := neturl.Parse(lines[0])
+	require.NoError(t, err)
+	require.Equal(t, "ws://h:8080/ws", u.Scheme+"://"+u.Host+u.Path)
+	require.Equal(t, "g", u.Query().Get("job"))
+	c, err := signaling.VerifyToken([]byte(secret), u.Query().Get("token"), "g", time.Now())
+	require.NoError(t, err)
+	require.True(t, c.Late)
+
+	out.Reset()
+	require.NoError(t, run([]string{"token", "-job", "g", "-size", "2", "-url", "wss://h/ws"}, &out, io.Discard))
+	require.Len(t, strings.Fields(out.String()), 2, "a join URL per seat token")
+	for _, bad := range []string{"http://h/ws", "ws://h/ws?job=x", "h:8080"} {
+		require.ErrorContains(t, run([]string{"token", "-job", "g", "-size", "2", "-url", bad}, io.Discard, io.Discard), "-url", bad)
+	}
 }
