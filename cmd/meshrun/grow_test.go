@@ -420,7 +420,8 @@ func TestGrowBrowserLink(t *testing.T) {
 // joins it as a late rank. (In the browser, laterank's -start and -hold
 // find no file system to wait on: it goes on at once.)
 func browserLateRank(t *testing.T, g *laterankJob) {
-	tab := g.openPage(t, browsertest.New(t), "late rank")
+	b := browsertest.New(t)
+	tab := g.openPage(t, b, "late rank")
 	waitPage(t, tab, `!!window.meshmpiRun && (window.meshmpiRun.tries >= 1 || (window.meshmpiRun.error || "").startsWith("not-formed"))`)
 	require.NoError(t, os.WriteFile(g.start, nil, 0o644))
 	r := pageResult(t, tab)
@@ -433,4 +434,15 @@ func browserLateRank(t *testing.T, g *laterankJob) {
 	require.NoError(t, err)
 	require.Contains(t, shown, strconv.Itoa(*r.Rank))
 	t.Logf("browser late rank: shown %q; stdout %q", shown, r.Stdout)
+
+	// the job (max 3) is full now: a second page says so in words
+	full := g.openPage(t, b, "full")
+	r = pageResult(t, full)
+	require.NotNil(t, r.Status)
+	require.NotEqual(t, 0, *r.Status)
+	require.NotNil(t, r.Error)
+	require.Contains(t, *r.Error, "job-full")
+	note, err := chromedp.Run(full, chromedp.Evaluate[string](`document.getElementById("note").textContent`))
+	require.NoError(t, err)
+	require.Contains(t, note, "The job is full")
 }
