@@ -53,6 +53,16 @@ var (
 	// than 2^20-1 rendezvous operations in flight at one rank); the
 	// operation fails, the world goes on.
 	ErrResources = peer.ErrResources
+	// ErrPort: a port name that is malformed, or names a port that is
+	// not open (MPI_ERR_PORT): Accept on a port this process did not open
+	// or closed, Connect to a port that its owner closed.
+	ErrPort = errors.New("invalid port")
+	// ErrService: publishing a service name that is published already, or
+	// unpublishing one that is not (MPI_ERR_SERVICE).
+	ErrService = errors.New("invalid service name")
+	// ErrName: a service name that is not published (MPI_ERR_NAME), or
+	// one that is malformed.
+	ErrName = errors.New("invalid name")
 	// ErrRevoked: the communicator was revoked (Comm.Revoke, on this
 	// rank or another): every operation on it fails, except the recovery
 	// calls (Agree, Shrink, GetFailed, AckFailed …).

@@ -104,7 +104,24 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 		return nil, fmt.Errorf("intercomm create on %s: local leader %d: %w", local, localLeader, ErrRank)
 	}
 	var remote []int
-	xchg := func(rec []byte) (mine, theirs [][]byte, err error) {
+	id, _, _, lent, err := agreeContext(local, leaderRound(local, localLeader, &remote, func(out []byte) ([]byte, error) {
+		return bridge(local, peer, remoteLeader, tag, out)
+	}), nil)
+	if err != nil {
+		return nil, fmt.Errorf("intercomm create on %s: %w", local, err)
+	}
+	return newIntercomm(local, id, remote, lent), nil
+}
+
+// leaderRound is an agreement round (agreeContext) of an
+// intercommunicator construction between local and another group: every
+// rank's record to local's leader, which swaps its group and records with
+// the other group's leader through cross (its input and result are group
+// records, encodeGroup) and tells its group the other group and records,
+// or its error, which every rank then returns. remote is set to the other
+// group.
+func leaderRound(local *Comm, leader int, remote *[]int, cross func(out []byte) ([]byte, error)) agreeRound {
+	return func(rec []byte) (mine, theirs [][]byte, err error) {
 		all, err := local.allgather(rec)
 		if err != nil {
 			return nil, nil, err
@@ -113,43 +130,44 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 		var head [2]int64 // error class + 1 (0: none), bytes that follow
 		var blob []byte
 		var bad error
-		leader := local.rank == localLeader
-		if leader {
-			if blob, bad = bridge(local, peer, remoteLeader, tag, encodeGroup(local.ranks, all)); bad != nil {
+		if local.rank == leader {
+			if blob, bad = cross(encodeGroup(local.ranks, all)); bad != nil {
 				blob = []byte(bad.Error())
 				head[0] = int64(errClass(bad)) + 1
 			}
 			head[1] = int64(len(blob))
 		}
-		if err := Bcast(local, head[:], localLeader); err != nil {
+		if err := Bcast(local, head[:], leader); err != nil {
 			return nil, nil, err
 		}
-		if !leader {
+		if local.rank != leader {
 			blob = make([]byte, head[1])
 		}
-		if err := Bcast(local, blob, localLeader); err != nil {
+		if err := Bcast(local, blob, leader); err != nil {
 			return nil, nil, err
 		}
 		switch {
 		case bad != nil:
-			return nil, nil, fmt.Errorf("intercomm create on %s: %w", local, bad)
+			return nil, nil, bad
 		case head[0] != 0:
-			return nil, nil, fmt.Errorf("intercomm create on %s: the leader failed: %s: %w", local, blob, errClasses[head[0]-1])
+			return nil, nil, fmt.Errorf("the leader failed: %s: %w", blob, errClasses[head[0]-1])
 		}
-		remote, theirs, err = decodeGroup(blob, len(rec), local.p.ep.Size())
+		*remote, theirs, err = decodeGroup(blob, len(rec), local.p.ep.Size())
 		if err != nil {
-			return nil, nil, fmt.Errorf("intercomm create on %s: %w", local, err)
+			return nil, nil, err
 		}
 		return splitRecs(all, len(rec)), theirs, nil
 	}
-	id, _, _, lent, err := agreeContext(local, xchg, nil)
-	if err != nil {
-		return nil, err
-	}
+}
+
+// newIntercomm makes the intercommunicator of local's group and remote
+// on context id, which agreeContext found (lent: local's rank lent its
+// mask).
+func newIntercomm(local *Comm, id int, remote []int, lent bool) *Comm {
 	c := newComm(local.p, id, local.ranks, interNonce(id, local.ranks, remote))
 	c.inter = newInterComm(local.p.ep.Size(), remote)
 	reserve(local, id, lent)
-	return c, nil
+	return c
 }
 
 // encodeGroup is a group as a leader sends it: its size, its world ranks
@@ -229,21 +247,28 @@ func bridge(local, peer *Comm, remoteLeader, tag int, out []byte) ([]byte, error
 	case in[0] != 0:
 		return nil, fmt.Errorf("the remote leader failed its checks: %w", errClasses[min(int(in[0])-1, len(errClasses)-1)])
 	}
-	ranks, _, err := decodeGroup(in[1:st.Bytes], recLen, local.p.ep.Size())
+	return in[1:st.Bytes], disjoint(local, in[1:st.Bytes], recLen)
+}
+
+// disjoint checks that the group record b, of the other group of an
+// intercommunicator construction, is well formed and shares no rank with
+// local.
+func disjoint(local *Comm, b []byte, recLen int) error {
+	ranks, _, err := decodeGroup(b, recLen, local.p.ep.Size())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, w := range ranks {
 		if local.local[w] >= 0 {
-			return nil, fmt.Errorf("world rank %d is in both groups: %w", w, ErrGroup)
+			return fmt.Errorf("world rank %d is in both groups: %w", w, ErrGroup)
 		}
 	}
-	return in[1:st.Bytes], nil
+	return nil
 }
 
 // errClasses are the classes an intercommunicator construction's leader
 // reports to its group; the last one stands for any other.
-var errClasses = []error{ErrRank, ErrTag, ErrGroup, ErrComm, ErrProcFailed, ErrArg}
+var errClasses = []error{ErrRank, ErrTag, ErrGroup, ErrComm, ErrProcFailed, ErrPort, ErrArg}
 
 // errClass returns the index of err's class in errClasses.
 func errClass(err error) int {

@@ -48,11 +48,12 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 	m := mesh.New(client, mesh.Net{ICEServers: w.ICEServers, Loopback: loopback, Identity: id,
 		Aborted: func(rank, code int, reason string) { s.jobAborted(rank, code, reason) },
 		Evicted: func(err error) { s.evicted(err) }})
-	p, err := newProc(w.Rank, w.Size, cfg, m)
+	p, err := newJobProc(w.Rank, w.Size, w.Limit(), w.Late, cfg, m)
 	if err != nil {
 		client.Close()
 		return nil, false, err
 	}
+	p.names = meshNames{m}
 	s = &Session{p: p, mesh: m}
 	p.leave = m.Leave
 	// the process exits next (Comm.Abort): its links are left for the
@@ -60,9 +61,37 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 	// peers of a lost link before the server's notice of the abort
 	p.abort = func(e *AbortError) { m.Abort(e.Code, e.Where) }
 	m.Start(p.ep)
+	p.listenPorts()
 	if err := m.WaitReady(ctx); err != nil {
 		s.Abort(err)
 		return nil, false, err
 	}
 	return s, false, nil
+}
+
+// meshNames is the job's name service, on its signaling server, with the
+// server's refusals in MPI's error classes.
+type meshNames struct{ m *mesh.Mesh }
+
+func (n meshNames) Publish(ctx context.Context, service, port string) error {
+	return nameError(n.m.Publish(ctx, service, port))
+}
+
+func (n meshNames) Unpublish(ctx context.Context, service string) error {
+	return nameError(n.m.Unpublish(ctx, service))
+}
+
+func (n meshNames) Lookup(ctx context.Context, service string) (string, error) {
+	port, err := n.m.Lookup(ctx, service)
+	return port, nameError(err)
+}
+
+func nameError(err error) error {
+	switch {
+	case errors.Is(err, signaling.ErrNameTaken), errors.Is(err, signaling.ErrNameUnknown):
+		return fmt.Errorf("%w: %w", ErrService, err)
+	case errors.Is(err, signaling.ErrNameLimit):
+		return fmt.Errorf("%w: %w", ErrResources, err)
+	}
+	return err
 }

@@ -46,6 +46,12 @@ type proc struct {
 	blockMu sync.Mutex
 	blocked blockedIn // what the rank is parked in (block.go)
 
+	ports ports       // the ports this process opened (port.go)
+	names nameService // where port names are published; nil: nowhere
+	// late: the process joined its job after it formed; its world is
+	// itself alone (Comm.Late)
+	late bool
+
 	// abort, if set, carries out Comm.Abort for this rank's way of
 	// running (a Run world, a session); when it returns, the process
 	// exits.
@@ -58,18 +64,25 @@ type proc struct {
 	oversubscribed bool
 }
 
-// newProc makes rank's runtime. dialer connects links on demand; nil means
-// the caller attaches them all.
+// newProc makes rank's runtime in a world of size ranks. dialer connects
+// links on demand; nil means the caller attaches them all.
 func newProc(rank, size int, cfg config, dialer peer.Dialer) (*proc, error) {
-	ep, err := peer.NewEndpoint(peer.Config{Rank: rank, Size: size, EagerLimit: cfg.eagerLimit, UnexpectedLimit: cfg.unexpected, Dialer: dialer})
+	return newJobProc(rank, size, size, false, cfg, dialer)
+}
+
+// newJobProc makes the runtime of rank of a job of size ranks that may
+// grow to limit: a late rank (one that joined after the job formed) has
+// a world of itself alone, the others the job's first size ranks.
+func newJobProc(rank, size, limit int, late bool, cfg config, dialer peer.Dialer) (*proc, error) {
+	ep, err := peer.NewEndpoint(peer.Config{Rank: rank, Size: limit, EagerLimit: cfg.eagerLimit, UnexpectedLimit: cfg.unexpected, Dialer: dialer})
 	if err != nil {
 		return nil, err
 	}
 	if err := ep.Attach(rank, peer.NewLoopbackLink(cfg.frameSize)); err != nil {
 		return nil, err
 	}
-	p := &proc{ep: ep, collAlgorithms: cfg.collAlgs, keepGoing: cfg.keepGoing}
-	p.fail.known = make([]bool, size)
+	p := &proc{ep: ep, collAlgorithms: cfg.collAlgs, keepGoing: cfg.keepGoing, late: late}
+	p.fail.known = make([]bool, limit)
 	notice := make(chan struct{})
 	p.fail.notice.Store(&notice)
 	// a communicator acts on confirmed failures only (the job's authority
@@ -77,7 +90,11 @@ func newProc(rank, size int, cfg config, dialer peer.Dialer) (*proc, error) {
 	// link broke must not each go on without the other
 	ep.OnPeerDeclared(p.peerFailed)
 	p.ctxUsed.set(worldContext)
-	p.world = newComm(p, worldContext, identityRanks(size), worldNonce)
+	world := identityRanks(size)
+	if late {
+		world = []int{rank}
+	}
+	p.world = newComm(p, worldContext, world, worldNonce)
 	p.world.name = "world"
 	return p, nil
 }
@@ -129,7 +146,7 @@ func (p *proc) finalize() error {
 	}
 	if err == nil && last {
 		ctx, cancel := context.WithTimeout(context.Background(), finalizeLinger)
-		_ = p.ep.Linger(ctx) // a rank that never closes is no reason to fail
+		_ = p.ep.Linger(ctx, p.world.ranks) // a rank that never closes is no reason to fail
 		cancel()
 	}
 	p.ep.Close(nil)
@@ -171,12 +188,14 @@ func Run(n int, fn func(world *Comm) error, opts ...Option) error {
 		return runJob(n, fn, *cfg.job, cfg.timeout, opts)
 	}
 	procs := make([]*proc, n)
+	names := newLocalNames()
 	for i := range procs {
 		if procs[i], err = newProc(i, n, cfg, nil); err != nil {
 			return fmt.Errorf("run: %w", err)
 		}
 		procs[i].wait = inProcessWait(n, true)
 		procs[i].oversubscribed = oversubscribed(n)
+		procs[i].names = names
 	}
 	for i := range n {
 		for j := i + 1; j < n; j++ {
@@ -394,6 +413,7 @@ func Init(opts ...Option) (*Comm, error) {
 	if err != nil {
 		return nil, fmt.Errorf("init: %w", err)
 	}
+	p.names = newLocalNames()
 	global.p = p
 	return p.world, nil
 }

@@ -80,7 +80,7 @@ type Mesh struct {
 	client *signaling.Client
 	net    Net
 	rank   int
-	size   int
+	size   int // the job's limit: ranks 0…size-1, late ranks included (Welcome.Limit)
 	ep     Endpoint
 
 	ctx    context.Context // ends at close: pending connects give up
@@ -90,8 +90,11 @@ type Mesh struct {
 	ready     chan struct{} // closed when the server said all ranks are present
 	readyOnce sync.Once
 
+	down chan struct{} // closed when the signaling connection ends
+
 	mu      sync.Mutex
-	prints  []string // the certificate the server vouched for, per rank (Ready)
+	prints  []string // the certificate the server vouched for, per rank (Ready, Joined)
+	names   []*nameWait
 	pairs   map[int]*pair
 	gone    error // why the signaling connection ended; nil while it is up
 	stopped bool
@@ -127,9 +130,9 @@ type pairSignal struct {
 // New makes the mesh of the rank c joined as, routing c's messages once
 // Start is called. The mesh owns c from now on: Close closes it.
 func New(c *signaling.Client, net Net) *Mesh {
-	m := &Mesh{client: c, net: net, rank: c.Rank(), size: c.Size(),
-		ready: make(chan struct{}), pairs: map[int]*pair{},
-		known: make([]bool, c.Size()), report: make(chan struct{}, 1)}
+	m := &Mesh{client: c, net: net, rank: c.Rank(), size: c.Max(),
+		ready: make(chan struct{}), down: make(chan struct{}), pairs: map[int]*pair{},
+		prints: make([]string, c.Max()), known: make([]bool, c.Max()), report: make(chan struct{}, 1)}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m
 }
@@ -320,10 +323,7 @@ func (m *Mesh) reportPath(remote int, l peer.Link) {
 func (m *Mesh) vouched(rank int) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if rank < len(m.prints) {
-		return m.prints[rank]
-	}
-	return ""
+	return m.prints[rank]
 }
 
 // Send implements peer.Signaler.
@@ -427,11 +427,17 @@ func (m *Mesh) route() {
 		switch msg := msg.(type) {
 		case *signaling.Ready:
 			m.mu.Lock()
-			if m.prints == nil {
-				m.prints = msg.Fingerprints
-			}
+			copy(m.prints, msg.Fingerprints) // a late rank's covers the ranks admitted before it
 			m.mu.Unlock()
 			m.readyOnce.Do(func() { close(m.ready) })
+		case *signaling.Joined:
+			if msg.Rank >= 0 && msg.Rank < m.size && msg.Rank != m.rank {
+				m.mu.Lock()
+				m.prints[msg.Rank] = msg.Fingerprint
+				m.mu.Unlock()
+			}
+		case *signaling.Name:
+			m.named(msg)
 		case *signaling.Signal:
 			m.signal(msg)
 		case *signaling.Left:
@@ -446,6 +452,7 @@ func (m *Mesh) route() {
 	}
 	m.mu.Lock()
 	m.gone = err
+	close(m.down)
 	pairs := make([]*pair, 0, len(m.pairs))
 	for _, p := range m.pairs {
 		pairs = append(pairs, p)

@@ -252,17 +252,17 @@ func (e *Endpoint) Links() int {
 	return n
 }
 
-// Linger waits until every peer that has a live link closes it, or ctx
-// ends. A rank whose last messages may still be in flight calls it before
-// Close, so closing does not cut them off: the peers close once they have
-// received everything.
-func (e *Endpoint) Linger(ctx context.Context) error {
+// Linger waits until every peer of ranks that has a live link closes
+// it, or ctx ends. A rank whose last messages may still be in flight
+// calls it before Close, so closing does not cut them off: the peers close
+// once they have received everything.
+func (e *Endpoint) Linger(ctx context.Context, ranks []int) error {
 	ch := make(chan struct{}, 1)
 	e.Watch(ch) // a lost peer wakes the watchers (peerFailed)
 	defer e.Unwatch(ch)
 	for {
 		live := false
-		for i := range e.conns {
+		for _, i := range ranks {
 			if c := e.conns[i].Load(); i != e.rank && c != nil && c.hasLink() && !c.dead.Load() {
 				live = true
 				break

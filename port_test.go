@@ -1,0 +1,269 @@
+package meshmpi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// grow runs the pattern a job that admits late ranks runs, in one Run
+// world: ranks 0…first-1 are the job, each rank from first on arrives
+// alone (its own communicator, as a late rank's world) and connects to
+// the port the job published; every member of the grown communicator
+// takes part in the next Accept. It returns each rank's final
+// communicator.
+func grow(world *Comm, first int) (*Comm, error) {
+	n := world.Size()
+	job := world.Rank() < first
+	color := 0
+	if !job {
+		color = 1 + world.Rank() // alone
+	}
+	comm, err := world.Split(color, world.Rank())
+	if err != nil {
+		return nil, err
+	}
+	var port string
+	if world.Rank() == 0 {
+		if port, err = comm.OpenPort(); err != nil {
+			return nil, err
+		}
+		if err := comm.PublishName("grow", port); err != nil {
+			return nil, err
+		}
+	}
+	if !job {
+		// arrive in rank order: the job accepts one group at a time
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		p, err := comm.LookupName(ctx, "grow")
+		if err != nil {
+			return nil, err
+		}
+		if world.Rank() > first {
+			// the rank before goes first
+			var turn [1]byte
+			if _, err := Recv(world, turn[:], world.Rank()-1, 7); err != nil {
+				return nil, err
+			}
+		}
+		inter, err := comm.Connect(p, 0)
+		if err != nil {
+			return nil, fmt.Errorf("connect: %w", err)
+		}
+		if comm, err = inter.IntercommMerge(true); err != nil {
+			return nil, err
+		}
+		if world.Rank()+1 < n {
+			if err := Send(world, []byte{1}, world.Rank()+1, 7); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for comm.Size() < n {
+		inter, err := comm.Accept(port, 0)
+		if err != nil {
+			return nil, fmt.Errorf("accept at size %d: %w", comm.Size(), err)
+		}
+		if comm, err = inter.IntercommMerge(false); err != nil {
+			return nil, err
+		}
+	}
+	if world.Rank() == 0 {
+		if err := comm.UnpublishName("grow", port); err != nil {
+			return nil, err
+		}
+		if err := comm.ClosePort(port); err != nil {
+			return nil, err
+		}
+	}
+	return comm, nil
+}
+
+func TestAcceptConnectGrow(t *testing.T) {
+	for _, c := range []struct{ n, first int }{{2, 1}, {5, 2}, {8, 4}} {
+		t.Run(fmt.Sprintf("%d-to-%d", c.first, c.n), func(t *testing.T) {
+			require.NoError(t, Run(c.n, func(world *Comm) error {
+				comm, err := grow(world, c.first)
+				if err != nil {
+					return err
+				}
+				// the job's ranks first, then the arrivals in order
+				if comm.Rank() != world.Rank() {
+					return fmt.Errorf("rank %d in the grown communicator, want %d", comm.Rank(), world.Rank())
+				}
+				sum := make([]int64, 1)
+				if err := Allreduce(comm, []int64{int64(world.Rank() + 1)}, sum, Sum); err != nil {
+					return err
+				}
+				if want := int64(c.n * (c.n + 1) / 2); sum[0] != want {
+					return fmt.Errorf("allreduce on the grown communicator: %d, want %d", sum[0], want)
+				}
+				all := make([]int32, c.n)
+				if err := Allgather(comm, []int32{int32(world.Rank())}, all); err != nil {
+					return err
+				}
+				for i, v := range all {
+					if v != int32(i) {
+						return fmt.Errorf("allgather: %v", all)
+					}
+				}
+				return comm.Free()
+			}))
+		})
+	}
+}
+
+// TestAcceptConnectGroups connects two groups of several ranks with
+// different roots, as MPI's connect/accept between two running jobs.
+func TestAcceptConnectGroups(t *testing.T) {
+	require.NoError(t, Run(7, func(world *Comm) error {
+		side := 0
+		if world.Rank() >= 3 {
+			side = 1
+		}
+		local, err := world.Split(side, -world.Rank()) // reversed: roots are not world rank order
+		if err != nil {
+			return err
+		}
+		var inter *Comm
+		if side == 0 {
+			var port string
+			if local.Rank() == 1 {
+				if port, err = local.OpenPort(); err != nil {
+					return err
+				}
+				if err := local.PublishName("groups", port); err != nil {
+					return err
+				}
+			}
+			inter, err = local.Accept(port, 1)
+		} else {
+			var port string
+			if local.Rank() == 2 {
+				if port, err = local.LookupName(context.Background(), "groups"); err != nil {
+					return err
+				}
+			}
+			inter, err = local.Connect(port, 2)
+		}
+		if err != nil {
+			return err
+		}
+		if inter.RemoteSize() != 7-local.Size() {
+			return fmt.Errorf("remote size %d", inter.RemoteSize())
+		}
+		// a message to every rank of the other group, and one from each
+		for r := range inter.RemoteSize() {
+			in := make([]int64, 1)
+			st, err := Sendrecv(inter, []int64{int64(world.Rank())}, r, 3, in, r, 3)
+			if err != nil {
+				return err
+			}
+			g, _ := inter.RemoteGroup()
+			wg, _ := world.Group()
+			if w, _ := g.TranslateRanks([]int{st.Source}, wg); in[0] != int64(w[0]) {
+				return fmt.Errorf("from remote rank %d: %d, want world rank %d", r, in[0], w[0])
+			}
+		}
+		return Barrier(inter)
+	}))
+}
+
+// TestPortErrors tries the calls with bad arguments: each fails with its
+// class, on every rank it concerns, and nothing hangs.
+func TestPortErrors(t *testing.T) {
+	require.NoError(t, Run(2, func(world *Comm) error {
+		self, err := world.Split(world.Rank(), 0)
+		if err != nil {
+			return err
+		}
+		check := func(what string, err, want error) error {
+			if !errors.Is(err, want) {
+				return fmt.Errorf("%s: %v, want %v", what, err, want)
+			}
+			return nil
+		}
+		for _, bad := range []string{"", "port", "meshmpi-port:", "meshmpi-port:9:1", "meshmpi-port:-1:1", "meshmpi-port:0:0", "meshmpi-port:0:x"} {
+			_, err := self.Connect(bad, 0)
+			if err := check("connect "+bad, err, ErrPort); err != nil {
+				return err
+			}
+			_, err = self.Accept(bad, 0)
+			if err := check("accept "+bad, err, ErrPort); err != nil {
+				return err
+			}
+		}
+		if _, err := self.Accept("meshmpi-port:0:1", 5); !errors.Is(err, ErrRoot) {
+			return fmt.Errorf("accept with root 5: %v", err)
+		}
+		if _, err := world.LookupName(context.Background(), ""); !errors.Is(err, ErrName) {
+			return fmt.Errorf("lookup of an empty name: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		if _, err := world.LookupName(ctx, "nobody"); !errors.Is(err, ErrName) {
+			return fmt.Errorf("lookup of an unpublished name: %v", err)
+		}
+		if err := world.UnpublishName("nobody", "meshmpi-port:0:1"); !errors.Is(err, ErrService) {
+			return fmt.Errorf("unpublish of an unpublished name: %v", err)
+		}
+		if world.Rank() == 0 {
+			port, err := self.OpenPort()
+			if err != nil {
+				return err
+			}
+			if err := world.PublishName("taken", port); err != nil {
+				return err
+			}
+			if err := world.PublishName("taken", port); !errors.Is(err, ErrService) {
+				return fmt.Errorf("second publish: %v", err)
+			}
+			if err := world.PublishName("bad", "not a port"); !errors.Is(err, ErrPort) {
+				return fmt.Errorf("publish of a bad port: %v", err)
+			}
+			// a port of this process's own group
+			if _, err := self.Connect(port, 0); !errors.Is(err, ErrPort) {
+				return fmt.Errorf("connect to an own port: %v", err)
+			}
+			// closing the port wakes its Accept
+			var wg sync.WaitGroup
+			var aerr error
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, aerr = self.Accept(port, 0)
+			}()
+			time.Sleep(10 * time.Millisecond) // usually in Accept by now; either order must fail it
+			if err := self.ClosePort(port); err != nil {
+				return err
+			}
+			wg.Wait()
+			if !errors.Is(aerr, ErrPort) {
+				return fmt.Errorf("accept on a closed port: %v", aerr)
+			}
+			if err := self.ClosePort(port); !errors.Is(err, ErrPort) {
+				return fmt.Errorf("second close: %v", err)
+			}
+			if err := Send(world, []byte(port), 1, 1); err != nil {
+				return err
+			}
+		} else {
+			// a port that is closed (or was never open) refuses at once
+			buf := make([]byte, 64)
+			st, err := Recv(world, buf, 0, 1)
+			if err != nil {
+				return err
+			}
+			if _, err := self.Connect(string(buf[:st.Bytes]), 0); !errors.Is(err, ErrPort) {
+				return fmt.Errorf("connect to a closed port: %v", err)
+			}
+		}
+		return nil
+	}))
+}
