@@ -20,10 +20,6 @@ type nameService interface {
 	Lookup(ctx context.Context, service string) (string, error)
 }
 
-// errNoNames answers the name requests of a guest whose mesh has no
-// name service.
-var errNoNames = errors.New("the host's mesh has no name service")
-
 // nameCall is one of the guest's name requests the relay is serving.
 type nameCall struct {
 	cancel context.CancelFunc
@@ -62,15 +58,13 @@ func (r *relay) serveName(ctx context.Context, c *nameCall, id uint32, op wasm.N
 	defer r.wg.Done()
 	defer c.cancel()
 	var err error
-	switch {
-	case r.names == nil:
-		err = errNoNames
-	case op == wasm.NamePublish:
+	switch op {
+	case wasm.NamePublish:
 		err = r.names.Publish(ctx, service, port)
 		port = ""
-	case op == wasm.NameUnpublish:
+	case wasm.NameUnpublish:
 		err = r.names.Unpublish(ctx, service)
-	case op == wasm.NameLookup:
+	case wasm.NameLookup:
 		port, err = r.names.Lookup(ctx, service)
 	}
 	class, text := nameClass(err), port

@@ -187,7 +187,7 @@ func (r *relay) join(job Job) error {
 	r.rank, r.limit = w.Rank, w.Limit()
 	r.links, r.dialing = make([]*hostLink, r.limit), make([]bool, r.limit)
 	r.m = mesh.New(client, net)
-	r.names, _ = any(r.m).(nameService) // until package mesh has its name service: then r.m
+	r.names = r.m
 	r.m.Start(r)
 	if err := r.m.WaitReady(ctx); err != nil {
 		if ctx.Err() != nil {
