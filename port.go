@@ -526,3 +526,32 @@ func (l *localNames) Lookup(ctx context.Context, service string) (string, error)
 // alone, and it becomes part of the job by connecting to a port the job
 // published (LookupName, Connect, IntercommMerge).
 func (c *Comm) Late() bool { return c != nil && c.p.late }
+
+// Disconnect waits until every rank of c has called it, then frees c
+// (MPI_Comm_disconnect). Ranks that joined through Connect and the ranks
+// that accepted them disconnect the communicators they share before they
+// finalize: each then has everything the other sent it, and finalizing
+// closes no link the other still uses. On an intracommunicator it is the
+// agreement-based barrier Finalize uses, so ranks that failed do not hang
+// it.
+func (c *Comm) Disconnect() error {
+	if err := c.check(); err != nil {
+		return fmt.Errorf("disconnect: %w", err)
+	}
+	if c.id == worldContext {
+		return fmt.Errorf("disconnect %s: the world cannot be disconnected: %w", c, ErrComm)
+	}
+	var err error
+	if c.inter == nil {
+		_, _, err = c.agreeOn([]byte{0}, "Disconnect", true)
+	} else {
+		err = Barrier(c)
+	}
+	if ferr := c.Free(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return fmt.Errorf("disconnect: %w", err)
+	}
+	return nil
+}
