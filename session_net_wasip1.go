@@ -4,6 +4,7 @@ package meshmpi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/meshmpi/meshmpi/wasm"
@@ -25,15 +26,44 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 		g.Close()
 		return nil, false, err
 	}
-	p, err := newProc(w.Rank, w.Size, cfg, g)
+	p, err := newJobProc(w.Rank, w.Size, w.Limit(), w.Late, cfg, g)
 	if err != nil {
 		g.Close()
 		return nil, false, err
 	}
+	p.names = guestNames{g}
 	s := &Session{p: p, mesh: g}
 	g.OnAbort(s.jobAborted)
 	// the host tells the job; the guest exits next (Comm.Abort)
 	p.abort = func(e *AbortError) { g.Abort(e.Code, e.Where) }
 	g.Start(p.ep)
+	p.listenPorts()
 	return s, false, nil
+}
+
+// guestNames is the job's name service through the WASI host, with the
+// server's refusals in MPI's error classes.
+type guestNames struct{ g *wasm.Guest }
+
+func (n guestNames) Publish(ctx context.Context, service, port string) error {
+	return nameError(n.g.Publish(ctx, service, port))
+}
+
+func (n guestNames) Unpublish(ctx context.Context, service string) error {
+	return nameError(n.g.Unpublish(ctx, service))
+}
+
+func (n guestNames) Lookup(ctx context.Context, service string) (string, error) {
+	port, err := n.g.Lookup(ctx, service)
+	return port, nameError(err)
+}
+
+func nameError(err error) error {
+	switch {
+	case errors.Is(err, wasm.ErrNameTaken), errors.Is(err, wasm.ErrNameUnknown):
+		return fmt.Errorf("%w: %w", ErrService, err)
+	case errors.Is(err, wasm.ErrNameLimit):
+		return fmt.Errorf("%w: %w", ErrResources, err)
+	}
+	return err
 }
