@@ -37,6 +37,7 @@ const (
 // the same one.
 const (
 	worldContext = 0
+	selfContext  = 1 // Comm.Self's, reserved on every process
 	ctxWords     = 64 // 4096 ids
 )
 
@@ -417,8 +418,8 @@ func (c *Comm) Free() error {
 	if err := c.check(); err != nil {
 		return fmt.Errorf("free: %w", err)
 	}
-	if c.id == worldContext {
-		return fmt.Errorf("free %s: the world cannot be freed: %w", c, ErrComm)
+	if c.id == worldContext || c.id == selfContext {
+		return fmt.Errorf("free %s: a predefined communicator cannot be freed: %w", c, ErrComm)
 	}
 	if c.freed.Swap(true) {
 		return fmt.Errorf("free %s: already freed: %w", c, ErrComm)

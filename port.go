@@ -538,8 +538,8 @@ func (c *Comm) Disconnect() error {
 	if err := c.check(); err != nil {
 		return fmt.Errorf("disconnect: %w", err)
 	}
-	if c.id == worldContext {
-		return fmt.Errorf("disconnect %s: the world cannot be disconnected: %w", c, ErrComm)
+	if c.id == worldContext || c.id == selfContext {
+		return fmt.Errorf("disconnect %s: a predefined communicator cannot be disconnected: %w", c, ErrComm)
 	}
 	var err error
 	if c.inter == nil {
@@ -555,3 +555,22 @@ func (c *Comm) Disconnect() error {
 	}
 	return nil
 }
+
+// Self returns the communicator of the calling process alone
+// (MPI_COMM_SELF): a rank accepts connections on it without involving
+// the other ranks of its world, as a manager that admits workers one by
+// one does. It cannot be freed.
+func (c *Comm) Self() *Comm {
+	if c == nil {
+		return nil
+	}
+	p := c.p
+	p.selfOnce.Do(func() {
+		p.self = newComm(p, selfContext, []int{p.ep.Rank()}, selfNonce)
+		p.self.name = "self"
+	})
+	return p.self
+}
+
+// selfNonce names every self communicator.
+const selfNonce = 2

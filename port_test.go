@@ -179,9 +179,12 @@ func TestAcceptConnectGroups(t *testing.T) {
 // class, on every rank it concerns, and nothing hangs.
 func TestPortErrors(t *testing.T) {
 	require.NoError(t, Run(2, func(world *Comm) error {
-		self, err := world.Split(world.Rank(), 0)
-		if err != nil {
-			return err
+		self := world.Self()
+		if self.Size() != 1 || self.Rank() != 0 || world.Self() != self {
+			return fmt.Errorf("Self: %v", self)
+		}
+		if err := self.Free(); !errors.Is(err, ErrComm) {
+			return fmt.Errorf("free of Self: %v", err)
 		}
 		check := func(what string, err, want error) error {
 			if !errors.Is(err, want) {

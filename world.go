@@ -46,6 +46,9 @@ type proc struct {
 	blockMu sync.Mutex
 	blocked blockedIn // what the rank is parked in (block.go)
 
+	self     *Comm // Comm.Self's, made on first use
+	selfOnce sync.Once
+
 	ports ports       // the ports this process opened (port.go)
 	names nameService // where port names are published; nil: nowhere
 	// late: the process joined its job after it formed; its world is
@@ -90,6 +93,7 @@ func newJobProc(rank, size, limit int, late bool, cfg config, dialer peer.Dialer
 	// link broke must not each go on without the other
 	ep.OnPeerDeclared(p.peerFailed)
 	p.ctxUsed.set(worldContext)
+	p.ctxUsed.set(selfContext)
 	world := identityRanks(size)
 	if late {
 		world = []int{rank}

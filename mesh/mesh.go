@@ -95,6 +95,7 @@ type Mesh struct {
 	mu      sync.Mutex
 	prints  []string // the certificate the server vouched for, per rank (Ready, Joined)
 	names   []*nameWait
+	parked  map[string]bool // services with a lookup waiting at the server
 	pairs   map[int]*pair
 	gone    error // why the signaling connection ended; nil while it is up
 	stopped bool

@@ -54,10 +54,25 @@ func (m *Mesh) ask(ctx context.Context, req signaling.Message, op signaling.Type
 		return "", fmt.Errorf("%s %q: %w: signaling is closed", op, service, peer.ErrProcFailed)
 	}
 	m.names = append(m.names, w)
+	// a waiting lookup stays parked at the server when its caller gives
+	// up (the protocol cannot take it back): a later lookup of the same
+	// service takes its answer instead of parking another
+	send := op != signaling.TypeLookup || !m.parked[service]
+	if op == signaling.TypeLookup {
+		if m.parked == nil {
+			m.parked = map[string]bool{}
+		}
+		m.parked[service] = true
+	}
 	m.mu.Unlock()
 	defer m.forget(w)
-	if err := m.client.Send(ctx, req); err != nil {
-		return "", fmt.Errorf("%s %q: %w", op, service, err)
+	if send {
+		if err := m.client.Send(ctx, req); err != nil {
+			m.mu.Lock()
+			delete(m.parked, service)
+			m.mu.Unlock()
+			return "", fmt.Errorf("%s %q: %w", op, service, err)
+		}
 	}
 	select {
 	case n := <-w.answer:
@@ -89,6 +104,9 @@ func (m *Mesh) forget(w *nameWait) {
 func (m *Mesh) named(n *signaling.Name) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if n.Op == signaling.TypeLookup {
+		delete(m.parked, n.Service)
+	}
 	i := slices.IndexFunc(m.names, func(w *nameWait) bool { return w.op == n.Op && w.service == n.Service })
 	if i < 0 {
 		return
