@@ -37,7 +37,7 @@ const (
 // the same one.
 const (
 	worldContext = 0
-	selfContext  = 1 // Comm.Self's, reserved on every process
+	selfContext  = 1  // Comm.Self's, reserved on every process
 	ctxWords     = 64 // 4096 ids
 )
 
