@@ -94,10 +94,13 @@ func (p *proc) listenPorts() {
 		return
 	}
 	p.ports.listening = true
+	p.ports.mu.Unlock()
 	p.listenPort()
+	p.ports.mu.Lock()
 }
 
-// listenPort posts the listener's receive; called with ports.mu held.
+// listenPort posts the listener's receive, without ports.mu held: a
+// request waiting already completes it at once, on this goroutine.
 func (p *proc) listenPort() {
 	_ = p.ep.RecvNotify(peer.AnySource, portContext, 0, -1, p.ports.req[:], (*portListener)(p), 0)
 }
@@ -134,8 +137,8 @@ func (l *portListener) CompleteFrom(_ int32, source, n int, err error) {
 		default:
 		}
 	}
-	p.listenPort()
 	pt.mu.Unlock()
+	p.listenPort()
 	if valid && !queued {
 		why := fmt.Sprintf("port %d of job rank %d is not open", id, p.ep.Rank())
 		if o != nil {

@@ -59,10 +59,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/meshmpi/meshmpi"
 )
@@ -83,15 +86,26 @@ func main() {
 	tasks := flag.Int("tasks", 200, "number of tasks")
 	work := flag.Int("work", 20000, "hash steps per task")
 	failAt := flag.String("fail", "", "rank:k,… — a worker fails holding its task k+1, the manager after k results")
+	late := flag.Int("late", 0, "in process: the last ranks that play workers joining the running job")
+	wait := flag.Duration("wait", 30*time.Second, "how long a late worker looks for the farm")
+	runFor := flag.Duration("for", 0, "keep adding tasks for this long (then -tasks is the first batch)")
+	stats := flag.Duration("stats", 0, "print this process's goroutines, heap and open files this often")
 	flag.Parse()
 	fails, err := parseFails(*failAt)
-	if err != nil || *tasks < 0 || *work < 0 {
+	if err != nil || *tasks < 0 || *work < 0 || *late < 0 || *late >= *n {
 		fmt.Fprintf(os.Stderr, "farm: -tasks and -work must not be negative; -fail is rank:k,… (%v)\n", err)
 		os.Exit(2)
 	}
+	if *stats > 0 {
+		go printStats(*stats)
+	}
 	var finished atomic.Int32 // ranks of this process that did their part
 	err = meshmpi.Main(*n, func(world *meshmpi.Comm) error {
-		err := farm(world, *tasks, *work, fails)
+		l := *late
+		if world.Late() {
+			l = 0
+		}
+		err := farm(world, *tasks, *work, fails, l, *wait, *runFor)
 		if err == nil {
 			finished.Add(1)
 		}
@@ -101,16 +115,24 @@ func main() {
 }
 
 // farm is what every rank runs.
-func farm(world *meshmpi.Comm, tasks, work int, fails map[int]int) error {
+func farm(world *meshmpi.Comm, tasks, work int, fails map[int]int, late int, wait, runFor time.Duration) error {
 	k, fail := fails[world.Rank()]
 	if !fail {
 		k = -1
 	}
+	if world.Late() || world.Rank() >= world.Size()-late {
+		return join(world, work, k, wait)
+	}
 	if world.Rank() != manager {
 		return serve(world, work, k)
 	}
-	fmt.Printf("%d tasks of %d hash steps for %d workers\n", tasks, work, world.Size()-1)
-	t, err := manage(world, tasks, work, k)
+	fmt.Printf("%d tasks of %d hash steps for %d workers\n", tasks, work, world.Size()-1-late)
+	var until time.Time
+	if runFor > 0 {
+		until = time.Now().Add(runFor)
+		fmt.Printf("adding tasks for %v\n", runFor)
+	}
+	t, err := manageWith(world, tasks, work, k, late, until)
 	if err != nil {
 		return err
 	}
@@ -130,26 +152,74 @@ func hash(t, work int) uint64 {
 	return x
 }
 
-// serve is a worker: ask, then do tasks until told to stop. With failAfter
-// ≥ 0 it fails holding its task failAfter+1.
+// serve is a worker of the world: ask, then do tasks until told to stop.
+// With failAfter ≥ 0 it fails holding its task failAfter+1.
 func serve(world *meshmpi.Comm, work, failAfter int) error {
+	return serveOn(world, manager, work, failAfter)
+}
+
+// serveOn is a worker that talks to the manager, rank mgr of c.
+func serveOn(c *meshmpi.Comm, mgr, work, failAfter int) error {
 	msg := []int64{ask, 0}
 	task := []int64{0}
 	for done := 0; ; done++ {
-		if err := meshmpi.Send(world, msg, manager, tagResult); err != nil {
+		if err := meshmpi.Send(c, msg, mgr, tagResult); err != nil {
 			return fmt.Errorf("the manager (rank %d) failed: %w", manager, err)
 		}
-		if _, err := meshmpi.Recv(world, task, manager, tagToWork); err != nil {
+		if _, err := meshmpi.Recv(c, task, mgr, tagToWork); err != nil {
 			return fmt.Errorf("the manager (rank %d) failed: %w", manager, err)
 		}
 		if task[0] == stop {
 			return nil
 		}
 		if done == failAfter {
-			return fmt.Errorf("worker %d holding task %d after %d tasks: %w", world.Rank(), task[0], done, errOnPurpose)
+			return fmt.Errorf("worker %d holding task %d after %d tasks: %w", c.Rank(), task[0], done, errOnPurpose)
 		}
 		msg[0], msg[1] = task[0], int64(hash(int(task[0]), work))
 	}
+}
+
+// service is the name the manager publishes its port under, for workers
+// that join the running job.
+const service = "farm"
+
+// join is a late worker: a rank that joined the running job. It finds the
+// manager's port, connects and serves on the intercommunicator until told
+// to stop; a farm that is over (its name gone, its port closed) is no
+// error.
+func join(world *meshmpi.Comm, work, failAfter int, wait time.Duration) error {
+	inter, err := connect(world, wait)
+	if err != nil || inter == nil {
+		return err
+	}
+	if err := serveOn(inter, 0, work, failAfter); err != nil {
+		return err
+	}
+	return inter.Disconnect()
+}
+
+// connect looks the farm up and connects to it; nil if it is over or was
+// never published within wait.
+func connect(world *meshmpi.Comm, wait time.Duration) (*meshmpi.Comm, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	port, err := world.LookupName(ctx, service)
+	cancel()
+	if errors.Is(err, context.DeadlineExceeded) {
+		fmt.Println("no farm to join: nothing published as", service)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	inter, err := world.Self().Connect(port, 0)
+	if errors.Is(err, meshmpi.ErrPort) {
+		fmt.Println("the farm is over")
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("joining the farm: %w", err)
+	}
+	return inter, nil
 }
 
 // worker is what the manager knows of a worker.
@@ -157,13 +227,36 @@ type worker struct {
 	task  int // the task it holds, or -1
 	idle  bool
 	ended bool // told to stop, or failed
+	late  bool // joined the running job
+}
+
+// key names a worker: the communicator the manager talks to it on and
+// its rank there (a world rank, or rank 0 of a late worker's
+// intercommunicator).
+type key struct {
+	comm *meshmpi.Comm
+	rank int
+}
+
+// source is a communicator the manager receives on: the world (from any
+// worker), or one late worker's intercommunicator.
+type source struct {
+	comm *meshmpi.Comm
+	from int // meshmpi.AnySource on the world, 0 on an intercommunicator
+	req  *meshmpi.Request
+	msg  []int64
 }
 
 // tally is what the manager made of the tasks.
 type tally struct {
-	results    []uint64 // by task
-	by         []int    // tasks recorded, by rank (the manager's own at 0)
-	failed     []int    // workers that failed
+	results    []uint64 // by task (not kept by a farm that adds tasks for a while)
+	sum        uint64   // of the results, mod 2^64
+	tasks      int      // tasks done
+	by         []int    // tasks recorded, by world rank (the manager's own at 0)
+	byLate     int      // tasks recorded from late workers
+	late       int      // late workers that joined
+	lateFailed int      // of which failed
+	failed     []int    // world workers that failed
 	reassigned int      // tasks put back in the queue
 	duplicates int      // results for tasks done already, ignored
 }
@@ -172,21 +265,63 @@ type tally struct {
 // reassigns the tasks of failed workers. With failAfter ≥ 0 it fails once
 // it recorded failAfter results.
 func manage(world *meshmpi.Comm, tasks, work, failAfter int) (*tally, error) {
+	return manageWith(world, tasks, work, failAfter, 0, time.Time{})
+}
+
+// batch is how many tasks the manager adds at a time while -for lasts.
+const batch = 64
+
+// manageWith is manage in a world whose last lateInWorld ranks are not
+// its workers (in process, they play late workers, joining through the
+// port as late ranks of a job do). Until until (if set) it adds tasks
+// whenever its queue runs low: a farm that runs for a while, whatever
+// its workers' speed.
+func manageWith(world *meshmpi.Comm, tasks, work, failAfter, lateInWorld int, until time.Time) (*tally, error) {
 	queue := make([]int, tasks)
 	for t := range queue {
 		queue[t] = tasks - 1 - t // popped from the end: task 0 first
 	}
 	results, recorded := make([]uint64, tasks), make([]bool, tasks)
-	workers := map[int]*worker{}
-	left := world.Size() - 1 // workers not yet stopped or failed
+	workers := map[key]*worker{}
+	firstLate := world.Size() - lateInWorld
+	left := firstLate - 1 // workers not yet stopped or failed
 	done := 0
-	t := &tally{results: results, by: make([]int, world.Size())}
+	t := &tally{results: results, by: make([]int, firstLate)}
 
-	// give sends worker w its next task, or parks it if none is queued
-	give := func(w int, wk *worker) {
+	// workers that join the running job connect to a port of the
+	// manager's alone (Self), accepted on a goroutine of their own
+	arrivals, closePort, err := acceptWorkers(world)
+	if err != nil {
+		return nil, err
+	}
+	var disconnects sync.WaitGroup
+	defer disconnects.Wait()
+	defer closePort()
+	// end tells a late worker to stop and disconnects from it
+	end := func(c *meshmpi.Comm) {
+		disconnects.Go(func() {
+			_ = meshmpi.Send(c, []int64{stop}, 0, tagToWork)
+			_ = c.Disconnect() // a worker that failed meanwhile: nothing to wait for
+		})
+	}
+
+	// more adds tasks while the farm's time lasts
+	more := func() {
+		if until.IsZero() || len(queue) >= batch/2 || !time.Now().Before(until) {
+			return
+		}
+		for range batch {
+			queue = append(queue, tasks)
+			recorded = append(recorded, false) // results is not kept
+			tasks++
+		}
+	}
+	// give sends worker k its next task, or parks it if none is queued
+	give := func(k key, wk *worker) {
 		for len(queue) > 0 && recorded[queue[len(queue)-1]] {
 			queue = queue[:len(queue)-1] // done meanwhile (by a reassigned copy)
 		}
+		more()
 		next := stop
 		switch {
 		case len(queue) > 0:
@@ -199,98 +334,249 @@ func manage(world *meshmpi.Comm, tasks, work, failAfter int) (*tally, error) {
 		if next == stop {
 			wk.ended = true
 			left--
+			if wk.late {
+				end(k.comm)
+				return
+			}
 		}
-		// a failed worker shows up in GetFailed: its task is requeued then
-		_ = meshmpi.Send(world, []int64{int64(next)}, w, tagToWork)
+		// a failed worker shows up in GetFailed or its receive: its
+		// task is requeued then
+		_ = meshmpi.Send(k.comm, []int64{int64(next)}, k.rank, tagToWork)
 	}
 	// wakeIdle hands requeued tasks (or the stop) to parked workers
 	wakeIdle := func() {
-		for w, wk := range workers {
+		for k, wk := range workers {
 			if wk.idle && !wk.ended {
-				give(w, wk)
+				give(k, wk)
 			}
 		}
 	}
+	// lost ends a failed worker and requeues its task
+	lost := func(k key, late bool) {
+		wk := workers[k]
+		if wk == nil {
+			wk = &worker{task: -1, late: late}
+			workers[k] = wk
+		}
+		if late {
+			t.lateFailed++
+		} else {
+			t.failed = append(t.failed, k.rank)
+		}
+		if !wk.ended {
+			left--
+		}
+		wk.ended, wk.idle = true, false
+		if wk.task >= 0 && !recorded[wk.task] {
+			queue = append(queue, wk.task)
+			t.reassigned++
+		}
+		wk.task = -1
+	}
+	record := func(task int, hash uint64, byRank int) {
+		if recorded[task] {
+			t.duplicates++
+			return
+		}
+		if until.IsZero() {
+			results[task] = hash
+		}
+		recorded[task] = true
+		t.sum += hash
+		if byRank >= 0 {
+			t.by[byRank]++
+		} else {
+			t.byLate++
+		}
+		done++
+	}
 
-	msg := make([]int64, 2)
-	var recv *meshmpi.Request
-	for left > 0 {
-		if recv == nil {
-			var err error
-			if recv, err = meshmpi.Irecv(world, msg, meshmpi.AnySource, tagResult); err != nil {
-				return nil, err
+	sources := []*source{{comm: world, from: meshmpi.AnySource, msg: make([]int64, 2)}}
+	reqs := []*meshmpi.Request{nil}
+	more()
+	for left > 0 || done < tasks {
+		more()
+		// take the workers that joined
+		for more := true; more; {
+			select {
+			case c := <-arrivals.comms:
+				t.late++
+				left++
+				workers[key{c, 0}] = &worker{task: -1, late: true}
+				sources = append(sources, &source{comm: c, from: 0, msg: make([]int64, 2)})
+				reqs = append(reqs, nil)
+			default:
+				more = false
 			}
 		}
-		st, err := recv.Wait(context.Background())
-		if errors.Is(err, meshmpi.ErrProcFailedPending) {
-			// a worker failed: acknowledge, requeue its task, wait again
-			lost, err := acknowledge(world)
+		// late workers told to stop leave the wait
+		for i := len(sources) - 1; i > 0; i-- {
+			if s := sources[i]; workers[key{s.comm, 0}].ended {
+				if s.req != nil {
+					_ = s.req.Cancel()
+					_, _ = s.req.Wait(context.Background())
+				}
+				sources, reqs = slices.Delete(sources, i, i+1), slices.Delete(reqs, i, i+1)
+			}
+		}
+		if left == 0 {
+			// no worker: the manager does a task itself, and looks for
+			// workers that joined again after it
+			task := slices.Index(recorded, false)
+			if n := len(queue); n > 0 {
+				task, queue = queue[n-1], queue[:n-1]
+			}
+			if !recorded[task] {
+				record(task, hash(task, work), manager)
+			}
+			continue
+		}
+		for i, s := range sources {
+			if s.req == nil {
+				if s.req, err = meshmpi.Irecv(s.comm, s.msg, s.from, tagResult); err != nil {
+					return nil, err
+				}
+			}
+			reqs[i] = s.req
+		}
+		i, st, err := arrivals.waitany(reqs)
+		if i == meshmpi.Undefined && errors.Is(err, context.Canceled) {
+			continue // a worker joined
+		}
+		s := sources[i]
+		switch {
+		case errors.Is(err, meshmpi.ErrProcFailedPending):
+			// a worker of the world failed: acknowledge, requeue its
+			// task, wait again (the receive is still posted)
+			ranks, err := acknowledge(world)
 			if err != nil {
 				return nil, err
 			}
-			for _, w := range lost {
-				wk := workers[w]
-				if wk == nil {
-					wk = &worker{task: -1}
-					workers[w] = wk
+			for _, w := range ranks {
+				if w < firstLate {
+					lost(key{world, w}, false)
 				}
-				t.failed = append(t.failed, w)
-				if !wk.ended {
-					left--
-				}
-				wk.ended, wk.idle = true, false
-				if wk.task >= 0 && !recorded[wk.task] {
-					queue = append(queue, wk.task)
-					t.reassigned++
-				}
-				wk.task = -1
 			}
 			wakeIdle()
-			continue // the receive is still posted
-		}
-		if err != nil {
+			continue
+		case err != nil && i > 0 && errors.Is(err, meshmpi.ErrProcFailed):
+			// a late worker failed: its intercommunicator goes
+			lost(key{s.comm, 0}, true)
+			_ = s.comm.Free()
+			sources, reqs = slices.Delete(sources, i, i+1), slices.Delete(reqs, i, i+1)
+			wakeIdle()
+			continue
+		case err != nil:
 			return nil, err
 		}
-		recv = nil
-		w, task := st.Source, int(msg[0])
-		wk := workers[w]
-		if wk == nil { // a new worker's first request
-			wk = &worker{task: -1}
-			workers[w] = wk
+		s.req = nil
+		k := key{s.comm, st.Source}
+		byRank := st.Source
+		if i > 0 {
+			byRank = -1
 		}
-		if task != ask {
-			if recorded[task] {
-				t.duplicates++
-			} else {
-				results[task], recorded[task] = uint64(msg[1]), true
-				t.by[w]++
-				done++
-			}
+		wk := workers[k]
+		if wk == nil { // a world worker's first request
+			wk = &worker{task: -1}
+			workers[k] = wk
+		}
+		if task := int(s.msg[0]); task != ask {
+			record(task, uint64(s.msg[1]), byRank)
 			wk.task = -1
 		}
 		if done == failAfter {
 			return nil, fmt.Errorf("the manager after %d results: %w", done, errOnPurpose)
 		}
 		if !wk.ended {
-			give(w, wk)
+			give(k, wk)
 		}
 		if done == tasks {
 			wakeIdle() // tell the parked workers to stop
 		}
 	}
-	if recv != nil { // every worker failed: the receive is still posted
-		_ = recv.Cancel()
-		_, _ = recv.Wait(context.Background())
-	}
-
-	for task := range tasks { // no worker left: the manager does the rest
-		if !recorded[task] {
-			results[task], recorded[task] = hash(task, work), true
-			t.by[manager]++
+	for _, s := range sources { // receives still posted: from workers that failed
+		if s.req != nil {
+			_ = s.req.Cancel()
+			_, _ = s.req.Wait(context.Background())
 		}
 	}
+	closePort()
+	for c := range arrivals.comms { // joined as the farm ended: stop them
+		t.late++
+		end(c)
+	}
 	slices.Sort(t.failed)
+	t.results, t.tasks = results, tasks
+	if !until.IsZero() {
+		t.results = nil
+	}
 	return t, nil
+}
+
+// arrivals are the late workers the manager accepted, and the way they
+// interrupt its wait.
+type arrivals struct {
+	comms chan *meshmpi.Comm // closed when the port is
+
+	mu   sync.Mutex
+	wake context.CancelFunc // the manager's current wait
+}
+
+// acceptWorkers opens a port on the manager's own communicator, publishes
+// it as service and accepts workers on it until closePort. In a world
+// without a name service (one process, Init's) nobody can join.
+func acceptWorkers(world *meshmpi.Comm) (a *arrivals, closePort func(), err error) {
+	a = &arrivals{comms: make(chan *meshmpi.Comm, 16)}
+	self := world.Self()
+	port, err := self.OpenPort()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := world.PublishName(service, port); err != nil {
+		_ = self.ClosePort(port)
+		return nil, nil, err
+	}
+	go func() {
+		defer close(a.comms)
+		for {
+			inter, err := self.Accept(port, 0)
+			if err != nil {
+				return // the port closed
+			}
+			a.comms <- inter
+			a.mu.Lock()
+			if a.wake != nil {
+				a.wake()
+			}
+			a.mu.Unlock()
+		}
+	}()
+	var once sync.Once
+	return a, func() {
+		once.Do(func() {
+			_ = world.UnpublishName(service, port)
+			_ = self.ClosePort(port)
+		})
+	}, nil
+}
+
+// waitany waits for one of reqs, or until a worker joins (an error
+// wrapping context.Canceled, at index Undefined).
+func (a *arrivals) waitany(reqs []*meshmpi.Request) (int, meshmpi.Status, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a.mu.Lock()
+	a.wake = cancel
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.wake = nil
+		a.mu.Unlock()
+	}()
+	if len(a.comms) > 0 {
+		return meshmpi.Undefined, meshmpi.Status{}, context.Canceled
+	}
+	return meshmpi.Waitany(ctx, reqs)
 }
 
 // acknowledge acknowledges every failure known and returns the ranks
@@ -321,8 +607,8 @@ func acknowledge(c *meshmpi.Comm) ([]int, error) {
 // report checks the answer against a sequential run and prints it.
 func (t *tally) report(work int) error {
 	var got, want uint64
-	for task, r := range t.results {
-		got += r
+	got = t.sum
+	for task := range t.tasks {
 		want += hash(task, work)
 	}
 	fmt.Printf("answer %#016x, sequential %#016x\n", got, want)
@@ -334,7 +620,13 @@ func (t *tally) report(work int) error {
 		}
 		per = append(per, s)
 	}
+	if t.late > 0 {
+		per = append(per, fmt.Sprintf("%d late workers: %d", t.late, t.byLate))
+	}
 	fmt.Println("tasks done by", strings.Join(per, ", "))
+	if t.lateFailed > 0 {
+		fmt.Printf("late workers failed %d\n", t.lateFailed)
+	}
 	fmt.Printf("failed workers %v, tasks reassigned %d, duplicate results ignored %d\n", t.failed, t.reassigned, t.duplicates)
 	if got != want {
 		return fmt.Errorf("the answer %#x differs from the sequential %#x", got, want)
@@ -384,4 +676,18 @@ func exitStatus(err error, finished int32) int {
 		status = 3
 	}
 	return status
+}
+
+// printStats prints the process's goroutines, live heap and open files
+// every period, for soak tests to watch them stay flat.
+func printStats(period time.Duration) {
+	for range time.Tick(period) {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		fds := -1 // where the system cannot say
+		if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
+			fds = len(ents)
+		}
+		fmt.Printf("stats goroutines=%d heap=%d fds=%d\n", runtime.NumGoroutine(), ms.HeapAlloc, fds)
+	}
 }

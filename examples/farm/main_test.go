@@ -101,7 +101,7 @@ func TestManagerFails(t *testing.T) {
 	for _, k := range []int{0, 1, 25} {
 		t.Run(fmt.Sprintf("after_%d_results", k), func(t *testing.T) {
 			err := meshmpi.Run(4, func(world *meshmpi.Comm) error {
-				return farm(world, 100, 20000, map[int]int{manager: k})
+				return farm(world, 100, 20000, map[int]int{manager: k}, 0, time.Second, 0)
 			}, meshmpi.KeepGoing(), meshmpi.WithTimeout(hangGuard))
 			require.NotErrorIs(t, err, meshmpi.ErrTimeout)
 			errs := rankErrors(t, err)
@@ -182,4 +182,55 @@ func TestParseFails(t *testing.T) {
 		_, err := parseFails(bad)
 		require.Error(t, err, bad)
 	}
+}
+
+// Workers join the running farm (in process, the last ranks play late
+// ranks: they connect through the published port), and one of them fails
+// holding a task: every task is done once, the answer is the sequential
+// one, and the late workers are counted. The world's workers start only
+// once the late ones are in, so the farm cannot end before they join.
+func TestLateWorkers(t *testing.T) {
+	const n, late, tasks, work = 5, 2, 300, 20000
+	var got *tally
+	err := meshmpi.Run(n, func(world *meshmpi.Comm) error {
+		r := world.Rank()
+		switch {
+		case r >= n-late:
+			inter, err := connect(world, time.Minute)
+			if err != nil || inter == nil {
+				return fmt.Errorf("a late worker did not join: %v", err)
+			}
+			if err := meshmpi.Send(world, []byte{1}, r-late, 9); err != nil { // world worker r-2 may start
+				return err
+			}
+			failAfter := -1
+			if r == n-1 {
+				failAfter = 3 // fails holding its fourth task
+			}
+			if err := serveOn(inter, 0, work, failAfter); err != nil {
+				return err
+			}
+			return inter.Disconnect()
+		case r != manager:
+			if _, err := meshmpi.Recv(world, make([]byte, 1), r+late, 9); err != nil {
+				return err
+			}
+			return serve(world, work, -1)
+		}
+		tl, err := manageWith(world, tasks, work, -1, late, time.Time{})
+		got = tl
+		return err
+	}, meshmpi.KeepGoing(), meshmpi.WithTimeout(hangGuard))
+	errs := rankErrors(t, err)
+	require.Len(t, errs, 1, "%v", err)
+	require.ErrorIs(t, errs[n-1], errOnPurpose)
+	require.NotNil(t, got)
+	require.Equal(t, 2, got.late)
+	require.Equal(t, 1, got.lateFailed)
+	require.Empty(t, got.failed)
+	require.GreaterOrEqual(t, got.byLate, 3)
+	for task, r := range got.results {
+		require.Equal(t, hash(task, work), r, "task %d", task)
+	}
+	require.NoError(t, got.report(work))
 }
