@@ -405,6 +405,10 @@ func (c *Comm) drop() {
 		if c.retired() {
 			return // the id stays used here for good (see retired)
 		}
+		for _, w := range c.failedMembers() {
+			// what the failed members sent and nobody took
+			c.p.ep.DropFrom(w, uint32(c.id)<<ctxShift, 1<<ctxShift)
+		}
 		c.p.mu.Lock()
 		c.p.ctxUsed.clear(c.id)
 		c.p.mu.Unlock()

@@ -312,11 +312,22 @@ func (c *Comm) cancelRevoked() {
 }
 
 // retired reports whether c's context id must never be used again on
-// this rank: c was revoked or lost a member, so messages of operations
-// that broke may still arrive on it, long after Free, and a communicator
-// that reused the id would take them (they would match its receives).
+// this rank: c was revoked, or lost a member while others live on, so
+// messages of operations that broke may still arrive on it, long after
+// Free, and a communicator that reused the id would take them (they
+// would match its receives). A communicator whose other members all
+// failed (a manager's intercommunicator with one worker that left) gets
+// nothing more: its id is free again, so churn does not use ids up.
 func (c *Comm) retired() bool {
-	return c.revoked.Load() || len(c.failedMembers()) > 0
+	if c.revoked.Load() {
+		return true
+	}
+	failed := c.failedMembers()
+	if len(failed) == 0 {
+		return false
+	}
+	me := c.p.ep.Rank()
+	return slices.ContainsFunc(c.allRanks(), func(w int) bool { return w != me && !slices.Contains(failed, w) })
 }
 
 // allRanks returns the world ranks of both groups of c.

@@ -270,3 +270,87 @@ func TestPortErrors(t *testing.T) {
 		return nil
 	}))
 }
+
+// A manager's intercommunicator with a worker that failed leaves nothing
+// behind: its context id is free again (churn must not use the ids up),
+// and what the worker sent and nobody received does not reach the next
+// communicator that takes the id.
+func TestFailedPeerIntercommIDReused(t *testing.T) {
+	err := Run(3, func(world *Comm) error {
+		self := world.Self()
+		switch world.Rank() {
+		case 0:
+			port, err := self.OpenPort()
+			if err != nil {
+				return err
+			}
+			if err := world.PublishName("reuse", port); err != nil {
+				return err
+			}
+			first, err := self.Accept(port, 0)
+			if err != nil {
+				return err
+			}
+			id := first.id
+			// the worker's message on tag 5 stays unreceived; this receive
+			// ends with the worker's failure
+			if _, err := Recv(first, make([]int64, 1), 0, 6); !errors.Is(err, ErrProcFailed) {
+				return fmt.Errorf("receive from a worker that failed: %v", err)
+			}
+			if err := first.Free(); err != nil {
+				return err
+			}
+			if err := Send(world, []byte{1}, 2, 1); err != nil { // the next worker may come
+				return err
+			}
+			second, err := self.Accept(port, 0)
+			if err != nil {
+				return err
+			}
+			if second.id != id {
+				return fmt.Errorf("the second intercommunicator has context id %d, the first had %d", second.id, id)
+			}
+			got := make([]int64, 1)
+			st, err := Recv(second, got, AnySource, AnyTag)
+			if err != nil || st.Tag != 7 || got[0] != 2 {
+				return fmt.Errorf("first message on the reused id: tag %d, %v (%v): want the new worker's tag 7", st.Tag, got, err)
+			}
+			return second.Disconnect()
+		case 1:
+			port, err := world.LookupName(context.Background(), "reuse")
+			if err != nil {
+				return err
+			}
+			inter, err := self.Connect(port, 0)
+			if err != nil {
+				return err
+			}
+			if err := Send(inter, []int64{1}, 0, 5); err != nil {
+				return err
+			}
+			return errOnPurposeTest
+		default:
+			if _, err := Recv(world, make([]byte, 1), 0, 1); err != nil {
+				return err
+			}
+			port, err := world.LookupName(context.Background(), "reuse")
+			if err != nil {
+				return err
+			}
+			inter, err := self.Connect(port, 0)
+			if err != nil {
+				return err
+			}
+			if err := Send(inter, []int64{2}, 0, 7); err != nil {
+				return err
+			}
+			return inter.Disconnect()
+		}
+	}, KeepGoing(), WithTimeout(time.Minute))
+	require.ErrorIs(t, err, errOnPurposeTest)
+	require.ErrorContains(t, err, "rank 1:")
+	require.NotContains(t, err.Error(), "rank 0:")
+	require.NotContains(t, err.Error(), "rank 2:")
+}
+
+var errOnPurposeTest = errors.New("failing on purpose")

@@ -166,3 +166,19 @@ func (e *Endpoint) OnPeerFailed(f func(rank int, err error)) {
 	e.hooks = append(e.hooks[:len(e.hooks):len(e.hooks)], f)
 	e.hookMu.Unlock()
 }
+
+// DropFrom removes the unexpected messages of rank, a failed peer, on
+// the n contexts from lo: those of a freed communicator whose other
+// members all failed. Nobody can receive them any more, and the
+// communicator that reuses the contexts must not.
+func (e *Endpoint) DropFrom(rank int, lo uint32, n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for m := e.unexp.head(); m != nil; {
+		next := m.links[byArrival].next
+		if m.src == rank && m.ctx >= lo && m.ctx-lo < uint32(n) {
+			e.unexp.remove(m)
+		}
+		m = next
+	}
+}
