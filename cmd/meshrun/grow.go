@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -58,11 +59,13 @@ func (l *launcher) growable(spec meshmpi.JobSpec) error {
 			return err
 		}
 	}
-	l.fail("join this job: %s", strings.Join(cmd, " "))
+	// one write: a reader of the first line finds the second too
+	lines := "meshrun: join this job: " + strings.Join(cmd, " ") + "\n"
 	if info.Browser != "" {
-		l.fail("browser join link: %s", info.Browser)
+		lines += "meshrun: browser join link: " + info.Browser + "\n"
 	}
-	return nil
+	_, err := io.WriteString(l.stderr, lines)
+	return err
 }
 
 // writeFileAtomic writes b to path through a temporary file beside it

@@ -446,3 +446,43 @@ func browserLateRank(t *testing.T, g *laterankJob) {
 	require.NoError(t, err)
 	require.Contains(t, note, "The job is full")
 }
+
+// examples/grow under meshrun --max 8 -n 4: the job's 4 ranks (native)
+// publish a port and accept late ranks until there are 8, which join
+// with meshrun's join URL — two WASI ranks from one meshrun join -n 2, a
+// native one and a browser tab on the browser link (with no chromium, a
+// second native one) — and then all 8 compute on the grown communicator.
+func TestGrowExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("go build, a WASI runtime, a browser and WebRTC jobs in -short mode")
+	}
+	t.Chdir("../..")
+	g := startGrowing(t, "--max", "8", "-n", "4", "--native", "--grace", "30s", "./examples/grow", "-grow", "8")
+	g.m.waitStdout(t, func(out string) bool { return strings.Contains(out, "[0] waiting for 4 late ranks") })
+
+	joins := []*meshrunRun{
+		g.join([]string{"-n", "2"}, "./examples/grow", "-grow", "8"),
+		g.join([]string{"--native"}, "./examples/grow", "-grow", "8"),
+	}
+	var tab context.Context
+	if _, err := browsertest.Find(); err == nil || os.Getenv(browsertest.EnvRequire) == "require" {
+		tab = g.openPage(t, browsertest.New(t), "late rank")
+	} else {
+		t.Logf("no browser (%v): a native rank instead", err)
+		joins = append(joins, g.join([]string{"--native"}, "./examples/grow", "-grow", "8"))
+	}
+	for _, j := range joins {
+		require.Equal(t, 0, j.wait(t), "stderr:\n%s", j.stderr.String())
+	}
+	if tab != nil {
+		r := pageResult(t, tab)
+		require.NotNil(t, r.Status, "%+v", r)
+		require.Equal(t, 0, *r.Status, "stderr: %s", r.Stderr)
+		require.NotNil(t, r.Rank)
+		require.GreaterOrEqual(t, *r.Rank, 4)
+	}
+	require.Equal(t, 0, g.m.wait(t), "stderr:\n%s", g.m.stderr.String())
+	out := g.m.stdout.String()
+	require.Regexp(t, `\[0\] grown to 8 ranks \([jL]{8}: j the job's, L late\): Allreduce of rank\+1 = 36 \(want 36\)\n`, out)
+	require.Equal(t, 4, strings.Count(out, "[0] a rank joined: "))
+}
