@@ -1,0 +1,96 @@
+//go:build unix
+
+package main
+
+import (
+	"math"
+	"slices"
+)
+
+// collinear is the squared correlation of time and live ranks above
+// which fit gives up separating them and fits time alone.
+const collinear = 0.95
+
+// fit fits y = a + b·t + c·l by least squares and returns b, the trend in
+// time with the live ranks' part taken out, and c, the part of y each
+// live rank accounts for. When l does not vary, or varies with t alone
+// (squared correlation above collinear), it fits y = a + b·t and c is 0:
+// then all of y's growth counts as growth in time. Fewer than two points
+// have no trend.
+func fit(t, l, y []float64) (b, c float64) {
+	n := len(t)
+	if n < 2 {
+		return 0, 0
+	}
+	mt, ml, my := mean(t), mean(l), mean(y)
+	var stt, sll, stl, sty, sly float64
+	for i := range n {
+		dt, dl, dy := t[i]-mt, l[i]-ml, y[i]-my
+		stt += dt * dt
+		sll += dl * dl
+		stl += dt * dl
+		sty += dt * dy
+		sly += dl * dy
+	}
+	if stt == 0 {
+		return 0, 0
+	}
+	det := stt*sll - stl*stl
+	if sll == 0 || det <= (1-collinear)*stt*sll {
+		return sty / stt, 0
+	}
+	return (sll*sty - stl*sly) / det, (stt*sly - stl*sty) / det
+}
+
+func mean(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+// median is x's median; NaN for no values.
+func median(x []float64) float64 {
+	if len(x) == 0 {
+		return math.NaN()
+	}
+	s := slices.Sorted(slices.Values(x))
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
+
+// drift is y's growth, robustly: the median of its last third minus the
+// median of its first third. Samples whose live-rank count l is not the
+// most common one are left out when each third keeps at least two
+// without them: a resource that follows the live ranks (a link's
+// goroutines, a connection's socket) then compares like with like, and
+// the transients of a link coming up or going down, which the live count
+// does not see, fall to the medians. Fewer than two samples have no
+// drift.
+func drift(l, y []float64) float64 {
+	if len(y) < 2 {
+		return 0
+	}
+	counts := map[float64]int{}
+	mode, best := 0.0, 0
+	for _, v := range l {
+		counts[v]++
+		if c := counts[v]; c > best || c == best && v > mode {
+			mode, best = v, c
+		}
+	}
+	var keep []float64
+	for i, v := range l {
+		if v == mode {
+			keep = append(keep, y[i])
+		}
+	}
+	if len(keep) < 6 {
+		keep = y
+	}
+	third := max(1, len(keep)/3)
+	return median(keep[len(keep)-third:]) - median(keep[:third])
+}
