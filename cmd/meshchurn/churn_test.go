@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,8 +24,11 @@ import (
 func TestMain(m *testing.M) { testbin.Main(m) }
 
 var (
-	meshchurnBinary = testbin.Once(gobuild.Go{}, "github.com/meshmpi/meshmpi/cmd/meshchurn", "meshchurn")
-	farmBinary      = testbin.Once(gobuild.Go{}, farmPkg, "farm")
+	meshchurnBinary = sync.OnceValues(func() (string, error) {
+		out := filepath.Join(testbin.Dir(), "meshchurn")
+		return out, gobuild.Go{}.Build(context.Background(), out, "github.com/meshmpi/meshmpi/cmd/meshchurn", raceFlags...)
+	})
+	farmBinary = testbin.Once(gobuild.Go{}, farmPkg, "farm")
 )
 
 // TestChurnSoak is the soak's CI version: two minutes (MESHCHURN_DURATION
@@ -32,7 +36,9 @@ var (
 // process of its own, so that its resource figures are the signaling
 // server's and not the test binary's. It ends by itself; the test only
 // waits for it, and stops it (SIGTERM: it still reports) if it outlives
-// its own bound on the farm's end by a minute.
+// its own bound on the farm's end by a minute. Under -race meshchurn is
+// built with the race detector too (the farm is not: five ranks of it
+// share the machine).
 func TestChurnSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a soak of minutes")
@@ -108,11 +114,13 @@ func TestDrift(t *testing.T) {
 	l := []float64{4, 4, 4, 5, 4, 4, 4, 3, 4, 4, 4, 4}
 	y := []float64{102, 126, 102, 130, 102, 102, 126, 90, 102, 102, 126, 102}
 	require.Zero(t, drift(l, y))
-	// a leak of 3 a sample: 8 samples between the thirds' medians
+	// a leak of 3 a sample: the thirds' floors are 8 samples apart
 	for i := range y {
 		y[i] = 100 + 3*float64(i)
 	}
 	require.InDelta(t, 24, drift(make([]float64, len(y)), y), 1e-9)
+	// transients in more than half the samples of a third
+	require.Equal(t, 2.0, drift(make([]float64, 9), []float64{102, 126, 102, 102, 130, 104, 128, 104, 132}))
 	require.Zero(t, drift([]float64{1}, []float64{5}))
 	require.True(t, math.IsNaN(median(nil)))
 	require.Equal(t, 2.5, median([]float64{4, 1, 3, 2}))

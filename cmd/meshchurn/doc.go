@@ -81,27 +81,32 @@
 // (tens of goroutines, a socket or two and their buffers) to each live
 // worker. Churn keeps the live workers at about -workers, but a sample
 // may fall while a killed worker's link is still going down or a new
-// one's coming up (the manager's goroutines were seen at 102 and 126 with
-// 4 workers present), which the count of ranks present does not see.
-// "Flat" is therefore about the trend, at a like count of live ranks, with
-// transients ignored. A series' drift is the median of its last third of
-// samples minus the median of its first third, over the samples taken at
-// the most common count of live ranks (all of them when fewer than two a
-// third are); a leak of a goroutine a churn event shows up there as the
-// events between the thirds, a transient does not move a median. The
-// limits of the drift:
+// one's coming up (the manager's goroutines were seen at 102 and at
+// 126–132 with 4 workers present, in half the samples of some minutes),
+// which the count of ranks present does not see, and the manager's heap
+// figure holds whatever garbage it has not collected yet. Such
+// transients only ever add to a resource; a leak raises its floor.
+// "Flat" is therefore about the floor, at a like count of live ranks. A
+// series' drift is the least value of its last third of samples minus
+// the least of its first third, over the samples taken at the most common
+// count of live ranks (all of them when fewer than two a third are): a
+// leak of a goroutine a churn event shows up there as the events between
+// the thirds, a transient does not move it. The limits of the drift:
 //
 //   - goroutines: 10, of the server and of the manager;
 //   - open files: 10, of each;
 //   - heap: 20% of the series' median plus 1 MiB for the server (heap in
-//     use after a GC; with an hour's run, a heap that grows by a fifth in
-//     an hour fails) and plus 4 MiB for the manager (its figure includes
-//     garbage, up to as much again as it holds under GOGC=100), plus, for
-//     the manager, 3 bytes per task done while it was sampled: the farm
-//     keeps a bool of every task it ever made (examples/farm's recorded,
-//     whose capacity doubles), a cost that grows with the tasks by the
-//     farm's design, not with the churn.
+//     use after a GC; with an hour's run, a floor that rises by a fifth
+//     in 40 minutes fails) and plus 2 MiB for the manager (its figure
+//     includes garbage, up to as much again as it holds under GOGC=100,
+//     of which the floor keeps a little), plus, for the manager, 3 bytes
+//     per task done while it was sampled: the farm keeps a bool of every
+//     task it ever made (examples/farm's recorded, whose capacity
+//     doubles), a cost that grows with the tasks by the farm's design, not
+//     with the churn.
 //
+// The least-squares slopes are printed for the record (a slope per hour
+// of a two-minute run is mostly noise); the verdict uses the drift.
 // A series needs 3 samples after the warm-up to be judged: a run shorter
 // than 4 samples fails (use a shorter -sample).
 //

@@ -62,14 +62,15 @@ func median(x []float64) float64 {
 	return s[len(s)/2]
 }
 
-// drift is y's growth, robustly: the median of its last third minus the
-// median of its first third. Samples whose live-rank count l is not the
-// most common one are left out when each third keeps at least two
-// without them: a resource that follows the live ranks (a link's
-// goroutines, a connection's socket) then compares like with like, and
-// the transients of a link coming up or going down, which the live count
-// does not see, fall to the medians. Fewer than two samples have no
-// drift.
+// drift is y's growth, robustly: the least value of its last third minus
+// the least of its first third, a rise of its floor. What comes and goes
+// only adds to a resource (a link coming up or going down holds its
+// goroutines a while longer, a heap not yet collected holds garbage), so
+// a leak raises the floor and a transient does not. Samples whose
+// live-rank count l is not the most common one are left out when each
+// third keeps at least two without them: a resource that follows the
+// live ranks (a link's goroutines, a connection's socket) then compares
+// like with like. Fewer than two samples have no drift.
 func drift(l, y []float64) float64 {
 	if len(y) < 2 {
 		return 0
@@ -92,5 +93,5 @@ func drift(l, y []float64) float64 {
 		keep = y
 	}
 	third := max(1, len(keep)/3)
-	return median(keep[len(keep)-third:]) - median(keep[:third])
+	return slices.Min(keep[len(keep)-third:]) - slices.Min(keep[:third])
 }

@@ -14,9 +14,9 @@ import (
 )
 
 // Tolerances of the resource checks (see the package doc, Flat): the
-// most a series' drift (drift: the median of its last third of samples
-// minus that of its first third, at the most common live-rank count) may
-// be.
+// most a series' drift (drift: the least value of its last third of
+// samples minus the least of its first third, at the most common
+// live-rank count) may be.
 const (
 	// goroutineSlack and fdSlack bound the drift of goroutines and open
 	// files.
@@ -31,7 +31,7 @@ const (
 	// with the tasks, not with the churn.
 	heapShare    = 0.20
 	heapFloor    = 1 << 20
-	mgrHeapFloor = 4 << 20
+	mgrHeapFloor = 2 << 20
 	taskRecord   = 3
 	// minPoints is the fewest samples a check needs after the warm-up.
 	minPoints = 3
@@ -216,8 +216,8 @@ func (r *result) print(w io.Writer) {
 		for _, s := range r.samples {
 			fmt.Fprintln(w, s.row(r.formedAt))
 		}
-		fmt.Fprintln(w, "\nseries after the warm-up (slope/h and per rank: least squares on time and live ranks; drift: median of the")
-		fmt.Fprintln(w, "last third of samples − median of the first third, at the most common live-rank count; checked against limit):")
+		fmt.Fprintln(w, "\nseries after the warm-up (slope/h and per rank: least squares on time and live ranks; drift: the least")
+		fmt.Fprintln(w, "value of the last third of samples − the least of the first third, at the most common live-rank count; checked against limit):")
 		fmt.Fprintf(w, "  %-19s %9s %9s %6s %12s %12s %9s %9s  %s\n", "", "first", "last", "n", "slope/h", "per rank", "drift", "limit", "")
 		for _, x := range r.allSeries() {
 			fmt.Fprintf(w, "  %-19s %9s %9s %6d %12s %12s %9s %9s  %s\n", x.name,
