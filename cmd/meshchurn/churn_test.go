@@ -122,8 +122,10 @@ func TestDrift(t *testing.T) {
 	// transients in more than half the samples of a third
 	require.Equal(t, 2.0, drift(make([]float64, 9), []float64{102, 126, 102, 102, 130, 104, 128, 104, 132}))
 	require.Zero(t, drift([]float64{1}, []float64{5}))
-	require.True(t, math.IsNaN(median(nil)))
-	require.Equal(t, 2.5, median([]float64{4, 1, 3, 2}))
+	first, _ := floors(nil, nil)
+	require.True(t, math.IsNaN(first))
+	first, last := floors([]float64{4, 4, 5, 4, 4, 4, 4, 4}, []float64{7, 6, 1, 9, 8, 8, 5, 9})
+	require.Equal(t, []float64{6, 5}, []float64{first, last}, "the sample at 5 live ranks left out")
 }
 
 func TestParseFarm(t *testing.T) {

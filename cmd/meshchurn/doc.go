@@ -95,12 +95,13 @@
 //
 //   - goroutines: 10, of the server and of the manager;
 //   - open files: 10, of each;
-//   - heap: 20% of the series' median plus 1 MiB for the server (heap in
-//     use after a GC; with an hour's run, a floor that rises by a fifth
-//     in 40 minutes fails) and plus 2 MiB for the manager (its figure
-//     includes garbage, up to as much again as it holds under GOGC=100,
-//     of which the floor keeps a little), plus, for the manager, 3 bytes
-//     per task done while it was sampled: the farm keeps a bool of every
+//   - heap: 20% of the first third's floor (what the process held at the
+//     start) plus 1 MiB for the server (heap in use after a GC; with an
+//     hour's run, a floor that rises by a fifth in 40 minutes fails) and
+//     plus 2 MiB for the manager (its figure includes garbage, up to as
+//     much again as it holds under GOGC=100, of which the floor keeps a
+//     little), plus, for the manager, 2 bytes per task done while it was
+//     sampled: the farm keeps a bool of every
 //     task it ever made (examples/farm's recorded, whose capacity
 //     doubles), a cost that grows with the tasks by the farm's design, not
 //     with the churn.

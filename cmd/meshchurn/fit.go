@@ -50,18 +50,6 @@ func mean(x []float64) float64 {
 	return s / float64(len(x))
 }
 
-// median is x's median; NaN for no values.
-func median(x []float64) float64 {
-	if len(x) == 0 {
-		return math.NaN()
-	}
-	s := slices.Sorted(slices.Values(x))
-	if n := len(s); n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[len(s)/2]
-}
-
 // drift is y's growth, robustly: the least value of its last third minus
 // the least of its first third, a rise of its floor. What comes and goes
 // only adds to a resource (a link coming up or going down holds its
@@ -74,6 +62,16 @@ func median(x []float64) float64 {
 func drift(l, y []float64) float64 {
 	if len(y) < 2 {
 		return 0
+	}
+	first, last := floors(l, y)
+	return last - first
+}
+
+// floors are the least values of y's first and last thirds, as drift
+// takes them; NaN for no samples.
+func floors(l, y []float64) (first, last float64) {
+	if len(y) == 0 {
+		return math.NaN(), math.NaN()
 	}
 	counts := map[float64]int{}
 	mode, best := 0.0, 0
@@ -93,5 +91,5 @@ func drift(l, y []float64) float64 {
 		keep = y
 	}
 	third := max(1, len(keep)/3)
-	return slices.Min(keep[len(keep)-third:]) - slices.Min(keep[:third])
+	return slices.Min(keep[:third]), slices.Min(keep[len(keep)-third:])
 }

@@ -22,7 +22,8 @@ const (
 	// files.
 	goroutineSlack = 10
 	fdSlack        = 10
-	// heapShare bounds a heap's drift, as a share of its median, plus
+	// heapShare bounds a heap's drift, as a share of its first floor
+	// (series.base: what the process needs at the start), plus
 	// heapFloor (the server's, measured after a GC) or mgrHeapFloor (the
 	// manager's, whose figure includes its garbage), plus, for the
 	// manager, taskRecord bytes per task done while it was sampled: the
@@ -32,7 +33,7 @@ const (
 	heapShare    = 0.20
 	heapFloor    = 1 << 20
 	mgrHeapFloor = 2 << 20
-	taskRecord   = 3
+	taskRecord   = 2
 	// minPoints is the fewest samples a check needs after the warm-up.
 	minPoints = 3
 )
@@ -76,20 +77,19 @@ type series struct {
 	growth      float64   // drift: last third's median − first third's
 	limit       float64   // of growth
 	first, last float64
-	med         float64
 }
 
 func (x *series) ok() bool { return x.growth <= x.limit }
 
 // analyse fits x and sets its limit.
-func (x *series) analyse(limit func(median float64) float64) {
+func (x *series) analyse(limit func(base float64) float64) {
 	if len(x.y) == 0 {
 		return
 	}
 	x.slope, x.per = fit(x.t, x.l, x.y)
 	x.growth = drift(x.l, x.y)
-	x.first, x.last, x.med = x.y[0], x.y[len(x.y)-1], median(x.y)
-	x.limit = limit(x.med)
+	x.first, x.last = x.y[0], x.y[len(x.y)-1]
+	x.limit = limit(x.base())
 }
 
 // allSeries are the six resource series, from the samples after the
@@ -131,7 +131,7 @@ func (r *result) allSeries() []*series {
 	}
 	count := func(slack float64) func(float64) float64 { return func(float64) float64 { return slack } }
 	heap := func(floor float64) func(float64) float64 {
-		return func(med float64) float64 { return heapShare*med + floor }
+		return func(base float64) float64 { return heapShare*base + floor }
 	}
 	// the farm's record of its tasks, over the part of the churn the
 	// manager's samples span
@@ -147,6 +147,13 @@ func (r *result) allSeries() []*series {
 	mgrH.analyse(heap(mgrHeapFloor + record))
 	mgrF.analyse(count(fdSlack))
 	return []*series{srvG, srvH, srvF, mgrG, mgrH, mgrF}
+}
+
+// base is the floor of x's first third, as drift takes it: what the
+// process held at the start.
+func (x *series) base() float64 {
+	first, _ := floors(x.l, x.y)
+	return first
 }
 
 func (x *series) add(t, l, y float64) {
