@@ -101,26 +101,26 @@
 //     plus 2 MiB for the manager (its figure includes garbage, up to as
 //     much again as it holds under GOGC=100, of which the floor keeps a
 //     little), plus, for the manager, 2 bytes per task done while it was
-//     sampled: the farm keeps a bool of every
-//     task it ever made (examples/farm's recorded, whose capacity
-//     doubles), a cost that grows with the tasks by the farm's design, not
-//     with the churn.
+//     sampled: the farm keeps a bool of every task it ever made
+//     (examples/farm's recorded, whose capacity doubles), a cost that
+//     grows with the tasks by the farm's design, not with the churn.
 //
 // The least-squares slopes are printed for the record (a slope per hour
-// of a two-minute run is mostly noise); the verdict uses the drift.
-// A series needs 3 samples after the warm-up to be judged: a run shorter
+// of a two-minute run is mostly noise); the verdict uses the drift. A
+// series needs 3 samples after the warm-up to be judged: a run shorter
 // than 4 samples fails (use a shorter -sample).
 //
 // # Work
 //
 // -work is the farm's hash steps per task, about 1.2 ns each. Its default,
-// 1000, makes a task a few microseconds, so the farm is bound by the
-// manager's messages (on a 2-core machine, about ten thousand tasks a
-// second): its final sequential check costs one core the work every
-// worker did, which with tasks of milliseconds is as long as the soak
-// itself (an hour's soak would check for an hour or more), and with the
-// default a second or so a minute. The churn, not the hashing, is what
-// the soak is about.
+// 1000, makes a task about a microsecond of hashing, so the farm is bound
+// by the manager's messages (on a 2-core machine, about ten thousand
+// tasks a second). The manager's final sequential check costs one core
+// all the work every worker did: with tasks of milliseconds that is as
+// long as the soak itself (an hour's soak would check for an hour or
+// more), with the default a few seconds per minute of soak (7 s after 2
+// minutes, 32 s after 10 on a loaded 2-core machine). The churn, not the
+// hashing, is what the soak is about.
 //
 // # Verdict
 //
