@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -169,6 +170,7 @@ func TestLineWriterHold(t *testing.T) {
 // growing is a meshrun --max job under test and how to join it: the
 // harness of the tests of jobs that grow, whatever their program.
 type growing struct {
+	t    *testing.T
 	m    *meshrunRun // the job's meshrun, in the test process
 	info joinInfo    // what it wrote to --join-info
 	cmd  string      // the program and arguments its join line names
@@ -183,7 +185,8 @@ var joinLineRE = regexp.MustCompile(`(?m)^meshrun: join this job: meshrun join '
 func startGrowing(t *testing.T, args ...string) *growing {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "join.json")
-	g := &growing{m: start(append([]string{"--join-info", file}, args...)...)}
+	g := &growing{t: t, m: start(append([]string{"--join-info", file}, args...)...)}
+	stopOnFailure(t, g.m)
 	var got []string
 	g.m.waitStderr(t, func(out string) bool { got = joinLineRE.FindStringSubmatch(out); return got != nil })
 	b, err := os.ReadFile(file)
@@ -203,7 +206,22 @@ func startGrowing(t *testing.T, args ...string) *growing {
 // join starts one late rank, meshrun join [flags…] URL target args…, in
 // the test process (flags such as --native or --join-timeout 5m).
 func (g *growing) join(flags []string, target string, args ...string) *meshrunRun {
-	return start(append(append(append([]string{"join"}, flags...), g.info.Join, target), args...)...)
+	m := start(append(append(append([]string{"join"}, flags...), g.info.Join, target), args...)...)
+	stopOnFailure(g.t, m)
+	return m
+}
+
+// stopOnFailure stops m's ranks (SIGTERM) when t fails before it ended,
+// so that they do not outlive the test in the test binary.
+func stopOnFailure(t *testing.T, m *meshrunRun) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			select {
+			case m.sigc <- syscall.SIGTERM:
+			default:
+			}
+		}
+	})
 }
 
 // openPage opens the job's browser link in a new tab of b: a browser
