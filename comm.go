@@ -93,7 +93,14 @@ type Comm struct {
 // with context id; nonce names it in fault-tolerance messages, the same
 // on every member (mixNonce).
 func newComm(p *proc, id int, ranks []int, nonce uint64) *Comm {
-	c := &Comm{p: p, id: id, ranks: ranks, local: make([]int32, p.ep.Size()), rank: Undefined}
+	return newInterCommOf(p, id, ranks, nonce, nil)
+}
+
+// newInterCommOf is newComm for an intercommunicator whose remote side is
+// inter (nil: an intracommunicator): set before the communicator is
+// registered for failure notices, which read it.
+func newInterCommOf(p *proc, id int, ranks []int, nonce uint64, inter *interComm) *Comm {
+	c := &Comm{p: p, id: id, ranks: ranks, local: make([]int32, p.ep.Size()), rank: Undefined, inter: inter}
 	c.nonce = nonce
 	c.refs.Store(1)
 	for i := range c.local {

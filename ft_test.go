@@ -448,3 +448,141 @@ func killRandomly(t *testing.T, seed uint64, n, kills int) {
 		}
 	}
 }
+
+// Ranks killed at random moments while one group accepts and another
+// connects, then merges: no survivor hangs, every error a survivor gets
+// is a failure's, and the ranks whose merge succeeded hold the same
+// group.
+func TestKillDuringAcceptConnect(t *testing.T) {
+	runs := faultRuns(60)
+	if testing.Short() {
+		runs = 20
+	}
+	for run := range runs {
+		seed := uint64(run)
+		rng := rand.New(rand.NewPCG(seed, 3))
+		n := 2 + rng.IntN(7)
+		kills := rng.IntN(n)
+		t.Run(fmt.Sprintf("run%d_n%d_kills%d", run, n, kills), func(t *testing.T) {
+			t.Parallel()
+			killDuringConnect(t, seed, n, kills)
+		})
+	}
+}
+
+func killDuringConnect(t *testing.T, seed uint64, n, kills int) {
+	rng := rand.New(rand.NewPCG(seed, 4))
+	victims := rng.Perm(n)[:kills]
+	delays := make([]time.Duration, kills)
+	for i := range delays {
+		delays[i] = time.Duration(rng.IntN(2000)) * time.Microsecond
+	}
+	a := 1 + rng.IntN(n-1) // ranks 0…a-1 accept, a…n-1 connect
+	groups := make([][]int, n)
+	var started sync.WaitGroup
+	started.Add(n)
+	worlds := make([]*Comm, n)
+	go func() {
+		started.Wait()
+		for i, v := range victims {
+			time.Sleep(delays[i])
+			kill(worlds[v])
+		}
+	}()
+	allowed := func(err error) bool {
+		return errors.Is(err, ErrProcFailed) || errors.Is(err, ErrRevoked) || errors.Is(err, errKilled) || errors.Is(err, ErrPort)
+	}
+	t.Logf("acceptors 0…%d, connectors %d…%d, victims %v", a-1, a, n-1, victims)
+	err := Run(n, func(world *Comm) error {
+		me := world.Rank()
+		worlds[me] = world
+		side, err := world.Split(min(me/a, 1), me)
+		started.Done()
+		if err != nil {
+			return nil // a kill came first: nothing to connect
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		var inter *Comm
+		if me < a {
+			var port string
+			if side.Rank() == 0 {
+				if port, err = side.OpenPort(); err == nil {
+					err = side.PublishName("kill", port)
+				}
+				if err != nil {
+					return fmt.Errorf("port: %w", err)
+				}
+				// Accept waits for a connect as long as it takes: when a
+				// connector fails, the connect may never come, so the
+				// port closes (as a program gives up on its own terms)
+				done := make(chan struct{})
+				defer close(done)
+				// and once Accept is over, whatever it gave: a connect
+				// still waiting is refused
+				defer side.ClosePort(port)
+				go func() {
+					p := world.p
+					for {
+						notice := *p.fail.notice.Load()
+						for w := a; w < n; w++ {
+							if p.isFailed(w) {
+								_ = side.ClosePort(port)
+								return
+							}
+						}
+						select {
+						case <-notice:
+						case <-done:
+							return
+						}
+					}
+				}()
+			}
+			inter, err = side.Accept(port, 0)
+		} else {
+			var port string
+			if side.Rank() == 0 {
+				// the acceptors' leader may be dead before it publishes
+				if port, err = side.LookupName(ctx, "kill"); err != nil {
+					port = "meshmpi-port:0:1"
+				}
+			}
+			inter, err = side.Connect(port, 0)
+		}
+		if err != nil {
+			if allowed(err) {
+				return nil
+			}
+			return fmt.Errorf("accept/connect: %w", err)
+		}
+		merged, err := inter.IntercommMerge(me >= a)
+		if err != nil {
+			if allowed(err) {
+				return nil
+			}
+			return fmt.Errorf("merge: %w", err)
+		}
+		groups[me] = slices.Clone(merged.ranks)
+		return nil
+	}, KeepGoing(), WithTimeout(time.Minute))
+	if err != nil {
+		for r := range n {
+			if !slices.Contains(victims, r) {
+				require.NotContains(t, err.Error(), fmt.Sprintf("rank %d:", r))
+			}
+		}
+		require.NotErrorIs(t, err, ErrTimeout)
+	}
+	var want []int
+	for r := range n {
+		if groups[r] == nil || slices.Contains(victims, r) {
+			continue
+		}
+		if want == nil {
+			want = groups[r]
+		}
+		require.Equal(t, want, groups[r], "rank %d holds another merged group", r)
+	}
+	t.Logf("acceptors %d, connectors %d, killed %v: merged %v", a, n-a, victims, want)
+}

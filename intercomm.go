@@ -164,8 +164,7 @@ func leaderRound(local *Comm, leader int, remote *[]int, cross func(out []byte) 
 // on context id, which agreeContext found (lent: local's rank lent its
 // mask).
 func newIntercomm(local *Comm, id int, remote []int, lent bool) *Comm {
-	c := newComm(local.p, id, local.ranks, interNonce(id, local.ranks, remote))
-	c.inter = newInterComm(local.p.ep.Size(), remote)
+	c := newInterCommOf(local.p, id, local.ranks, interNonce(id, local.ranks, remote), newInterComm(local.p.ep.Size(), remote))
 	reserve(local, id, lent)
 	return c
 }
@@ -289,6 +288,9 @@ func exchange(c *Comm, world int, ctx uint32, sendTag, recvTag int, out, in []by
 	if err := r.start(); err != nil {
 		return Status{}, err
 	}
+	if err := r.failedInternal(); err != nil {
+		return Status{}, err
+	}
 	_, serr := s.run()
 	c.p.await(r.op, r.block())
 	st, rerr := r.result(false)
@@ -364,9 +366,7 @@ func (c *Comm) interCreate(rec []byte, build func(id int, mine, theirs [][]byte)
 
 func (c *Comm) interDup() (*Comm, error) {
 	n, err := c.interCreate(nil, func(id int, _, _ [][]byte) (*Comm, error) {
-		n := newComm(c.p, id, c.ranks, c.childNonce(id))
-		n.inter = c.inter
-		return n, nil
+		return newInterCommOf(c.p, id, c.ranks, c.childNonce(id), c.inter), nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dup on %s: %w", c, err)
@@ -405,9 +405,7 @@ func (c *Comm) interSplit(color, key int) (*Comm, error) {
 		if len(remote) == 0 {
 			return nil, nil
 		}
-		n := newComm(c.p, id, local, c.childNonce(id))
-		n.inter = newInterComm(c.p.ep.Size(), remote)
-		return n, nil
+		return newInterCommOf(c.p, id, local, c.childNonce(id), newInterComm(c.p.ep.Size(), remote)), nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("split on %s: %w", c, err)

@@ -243,6 +243,9 @@ func (q *p2pRequest) run() (Status, error) {
 		q.unhold()
 		return Status{}, err
 	}
+	if err := q.failedInternal(); err != nil {
+		return Status{Source: Undefined, Tag: Undefined}, err
+	}
 	if q.op != nil && q.kind == p2pRecv && q.world == AnySource {
 		if err := q.awaitAnySource(nil); err != nil && q.c.p.ep.Cancel(q.op) {
 			// a blocking receive cannot stay pending: it fails (ULFM)
@@ -254,6 +257,23 @@ func (q *p2pRequest) run() (Status, error) {
 		q.c.p.await(q.op, q.block())
 	}
 	return q.result(false)
+}
+
+// failedInternal fails a started receive of the library's own exchanges
+// (communicator constructors) on c's collective context when a member of
+// c is known failed: a failure learned later cancels it
+// (failCollectives), as it comes after this start, so none waits for a
+// rank that will not answer because the exchange failed elsewhere.
+func (q *p2pRequest) failedInternal() error {
+	if q.op == nil || q.kind != p2pRecv || q.ctx != q.c.collContext() {
+		return nil
+	}
+	err := q.c.collectiveErr()
+	if err != nil && q.c.p.ep.Cancel(q.op) {
+		_, _ = q.result(false)
+		return err
+	}
+	return nil
 }
 
 // newRequest wraps a prepared p2pRequest, starting it unless persistent.

@@ -353,7 +353,7 @@ func (x *portCross) connect(out []byte) ([]byte, error) {
 	binary.LittleEndian.PutUint32(req[4:], uint32(x.tag))
 	s := p2pRequest{c: c, kind: p2pSend, world: rank, tag: 0, ctx: portContext, buf: req[:], elem: 1}
 	_, serr := s.run()
-	p.await(r.op, blockedIn{call: "Connect(" + x.name + ")", comm: c, peer: rank, internal: true})
+	p.await(r.op, blockedIn{call: "Connect(" + x.name + ")", comm: c, peer: AnySource})
 	st, rerr := r.result(false)
 	if serr != nil {
 		return nil, serr
