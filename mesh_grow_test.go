@@ -99,23 +99,11 @@ func growOver(t *testing.T, first, n int, fn func(world, grown *Comm) error) {
 			errs[i] = err
 		}
 	}
+	// late ranks start with the others: until the job formed the server
+	// refuses them (not-formed) and Join tries again
 	for i := range n {
 		wg.Add(1)
-		if i < first {
-			go rank(i)
-			continue
-		}
-		// a late rank joins once the job formed; before, the server
-		// refuses it (not-formed) and it tries again
-		go func() {
-			for {
-				if srv.Stats().Ranks >= first {
-					break
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
-			rank(i)
-		}()
+		go rank(i)
 	}
 	wg.Wait()
 	for i, err := range errs {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/meshmpi/meshmpi/mesh"
 	"github.com/meshmpi/meshmpi/peer"
@@ -29,7 +30,7 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 	if err == nil {
 		do.Fingerprint = id.Fingerprint()
 	}
-	client, err := signaling.Dial(ctx, spec.Signal, spec.Job, spec.Token, &do)
+	client, err := dialJob(ctx, spec, &do)
 	if errors.Is(err, signaling.ErrJobGone) {
 		// a rank left before the job formed, or the job is over: it will
 		// not form, as for the ranks already in it (mesh.WaitReady)
@@ -94,4 +95,24 @@ func nameError(err error) error {
 		return fmt.Errorf("%w: %w", ErrResources, err)
 	}
 	return err
+}
+
+// dialJob joins the job at its signaling server. A late rank that comes
+// before the job formed (ErrNotFormed: a volunteer quicker than the
+// launcher's ranks) tries again, waiting 100 ms and doubling up to 2 s,
+// until ctx ends.
+func dialJob(ctx context.Context, spec JobSpec, do *signaling.DialOptions) (*signaling.Client, error) {
+	wait := 100 * time.Millisecond
+	for {
+		client, err := signaling.Dial(ctx, spec.Signal, spec.Job, spec.Token, do)
+		if !errors.Is(err, signaling.ErrNotFormed) {
+			return client, err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w (still not formed when the wait ended: %w)", err, context.Cause(ctx))
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }

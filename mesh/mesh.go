@@ -102,9 +102,10 @@ type Mesh struct {
 	// known[r] says the job knows rank r is gone: the server announced
 	// it, or this rank reported it (Suspect); reports waits for the
 	// reporter.
-	known   []bool
-	reports []*signaling.Suspect
-	report  chan struct{} // cap 1: reports grew
+	known    []bool
+	departed []bool // the server announced the rank's departure
+	reports  []*signaling.Suspect
+	report   chan struct{} // cap 1: reports grew
 }
 
 // pair is this rank's connection to one remote rank while it is set up,
@@ -133,7 +134,8 @@ type pairSignal struct {
 func New(c *signaling.Client, net Net) *Mesh {
 	m := &Mesh{client: c, net: net, rank: c.Rank(), size: c.Max(),
 		ready: make(chan struct{}), down: make(chan struct{}), pairs: map[int]*pair{},
-		prints: make([]string, c.Max()), known: make([]bool, c.Max()), report: make(chan struct{}, 1)}
+		prints: make([]string, c.Max()), known: make([]bool, c.Max()), departed: make([]bool, c.Max()),
+		report: make(chan struct{}, 1)}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	return m
 }
@@ -259,6 +261,12 @@ func (m *Mesh) pair(remote int, initiate bool) *pair {
 		return p
 	}
 	p := &pair{m: m, remote: remote, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	if m.departed[remote] {
+		// gone for good: no pair is kept for it (see left)
+		p.err = fmt.Errorf("connect to rank %d: %w: it left the job", remote, peer.ErrProcFailed)
+		close(p.done)
+		return p
+	}
 	m.pairs[remote] = p
 	if m.stopped || m.gone != nil {
 		p.err = fmt.Errorf("connect to rank %d: %w: signaling is closed", remote, peer.ErrProcFailed)
@@ -552,9 +560,15 @@ func (m *Mesh) left(l *signaling.Left) {
 		}
 		m.mu.Lock()
 		m.known[r] = true // the job knows: no report of ours needed
+		m.departed[r] = true
+		p := m.pairs[r]
+		// a rank that left never comes back: its pair goes, and with it
+		// the closed link (a manager whose workers come and go would
+		// keep them all); its connect, if one is running, still ends
+		delete(m.pairs, r)
 		m.mu.Unlock()
 		err := fmt.Errorf("rank %d %s: %w", r, why, peer.ErrProcFailed)
-		if p := m.existing(r); p != nil {
+		if p != nil {
 			p.kill(err)
 		}
 		m.ep.FailPeer(r, err)

@@ -316,15 +316,36 @@ func (c *conn) setLink(l Link) error {
 	return nil
 }
 
-// closeLink closes the conn's link, if it has one yet.
+// closeLink closes the conn's link, if it has one yet. A failed conn then
+// lets the link go (a closed stand-in takes its place), so a rank that
+// loses peer after peer, as a manager whose workers come and go does,
+// does not keep every dead link's buffers and WebRTC state.
 func (c *conn) closeLink() {
 	c.mu.Lock()
 	l := c.link
 	c.mu.Unlock()
-	if l != nil {
-		l.Close()
+	if l == nil {
+		return
 	}
+	l.Close()
+	c.mu.Lock()
+	// the writer's token keeps writers off c.link meanwhile
+	if c.failed != nil && c.link == l && c.writing.CompareAndSwap(false, true) {
+		c.link = closedLink{maxFrame: l.MaxFrame()}
+		c.writing.Store(false)
+	}
+	c.mu.Unlock()
 }
+
+// closedLink stands in for a failed conn's closed link.
+type closedLink struct{ maxFrame int }
+
+func (closedLink) Bind(LinkHandler) {}
+func (closedLink) WriteFrame(hdr, payload []byte) (bool, error) {
+	return false, fmt.Errorf("peer: link closed: %w", ErrProcFailed)
+}
+func (l closedLink) MaxFrame() int { return l.maxFrame }
+func (closedLink) Close() error    { return nil }
 
 // HandleFrame implements LinkHandler.
 func (c *conn) HandleFrame(hdr, payload []byte) {

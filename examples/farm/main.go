@@ -417,6 +417,7 @@ func manageWith(world *meshmpi.Comm, tasks, work, failAfter, lateInWorld int, un
 					_, _ = s.req.Wait(context.Background())
 				}
 				sources, reqs = slices.Delete(sources, i, i+1), slices.Delete(reqs, i, i+1)
+				delete(workers, key{s.comm, 0}) // done with: churn must not pile them up
 			}
 		}
 		if left == 0 {
@@ -462,6 +463,7 @@ func manageWith(world *meshmpi.Comm, tasks, work, failAfter, lateInWorld int, un
 		case err != nil && i > 0 && errors.Is(err, meshmpi.ErrProcFailed):
 			// a late worker failed: its intercommunicator goes
 			lost(key{s.comm, 0}, true)
+			delete(workers, key{s.comm, 0})
 			_ = s.comm.Free()
 			sources, reqs = slices.Delete(sources, i, i+1), slices.Delete(reqs, i, i+1)
 			wakeIdle()
@@ -683,6 +685,7 @@ func exitStatus(err error, finished int32) int {
 func printStats(period time.Duration) {
 	for range time.Tick(period) {
 		var ms runtime.MemStats
+		runtime.GC() // the live heap, not the garbage of the last period
 		runtime.ReadMemStats(&ms)
 		fds := -1 // where the system cannot say
 		if ents, err := os.ReadDir("/proc/self/fd"); err == nil {
