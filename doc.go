@@ -52,6 +52,9 @@
 //	MPIX_Comm_revoke / _shrink / _agree (ULFM)          c.Revoke() / c.Shrink() / c.Agree(flag), c.Iagree(&flag)
 //	MPIX_Comm_get_failed / _ack_failed                  c.GetFailed() / c.AckFailed(n)
 //	MPI_ERR_REVOKED, MPI_ERR_PROC_FAILED_PENDING        ErrRevoked, ErrProcFailedPending
+//	MPI_Open_port, MPI_Publish_name                     c.OpenPort(), c.PublishName(service, port)
+//	MPI_Lookup_name, MPI_Comm_connect / _accept         c.LookupName(ctx, service), c.Connect(port, root) / c.Accept(port, root)
+//	MPI_COMM_SELF, MPI_Comm_disconnect                  c.Self(), c.Disconnect()
 //
 // Buffers are typed Go slices ([]float64, []int32, []Loc[float64], …); the
 // element type is the MPI datatype, so counts are slice lengths.
@@ -112,6 +115,16 @@
 // failure is acknowledged (AckFailed), and Revoke, Agree and Shrink give
 // a consistent view and a working communicator of the survivors. The
 // agreement protocol is package agree.
+//
+// # Jobs that grow
+//
+// A job whose token allows it (signaling's Claims.Max) admits ranks after
+// it formed: volunteers, browser tabs, `meshrun join`. A late rank's world
+// is itself alone (Comm.Late); it joins the computation the MPI way
+// (port.go): the job opens a port and publishes it on its signaling
+// server, the late rank looks it up and Connects while the job Accepts,
+// and IntercommMerge makes one communicator of both (examples/grow,
+// examples/farm).
 //
 // # Byte order
 //
