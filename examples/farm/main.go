@@ -58,6 +58,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/bits"
 	"os"
 	"runtime"
 	"slices"
@@ -281,7 +282,7 @@ func manageWith(world *meshmpi.Comm, tasks, work, failAfter, lateInWorld int, un
 	for t := range queue {
 		queue[t] = tasks - 1 - t // popped from the end: task 0 first
 	}
-	results, recorded := make([]uint64, tasks), make([]bool, tasks)
+	results, recorded := make([]uint64, tasks), newTaskSet(tasks)
 	workers := map[key]*worker{}
 	firstLate := world.Size() - lateInWorld
 	left := firstLate - 1 // workers not yet stopped or failed
@@ -312,13 +313,13 @@ func manageWith(world *meshmpi.Comm, tasks, work, failAfter, lateInWorld int, un
 		}
 		for range batch {
 			queue = append(queue, tasks)
-			recorded = append(recorded, false) // results is not kept
+			recorded.grow() // results is not kept
 			tasks++
 		}
 	}
 	// give sends worker k its next task, or parks it if none is queued
 	give := func(k key, wk *worker) {
-		for len(queue) > 0 && recorded[queue[len(queue)-1]] {
+		for len(queue) > 0 && recorded.has(queue[len(queue)-1]) {
 			queue = queue[:len(queue)-1] // done meanwhile (by a reassigned copy)
 		}
 		more()
@@ -367,21 +368,21 @@ func manageWith(world *meshmpi.Comm, tasks, work, failAfter, lateInWorld int, un
 			left--
 		}
 		wk.ended, wk.idle = true, false
-		if wk.task >= 0 && !recorded[wk.task] {
+		if wk.task >= 0 && !recorded.has(wk.task) {
 			queue = append(queue, wk.task)
 			t.reassigned++
 		}
 		wk.task = -1
 	}
 	record := func(task int, hash uint64, byRank int) {
-		if recorded[task] {
+		if recorded.has(task) {
 			t.duplicates++
 			return
 		}
 		if until.IsZero() {
 			results[task] = hash
 		}
-		recorded[task] = true
+		recorded.add(task)
 		t.sum += hash
 		if byRank >= 0 {
 			t.by[byRank]++
@@ -423,11 +424,11 @@ func manageWith(world *meshmpi.Comm, tasks, work, failAfter, lateInWorld int, un
 		if left == 0 {
 			// no worker: the manager does a task itself, and looks for
 			// workers that joined again after it
-			task := slices.Index(recorded, false)
+			task := recorded.firstMissing()
 			if n := len(queue); n > 0 {
 				task, queue = queue[n-1], queue[:n-1]
 			}
-			if !recorded[task] {
+			if task >= 0 && !recorded.has(task) {
 				record(task, hash(task, work), manager)
 			}
 			continue
@@ -693,4 +694,39 @@ func printStats(period time.Duration) {
 		}
 		fmt.Printf("stats goroutines=%d heap=%d fds=%d\n", runtime.NumGoroutine(), ms.HeapAlloc, fds)
 	}
+}
+
+// taskSet records which tasks are done, a bit each: a farm that runs for
+// hours keeps it for every task it ever made.
+type taskSet struct {
+	words []uint64
+	n     int
+}
+
+func newTaskSet(n int) *taskSet {
+	return &taskSet{words: make([]uint64, (n+63)/64), n: n}
+}
+
+func (s *taskSet) has(t int) bool { return s.words[t/64]&(1<<(t%64)) != 0 }
+func (s *taskSet) add(t int)      { s.words[t/64] |= 1 << (t % 64) }
+
+// grow adds one task, not done.
+func (s *taskSet) grow() {
+	if s.n%64 == 0 {
+		s.words = append(s.words, 0)
+	}
+	s.n++
+}
+
+// firstMissing is the first task not done, or -1.
+func (s *taskSet) firstMissing() int {
+	for i, w := range s.words {
+		if w != ^uint64(0) {
+			if t := i*64 + bits.TrailingZeros64(^w); t < s.n {
+				return t
+			}
+			return -1
+		}
+	}
+	return -1
 }
