@@ -5,6 +5,7 @@ package examples_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -203,6 +204,27 @@ func TestFarmUnderMeshrun(t *testing.T) {
 		out, errs := j.output()
 		require.Contains(t, out, "[0] ok\n")
 		require.Contains(t, out, "[0] failed workers [2], tasks reassigned ") // 0 if it died before it asked
+		require.Contains(t, errs, "meshrun: rank 2 failed: was killed by signal 9")
+	})
+	t.Run("workers_join_and_leave", func(t *testing.T) {
+		// a job that may grow: two workers join while it runs, and a
+		// worker of the world is killed; the farm keeps adding tasks for
+		// 8 s, far longer than joining takes
+		info := filepath.Join(t.TempDir(), "join.json")
+		j := startJob(t, meshrun, "--keep-going", "--max", "8", "--join-info", info, "-n", "3", farm, "-tasks", "64", "-for", "8s", "-work", "200000")
+		j.waitStdout(t, "[0] adding tasks for 8s")
+		b, err := os.ReadFile(info)
+		require.NoError(t, err)
+		var urls struct{ Join string }
+		require.NoError(t, json.Unmarshal(b, &urls))
+		late := startJob(t, meshrun, "join", urls.Join, "-n", "2", "--native", farm, "-work", "200000")
+		require.NoError(t, syscall.Kill(rankPID(t, j.cmd.Process.Pid, 2), syscall.SIGKILL))
+		require.Equal(t, 0, j.wait(t))
+		require.Equal(t, 0, late.wait(t))
+		out, errs := j.output()
+		require.Contains(t, out, "[0] ok\n")
+		require.Contains(t, out, ", 2 late workers: ")
+		require.Contains(t, out, "[0] failed workers [2], tasks reassigned ")
 		require.Contains(t, errs, "meshrun: rank 2 failed: was killed by signal 9")
 	})
 	t.Run("manager_killed", func(t *testing.T) {
