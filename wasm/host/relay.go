@@ -474,13 +474,13 @@ func (hl *hostLink) forward(f []byte) error {
 		return fmt.Errorf("%w: guest's %d-byte frame for rank %d (want %d … %d)", wasm.ErrProtocol, len(f), hl.rank, peer.HeaderLen, hl.maxFrame)
 	}
 	hl.mu.Lock()
-	dead := hl.dead
+	dead, l := hl.dead, hl.l
 	hl.rearm = false
 	hl.mu.Unlock()
 	if dead {
 		return nil // the guest has a LinkDown coming
 	}
-	ready, err := hl.l.WriteFrame(f[:peer.HeaderLen], f[peer.HeaderLen:])
+	ready, err := l.WriteFrame(f[:peer.HeaderLen], f[peer.HeaderLen:])
 	if err != nil {
 		return nil // the link reports its loss through HandleClose
 	}
@@ -521,9 +521,25 @@ func (hl *hostLink) closeReal() {
 	hl.mu.Lock()
 	hl.dead = true
 	hl.cond.Broadcast()
+	l := hl.l
 	hl.mu.Unlock()
-	hl.l.Close()
+	l.Close()
+	// the closed link goes: a host whose guest loses peer after peer
+	// (a manager whose workers come and go) keeps none of them
+	hl.mu.Lock()
+	hl.l = goneLink{}
+	hl.mu.Unlock()
 }
+
+// goneLink stands in for a hostLink's closed real link.
+type goneLink struct{}
+
+func (goneLink) Bind(peer.LinkHandler) {}
+func (goneLink) WriteFrame(hdr, payload []byte) (bool, error) {
+	return false, fmt.Errorf("wasm host: link closed: %w", peer.ErrProcFailed)
+}
+func (goneLink) MaxFrame() int { return peer.HeaderLen + 1 }
+func (goneLink) Close() error  { return nil }
 
 // outQueue is the host's messages to the guest, appended by any goroutine
 // into one buffer that the writer swaps out whole: steady state allocates
