@@ -100,12 +100,12 @@ func nameError(err error) error {
 // dialJob joins the job at its signaling server. A late rank that comes
 // before the job formed (ErrNotFormed: a volunteer quicker than the
 // launcher's ranks) tries again, waiting 100 ms and doubling up to 2 s,
-// until ctx ends.
+// until ctx ends (not in a browser tab: retryNotFormed).
 func dialJob(ctx context.Context, spec JobSpec, do *signaling.DialOptions) (*signaling.Client, error) {
 	wait := 100 * time.Millisecond
 	for {
 		client, err := signaling.Dial(ctx, spec.Signal, spec.Job, spec.Token, do)
-		if !errors.Is(err, signaling.ErrNotFormed) {
+		if !retryNotFormed || !errors.Is(err, signaling.ErrNotFormed) {
 			return client, err
 		}
 		select {
