@@ -478,21 +478,20 @@ func TestGrowExample(t *testing.T) {
 	g := startGrowing(t, "--max", "8", "-n", "4", "--native", "--grace", "30s", "./examples/grow", "-grow", "8")
 	g.m.waitStdout(t, func(out string) bool { return strings.Contains(out, "[0] waiting for 4 late ranks") })
 
-	joins := []*meshrunRun{
-		g.join([]string{"-n", "2"}, "./examples/grow", "-grow", "8"),
-		g.join([]string{"--native"}, "./examples/grow", "-grow", "8"),
-	}
-	var tab context.Context
+	// two WASI ranks by meshrun join, two browser tabs on the join link
+	joins := []*meshrunRun{g.join([]string{"-n", "2"}, "./examples/grow", "-grow", "8")}
+	var tabs []context.Context
 	if _, err := browsertest.Find(); err == nil || os.Getenv(browsertest.EnvRequire) == "require" {
-		tab = g.openPage(t, browsertest.New(t), "late rank")
+		b := browsertest.New(t)
+		tabs = append(tabs, g.openPage(t, b, "late rank 1"), g.openPage(t, b, "late rank 2"))
 	} else {
-		t.Logf("no browser (%v): a native rank instead", err)
-		joins = append(joins, g.join([]string{"--native"}, "./examples/grow", "-grow", "8"))
+		t.Logf("no browser (%v): native ranks instead", err)
+		joins = append(joins, g.join([]string{"--native", "-n", "2"}, "./examples/grow", "-grow", "8"))
 	}
 	for _, j := range joins {
 		require.Equal(t, 0, j.wait(t), "stderr:\n%s", j.stderr.String())
 	}
-	if tab != nil {
+	for _, tab := range tabs {
 		r := pageResult(t, tab)
 		require.NotNil(t, r.Status, "%+v", r)
 		require.Equal(t, 0, *r.Status, "stderr: %s", r.Stderr)
