@@ -412,7 +412,7 @@ func (c *Comm) drop() {
 		if c.retired() {
 			return // the id stays used here for good (see retired)
 		}
-		for _, w := range c.failedMembers() {
+		for _, w := range c.lostMembers() {
 			// what the failed members sent and nobody took
 			c.p.ep.DropFrom(w, uint32(c.id)<<ctxShift, 1<<ctxShift)
 		}

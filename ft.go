@@ -322,12 +322,26 @@ func (c *Comm) retired() bool {
 	if c.revoked.Load() {
 		return true
 	}
-	failed := c.failedMembers()
-	if len(failed) == 0 {
+	lost := c.lostMembers()
+	if len(lost) == 0 {
 		return false
 	}
 	me := c.p.ep.Rank()
-	return slices.ContainsFunc(c.allRanks(), func(w int) bool { return w != me && !slices.Contains(failed, w) })
+	return slices.ContainsFunc(c.allRanks(), func(w int) bool { return w != me && !slices.Contains(lost, w) })
+}
+
+// lostMembers returns the world ranks of c's other members that failed or
+// whose link this rank lost (a failure the job may not have declared yet):
+// nothing more arrives from them.
+func (c *Comm) lostMembers() []int {
+	failed := c.failedMembers()
+	me := c.p.ep.Rank()
+	for _, w := range c.allRanks() {
+		if w != me && c.p.ep.Lost(w) && !slices.Contains(failed, w) {
+			failed = append(failed, w)
+		}
+	}
+	return failed
 }
 
 // allRanks returns the world ranks of both groups of c.

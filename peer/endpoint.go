@@ -195,6 +195,16 @@ func (e *Endpoint) unreachable(rank int) bool {
 	return c == nil && e.dialer == nil || c != nil && c.dead.Load()
 }
 
+// Lost reports whether rank's connection failed (its link was lost or it
+// was declared failed): nothing more arrives from it.
+func (e *Endpoint) Lost(rank int) bool {
+	if rank < 0 || rank >= e.size || rank == e.rank {
+		return false
+	}
+	c := e.conns[rank].Load()
+	return c != nil && c.dead.Load()
+}
+
 // FailPeer declares rank lost (a departure the signaling server announced,
 // say): every pending operation involving it completes with err, later ones
 // fail with it, and its link, if any, closes. A rank with no link yet is
