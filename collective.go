@@ -109,6 +109,11 @@ func (q *collRequest) start() error {
 		// revoked while this started: Revoke's cancel may have come
 		// before its transfers were posted (see p2pRequest.start)
 		q.c.cancelRevoked()
+	} else if err := q.c.collectiveErr(); err != nil {
+		// a member failed while this started: failCollectives may have
+		// run after the check above and before the run was registered
+		// and its transfers posted, and would never wake it
+		q.run.Abort(err)
 	}
 	return nil
 }
