@@ -102,34 +102,18 @@ func grow(world *meshmpi.Comm, cfg config) error {
 		if err != nil {
 			return err
 		}
-		merged, err := inter.IntercommMerge(true)
-		if err != nil {
+		if comm, err = merge(world, comm, inter, true); err != nil {
 			return err
 		}
-		if err := inter.Free(); err != nil {
-			return err
-		}
-		if comm != world {
-			_ = comm.Free()
-		}
-		comm = merged
 	}
 	for comm.Size() < cfg.target {
 		inter, err := comm.Accept(port, 0)
 		if err != nil {
 			return err
 		}
-		merged, err := inter.IntercommMerge(false)
-		if err != nil {
+		if comm, err = merge(world, comm, inter, false); err != nil {
 			return err
 		}
-		if err := inter.Free(); err != nil {
-			return err
-		}
-		if comm != world {
-			_ = comm.Free()
-		}
-		comm = merged
 		if comm.Rank() == 0 {
 			fmt.Printf("a rank joined: %d of %d\n", comm.Size(), cfg.target)
 		}
@@ -163,6 +147,23 @@ func grow(world *meshmpi.Comm, cfg config) error {
 		return fmt.Errorf("allreduce on the grown communicator: %d, want %d", sum[0], n*(n+1)/2)
 	}
 	return comm.Disconnect()
+}
+
+// merge makes one communicator of inter's two groups (high: this group
+// comes second) and frees inter and comm, the communicator it replaces
+// (not the world).
+func merge(world, comm, inter *meshmpi.Comm, high bool) (*meshmpi.Comm, error) {
+	merged, err := inter.IntercommMerge(high)
+	if err != nil {
+		return nil, err
+	}
+	if err := inter.Free(); err != nil {
+		return nil, err
+	}
+	if comm != world {
+		_ = comm.Free()
+	}
+	return merged, nil
 }
 
 // launched reports whether a launcher started this process into a job.
