@@ -113,6 +113,36 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 	return newIntercomm(local, id, remote, lent), nil
 }
 
+// leaderWord tells local's ranks whether its leader's err is nil, and
+// returns it at every rank: the error's class, and its text.
+func leaderWord(local *Comm, leader int, err error) error {
+	if len(local.ranks) == 1 {
+		return err
+	}
+	var head [2]int64 // error class + 1 (0: none), bytes that follow
+	var blob []byte
+	if local.rank == leader && err != nil {
+		blob = []byte(err.Error())
+		head = [2]int64{int64(errClass(err)) + 1, int64(len(blob))}
+	}
+	if err := Bcast(local, head[:], leader); err != nil {
+		return err
+	}
+	if head[0] == 0 {
+		return nil
+	}
+	if local.rank != leader {
+		blob = make([]byte, head[1])
+	}
+	if err := Bcast(local, blob, leader); err != nil {
+		return err
+	}
+	if local.rank == leader {
+		return err
+	}
+	return fmt.Errorf("the leader failed: %s: %w", blob, errClasses[min(head[0]-1, int64(len(errClasses)-1))])
+}
+
 // leaderRound is an agreement round (agreeContext) of an
 // intercommunicator construction between local and another group: every
 // rank's record to local's leader, which swaps its group and records with

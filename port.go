@@ -240,7 +240,7 @@ func clipName(s string) string {
 // must be open at root's process. It waits until a group connects.
 func (c *Comm) Accept(port string, root int) (*Comm, error) {
 	x := &portCross{name: port}
-	return c.joinGroups("accept", root, x, x.accept)
+	return c.joinGroups("accept", root, x, x.awaitConnect, x.swap)
 }
 
 // Connect connects c's group to the group that accepts on port
@@ -250,12 +250,16 @@ func (c *Comm) Accept(port string, root int) (*Comm, error) {
 // whose process failed with ErrProcFailed.
 func (c *Comm) Connect(port string, root int) (*Comm, error) {
 	x := &portCross{name: port}
-	return c.joinGroups("connect", root, x, x.connect)
+	return c.joinGroups("connect", root, x, x.awaitAccept, x.connect)
 }
 
 // joinGroups is Accept and Connect: an intercommunicator construction
-// whose leaders meet through a port.
-func (c *Comm) joinGroups(verb string, root int, x *portCross, cross func([]byte) ([]byte, error)) (*Comm, error) {
+// whose leaders meet through a port. They meet (meet, at root) before
+// the construction's context-id agreement, whose rounds hold the
+// process's mask of used ids (agreeContext): an Accept waits for a
+// connection, a Connect for its acceptance, as long as they take, and
+// the process's other constructions must not wait for them.
+func (c *Comm) joinGroups(verb string, root int, x *portCross, meet func() error, cross func([]byte) ([]byte, error)) (*Comm, error) {
 	if err := c.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", verb, err)
 	}
@@ -270,6 +274,13 @@ func (c *Comm) joinGroups(verb string, root int, x *portCross, cross func([]byte
 	}
 	x.local = c
 	x.peer = -1
+	var met error
+	if c.rank == root {
+		met = meet()
+	}
+	if err := leaderWord(c, root, met); err != nil {
+		return nil, fmt.Errorf("%s on %s: %w", verb, c, err)
+	}
 	var remote []int
 	id, _, _, lent, err := agreeContext(c, leaderRound(c, root, &remote, cross), nil)
 	if err != nil {
@@ -278,75 +289,75 @@ func (c *Comm) joinGroups(verb string, root int, x *portCross, cross func([]byte
 	return newIntercomm(c, id, remote, lent), nil
 }
 
-// portCross is a leader's side of Accept or Connect: the first round
-// finds the other leader through the port, every round swaps the groups
-// with it.
+// portCross is a leader's side of Accept or Connect: the leaders meet
+// through the port, then every round of the construction swaps the
+// groups.
 type portCross struct {
 	local *Comm
 	name  string
 	peer  int // the other leader's job rank, -1 until found
 	tag   int // the connecting leader's reply tag: both directions use it
+	// swapping: a connecting leader's first round is done, and so are
+	// its special ways
+	swapping bool
 }
 
-// accept waits for a connect request on the port, then swaps.
-func (x *portCross) accept(out []byte) ([]byte, error) {
-	if x.peer < 0 {
-		p := x.local.p
-		rank, id, err := parsePort(x.name, p.ep.Size())
-		if err != nil {
-			return nil, err
-		}
+// awaitConnect waits for a connect request on the port and tells the
+// connecting leader it was accepted; the rounds then swap.
+func (x *portCross) awaitConnect() error {
+	p := x.local.p
+	rank, id, err := parsePort(x.name, p.ep.Size())
+	if err != nil {
+		return err
+	}
+	p.ports.mu.Lock()
+	o, stopped := p.ports.open[id], p.ports.stopped
+	p.ports.mu.Unlock()
+	switch {
+	case stopped != nil:
+		return stopped
+	case rank != p.ep.Rank() || o == nil:
+		return fmt.Errorf("port %q is not open at this process: %w", x.name, ErrPort)
+	}
+	p.park(blockedIn{call: "Accept(" + x.name + ")", comm: x.local, peer: AnySource})
+	var r connectRequest
+	select {
+	case r = <-o.reqs:
+	case <-o.closed:
+	}
+	p.unpark()
+	if r.tag == 0 {
 		p.ports.mu.Lock()
-		o, stopped := p.ports.open[id], p.ports.stopped
+		stopped := p.ports.stopped
 		p.ports.mu.Unlock()
-		switch {
-		case stopped != nil:
-			return nil, stopped
-		case rank != p.ep.Rank() || o == nil:
-			return nil, fmt.Errorf("port %q is not open at this process: %w", x.name, ErrPort)
+		if stopped != nil {
+			return stopped
 		}
-		p.park(blockedIn{call: "Accept(" + x.name + ")", comm: x.local, peer: AnySource})
-		var r connectRequest
-		select {
-		case r = <-o.reqs:
-		case <-o.closed:
-		}
-		p.unpark()
-		if r.tag == 0 {
-			p.ports.mu.Lock()
-			stopped := p.ports.stopped
-			p.ports.mu.Unlock()
-			if stopped != nil {
-				return nil, stopped
-			}
-			return nil, fmt.Errorf("port %q was closed: %w", x.name, ErrPort)
-		}
-		x.peer, x.tag = r.from, r.tag
+		return fmt.Errorf("port %q was closed: %w", x.name, ErrPort)
 	}
-	return x.swap(out)
+	x.peer, x.tag = r.from, r.tag
+	q := p2pRequest{c: x.local, kind: p2pSend, world: x.peer, tag: x.tag, ctx: portContext, buf: []byte{0}, elem: 1}
+	_, err = q.run()
+	return err
 }
 
-// connect sends the port's process a request, takes the accepting
-// leader's group from its answer and sends this group's back; later
-// rounds swap.
-func (x *portCross) connect(out []byte) ([]byte, error) {
-	if x.peer >= 0 {
-		return x.swap(out)
-	}
+// awaitAccept sends the port's process a connect request and waits until
+// an Accept takes it, or the port's process refuses it.
+func (x *portCross) awaitAccept() error {
 	c := x.local
 	p := c.p
 	rank, id, err := parsePort(x.name, p.ep.Size())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if c.local[rank] >= 0 {
-		return nil, fmt.Errorf("port %q belongs to a rank of %s: %w", x.name, c, ErrPort)
+		return fmt.Errorf("port %q belongs to a rank of %s: %w", x.name, c, ErrPort)
 	}
 	x.peer, x.tag = rank, int(p.ports.tags.Add(1)%TagUB)+1
-	in := x.inBuf(out)
+	in := make([]byte, 1+2*maxNameLen) // the word: accepted, or why not
 	r := p2pRequest{c: c, kind: p2pRecv, world: rank, tag: x.tag, ctx: portContext, buf: in, elem: 1}
 	if err := r.start(); err != nil {
-		return nil, err
+		return err
 	}
 	var req [portReqLen]byte
 	binary.LittleEndian.PutUint32(req[:], id)
@@ -355,11 +366,37 @@ func (x *portCross) connect(out []byte) ([]byte, error) {
 	_, serr := s.run()
 	p.await(r.op, blockedIn{call: "Connect(" + x.name + ")", comm: c, peer: AnySource})
 	st, rerr := r.result(false)
-	if serr != nil {
-		return nil, serr
+	switch {
+	case serr != nil:
+		return serr
+	case rerr != nil:
+		return rerr
+	case st.Bytes < 1:
+		return fmt.Errorf("empty answer from job rank %d: %w", rank, ErrArg)
+	case in[0] != 0:
+		return fmt.Errorf("job rank %d: %s: %w", rank, clipName(string(in[1:st.Bytes])), errClasses[min(int(in[0])-1, len(errClasses)-1)])
 	}
-	if rerr != nil {
-		return nil, rerr
+	return nil
+}
+
+// connect is a connecting leader's round: the first takes the accepting
+// leader's group and sends this group's back (or this leader's word that
+// it cannot go on); later rounds swap.
+func (x *portCross) connect(out []byte) ([]byte, error) {
+	if x.swapping {
+		return x.swap(out)
+	}
+	x.swapping = true
+	c := x.local
+	in := x.inBuf(out)
+	r := p2pRequest{c: c, kind: p2pRecv, world: x.peer, tag: x.tag, ctx: portContext, buf: in, elem: 1}
+	if err := r.start(); err != nil {
+		return nil, err
+	}
+	c.p.await(r.op, blockedIn{call: "Connect(" + x.name + ")", comm: c, peer: x.peer})
+	st, err := r.result(false)
+	if err != nil {
+		return nil, err
 	}
 	theirs, bad := x.check(in[:st.Bytes], out)
 	// the accepting leader waits for this group, or for this leader's
@@ -368,8 +405,8 @@ func (x *portCross) connect(out []byte) ([]byte, error) {
 	if bad != nil {
 		msg = append([]byte{byte(errClass(bad) + 1)}, bad.Error()...)
 	}
-	if in[0] == 0 { // a refusal needs no answer
-		q := p2pRequest{c: c, kind: p2pSend, world: rank, tag: x.tag, ctx: portContext, buf: msg, elem: 1}
+	if in[0] == 0 {
+		q := p2pRequest{c: c, kind: p2pSend, world: x.peer, tag: x.tag, ctx: portContext, buf: msg, elem: 1}
 		if _, err := q.run(); err != nil && bad == nil {
 			return nil, err
 		}

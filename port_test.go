@@ -354,3 +354,106 @@ func TestFailedPeerIntercommIDReused(t *testing.T) {
 }
 
 var errOnPurposeTest = errors.New("failing on purpose")
+
+// An Accept waiting for a connection, and a Connect waiting for its
+// Accept, leave their processes free to build other communicators
+// meanwhile: the leaders meet before the context-id agreement, whose
+// rounds hold the process's mask of used ids (before, the waiting
+// Accept held it and every other construction of its process went
+// round forever).
+func TestPortWaitLetsOthersConstruct(t *testing.T) {
+	err := Run(3, func(world *Comm) error {
+		self := world.Self()
+		var port string
+		var err error
+		if world.Rank() == 0 {
+			if port, err = self.OpenPort(); err != nil {
+				return err
+			}
+		}
+		name := []byte(port)
+		size := []int64{int64(len(name))}
+		if err := Bcast(world, size, 0); err != nil {
+			return err
+		}
+		if world.Rank() != 0 {
+			name = make([]byte, size[0])
+		}
+		if err := Bcast(world, name, 0); err != nil {
+			return err
+		}
+		// rank 1's port, at which nobody accepts until rank 1 closes it
+		theirs := []byte(fmt.Sprintf("meshmpi-port:%d:%d", 1, 0))
+		if world.Rank() == 1 {
+			p, err := self.OpenPort()
+			if err != nil {
+				return err
+			}
+			theirs = []byte(p)
+		}
+		if err := Bcast(world, theirs, 1); err != nil {
+			return err
+		}
+		accepted := make(chan error, 1)
+		switch world.Rank() {
+		case 0: // accepts in the background, and nobody connects yet
+			go func() {
+				inter, err := self.Accept(port, 0)
+				if err == nil {
+					_, err = inter.IntercommMerge(false)
+				}
+				accepted <- err
+			}()
+		case 2: // connects in the background, and nobody accepts
+			go func() {
+				_, err := self.Connect(string(theirs), 0)
+				accepted <- err
+			}()
+		}
+		for range 5 {
+			d, err := world.Dup()
+			if err != nil {
+				return err
+			}
+			s, err := d.Split(world.Rank()%2, 0)
+			if err != nil {
+				return err
+			}
+			if err := errors.Join(s.Free(), d.Free()); err != nil {
+				return err
+			}
+		}
+		switch world.Rank() {
+		case 0:
+			if err := Barrier(world); err != nil {
+				return err
+			}
+			if err := <-accepted; err != nil {
+				return fmt.Errorf("accept: %w", err)
+			}
+		case 1: // now connect to rank 0's port, and close its own
+			if err := Barrier(world); err != nil {
+				return err
+			}
+			if err := self.ClosePort(string(theirs)); err != nil {
+				return err
+			}
+			inter, err := self.Connect(string(name), 0)
+			if err != nil {
+				return fmt.Errorf("connect: %w", err)
+			}
+			if _, err := inter.IntercommMerge(true); err != nil {
+				return err
+			}
+		case 2:
+			if err := Barrier(world); err != nil {
+				return err
+			}
+			if err := <-accepted; !errors.Is(err, ErrPort) {
+				return fmt.Errorf("connect to a port closed without an accept: %v, want ErrPort", err)
+			}
+		}
+		return nil
+	}, WithTimeout(2*time.Minute))
+	require.NoError(t, err)
+}

@@ -248,6 +248,33 @@ func TestResilientUnderMeshrun(t *testing.T) {
 		t.Skip("builds meshrun and the examples, runs 8-rank jobs")
 	}
 	meshrun, _, resilient := buildFT(t)
+	t.Run("ranks_join_and_one_is_killed", func(t *testing.T) {
+		// a job that may grow: a native rank joins, a rank of the job is
+		// killed, a WASI rank joins; the leader waits at checkpoints
+		// until both joined (-await 2), so the events come in this order
+		info := filepath.Join(t.TempDir(), "join.json")
+		j := startJob(t, meshrun, "--keep-going", "--max", "8", "--join-info", info, "-n", "6", resilient,
+			"-iters", "2000", "-points", "2000", "-every", "100", "-await", "2")
+		j.waitStdout(t, "[0] 2000 points, 2000 iterations, a checkpoint every 100, on 6 ranks")
+		b, err := os.ReadFile(info)
+		require.NoError(t, err)
+		var urls struct{ Join string }
+		require.NoError(t, json.Unmarshal(b, &urls))
+		native := startJob(t, meshrun, "join", urls.Join, "--native", resilient)
+		j.waitStdout(t, ": 7 ranks go on\n")
+		require.NoError(t, syscall.Kill(rankPID(t, j.cmd.Process.Pid, 3), syscall.SIGKILL))
+		j.waitStdout(t, "[0] rank(s) [3] failed: 6 survivors roll back to iteration ")
+		wasi := startJob(t, meshrun, "join", urls.Join, "./resilient")
+		require.Equal(t, 0, j.wait(t))
+		require.Equal(t, 0, native.wait(t))
+		require.Equal(t, 0, wasi.wait(t))
+		out, errs := j.output()
+		require.Contains(t, out, "[0] done on 7 ranks: ranks [3] failed, 1 recoveries\n")
+		require.Contains(t, out, "[0] ranks joined while it ran: 2\n")
+		require.Contains(t, out, "[0] points that differ from the sequential run: 0 (largest difference 0)\n")
+		require.Contains(t, out, "[0] ok\n")
+		require.Contains(t, errs, "meshrun: rank 3 failed: was killed by signal 9")
+	})
 	t.Run("rank_fails", func(t *testing.T) {
 		j := startJob(t, meshrun, "--keep-going", "-n", "8", resilient, "-fail", "3:47")
 		status := j.wait(t)

@@ -164,8 +164,8 @@
 // signaling server declared it failed (a peer lost its link to it, or it
 // stopped answering pings) or if it ended with a nonzero status without
 // leaving the job cleanly (a crash, a signal, an exit without Finalize);
-// a rank that finalized and then exited nonzero is a survivor with that
-// status. At the end meshrun lists each failed rank, how it ended and
+// a rank that finalized and then exited nonzero (or was stopped, and
+// killed by meshrun) is a survivor with that status. At the end meshrun lists each failed rank, how it ended and
 // when and why the job was told ("rank 2 failed: was killed by signal 9
 // (killed); left the job at 12:01:03.120 (connection lost: …)", "…;
 // declared failed at 12:01:09.481 (no answer to pings within 5s)"). In a

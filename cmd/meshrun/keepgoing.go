@@ -64,8 +64,10 @@ func (d *departureLog) get(rank int, deadline time.Time) (signaling.Departure, b
 // keepGoingResult is meshrun's exit status under --keep-going, once
 // every rank has ended: the worst status of the ranks that did not fail,
 // the program's own result. A rank failed if the server declared it
-// failed, or if it ended with a nonzero status without leaving the job
-// cleanly (Finalize): it crashed, was killed, or exited without Finalize.
+// failed, or if it ended with a nonzero status (or stopped responding)
+// without leaving the job cleanly (Finalize): it crashed, was killed, or
+// exited without Finalize. One that left cleanly did not fail, whatever
+// ended its process after that.
 // (For a job on another server, whose departures meshrun does not see,
 // and for a WASI rank, whose host leaves the job cleanly for it however
 // the guest ended, a nonzero status is a failure.) Each failed rank is listed with how it
@@ -94,7 +96,9 @@ func (j *job) keepGoingResult() int {
 		// a WASI rank's host leaves the job cleanly for it however the
 		// guest ended: only a process's clean departure says it finalized
 		clean := known && dep.Clean && r.cmd != nil
-		fails := dep.Declared || r.killedFrozen || r.status != 0 && !clean
+		// a rank that left cleanly lost the job nothing, however its
+		// process ended after that: its status is the program's
+		fails := dep.Declared || !clean && (r.killedFrozen || r.status != 0)
 		if !fails {
 			survivors++
 			worst = max(worst, r.status)

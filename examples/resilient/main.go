@@ -48,6 +48,14 @@
 // copy) loses a block for good: the rebuild finds points no survivor
 // holds and the program says so and fails rather than guess.
 //
+// Ranks that join the running job are admitted at checkpoints (grow.go
+// tells how, fault tolerant as the rest): the job grows, the rod is
+// split over the new communicator and the answer stays the same, bit for
+// bit. Under meshrun, a job started with --max M takes ranks from
+// meshrun join; -await K makes the leader wait at checkpoints until K
+// joined (up to -wait at each), and in process -late K makes the last K
+// ranks play joiners.
+//
 // The program runs with KeepGoing, so in-process a rank that fails (its
 // function returns an error) fails alone, as a crashed process would; a
 // job under meshrun needs --keep-going for the same. The -fail flag makes
@@ -61,7 +69,10 @@
 //
 //	go run ./examples/resilient -n 8 -fail 3:47
 //
-// or, one process a rank, meshrun --keep-going -n 8 ./examples/resilient.
+// or, one process a rank, meshrun --keep-going -n 8 ./examples/resilient;
+// with ranks joining,
+//
+//	go run ./examples/resilient -n 8 -late 2 -fail 3:47
 package main
 
 import (
@@ -98,6 +109,11 @@ var (
 type config struct {
 	points, iters, every int
 	fails                map[int]failPoint // by world rank
+	late                 int               // in process: the last world ranks join as a running job's joiners do
+	await                int               // joiners the leader waits for at checkpoints (up to wait each)
+	wait                 time.Duration     // how long a joiner looks for the job, and the leader waits for one
+	// done, if set, is told at the end what rank 0 reports (for tests)
+	done func(joined int, failed []string)
 }
 
 // failPoint is where a rank fails on purpose.
@@ -114,7 +130,13 @@ func main() {
 	flag.IntVar(&cfg.iters, "iters", 200, "iterations")
 	flag.IntVar(&cfg.every, "every", 10, "checkpoint every this many iterations")
 	failAt := flag.String("fail", "", "rank:iteration[:sent] or rank:recovery, comma-separated: world ranks that fail on purpose")
+	flag.IntVar(&cfg.late, "late", 0, "in process: the last ranks that play ranks joining the running job")
+	flag.IntVar(&cfg.await, "await", 0, "the leader waits at checkpoints until this many ranks joined (-late's count in process)")
+	flag.DurationVar(&cfg.wait, "wait", 30*time.Second, "how long a joining rank looks for the job, and the leader waits for one")
 	flag.Parse()
+	if cfg.late > 0 && cfg.await == 0 {
+		cfg.await = cfg.late
+	}
 	var err error
 	cfg.fails, err = parseFails(*failAt)
 	for _, f := range cfg.fails {
@@ -122,8 +144,8 @@ func main() {
 			err = fmt.Errorf("-fail …:%d:sent: %d is not a checkpoint iteration", f.iter, f.iter)
 		}
 	}
-	if err != nil || cfg.points < 2 || cfg.iters < 0 || cfg.every < 1 {
-		fmt.Fprintf(os.Stderr, "resilient: -points must be at least 2, -every at least 1, -iters not negative (%v)\n", err)
+	if err != nil || cfg.points < 2 || cfg.iters < 0 || cfg.every < 1 || cfg.late < 0 || cfg.late >= *n || cfg.await < 0 {
+		fmt.Fprintf(os.Stderr, "resilient: -points must be at least 2, -every at least 1, -iters, -late and -await not negative, -late below -n (%v)\n", err)
 		os.Exit(2)
 	}
 	var finished atomic.Int32 // ranks of this process that did their part
@@ -173,22 +195,24 @@ type piece struct {
 type solver struct {
 	config
 	world        *meshmpi.Comm
-	comm         *meshmpi.Comm // the current communicator: the world's duplicate, then the survivors'
-	me           int           // world rank
+	comm         *meshmpi.Comm // the current communicator: the world's duplicate, then the survivors', then grown
+	me           int           // world rank; -1 at a late rank (its world is its own)
+	names        []string      // the members' names by rank: world ranks, "j1"… for joiners
+	at           int           // the iteration whose checkpoint (and admission) is done
 	it           int           // iterations done
 	first, count int           // my block
 	u, next      []float64     // my block with a halo point either side
 	saved        map[int][]piece
-	failed       []int // world ranks lost so far
+	failed       []string // names of the members lost so far
 	recoveries   int
+	joined       int   // joiners admitted so far
 	broken       error // a failure during the recovery, for the next round
+	door         *door // the leader's port for joiners
+	noDoor       bool  // no name service: no joiners
 }
 
 // resilient is what every rank runs.
-func resilient(world *meshmpi.Comm, cfg config) error {
-	if cfg.points < world.Size() {
-		return fmt.Errorf("%d points cannot be split over %d ranks", cfg.points, world.Size())
-	}
+func resilient(world *meshmpi.Comm, cfg config) (err error) {
 	// the work runs on a duplicate, as a library's would: the world keeps
 	// its own collectives (Finalize's among them) apart from the ones a
 	// failure breaks on some ranks and not on others. Shrink makes it: on
@@ -198,12 +222,49 @@ func resilient(world *meshmpi.Comm, cfg config) error {
 	if err != nil {
 		return err
 	}
-	s := &solver{config: cfg, world: world, comm: comm, me: world.Rank()}
-	if s.me == 0 {
-		fmt.Printf("%d points, %d iterations, a checkpoint every %d, on %d ranks\n", cfg.points, cfg.iters, cfg.every, world.Size())
+	joiner := world.Late() || world.Rank() >= world.Size()-cfg.late
+	if cfg.late > 0 { // in process: the ranks playing joiners leave the work
+		color := 0
+		if joiner {
+			color = meshmpi.Undefined
+		}
+		if comm, err = comm.Split(color, 0); err != nil {
+			return err
+		}
 	}
-	s.place(initialRod(cfg.points))
-	s.saved = map[int][]piece{0: nil} // checkpoint 0 is the initial state: nothing to keep
+	s := &solver{config: cfg, world: world, comm: comm, me: world.Rank(), at: -1}
+	// a rank failing on purpose goes as a crashed one would: the joiners
+	// at its door find out and knock at its successor's
+	defer func() { s.door.shut(s.comm, !errors.Is(err, errOnPurpose)) }()
+	if joiner {
+		s.saved = map[int][]piece{}
+		if world.Late() { // -fail names the job's first ranks, not this one
+			s.me, s.fails = -1, nil
+		}
+		if ok, err := join(world, s, cfg.wait); err != nil || !ok {
+			return err
+		}
+		if err := s.share(); err != nil && !failure(err) {
+			return err
+		} else if err != nil {
+			s.broken = err // recovered from below, with the members
+		}
+	} else {
+		if cfg.points < comm.Size() {
+			return fmt.Errorf("%d points cannot be split over %d ranks", cfg.points, comm.Size())
+		}
+		if s.me == 0 {
+			fmt.Printf("%d points, %d iterations, a checkpoint every %d, on %d ranks\n", cfg.points, cfg.iters, cfg.every, comm.Size())
+		}
+		for r := range comm.Size() {
+			s.names = append(s.names, strconv.Itoa(r))
+		}
+		s.place(initialRod(cfg.points))
+		s.saved = map[int][]piece{0: nil} // checkpoint 0 is the initial state: nothing to keep
+		if comm.Rank() == 0 {
+			s.openDoor()
+		}
+	}
 	for {
 		rod, err := s.run()
 		if err != nil && !failure(err) {
@@ -287,8 +348,12 @@ func (s *solver) run() ([]float64, error) {
 		if failing && !f.recovery && !f.sent && f.iter == s.it {
 			return nil, fmt.Errorf("rank %d at iteration %d: %w", s.me, s.it, errOnPurpose)
 		}
-		if s.it%s.every == 0 && s.it > 0 {
+		if s.it%s.every == 0 && s.it > 0 && s.at != s.it {
 			if err := s.checkpoint(failing && f.sent && f.iter == s.it); err != nil {
+				return nil, err
+			}
+			s.at = s.it
+			if err := s.grow(); err != nil {
 				return nil, err
 			}
 		}
@@ -430,9 +495,8 @@ func (s *solver) recover() error {
 	}
 	s.comm = c
 	s.recoveries++
-	if lost, err := s.lost(old, c); err == nil {
-		s.failed = append(s.failed, lost...)
-	}
+	s.at = -1
+	s.shrinkNames(old, c)
 	// old is not freed: messages in flight when it was revoked may still
 	// arrive, and a freed context id can be reused by a later
 	// communicator whose receives would take them (a library bug,
@@ -442,16 +506,29 @@ func (s *solver) recover() error {
 	for g := range s.saved {
 		mask |= 1 << (g % 30)
 	}
+	if len(s.saved) == 0 {
+		mask = -1 // a joiner not yet checkpointed holds none and vetoes none
+	}
 	agreed, err := c.Agree(mask)
 	if err != nil {
 		return s.failLater(err)
 	}
-	g := -1
+	newest := []int64{-1}
 	for h := range s.saved {
 		if agreed&(1<<(h%30)) != 0 {
-			g = max(g, h)
+			newest[0] = max(newest[0], int64(h))
 		}
 	}
+	// the members that hold checkpoints find the same one; a joiner
+	// that holds none learns it
+	r, err := meshmpi.Iallreduce(c, meshmpi.InPlace[int64](), newest, meshmpi.Max)
+	if err != nil {
+		return s.failLater(err)
+	}
+	if err := await(c, r); err != nil {
+		return s.failLater(err)
+	}
+	g := int(newest[0])
 	if g < 0 {
 		return fmt.Errorf("no checkpoint is held by every survivor: %w", errLost)
 	}
@@ -484,29 +561,35 @@ func (s *solver) failLater(err error) error {
 	return err
 }
 
-// lost returns the world ranks of old's members that c lacks.
-func (s *solver) lost(old, c *meshmpi.Comm) ([]int, error) {
+// shrinkNames keeps the names of old's members that c kept, and adds
+// the others' to s.failed.
+func (s *solver) shrinkNames(old, c *meshmpi.Comm) {
 	og, err := old.Group()
 	if err != nil {
-		return nil, err
+		return
 	}
 	ng, err := c.Group()
 	if err != nil {
-		return nil, err
+		return
 	}
-	wg, err := s.world.Group()
-	if err != nil {
-		return nil, err
-	}
-	gone, err := og.Difference(ng)
-	if err != nil {
-		return nil, err
-	}
-	ranks := make([]int, gone.Size())
+	ranks := make([]int, c.Size())
 	for i := range ranks {
 		ranks[i] = i
 	}
-	return gone.TranslateRanks(ranks, wg)
+	kept, err := ng.TranslateRanks(ranks, og)
+	if err != nil {
+		return
+	}
+	names := make([]string, len(kept))
+	for i, r := range kept {
+		names[i] = s.names[r]
+	}
+	for r, name := range s.names {
+		if !slices.Contains(kept, r) {
+			s.failed = append(s.failed, name)
+		}
+	}
+	s.names = names
 }
 
 // rebuild returns the rod at checkpoint g from the pieces the survivors
@@ -552,14 +635,37 @@ func (s *solver) check(rod []float64) error {
 		}
 	}
 	failed := slices.Clone(s.failed)
-	slices.Sort(failed)
+	slices.SortFunc(failed, byName)
 	fmt.Printf("done on %d ranks: ranks %v failed, %d recoveries\n", s.comm.Size(), failed, s.recoveries)
+	if s.joined > 0 {
+		fmt.Printf("ranks joined while it ran: %d\n", s.joined)
+	}
+	if s.done != nil {
+		s.done(s.joined, failed)
+	}
 	fmt.Printf("points that differ from the sequential run: %d (largest difference %g)\n", differ, diff)
 	if differ > 0 {
 		return fmt.Errorf("%d points differ from the sequential run, by up to %g", differ, diff)
 	}
 	fmt.Println("ok")
 	return nil
+}
+
+// byName orders world ranks by number, then joiners by number.
+func byName(a, b string) int {
+	key := func(s string) (bool, int) {
+		n, _ := strconv.Atoi(strings.TrimPrefix(s, "j"))
+		return strings.HasPrefix(s, "j"), n
+	}
+	ja, na := key(a)
+	jb, nb := key(b)
+	if ja != jb {
+		if ja {
+			return 1
+		}
+		return -1
+	}
+	return na - nb
 }
 
 // parseFails reads -fail: rank:iteration[:sent] or rank:recovery, …

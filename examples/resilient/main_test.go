@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,5 +166,62 @@ func TestParseFails(t *testing.T) {
 	for _, bad := range []string{"1", "x:1", "1:x", "-1:2", "1:-2", "1:2:x", "1:recovery:sent", "1:2:sent:3"} {
 		_, err := parseFails(bad)
 		require.Error(t, err, bad)
+	}
+}
+
+// Six ranks take two joiners at their first checkpoints while ranks fail
+// before, during and after the admissions: the leader (rank 0, whose
+// port the joiners wait at) as a joiner waits or just after one joined,
+// a member and a joiner, the leader in the recovery. Every survivor
+// finishes with the failure-free answer, and both joiners were admitted.
+func TestResilientGrows(t *testing.T) {
+	const n, late = 8, 2
+	for _, tc := range []struct {
+		name, fail string
+		joined     int
+		failed     []string
+	}{
+		{"none", "", 2, nil},
+		{"member_after_admissions", "3:47", 2, []string{"3"}},
+		{"leader_after_first_admission", "0:15", 2, []string{"0"}},
+		{"leader_before_first_checkpoint", "0:10", 2, []string{"0"}},
+		{"leader_after_copy_sent", "0:10:sent", 2, []string{"0"}},
+		{"member_at_first_checkpoint", "1:10:sent", 2, []string{"1"}},
+		{"joiner_after_admission", "6:40", 2, []string{"j"}}, // j1 or j2: the joiners race
+		{"joiner_and_member", "7:33,2:60", 2, []string{"2", "j"}},
+		{"leader_in_recovery", "0:recovery,3:25", 2, []string{"0", "3"}},
+		{"last_member_with_first_joiner", "5:12", 2, []string{"5"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fails, err := parseFails(tc.fail)
+			require.NoError(t, err)
+			var joined int
+			var failed []string
+			cfg := config{points: 400, iters: 200, every: 10, fails: fails, late: late, await: late, wait: hangGuard,
+				done: func(j int, f []string) { joined, failed = j, f }}
+			err = meshmpi.Run(n, func(world *meshmpi.Comm) error { return resilient(world, cfg) },
+				meshmpi.KeepGoing(), meshmpi.WithTimeout(hangGuard))
+			require.NotErrorIs(t, err, meshmpi.ErrTimeout)
+			errs := rankErrors(t, err)
+			for r := range n {
+				if _, failing := fails[r]; failing {
+					require.ErrorIs(t, errs[r], errOnPurpose)
+				} else {
+					require.NoError(t, errs[r], "rank %d", r)
+				}
+			}
+			require.Equal(t, tc.joined, joined)
+			got := []string{}
+			for _, f := range failed {
+				if strings.HasPrefix(f, "j") {
+					f = "j"
+				}
+				got = append(got, f)
+			}
+			if tc.failed == nil {
+				tc.failed = []string{}
+			}
+			require.Equal(t, tc.failed, got)
+		})
 	}
 }

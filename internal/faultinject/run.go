@@ -432,7 +432,10 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 				continue
 			}
 			if m := leftLine.FindStringSubmatch(ev.line); m != nil {
-				if rank, _ := strconv.Atoi(m[1]); rank == p.Victim && !res.Faulted {
+				// a clean leave (the only kind this line matches) came
+				// before the fault, even when meshrun's output tells of
+				// it after the fault went out
+				if rank, _ := strconv.Atoi(m[1]); rank == p.Victim {
 					res.VictimLeft = true
 				}
 				continue
