@@ -308,6 +308,11 @@ func (c *Comm) create(rec []byte, members func(recs [][]byte) []int) (*Comm, err
 	return n, nil
 }
 
+// agreeMaskLen is the part of a rank's record in every agreeContext
+// round that is its mask of used context ids: a "real mask" flag, then
+// the mask.
+const agreeMaskLen = 1 + ctxWords*8
+
 // agreeRound is one round of a communicator construction: it takes the
 // calling rank's record and returns every record of its own group and,
 // for an intercommunicator, of the other, in rank order. All records have
@@ -328,7 +333,7 @@ type agreeRound func(rec []byte) (mine, theirs [][]byte, err error)
 // next, so the oldest communicators make progress and no round repeats
 // forever.
 func agreeContext(c *Comm, xchg agreeRound, rec []byte) (int, [][]byte, [][]byte, bool, error) {
-	const maskLen = 1 + ctxWords*8 // a "real mask" flag, then the mask
+	const maskLen = agreeMaskLen
 	p := c.p
 	p.mu.Lock()
 	p.waiting = append(p.waiting, c.id)

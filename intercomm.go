@@ -104,8 +104,8 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 		return nil, fmt.Errorf("intercomm create on %s: local leader %d: %w", local, localLeader, ErrRank)
 	}
 	var remote []int
-	id, _, _, lent, err := agreeContext(local, leaderRound(local, localLeader, &remote, func(out []byte) ([]byte, error) {
-		return bridge(local, peer, remoteLeader, tag, out)
+	id, _, _, lent, err := agreeContext(local, leaderRound(local, localLeader, &remote, func(out []byte, failed error) ([]byte, error) {
+		return bridge(local, peer, remoteLeader, tag, out, failed)
 	}), nil)
 	if err != nil {
 		return nil, fmt.Errorf("intercomm create on %s: %w", local, err)
@@ -149,11 +149,16 @@ func leaderWord(local *Comm, leader int, err error) error {
 // the other group's leader through cross (its input and result are group
 // records, encodeGroup) and tells its group the other group and records,
 // or its error, which every rank then returns. remote is set to the other
-// group.
-func leaderRound(local *Comm, leader int, remote *[]int, cross func(out []byte) ([]byte, error)) agreeRound {
+// group. A leader whose group's records did not come (a member failed)
+// still crosses, with its error instead of its group (cross's failed):
+// the other leader, alive and waiting for it, returns that error too.
+func leaderRound(local *Comm, leader int, remote *[]int, cross func(out []byte, failed error) ([]byte, error)) agreeRound {
 	return func(rec []byte) (mine, theirs [][]byte, err error) {
 		all, err := local.allgather(rec)
 		if err != nil {
+			if local.rank == leader {
+				_, _ = cross(encodeGroup(local.ranks, make([]byte, len(rec)*len(local.ranks))), err)
+			}
 			return nil, nil, err
 		}
 		// the leader's word to its group: the other group, or its error
@@ -161,7 +166,7 @@ func leaderRound(local *Comm, leader int, remote *[]int, cross func(out []byte) 
 		var blob []byte
 		var bad error
 		if local.rank == leader {
-			if blob, bad = cross(encodeGroup(local.ranks, all)); bad != nil {
+			if blob, bad = cross(encodeGroup(local.ranks, all), nil); bad != nil {
 				blob = []byte(bad.Error())
 				head[0] = int64(errClass(bad)) + 1
 			}
@@ -242,7 +247,7 @@ func splitRecs(b []byte, n int) [][]byte {
 // leader, and its message back, over peer's bridge context. A leader whose
 // checks fail still tells the other one when it can reach it, so both fail.
 // The groups must be disjoint; both leaders check.
-func bridge(local, peer *Comm, remoteLeader, tag int, out []byte) ([]byte, error) {
+func bridge(local, peer *Comm, remoteLeader, tag int, out []byte, failed error) ([]byte, error) {
 	if err := peer.check(); err != nil {
 		return nil, fmt.Errorf("peer: %w", err)
 	}
@@ -254,7 +259,7 @@ func bridge(local, peer *Comm, remoteLeader, tag int, out []byte) ([]byte, error
 	if local.local[world] >= 0 {
 		return nil, fmt.Errorf("remote leader %d of %s is in the local group: %w", remoteLeader, peer, ErrRank)
 	}
-	var fail error
+	fail := failed
 	if tag < 0 || tag > TagUB {
 		fail = fmt.Errorf("tag %d: %w", tag, ErrTag)
 	}
@@ -274,7 +279,7 @@ func bridge(local, peer *Comm, remoteLeader, tag int, out []byte) ([]byte, error
 	case st.Bytes < 1:
 		return nil, fmt.Errorf("empty message from the remote leader: %w", ErrArg)
 	case in[0] != 0:
-		return nil, fmt.Errorf("the remote leader failed its checks: %w", errClasses[min(int(in[0])-1, len(errClasses)-1)])
+		return nil, fmt.Errorf("the remote leader cannot go on (its checks, or its group, failed): %w", errClasses[min(int(in[0])-1, len(errClasses)-1)])
 	}
 	return in[1:st.Bytes], disjoint(local, in[1:st.Bytes], recLen)
 }

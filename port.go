@@ -259,7 +259,7 @@ func (c *Comm) Connect(port string, root int) (*Comm, error) {
 // process's mask of used ids (agreeContext): an Accept waits for a
 // connection, a Connect for its acceptance, as long as they take, and
 // the process's other constructions must not wait for them.
-func (c *Comm) joinGroups(verb string, root int, x *portCross, meet func() error, cross func([]byte) ([]byte, error)) (*Comm, error) {
+func (c *Comm) joinGroups(verb string, root int, x *portCross, meet func() error, cross func([]byte, error) ([]byte, error)) (*Comm, error) {
 	if err := c.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", verb, err)
 	}
@@ -279,6 +279,10 @@ func (c *Comm) joinGroups(verb string, root int, x *portCross, meet func() error
 		met = meet()
 	}
 	if err := leaderWord(c, root, met); err != nil {
+		if c.rank == root && met == nil {
+			// the other leader, met, waits for this one's first round
+			_, _ = cross(encodeGroup(c.ranks, make([]byte, agreeMaskLen*len(c.ranks))), err)
+		}
 		return nil, fmt.Errorf("%s on %s: %w", verb, c, err)
 	}
 	var remote []int
@@ -382,9 +386,9 @@ func (x *portCross) awaitAccept() error {
 // connect is a connecting leader's round: the first takes the accepting
 // leader's group and sends this group's back (or this leader's word that
 // it cannot go on); later rounds swap.
-func (x *portCross) connect(out []byte) ([]byte, error) {
+func (x *portCross) connect(out []byte, failed error) ([]byte, error) {
 	if x.swapping {
-		return x.swap(out)
+		return x.swap(out, failed)
 	}
 	x.swapping = true
 	c := x.local
@@ -399,27 +403,37 @@ func (x *portCross) connect(out []byte) ([]byte, error) {
 		return nil, err
 	}
 	theirs, bad := x.check(in[:st.Bytes], out)
+	if bad == nil {
+		bad = failed
+	}
 	// the accepting leader waits for this group, or for this leader's
 	// word that it cannot go on
 	msg := append([]byte{0}, out...)
 	if bad != nil {
 		msg = append([]byte{byte(errClass(bad) + 1)}, bad.Error()...)
 	}
-	if in[0] == 0 {
-		q := p2pRequest{c: c, kind: p2pSend, world: x.peer, tag: x.tag, ctx: portContext, buf: msg, elem: 1}
-		if _, err := q.run(); err != nil && bad == nil {
-			return nil, err
-		}
+	// (even after its word that it cannot go on: it exchanges, and waits)
+	q := p2pRequest{c: c, kind: p2pSend, world: x.peer, tag: x.tag, ctx: portContext, buf: msg, elem: 1}
+	if _, err := q.run(); err != nil && bad == nil {
+		return nil, err
 	}
 	return theirs, bad
 }
 
 // swap sends this group's record to the other leader and takes its.
-func (x *portCross) swap(out []byte) ([]byte, error) {
+// With failed, it sends why this leader cannot go on instead.
+func (x *portCross) swap(out []byte, failed error) ([]byte, error) {
 	in := x.inBuf(out)
-	st, err := exchange(x.local, x.peer, portContext, x.tag, x.tag, append([]byte{0}, out...), in)
+	msg := append([]byte{0}, out...)
+	if failed != nil {
+		msg = append([]byte{byte(errClass(failed) + 1)}, failed.Error()...)
+	}
+	st, err := exchange(x.local, x.peer, portContext, x.tag, x.tag, msg, in)
 	if err != nil {
 		return nil, err
+	}
+	if failed != nil {
+		return nil, failed
 	}
 	return x.check(in[:st.Bytes], out)
 }

@@ -1,6 +1,7 @@
 package meshmpi
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -456,4 +457,52 @@ func TestPortWaitLetsOthersConstruct(t *testing.T) {
 		return nil
 	}, WithTimeout(2*time.Minute))
 	require.NoError(t, err)
+}
+
+// A member of the accepting group fails as the groups connect: every
+// survivor, in both groups, returns a failure's error, whether the
+// acceptors' leader saw the failure before it took the connection or
+// after (then it tells the connecting leader, which it met, instead of
+// leaving it waiting; TestKillDuringAcceptConnect strikes at random
+// moments). A connecting group that fails may never connect: an Accept
+// waits as long as it takes, as MPI's.
+func TestAcceptConnectGroupMemberFailed(t *testing.T) {
+	for _, victim := range []int{1} {
+		t.Run(fmt.Sprintf("victim%d", victim), func(t *testing.T) {
+			errOnPurpose := errors.New("failing on purpose")
+			err := Run(4, func(world *Comm) error {
+				me := world.Rank()
+				side, err := world.Split(me/2, me)
+				if err != nil {
+					return err
+				}
+				port := make([]byte, 32)
+				if me == 0 {
+					p, err := side.OpenPort()
+					if err != nil {
+						return err
+					}
+					copy(port, p)
+				}
+				if err := Bcast(world, port, 0); err != nil {
+					return err
+				}
+				if me == victim {
+					return errOnPurpose
+				}
+				if me < 2 {
+					_, err = side.Accept(string(bytes.TrimRight(port, "\x00")), 0)
+				} else {
+					_, err = side.Connect(string(bytes.TrimRight(port, "\x00")), 0)
+				}
+				if !errors.Is(err, ErrProcFailed) {
+					return fmt.Errorf("got %v, want ErrProcFailed", err)
+				}
+				return nil
+			}, KeepGoing(), WithTimeout(time.Minute))
+			require.NotErrorIs(t, err, ErrTimeout)
+			require.ErrorIs(t, err, errOnPurpose)
+			require.NotContains(t, err.Error(), "want ErrProcFailed")
+		})
+	}
 }
