@@ -176,7 +176,9 @@ func (p *proc) finalize() error {
 // returns nil. When a rank returns an error or panics, the world is aborted
 // as MPI's default error handler would: every pending and later operation
 // of every rank fails with ErrProcFailed, so no rank hangs. Run returns the
-// ranks' errors joined, each prefixed with its rank.
+// ranks' errors joined, each prefixed with its rank, in the order the ranks
+// failed: the first is the rank that failed first, usually the cause, and
+// the others mostly its consequences.
 func Run(n int, fn func(world *Comm) error, opts ...Option) error {
 	if n < 1 {
 		return fmt.Errorf("run %d ranks: %w", n, ErrArg)
@@ -270,11 +272,12 @@ const timeoutGrace = 2 * time.Second
 
 // runRanks runs fn on every proc, finalizing those that succeed and
 // aborting the world at the first failure, or when timeout (if not 0)
-// passes first.
+// passes first. The ranks' errors are joined in the order they failed.
 func runRanks(procs []*proc, fn func(*Comm) error, timeout time.Duration, finalize func(i int) error, abortAll func(cause error)) error {
 	var (
 		wg       sync.WaitGroup
-		errs     = make([]error, len(procs))
+		errsMu   sync.Mutex
+		errs     []error // in the order the ranks failed: the first is the likely cause
 		abort    sync.Once
 		aborted  atomic.Bool
 		called   atomic.Pointer[AbortError] // the first rank that called Abort
@@ -326,7 +329,9 @@ func runRanks(procs []*proc, fn func(*Comm) error, timeout time.Duration, finali
 				})
 			}
 			if err != nil {
-				errs[i] = fmt.Errorf("rank %d: %w", i, err)
+				errsMu.Lock()
+				errs = append(errs, fmt.Errorf("rank %d: %w", i, err))
+				errsMu.Unlock()
 			}
 		})
 	}
