@@ -64,7 +64,11 @@
 // functions instead of a socket and caches its machine code beside
 // wazero's. Mixes with --native and --wasi work the same on both.
 // Flags go before the target; every argument after it goes to each rank
-// unchanged. The ranks' standard input is /dev/null.
+// unchanged, except a -- right after the target, which ends meshrun's
+// command line (meshrun -n 2 ./prog -- -n 5 gives each rank -n 5; a
+// further -- is the program's). A -- before the target ends meshrun's
+// flags, as with mpiexec (meshrun -n 2 -- ./prog -x). The ranks'
+// standard input is /dev/null.
 //
 // # Jobs
 //

@@ -35,7 +35,9 @@ The target is a Go package (directory, ./ or ../ path, .go file, import
 path), built once with go build, an executable, or a wasip1 module (.wasm).
 A package runs as WASI ranks under wazero inside meshrun (built once for
 GOOS=wasip1, compiled once), an executable as native processes. Flags go before it;
-arguments after it go to every rank. Each output line is prefixed with its
+arguments after it go to every rank. A -- ends meshrun's flags, before the
+target (meshrun -n 2 -- ./prog -x) or right after it (meshrun -n 2 ./prog
+-- -n 5: the ranks get -n 5). Each output line is prefixed with its
 rank ("[0] "). The exit status is the worst of the ranks'; when one fails
 the others get --grace to fail on their own, then SIGTERM, then SIGKILL
 (unless --keep-going).
@@ -332,6 +334,12 @@ func takeTarget(cfg *config, rest []string) error {
 		return errors.New("no package or binary to run")
 	}
 	cfg.target, cfg.args = rest[0], rest[1:]
+	if len(cfg.args) > 0 && cfg.args[0] == "--" {
+		// "meshrun -n 2 ./prog -- -n 5": the -- ends meshrun's command
+		// line, and -n 5 is the program's (a -- further on is the
+		// program's own, as is one after a -- here)
+		cfg.args = cfg.args[1:]
+	}
 	switch {
 	case cfg.first < meshmpi.AnyRank:
 		return fmt.Errorf("--rank %d: want a rank ≥ 0", cfg.first)

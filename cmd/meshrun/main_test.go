@@ -70,6 +70,27 @@ func TestParseArgs(t *testing.T) {
 			args: []string{"-n", "1", "/bin/prog"},
 			want: config{n: 1, target: "/bin/prog", settings: loopback, grace: 2 * time.Second},
 		},
+		{
+			name: "-- after the target ends meshrun's command line",
+			args: []string{"-n", "2", "./pi", "--", "-n", "5"},
+			want: config{n: 2, target: "./pi", args: []string{"-n", "5"}, settings: loopback, grace: 2 * time.Second},
+		},
+		{
+			name: "-- before the target, as with mpiexec",
+			args: []string{"-n", "2", "--", "./pi", "-x"},
+			want: config{n: 2, target: "./pi", args: []string{"-x"}, settings: loopback, grace: 2 * time.Second},
+		},
+		{
+			name: "a second -- is the program's",
+			args: []string{"-n", "2", "--", "./pi", "--", "--", "a", "--"},
+			want: config{n: 2, target: "./pi", args: []string{"--", "a", "--"}, settings: loopback, grace: 2 * time.Second},
+		},
+		{
+			name: "join with --",
+			args: []string{"join", "ws://h/ws?job=j&token=t", "-n", "2", "--", "./pi", "-n", "9"},
+			want: config{n: 2, first: meshmpi.AnyRank, signal: "ws://h/ws", job: "j", token: "t", target: "./pi", args: []string{"-n", "9"}, grace: 2 * time.Second},
+		},
+		{name: "-- and no target", args: []string{"-n", "2", "--"}, err: "no package or binary"},
 		{name: "flags after the target belong to it", args: []string{"./pi", "-n", "4"}, err: "-n is required"},
 		{name: "no -n", args: []string{"./pi"}, err: "-n is required"},
 		{name: "-np", args: []string{"-np", "0", "./pi"}, err: "-n 0"},
