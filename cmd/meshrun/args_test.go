@@ -26,3 +26,16 @@ func TestProgramArguments(t *testing.T) {
 		}
 	}
 }
+
+// A package that is not a main package is named as such, for WASI and
+// native ranks, instead of failing in the wasm loader or at exec.
+func TestNotMainPackage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("go build in -short mode")
+	}
+	for _, flags := range [][]string{nil, {"--native"}} {
+		m := start(append(append([]string{"-n", "2"}, flags...), "../../signaling")...)
+		require.Equal(t, exitUsage, m.wait(t))
+		require.Equal(t, "meshrun: ../../signaling is not a main package: there is no program to run\n", m.stderr.String())
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -134,5 +135,28 @@ func goBuild(ctx context.Context, t target, dir string, wasi bool) (string, erro
 		}
 		return "", err
 	}
+	if isArchive(exe) {
+		return "", errNotMain
+	}
 	return exe, nil
 }
+
+// errNotMain is goBuild's error for a package that is not a main
+// package: go build -o writes its archive, which no runtime can run.
+var errNotMain = errors.New("is not a main package: there is no program to run")
+
+// isArchive reports whether the file go build wrote is a package archive
+// (the build of a package that is not main) rather than a program.
+func isArchive(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	magic := make([]byte, len(archiveMagic))
+	_, err = io.ReadFull(f, magic)
+	return err == nil && string(magic) == archiveMagic
+}
+
+// archiveMagic starts a Go package archive (cmd/internal/archive).
+const archiveMagic = "!<arch>\n"

@@ -37,7 +37,9 @@
 // (for GOOS=wasip1, natively, or both for a mixed job); a wasip1 module
 // (.wasm); or an executable file, or a command on PATH, which it runs as
 // it is. A package or a module runs as WASI ranks unless --native or
-// --wasi K say otherwise; an executable runs as native processes.
+// --wasi K say otherwise; an executable runs as native processes. A
+// package must be a main package: meshrun -n 2 ./signaling says
+// "./signaling is not a main package" and exits with 2.
 //
 // As with go run, a package named by a directory or a .go file builds in
 // its own directory, with the go.mod of the module that holds it: a
@@ -130,16 +132,18 @@
 // --signal) is joined for the guest by meshrun, which then runs the
 // guest again after a doubling wait (100 ms … 2 s) until --join-timeout
 // after its start, dropping the refused guest's output, and says so once
-// ("rank ?0: job J has not formed yet: joining again until it has"). A
+// ("rank join 0: job J has not formed yet: joining again until it has"). A
 // native rank process joins by itself: meshmpi.Init's error wraps
 // signaling.ErrNotFormed, and the process decides. The run page loads
 // itself again a few times (web/run.js).
 //
 // A late rank's number is the server's choice. The lines of a WASI rank
 // whose rank the server assigns (meshrun join without --rank) wait until
-// its host has joined the job and carry its rank ("[2] "); a native
-// rank process's are labelled "?" and its place among meshrun's
-// processes ("[?0] "), as meshrun cannot see the rank it got.
+// its host has joined the job and carry its rank ("[2] "), and so do
+// meshrun's messages about it; a native rank process's are labelled
+// "join" and its place among meshrun's processes ("[join 0] ", and
+// "rank join 0" in meshrun's messages), as meshrun cannot see the rank
+// it got: the process knows it (Comm.Rank) and may print it.
 //
 // # Output and exit status
 //
@@ -147,9 +151,9 @@
 // meshrun's standard output or standard error, as the rank wrote it; lines
 // of different ranks never mix, and a last line without a newline is
 // flushed when the rank exits. A rank process whose rank meshrun does
-// not know (joined without --rank) is labelled "?" and its place among
-// meshrun's processes ("[?0] "); a WASI rank's lines wait until its host
-// has joined and carry the rank it got (see Jobs that grow).
+// not know (joined without --rank) is labelled "join" and its place
+// among meshrun's processes ("[join 0] "); a WASI rank's lines wait until
+// its host has joined and carry the rank it got (see Jobs that grow).
 //
 // Meshrun exits with the worst (highest) exit status of its ranks: 0 when
 // all succeeded, 128+n for a rank killed by signal n, 127 for a rank that

@@ -135,36 +135,36 @@ func TestShellQuote(t *testing.T) {
 // any other.
 func TestLineWriterHold(t *testing.T) {
 	var buf bytes.Buffer
-	w := newLineWriter(&lockedWriter{w: &buf}, "[?0] ")
+	w := newLineWriter(&lockedWriter{w: &buf}, "[join 0] ")
 	w.hold()
 	_, _ = io.WriteString(w, "refused: not-formed\nhalf")
 	require.Empty(t, buf.String())
 	require.Equal(t, len("refused: not-formed\nhalf"), w.drop())
-	_, _ = io.WriteString(w, "banner [?0] \nrank 2 of 1 re")
+	_, _ = io.WriteString(w, "banner [join 0] \nrank 2 of 1 re")
 	require.Empty(t, buf.String())
 	w.release("[2] ")
-	require.Equal(t, "[2] banner [?0] \n", buf.String())
+	require.Equal(t, "[2] banner [join 0] \n", buf.String())
 	_, _ = io.WriteString(w, "ady\nlast")
 	require.NoError(t, w.Flush())
-	require.Equal(t, "[2] banner [?0] \n[2] rank 2 of 1 ready\n[2] last\n", buf.String())
+	require.Equal(t, "[2] banner [join 0] \n[2] rank 2 of 1 ready\n[2] last\n", buf.String())
 
 	// never released: Flush writes what it held with the prefix it has
 	buf.Reset()
-	w = newLineWriter(&lockedWriter{w: &buf}, "[?1] ")
+	w = newLineWriter(&lockedWriter{w: &buf}, "[join 1] ")
 	w.hold()
 	_, _ = io.WriteString(w, "a\nb")
 	require.NoError(t, w.Flush())
-	require.Equal(t, "[?1] a\n[?1] b\n", buf.String())
+	require.Equal(t, "[join 1] a\n[join 1] b\n", buf.String())
 
 	// a holding writer keeps at most maxHeld bytes, then lets them out
 	buf.Reset()
-	w = newLineWriter(&lockedWriter{w: &buf}, "[?2] ")
+	w = newLineWriter(&lockedWriter{w: &buf}, "[join 2] ")
 	w.hold()
 	line := strings.Repeat("x", 1023) + "\n"
 	for range maxHeld / len(line) {
 		_, _ = io.WriteString(w, line)
 	}
-	require.Equal(t, maxHeld/len(line), strings.Count(buf.String(), "[?2] "+line))
+	require.Equal(t, maxHeld/len(line), strings.Count(buf.String(), "[join 2] "+line))
 }
 
 // growing is a meshrun --max job under test and how to join it: the
@@ -324,7 +324,7 @@ func (g *laterankJob) finish(t *testing.T, n int) {
 }
 
 // lateRE is a late rank's line: its label, rank and world size.
-var lateRE = regexp.MustCompile(`\[(\??\d+)\] rank (\d+) of (\d+) ready\n`)
+var lateRE = regexp.MustCompile(`\[((?:join )?\d+)\] rank (\d+) of (\d+) ready\n`)
 
 // checkLateLine checks that out holds a late rank's ready line and
 // returns its label. A late rank is no member of the job's first world:
@@ -360,7 +360,7 @@ func TestGrowJoinNative(t *testing.T) {
 			prog := laterankBinary(t)
 			late := g.join(nil, prog)
 			require.Equal(t, 0, late.wait(t), "stderr:\n%s", late.stderr.String())
-			require.Equal(t, "?0", checkLateLine(t, late.stdout.String()), "a native rank's rank is its own to know")
+			require.Equal(t, "join 0", checkLateLine(t, late.stdout.String()), "a native rank's rank is its own to know")
 			crash := g.join(nil, prog, "-crash")
 			require.Equal(t, 3, crash.wait(t))
 			checkLateLine(t, crash.stdout.String())

@@ -200,6 +200,10 @@ func (l *launcher) build(t *target, dir string, wasi bool) (status int, ok bool)
 	}()
 	select {
 	case r := <-done:
+		if errors.Is(r.err, errNotMain) {
+			l.fail("%s %v", l.cfg.target, r.err)
+			return exitUsage, false
+		}
 		if r.err != nil {
 			l.fail("%v", r.err)
 			return exitUsage, false
@@ -464,13 +468,19 @@ type exit struct {
 }
 
 // label names the i-th process in output prefixes and messages: its rank,
-// or "?i" when the server assigns ranks.
+// or "join i" when the server assigns ranks, until meshrun learns the
+// rank (a WASI rank's host tells it; a native process never does).
 func (j *job) label(i int) string {
 	if j.l.cfg.first == meshmpi.AnyRank {
-		return "?" + strconv.Itoa(i)
+		return joinLabel + strconv.Itoa(i)
 	}
 	return strconv.Itoa(j.l.cfg.first + i)
 }
+
+// joinLabel starts the label of a process whose rank the server assigns
+// and meshrun does not know: "[join 0] " is the first such process's
+// prefix.
+const joinLabel = "join "
 
 // start starts the i-th rank process and its waiter.
 func (j *job) start(i int) error {
@@ -666,7 +676,7 @@ func guestEnv(environ []string) []string {
 func (j *job) exited(e exit) {
 	r := e.r
 	r.exited = true
-	if e.rank >= 0 && strings.HasPrefix(r.label, "?") {
+	if e.rank >= 0 && strings.HasPrefix(r.label, joinLabel) {
 		r.label = strconv.Itoa(e.rank) // its lines said so since it joined
 	}
 	j.live--

@@ -220,7 +220,7 @@ func TestRankEnvFlag(t *testing.T) {
 	m := start(append(args, "sh", "-c", `echo "greeting=$GREETING own=$MESHRUN_TEST_OWN lang=$LANG"`)...)
 	require.Equal(t, 0, m.wait(t), m.stderr.String())
 	for _, i := range []int{0, 1} {
-		require.Contains(t, m.stdout.String(), fmt.Sprintf("[?%d] greeting=hello world own=mine lang=C.UTF-8\n", i))
+		require.Contains(t, m.stdout.String(), fmt.Sprintf("[join %d] greeting=hello world own=mine lang=C.UTF-8\n", i))
 	}
 	m = start("-n", "1", "-x", meshmpi.EnvToken+"=stolen", "sh", "-c", "true")
 	require.Equal(t, exitUsage, m.wait(t))
@@ -244,7 +244,7 @@ func TestRankEnvironment(t *testing.T) {
 	m = start(append(append([]string{"-n", "2", "--join-timeout", "1m"}, job...), "sh", "-c", script)...)
 	require.Equal(t, 0, m.wait(t))
 	for _, i := range []int{0, 1} {
-		require.Contains(t, m.stdout.String(), fmt.Sprintf("[?%d] rank= job=j token=t signal=ws://127.0.0.1:1/ws timeout=1m0s\n", i))
+		require.Contains(t, m.stdout.String(), fmt.Sprintf("[join %d] rank= job=j token=t signal=ws://127.0.0.1:1/ws timeout=1m0s\n", i))
 	}
 }
 
