@@ -155,6 +155,16 @@
 // among meshrun's processes ("[join 0] "); a WASI rank's lines wait until
 // its host has joined and carry the rank it got (see Jobs that grow).
 //
+// With --output-dir DIR (Open MPI's --output-filename) each rank's
+// standard output and error also go, as the rank wrote them (without the
+// prefix), to DIR/rank.N.stdout and DIR/rank.N.stderr, for native and
+// WASI ranks alike; meshrun creates DIR (a DIR it cannot create is a
+// usage error) and replaces files of an earlier run. A native process
+// whose rank meshrun does not know writes DIR/join.I.stdout and
+// .stderr; a WASI rank's files are renamed rank.N.* once its host
+// joined as rank N. A file that cannot be written is reported once, and
+// the terminal keeps the rank's output.
+//
 // Meshrun exits with the worst (highest) exit status of its ranks: 0 when
 // all succeeded, 128+n for a rank killed by signal n, 127 for a rank that
 // could not start. When a rank fails, the others get a grace period

@@ -63,6 +63,12 @@ func (l *launcher) fail(format string, args ...any) {
 }
 
 func (l *launcher) run() int {
+	if dir := l.cfg.outputDir; dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			l.fail("--output-dir: %v", err)
+			return exitUsage
+		}
+	}
 	t, err := resolveTarget(l.cfg.target)
 	if err != nil {
 		l.fail("%v", err)
@@ -451,11 +457,12 @@ type rank struct {
 	stdout, stderr *lineWriter
 	start          time.Time
 	exited         bool
-	stopped        bool      // meshrun signalled it: its status does not count
-	status         int       // its exit status, once exited
-	how            string    // how it ended, in words ("exited with status 3")
-	frozenSince    time.Time // when meshrun found its process stopped; zero while it runs
-	killedFrozen   bool      // meshrun killed it because it stayed stopped
+	stopped        bool       // meshrun signalled it: its status does not count
+	status         int        // its exit status, once exited
+	how            string     // how it ended, in words ("exited with status 3")
+	frozenSince    time.Time  // when meshrun found its process stopped; zero while it runs
+	killedFrozen   bool       // meshrun killed it because it stayed stopped
+	files          []*os.File // --output-dir: its stdout and stderr files; nil without
 }
 
 // exit reports that a rank ended; err is what Wait returned, or for a
@@ -500,10 +507,14 @@ func (j *job) start(i int) error {
 		stdout: newLineWriter(j.l.stdout, "["+label+"] "),
 		stderr: newLineWriter(j.l.stderr, "["+label+"] "),
 	}
+	if err := j.openOutput(r); err != nil {
+		return err
+	}
 	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
 	cmd.SysProcAttr = rankProcAttr()
 	cmd.WaitDelay = outputDrain
 	if err := cmd.Start(); err != nil {
+		r.closeOutput()
 		return err
 	}
 	r.start = time.Now()
@@ -514,6 +525,7 @@ func (j *job) start(i int) error {
 		err := cmd.Wait()
 		_ = r.stdout.Flush()
 		_ = r.stderr.Flush()
+		r.closeOutput()
 		j.exits <- exit{r: r, err: err, rank: -1}
 	}()
 	return nil
@@ -532,6 +544,10 @@ func (j *job) startWASI(i int) error {
 		stderr: newLineWriter(j.l.stderr, "["+label+"] "),
 		start:  time.Now(),
 	}
+	if err := j.openOutput(r); err != nil {
+		stop()
+		return err
+	}
 	// a rank the server numbers (a late rank among them): its host
 	// learns its rank when it joins, and its lines wait for it
 	joined := &joinedRank{}
@@ -542,6 +558,7 @@ func (j *job) startWASI(i int) error {
 		r.stderr.hold()
 		log = slog.New(&joinWatch{Handler: log.Handler(), joined: func(rank int) {
 			if joined.rank.CompareAndSwap(-1, int64(rank)) {
+				j.renameOutput(r, strconv.Itoa(rank))
 				prefix := "[" + strconv.Itoa(rank) + "] "
 				r.stdout.release(prefix)
 				r.stderr.release(prefix)
@@ -568,6 +585,7 @@ func (j *job) startWASI(i int) error {
 		stop()
 		_ = r.stdout.Flush()
 		_ = r.stderr.Flush()
+		r.closeOutput()
 		j.exits <- exit{r: r, err: err, status: status, rank: int(joined.rank.Load())}
 	}()
 	return nil

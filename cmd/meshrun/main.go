@@ -71,6 +71,10 @@ flags:
                      carry on (a fault-tolerant program handles the loss);
                      the exit status is the worst of the ranks that did
                      not fail, and the failed ones are listed
+  --output-dir DIR   also write each rank's standard output and error,
+                     without the prefix, to DIR/rank.N.stdout and
+                     DIR/rank.N.stderr (DIR/join.I.* for a native process
+                     whose rank the server assigns); meshrun creates DIR
   -x VAR[=value]     set VAR in every rank's environment (repeatable; --env
                      too; without =value, meshrun's own value)
   -v                 log what meshrun does to stderr
@@ -96,6 +100,7 @@ type config struct {
 	keepGoing   bool    // --keep-going: a failed rank does not end the job
 	max         int     // --max M: meshrun's own job may grow to M ranks; 0: it cannot
 	joinInfo    string  // --join-info FILE: where to write the join URLs; "": nowhere
+	outputDir   string  // --output-dir DIR: each rank's output also in DIR/rank.N.stdout and .stderr; "": none
 }
 
 func main() {
@@ -291,6 +296,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.IntVar(&cfg.wasi, "wasi", 0, "")
 	fs.StringVar(&cfg.runtime, "runtime", "", "")
 	fs.BoolVar(&cfg.keepGoing, "keep-going", false, "")
+	fs.StringVar(&cfg.outputDir, "output-dir", "", "")
 	fs.Var(&cfg.env, "x", "")
 	fs.Var(&cfg.env, "env", "")
 	return fs

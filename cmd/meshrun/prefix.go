@@ -32,6 +32,12 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 type lineWriter struct {
 	out    io.Writer // a lockedWriter
 	prefix []byte
+	// file, when set, gets the same lines without the prefix, at the
+	// same moments (--output-dir); its errors are logged once and
+	// otherwise ignored: the terminal's copy is the one that counts
+	file    io.Writer
+	fileErr func(error) // called with file's first error; may be nil
+	fileBad bool
 
 	mu      sync.Mutex
 	partial []byte // the current line so far, without the prefix
@@ -48,6 +54,7 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	n := len(p)
 	var lines []byte
+	raw := 0 // bytes of lines without their prefixes
 	for {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
@@ -56,13 +63,15 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 		lines = w.appendPrefix(lines)
 		lines = append(lines, w.partial...)
 		lines = append(lines, p[:i+1]...)
+		raw += len(w.partial) + i + 1
 		w.partial, p = w.partial[:0], p[i+1:]
 	}
 	w.partial = append(w.partial, p...)
 	if len(w.partial) >= maxPartial {
+		raw += len(w.partial) + 1
 		lines = w.appendPartial(lines)
 	}
-	if err := w.emit(lines); err != nil {
+	if err := w.emit(lines, raw); err != nil {
 		return 0, err
 	}
 	return n, nil
@@ -74,10 +83,12 @@ func (w *lineWriter) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var lines []byte
+	raw := 0
 	if len(w.partial) > 0 {
+		raw = len(w.partial) + 1
 		lines = w.appendPartial(nil)
 	}
-	if err := w.emit(lines); err != nil {
+	if err := w.emit(lines, raw); err != nil {
 		return err
 	}
 	return w.unhold()
@@ -92,8 +103,9 @@ func (w *lineWriter) appendPrefix(lines []byte) []byte {
 	return append(lines, w.prefix...)
 }
 
-// emit writes whole lines, or holds them. w.mu is held.
-func (w *lineWriter) emit(lines []byte) error {
+// emit writes whole lines, or holds them; raw is how many bytes they
+// are without their prefixes. w.mu is held.
+func (w *lineWriter) emit(lines []byte, raw int) error {
 	if len(lines) == 0 {
 		return nil
 	}
@@ -104,8 +116,39 @@ func (w *lineWriter) emit(lines []byte) error {
 		}
 		return nil
 	}
+	if w.file != nil && raw > 0 {
+		w.toFile(unprefixed(lines, len(w.prefix), raw))
+	}
 	_, err := w.out.Write(lines)
 	return err
+}
+
+// unprefixed returns lines, each of which starts with a prefix of n
+// bytes, without the prefixes: raw bytes.
+func unprefixed(lines []byte, n, raw int) []byte {
+	if n == 0 {
+		return lines
+	}
+	b := make([]byte, 0, raw)
+	for rest := lines; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		b = append(b, rest[n:i+1]...)
+		rest = rest[i+1:]
+	}
+	return b
+}
+
+// toFile copies lines to the file, until it fails. w.mu is held.
+func (w *lineWriter) toFile(lines []byte) {
+	if w.fileBad {
+		return
+	}
+	if _, err := w.file.Write(lines); err != nil {
+		w.fileBad = true
+		if w.fileErr != nil {
+			w.fileErr(err)
+		}
+	}
 }
 
 // appendPartial appends the unfinished line as a whole one and forgets it.
@@ -154,6 +197,9 @@ func (w *lineWriter) unhold() error {
 	w.holding = false
 	if len(w.held) == 0 {
 		return nil
+	}
+	if w.file != nil {
+		w.toFile(w.held)
 	}
 	var lines []byte
 	for rest := w.held; len(rest) > 0; {
