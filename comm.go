@@ -101,6 +101,7 @@ func newComm(p *proc, id int, ranks []int, nonce uint64) *Comm {
 // registered for failure notices, which read it.
 func newInterCommOf(p *proc, id int, ranks []int, nonce uint64, inter *interComm) *Comm {
 	c := &Comm{p: p, id: id, ranks: ranks, local: make([]int32, p.ep.Size()), rank: Undefined, inter: inter}
+	c.revokedC = make(chan struct{})
 	c.nonce = nonce
 	c.refs.Store(1)
 	for i := range c.local {

@@ -109,8 +109,11 @@ type commFT struct {
 	nonce   uint64       // names the communicator in agreement messages
 	agree   *agree.Group // over the local group
 	revoked atomic.Bool
-	acked   atomic.Int32 // how many of failed() are acknowledged (AckFailed)
-	buf     []byte       // the listener's message
+	// revokedC is closed when revoked is set: for waits that are not
+	// operations revoke cancels (an Accept waiting for a connection)
+	revokedC chan struct{}
+	acked    atomic.Int32 // how many of failed() are acknowledged (AckFailed)
+	buf      []byte       // the listener's message
 }
 
 // Messages on a communicator's fault-tolerance context: a kind byte, then
@@ -293,6 +296,7 @@ func (c *Comm) revoke() {
 	if c.revoked.Swap(true) {
 		return
 	}
+	close(c.revokedC)
 	c.cancelRevoked()
 	msg := binary.LittleEndian.AppendUint64([]byte{ftRevoke}, c.nonce)
 	for _, w := range c.allRanks() {

@@ -328,8 +328,12 @@ func (x *portCross) awaitConnect() error {
 	select {
 	case r = <-o.reqs:
 	case <-o.closed:
+	case <-x.local.revokedC:
 	}
 	p.unpark()
+	if err := x.local.revokedErr(); err != nil && r.tag == 0 {
+		return err
+	}
 	if r.tag == 0 {
 		p.ports.mu.Lock()
 		stopped := p.ports.stopped

@@ -506,3 +506,24 @@ func TestAcceptConnectGroupMemberFailed(t *testing.T) {
 		})
 	}
 }
+
+// An Accept waiting for a connection on a communicator that another rank
+// revokes returns ErrRevoked, as the communicator's operations do: the
+// other rank may have left the Accept, and nothing else would end it.
+func TestAcceptOnRevokedComm(t *testing.T) {
+	err := Run(2, func(world *Comm) error {
+		if world.Rank() == 1 {
+			return world.Revoke() // instead of joining the Accept
+		}
+		port, err := world.Self().OpenPort()
+		if err != nil {
+			return err
+		}
+		defer world.Self().ClosePort(port)
+		if _, err := world.Accept(port, 0); !errors.Is(err, ErrRevoked) {
+			return fmt.Errorf("accept on a revoked communicator: %v, want ErrRevoked", err)
+		}
+		return nil
+	}, WithTimeout(time.Minute))
+	require.NoError(t, err)
+}

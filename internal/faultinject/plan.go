@@ -153,10 +153,13 @@ func RandomULFMPlan(rng *rand.Rand, modes []Mode, rounds int) Plan {
 		Op:     ULFMOp,
 		Rounds: rounds,
 	}
-	var revokes []int // the rounds that revoke
+	var revokes, connects []int // the rounds that revoke, that connect
 	for k := range rounds {
 		if _, ok := ULFMRevoker(k, p.Ranks); ok {
 			revokes = append(revokes, k)
+		}
+		if ULFMConnects(k, p.Ranks-1) { // at most one rank fails
+			connects = append(connects, k)
 		}
 	}
 	switch x := rng.IntN(20); {
@@ -165,13 +168,14 @@ func RandomULFMPlan(rng *rand.Rand, modes []Mode, rounds int) Plan {
 		p.Delay = time.Duration(rng.Int64N(int64(150 * time.Millisecond)))
 	case x < 17:
 		p.Phase = Op
-		p.Step = []string{StepRevoke, StepAgree, StepShrink}[rng.IntN(3)]
-		if p.Step == StepRevoke && len(revokes) == 0 {
-			p.Step = StepAgree
-		}
-		if p.Step == StepRevoke {
+		p.Step = []string{StepRevoke, StepConnect, StepAgree, StepShrink}[rng.IntN(4)]
+		switch {
+		case p.Step == StepRevoke && len(revokes) > 0:
 			p.Round = revokes[rng.IntN(len(revokes))]
-		} else {
+		case p.Step == StepConnect && len(connects) > 0:
+			p.Round = connects[rng.IntN(len(connects))]
+		default:
+			p.Step = []string{StepAgree, StepShrink}[rng.IntN(2)]
 			p.Round = rng.IntN(rounds)
 		}
 		p.Delay = time.Duration(rng.Int64N(int64(2 * time.Millisecond)))

@@ -235,7 +235,7 @@ var (
 	startedLine = regexp.MustCompile(`msg="rank started" rank=(\d+) pid=(\d+)`)
 	exitedLine  = regexp.MustCompile(`msg="rank exited" rank=(\d+) status=(-?\d+) .*stopped=(true|false)`)
 	// The ulfm workload's steps and rounds.
-	stepLine  = regexp.MustCompile(`^\[(\d+)\] fi step (\d+) (revoke|agree|shrink)$`)
+	stepLine  = regexp.MustCompile(`^\[(\d+)\] fi step (\d+) (revoke|connect|agree|shrink)$`)
 	roundLine = regexp.MustCompile(`^\[(\d+)\] fi (round .*)$`)
 	// meshrun -n N -v's embedded server: a rank left the job cleanly.
 	leftLine = regexp.MustCompile(`msg="rank left" component=signaling .*rank=(\d+) reason="connection closed"`)

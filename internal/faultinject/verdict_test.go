@@ -14,12 +14,14 @@ func TestULFMRoundLine(t *testing.T) {
 		{Round: 0, Agreed: ULFMFlag(0, 0), Group: []int{0}},
 		{Round: 5, Agreed: 0, ProcFailed: true, Group: []int{0, 2, 3}},
 		{Round: 12, Agreed: 1<<62 | 7, Group: []int{1, 3}},
+		{Round: 2, Agreed: 3, Group: []int{0, 1, 2}, Connected: "true"},
+		{Round: 8, Agreed: 3, ProcFailed: true, Group: []int{0, 2}, Connected: "false"},
 	} {
 		got, err := ParseULFMRound(r.String())
 		require.NoError(t, err)
 		require.Equal(t, r, got)
 	}
-	for _, bad := range []string{"round x", "round 1 agreed=zz procfailed=false group=1", "round 1 agreed=0x1 procfailed=maybe group=1", "round 1 agreed=0x1 procfailed=false group=1,a"} {
+	for _, bad := range []string{"round x", "round 1 agreed=zz procfailed=false group=1", "round 1 agreed=0x1 procfailed=maybe group=1", "round 1 agreed=0x1 procfailed=false group=1,a", "round 1 agreed=0x1 procfailed=false group=1", "round 1 agreed=0x1 procfailed=false group=1 connected=maybe"} {
 		_, err := ParseULFMRound(bad)
 		require.Error(t, err, bad)
 	}
@@ -62,9 +64,12 @@ func TestRandomULFMPlan(t *testing.T) {
 			_, ok := ULFMRevoker(p.Round, p.Ranks)
 			require.True(t, ok, "%s: a revoke step in a round without one", p)
 		}
+		if p.Step == StepConnect {
+			require.True(t, ULFMConnects(p.Round, p.Ranks-1), "%s: a connect step in a round without one", p)
+		}
 		where[string(p.Mode)+" "+string(p.Kind)+" "+p.Where()]++
 	}
-	require.Len(t, where, 3*2*5, "every mode, fault and step: %v", where)
+	require.Len(t, where, 3*2*6, "every mode, fault and step: %v", where)
 }
 
 // ulfmResult is a 4-rank native kill of rank 2 in round 1's agree whose

@@ -5,7 +5,7 @@
 // -iters loops and calls Finalize instead.
 //
 // -op ulfm is the fault-tolerant program instead (run it with meshrun
-// --keep-going): -rounds rounds of Revoke, Agree and Shrink on a
+// --keep-going): -rounds rounds of Revoke, Accept/Connect, Agree and Shrink on a
 // communicator that shrinks each round (faultinject.ULFMOp says what each
 // round does), then Finalize. A survivor of a failure ends with "fi exit
 // ok".
@@ -16,7 +16,7 @@
 //	fi ready                 Init returned: the job formed
 //	fi op                    the loop starts
 //	fi finalize              Finalize starts (with -finalize, and ulfm)
-//	fi step K STEP           ulfm: round K's step (revoke, agree, shrink) starts
+//	fi step K STEP           ulfm: round K's step (revoke, connect, agree, shrink) starts
 //	fi round K …             ulfm: what round K got (faultinject.ULFMRound)
 //	fi note round K: ERROR   ulfm: the error that ended the wait or Agree
 //	fi exit ok               the rank ends without error (status 0)
@@ -25,11 +25,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
+	"time"
 
 	"github.com/meshmpi/meshmpi"
 	"github.com/meshmpi/meshmpi/internal/faultinject"
@@ -116,6 +119,15 @@ func runULFM(rounds int, keepGoing bool) error {
 				}
 			}
 		}
+		connected := ""
+		if faultinject.ULFMConnects(k, c.Size()) {
+			fmt.Printf("fi step %d %s\n", k, faultinject.StepConnect)
+			ok, err := connectHalves(c, k)
+			if err != nil {
+				return fmt.Errorf("round %d: connect: %w", k, err)
+			}
+			connected = strconv.FormatBool(ok)
+		}
 		fmt.Printf("fi step %d %s\n", k, faultinject.StepAgree)
 		v, err := c.Agree(faultinject.ULFMFlag(me, k))
 		if err != nil && !errors.Is(err, meshmpi.ErrProcFailed) {
@@ -124,7 +136,7 @@ func runULFM(rounds int, keepGoing bool) error {
 		if err != nil { // for the output of a failed run: which failure each rank saw
 			fmt.Printf("fi note round %d: %v\n", k, err)
 		}
-		got := faultinject.ULFMRound{Round: k, Agreed: v, ProcFailed: err != nil}
+		got := faultinject.ULFMRound{Round: k, Agreed: v, ProcFailed: err != nil, Connected: connected}
 		fmt.Printf("fi step %d %s\n", k, faultinject.StepShrink)
 		s, err := c.Shrink()
 		if err != nil {
@@ -143,6 +155,126 @@ func runULFM(rounds int, keepGoing bool) error {
 	}
 	fmt.Println("fi finalize")
 	return meshmpi.Finalize()
+}
+
+// connectHalves is a connect step: c's even ranks accept on a port of
+// c's rank 0, its odd ranks connect, and they merge. It returns whether
+// every survivor connected and merged, agreed on c; an error only for
+// one no failure explains.
+func connectHalves(c *meshmpi.Comm, k int) (bool, error) {
+	merged, err := acceptConnect(c)
+	if err != nil && !failure(err) {
+		return false, err
+	}
+	if err != nil { // which failure each rank saw, for a failed run's output
+		fmt.Printf("fi note round %d: %v\n", k, err)
+	}
+	ok := err == nil
+	for _, step := range []string{"connect", "merge"} {
+		v, aerr := c.Agree(boolInt(ok))
+		if aerr != nil && !errors.Is(aerr, meshmpi.ErrProcFailed) {
+			return false, fmt.Errorf("agree on the %s: %w", step, aerr)
+		}
+		if ok = aerr == nil && v == 1; !ok {
+			return false, nil
+		}
+		if step == "connect" {
+			m, err := merged()
+			if err != nil && !failure(err) {
+				return false, err
+			}
+			ok = err == nil && m.Size() == c.Size()
+			if err == nil {
+				_ = m.Free()
+			}
+		}
+	}
+	return true, nil
+}
+
+// acceptConnect splits c in halves, connects them through a port of c's
+// rank 0, and returns the merge, to run once every rank connected.
+func acceptConnect(c *meshmpi.Comm) (merge func() (*meshmpi.Comm, error), err error) {
+	half, err := c.Split(c.Rank()%2, c.Rank())
+	if err != nil {
+		return nil, err
+	}
+	// a failure outside half is no failure of half's: a rank that fails
+	// here revokes half, or the rest of its half could wait for it in
+	// Accept or Connect forever (ULFM leaves that to the program)
+	defer func() {
+		if err != nil {
+			_ = half.Revoke()
+		}
+	}()
+	name := make([]byte, 64)
+	if c.Rank() == 0 {
+		port, err := half.OpenPort()
+		if err != nil {
+			fmt.Printf("fi note: open port: %v\n", err) // the empty name tells the others
+		} else {
+			defer func() { _ = half.ClosePort(port) }()
+			copy(name, port)
+		}
+	}
+	if err := meshmpi.Bcast(c, name, 0); err != nil {
+		return nil, err
+	}
+	port := string(bytes.TrimRight(name, "\x00"))
+	if port == "" {
+		return nil, errors.New("rank 0 opened no port")
+	}
+	var inter *meshmpi.Comm
+	switch {
+	case c.Rank()%2 == 1:
+		inter, err = half.Connect(port, 0)
+	case c.Rank() == 0:
+		inter, err = acceptWatching(c, half, port)
+	default:
+		inter, err = half.Accept(port, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() (*meshmpi.Comm, error) { return inter.IntercommMerge(c.Rank()%2 == 1) }, nil
+}
+
+// acceptWatching accepts on port, and closes it when a rank of c fails:
+// the connecting leader may be the one, and the connect never come.
+func acceptWatching(c, half *meshmpi.Comm, port string) (*meshmpi.Comm, error) {
+	type result struct {
+		inter *meshmpi.Comm
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		inter, err := half.Accept(port, 0)
+		done <- result{inter, err}
+	}()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-done:
+			return r.inter, r.err
+		case <-tick.C:
+			if g, err := c.GetFailed(); err == nil && g.Size() > 0 {
+				_ = half.ClosePort(port) // Accept returns ErrPort, unless it met its connector
+			}
+		}
+	}
+}
+
+// failure reports whether err is one a failure explains.
+func failure(err error) bool {
+	return errors.Is(err, meshmpi.ErrProcFailed) || errors.Is(err, meshmpi.ErrRevoked) || errors.Is(err, meshmpi.ErrPort)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // worldRanks returns c's ranks as ranks of the world's group.
