@@ -23,7 +23,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -130,7 +129,7 @@ func (d *door) shut(c *meshmpi.Comm, tell bool) {
 	d.once.Do(func() {
 		_ = c.UnpublishName(service, d.port)
 		_ = d.self.ClosePort(d.port)
-		over := []int64{0}
+		over := []float64{0}
 		if !tell {
 			return
 		}
@@ -161,7 +160,7 @@ func (s *solver) grow() error {
 	}
 	if bridge != nil {
 		s.door.held = nil // admitted or not, this bridge is done
-		if err := meshmpi.Send(bridge, []int64{1}, 1, tagGo); err != nil {
+		if err := meshmpi.Send(bridge, []float64{1}, 1, tagGo); err != nil {
 			bridge = nil // the joiner failed: IntercommCreate tells the members
 		}
 	}
@@ -173,7 +172,7 @@ func (s *solver) grow() error {
 	v, aerr := c.Agree(boolInt(err == nil))
 	admitted := aerr == nil && v == 1
 	if bridge != nil {
-		_ = meshmpi.Send(bridge, []int64{int64(boolInt(admitted))}, 1, tagVerdict)
+		_ = meshmpi.Send(bridge, []float64{float64(boolInt(admitted))}, 1, tagVerdict)
 	}
 	if !admitted {
 		for _, x := range []*meshmpi.Comm{grown, inter} {
@@ -193,7 +192,16 @@ func (s *solver) grow() error {
 // new split gives every block its copy at once.
 func (s *solver) share() error {
 	c := s.comm
-	state := []int64{int64(s.it), int64(s.points), int64(s.iters), int64(s.every), int64(s.recoveries), int64(s.joined + 1)}
+	// the state, then the old members' names: float64s, the type the
+	// rest of the program sends (a collective of another element type
+	// would add its code to the browser build)
+	state := make([]float64, 6+c.Size()-1)
+	if c.Rank() == 0 {
+		copy(state, []float64{float64(s.it), float64(s.points), float64(s.iters), float64(s.every), float64(s.recoveries), float64(s.joined + 1)})
+		for i, name := range s.names {
+			state[6+i] = float64(name)
+		}
+	}
 	r, err := meshmpi.Ibcast(c, state, 0)
 	if err != nil {
 		return err
@@ -202,27 +210,11 @@ func (s *solver) share() error {
 		return err
 	}
 	s.it, s.points, s.iters, s.every, s.recoveries, s.joined = int(state[0]), int(state[1]), int(state[2]), int(state[3]), int(state[4]), int(state[5])
-	var names []byte // the members' names, for the report
-	if c.Rank() == 0 {
-		names = []byte(strings.Join(s.names, ","))
+	s.names = s.names[:0]
+	for _, name := range state[6:] {
+		s.names = append(s.names, int(name))
 	}
-	size := []int64{int64(len(names))}
-	if r, err = meshmpi.Ibcast(c, size, 0); err != nil {
-		return err
-	}
-	if err := await(c, r); err != nil {
-		return err
-	}
-	if c.Rank() != 0 {
-		names = make([]byte, size[0])
-	}
-	if r, err = meshmpi.Ibcast(c, names, 0); err != nil {
-		return err
-	}
-	if err := await(c, r); err != nil {
-		return err
-	}
-	s.names = append(strings.Split(string(names), ","), fmt.Sprintf("j%d", s.joined))
+	s.names = append(s.names, -s.joined)
 	var mine []piece
 	if s.u != nil {
 		mine = []piece{{s.first, s.u[1 : s.count+1]}}
@@ -250,7 +242,7 @@ func join(world *meshmpi.Comm, s *solver, wait time.Duration) (bool, error) {
 		if err != nil || bridge == nil {
 			return false, err
 		}
-		word := []int64{0}
+		word := []float64{0}
 		if _, err := meshmpi.Recv(bridge, word, 0, tagGo); err != nil {
 			continue // the leader failed before admitting this rank: knock again
 		}
@@ -331,7 +323,7 @@ func enter(world, bridge *meshmpi.Comm) (*meshmpi.Comm, error) {
 		}
 		done <- err
 	}()
-	verdict := []int64{0}
+	verdict := []float64{0}
 	if _, err := meshmpi.Recv(bridge, verdict, 0, tagVerdict); err != nil {
 		return nil, fmt.Errorf("the leader failed as it admitted this rank (leaving: the members may count it in): %w", err)
 	}

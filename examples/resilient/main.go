@@ -197,13 +197,13 @@ type solver struct {
 	world        *meshmpi.Comm
 	comm         *meshmpi.Comm // the current communicator: the world's duplicate, then the survivors', then grown
 	me           int           // world rank; -1 at a late rank (its world is its own)
-	names        []string      // the members' names by rank: world ranks, "j1"… for joiners
+	names        []int         // the members' names by rank: world ranks, -1, -2… for the joiners j1, j2…
 	at           int           // the iteration whose checkpoint (and admission) is done
 	it           int           // iterations done
 	first, count int           // my block
 	u, next      []float64     // my block with a halo point either side
 	saved        map[int][]piece
-	failed       []string // names of the members lost so far
+	failed       []int // names of the members lost so far
 	recoveries   int
 	joined       int   // joiners admitted so far
 	broken       error // a failure during the recovery, for the next round
@@ -257,7 +257,7 @@ func resilient(world *meshmpi.Comm, cfg config) (err error) {
 			fmt.Printf("%d points, %d iterations, a checkpoint every %d, on %d ranks\n", cfg.points, cfg.iters, cfg.every, comm.Size())
 		}
 		for r := range comm.Size() {
-			s.names = append(s.names, strconv.Itoa(r))
+			s.names = append(s.names, r)
 		}
 		s.place(initialRod(cfg.points))
 		s.saved = map[int][]piece{0: nil} // checkpoint 0 is the initial state: nothing to keep
@@ -513,22 +513,24 @@ func (s *solver) recover() error {
 	if err != nil {
 		return s.failLater(err)
 	}
-	newest := []int64{-1}
+	mine := []float64{-1}
 	for h := range s.saved {
 		if agreed&(1<<(h%30)) != 0 {
-			newest[0] = max(newest[0], int64(h))
+			mine[0] = max(mine[0], float64(h))
 		}
 	}
 	// the members that hold checkpoints find the same one; a joiner
-	// that holds none learns it
-	r, err := meshmpi.Iallreduce(c, meshmpi.InPlace[int64](), newest, meshmpi.Max)
+	// that holds none learns it (an Allgather: the one collective of
+	// float64s the program has already)
+	all := make([]float64, c.Size())
+	r, err := meshmpi.Iallgather(c, mine, all)
 	if err != nil {
 		return s.failLater(err)
 	}
 	if err := await(c, r); err != nil {
 		return s.failLater(err)
 	}
-	g := int(newest[0])
+	g := int(slices.Max(all))
 	if g < 0 {
 		return fmt.Errorf("no checkpoint is held by every survivor: %w", errLost)
 	}
@@ -544,7 +546,7 @@ func (s *solver) recover() error {
 	s.it = g * s.every
 	s.place(rod)
 	if c.Rank() == 0 {
-		fmt.Printf("rank(s) %v failed: %d survivors roll back to iteration %d\n", s.failed, c.Size(), s.it)
+		fmt.Printf("rank(s) %v failed: %d survivors roll back to iteration %d\n", s.failedNames(), c.Size(), s.it)
 	}
 	return nil
 }
@@ -580,7 +582,7 @@ func (s *solver) shrinkNames(old, c *meshmpi.Comm) {
 	if err != nil {
 		return
 	}
-	names := make([]string, len(kept))
+	names := make([]int, len(kept))
 	for i, r := range kept {
 		names[i] = s.names[r]
 	}
@@ -609,7 +611,7 @@ func (s *solver) rebuild(g int) ([]float64, error) {
 		}
 		return nil, fmt.Errorf("points %d to %d of iteration %d are held by no survivor: "+
 			"the rank that held them and the ring neighbor that held their copy both failed (ranks %v failed): %w",
-			i, j-1, g*s.every, s.failed, errLost)
+			i, j-1, g*s.every, s.failedNames(), errLost)
 	}
 	return rod, nil
 }
@@ -634,8 +636,7 @@ func (s *solver) check(rod []float64) error {
 			diff = max(diff, math.Abs(rod[i]-want[i]))
 		}
 	}
-	failed := slices.Clone(s.failed)
-	slices.SortFunc(failed, byName)
+	failed := s.failedNames()
 	fmt.Printf("done on %d ranks: ranks %v failed, %d recoveries\n", s.comm.Size(), failed, s.recoveries)
 	if s.joined > 0 {
 		fmt.Printf("ranks joined while it ran: %d\n", s.joined)
@@ -649,6 +650,26 @@ func (s *solver) check(rod []float64) error {
 	}
 	fmt.Println("ok")
 	return nil
+}
+
+// failedNames are the names of the members lost so far, world ranks
+// first, in order.
+func (s *solver) failedNames() []string {
+	failed := make([]string, 0, len(s.failed))
+	for _, name := range s.failed {
+		failed = append(failed, nameOf(name))
+	}
+	slices.SortFunc(failed, byName)
+	return failed
+}
+
+// nameOf is a member's name as the report says it: its world rank, or
+// j1, j2… for the ranks that joined.
+func nameOf(name int) string {
+	if name < 0 {
+		return "j" + strconv.Itoa(-name)
+	}
+	return strconv.Itoa(name)
 }
 
 // byName orders world ranks by number, then joiners by number.
