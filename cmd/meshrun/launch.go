@@ -79,6 +79,12 @@ func (l *launcher) run() int {
 		l.fail("%v", err)
 		return exitUsage
 	}
+	if l.cfg.memCheck {
+		if err := checkMemory(l.cfg.n, nwasi); err != nil {
+			l.fail("%v", err)
+			return exitUsage
+		}
+	}
 	if t.pkg != "" {
 		dir, err := os.MkdirTemp("", "meshrun-")
 		if err != nil {

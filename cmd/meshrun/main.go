@@ -75,6 +75,10 @@ flags:
                      without the prefix, to DIR/rank.N.stdout and
                      DIR/rank.N.stderr (DIR/join.I.* for a native process
                      whose rank the server assigns); meshrun creates DIR
+  --mem-check=false  start the job even if its estimated memory (about
+                     20 MiB a native rank, 25 MiB a WASI rank) exceeds
+                     the host's available memory (on linux; by default
+                     meshrun refuses such a job)
   -x VAR[=value]     set VAR in every rank's environment (repeatable; --env
                      too; without =value, meshrun's own value)
   -v                 log what meshrun does to stderr
@@ -101,6 +105,7 @@ type config struct {
 	max         int     // --max M: meshrun's own job may grow to M ranks; 0: it cannot
 	joinInfo    string  // --join-info FILE: where to write the join URLs; "": nowhere
 	outputDir   string  // --output-dir DIR: each rank's output also in DIR/rank.N.stdout and .stderr; "": none
+	memCheck    bool    // --mem-check: refuse a job whose ranks would not fit in the available memory
 }
 
 func main() {
@@ -297,6 +302,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.StringVar(&cfg.runtime, "runtime", "", "")
 	fs.BoolVar(&cfg.keepGoing, "keep-going", false, "")
 	fs.StringVar(&cfg.outputDir, "output-dir", "", "")
+	fs.BoolVar(&cfg.memCheck, "mem-check", true, "")
 	fs.Var(&cfg.env, "x", "")
 	fs.Var(&cfg.env, "env", "")
 	return fs

@@ -51,6 +51,8 @@ func TestParseArgs(t *testing.T) {
 		args []string
 		want config // checked when err is ""
 		err  string // a substring of the error
+		// noMemCheck: want.memCheck is false (--mem-check=false)
+		noMemCheck bool
 	}{
 		{
 			name: "package",
@@ -89,6 +91,12 @@ func TestParseArgs(t *testing.T) {
 			name: "join with --",
 			args: []string{"join", "ws://h/ws?job=j&token=t", "-n", "2", "--", "./pi", "-n", "9"},
 			want: config{n: 2, first: meshmpi.AnyRank, signal: "ws://h/ws", job: "j", token: "t", target: "./pi", args: []string{"-n", "9"}, grace: 2 * time.Second},
+		},
+		{
+			name:       "--mem-check=false",
+			args:       []string{"-n", "2", "--mem-check=false", "./pi"},
+			want:       config{n: 2, target: "./pi", settings: loopback, grace: 2 * time.Second},
+			noMemCheck: true,
 		},
 		{name: "-- and no target", args: []string{"-n", "2", "--"}, err: "no package or binary"},
 		{name: "flags after the target belong to it", args: []string{"./pi", "-n", "4"}, err: "-n is required"},
@@ -174,7 +182,9 @@ func TestParseArgs(t *testing.T) {
 			if len(cfg.args) == 0 {
 				cfg.args = nil // no arguments, however spelt
 			}
-			require.Equal(t, tc.want, cfg)
+			want := tc.want
+			want.memCheck = !tc.noMemCheck // on unless the case says otherwise
+			require.Equal(t, want, cfg)
 		})
 	}
 }
