@@ -109,6 +109,41 @@ func TestBrowserLab(t *testing.T) {
 	t.Logf("lab job %s: %s", lab.Job, strings.TrimSpace(lab.Ranks[0].Stdout))
 }
 
+// TestBrowserLabCourse runs the course examples in the lab page, a tab's
+// iframe a rank, each on 3 ranks: every rank exits 0 and rank 0 checked
+// its answer against a sequential run ("ok").
+func TestBrowserLabCourse(t *testing.T) {
+	b := browsertest.New(t)
+	s := startUI(t)
+	for _, ex := range []struct{ name, args string }{
+		{"matvec", "-size+50+-iters+10"},
+		{"oddeven", "-size+500"},
+		{"mandelbrot", "-width+120+-height+60+-iter+300"},
+		{"jacobi", "-size+20+-tol+1e-2"},
+		{"kmeans", "-points+3000+-k+4"},
+	} {
+		t.Run(ex.name, func(t *testing.T) {
+			tab := b.Tab("lab-"+ex.name, s.url)
+			require.NoError(t, chromedp.Do(tab, chromedp.Navigate(s.url+"/lab?k=3&example="+ex.name+"&args="+ex.args+"&start=1")))
+			ctx, cancel := context.WithTimeout(tab, 3*time.Minute)
+			defer cancel()
+			_, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.meshmpiLab && (window.meshmpiLab.done || window.meshmpiLab.error)`,
+				chromedp.WithPollingInterval(100*time.Millisecond)))
+			require.NoError(t, err, "the lab job did not finish")
+			lab, err := chromedp.Run(ctx, chromedp.Evaluate[labResult](`window.meshmpiLab`))
+			require.NoError(t, err)
+			require.Nil(t, lab.Error)
+			require.Len(t, lab.Ranks, 3)
+			for i, r := range lab.Ranks {
+				require.NotNil(t, r.Status, "rank %d", i)
+				require.Equal(t, 0, *r.Status, "rank %d: %s", i, r.Stderr)
+			}
+			require.Contains(t, lab.Ranks[0].Stdout, "\nok\n")
+			t.Logf("%s in the lab: %s", ex.name, strings.TrimSpace(lab.Ranks[0].Stdout))
+		})
+	}
+}
+
 // TestLabJobsAuth: the lab endpoint answers only JSON requests from this
 // host's own pages, by one of its own names (item 11 of issue 14: a page
 // of a name rebound to 127.0.0.1 got a token), and its tokens are the
