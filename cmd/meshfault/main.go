@@ -5,14 +5,18 @@
 // rank of a meshrun job at a random moment of a random operation, over
 // and over, and prints what became of the survivors.
 //
-//	go run ./cmd/meshfault [-runs 1000] [-duration 90m] [-parallel 2] [-seed S] [-modes native,wasi,mixed] [-ops classic|ulfm|all] [-rounds 6] [-slowkill 3s] [-v]
+//	go run ./cmd/meshfault [-runs 1000] [-duration 90m] [-parallel 2] [-seed S] [-modes native,wasi,mixed] [-ops classic|ulfm|examples|all] [-rounds 6] [-slowkill 3s] [-v]
 //
 // -ops picks the workload: classic (the default) runs one operation in a
 // loop, without fault tolerance, and every survivor must end with an
-// error of its own; ulfm runs -rounds rounds of Revoke, Agree and Shrink
-// under meshrun --keep-going, and every survivor must recover and agree
-// (faultinject.Result.Verdict); all draws each run's kind at random, half
-// and half.
+// error of its own; ulfm runs -rounds rounds of Revoke, Accept/Connect,
+// Agree and Shrink under meshrun --keep-going, and every survivor must
+// recover and agree (faultinject.Result.Verdict); examples runs
+// examples/resilient or examples/farm under meshrun --keep-going and
+// strikes while they compute (a worker of the farm), and the survivors
+// must finish with the sequential run's answer
+// (faultinject.Result.ExampleVerdict); all draws each run's kind at
+// random: 40 % classic, 40 % ulfm, 20 % examples.
 //
 // It runs from the meshmpi module (it builds meshrun and the workload
 // there), stops after -runs runs or -duration, whichever comes first
@@ -22,7 +26,7 @@
 // Each failed run is printed with its plan and its output, and so is a
 // kill whose survivors took longer than -slowkill to end. The exit
 // status is 1 if a run hung, a survivor ended without an error (classic),
-// or a ulfm run broke the fault-tolerant contract.
+// or a ulfm or example run broke the fault-tolerant contract.
 package main
 
 import (
@@ -49,18 +53,20 @@ func main() {
 	hang := flag.Duration("hang", faultinject.DefaultHangLimit, "a run whose survivors still run this long after the fault hung")
 	verbose := flag.Bool("v", false, "print every run")
 	slowKill := flag.Duration("slowkill", 3*time.Second, "print the output of a kill whose survivors took longer than this to end")
-	ops := flag.String("ops", "classic", "workloads: classic (one operation, no fault tolerance), ulfm (Revoke, Agree, Shrink under --keep-going) or all")
-	rounds := flag.Int("rounds", 6, "-ops ulfm: rounds of Revoke, Agree and Shrink per run")
+	ops := flag.String("ops", "classic", "workloads: classic (one operation, no fault tolerance), ulfm (Revoke, Accept/Connect, Agree, Shrink under --keep-going), examples (resilient and farm under --keep-going) or all")
+	rounds := flag.Int("rounds", 6, "-ops ulfm: rounds of Revoke, Accept/Connect, Agree and Shrink per run")
 	flag.Parse()
-	var ulfmShare float64 // of the runs
+	var ulfmShare, exampleShare float64 // of the runs
 	switch *ops {
 	case "classic":
 	case "ulfm":
 		ulfmShare = 1
+	case "examples":
+		exampleShare = 1
 	case "all":
-		ulfmShare = 0.5
+		ulfmShare, exampleShare = 0.4, 0.2
 	default:
-		fmt.Fprintf(os.Stderr, "meshfault: -ops %q: want classic, ulfm or all\n", *ops)
+		fmt.Fprintf(os.Stderr, "meshfault: -ops %q: want classic, ulfm, examples or all\n", *ops)
 		os.Exit(2)
 	}
 	var modes []faultinject.Mode
@@ -87,6 +93,9 @@ func main() {
 	}
 	defer os.RemoveAll(dir)
 	bin, err := faultinject.Build(ctx, dir)
+	if err == nil && exampleShare > 0 {
+		err = faultinject.BuildExamples(ctx, dir, &bin)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "meshfault:", err)
 		os.Exit(1)
@@ -101,9 +110,12 @@ func main() {
 		end := time.After(*duration)
 		for range *runs {
 			var p faultinject.Plan
-			if ulfmShare > 0 && rng.Float64() < ulfmShare {
+			switch x := rng.Float64(); {
+			case x < exampleShare:
+				p = faultinject.RandomExamplePlan(rng, modes)
+			case x < exampleShare+ulfmShare:
 				p = faultinject.RandomULFMPlan(rng, modes, *rounds)
-			} else {
+			default:
 				p = faultinject.RandomPlan(rng, modes)
 			}
 			select {
@@ -131,8 +143,10 @@ func main() {
 				n := sum.Runs
 				if f := r.Failed(); f != "" {
 					fmt.Printf("run %d FAILED: %s: %s\n  report: %q\n  output:\n    %s\n", n, p, f, r.Report, strings.Join(r.Output, "\n    "))
-				} else if p.Kind == faultinject.Kill && r.LastExit > *slowKill {
+				} else if p.Kind == faultinject.Kill && !p.Example() && r.LastExit > *slowKill { // an example computes on after the fault
 					fmt.Printf("run %d SLOW: %s: survivors ended %v after the kill\n  report: %q\n  output:\n    %s\n", n, p, r.LastExit.Round(time.Millisecond), r.Report, strings.Join(r.Output, "\n    "))
+				} else if *verbose && p.Example() {
+					fmt.Printf("run %d: %s: missed %v, last exit %v, job %v, report %q\n", n, p, r.Missed, r.LastExit.Round(time.Millisecond), r.Job.Round(time.Millisecond), r.Report)
 				} else if *verbose {
 					fmt.Printf("run %d: %s: struck %s, missed %v, last exit %v, report %q\n", n, p, r.Struck, r.Missed, r.LastExit.Round(time.Millisecond), r.Report)
 				}
@@ -143,7 +157,7 @@ func main() {
 	wg.Wait()
 	fmt.Printf("meshfault: %v\n", time.Since(start).Round(time.Second))
 	sum.WriteTo(os.Stdout)
-	if u := sum.ULFM; sum.Hangs > 0 || sum.Silent > 0 || u.Hangs+u.Disagreements+u.Unrecovered+u.Meshrun+u.Errors > 0 {
+	if u := sum.ULFM; sum.Hangs > 0 || sum.Silent > 0 || u.Hangs+u.Disagreements+u.Unrecovered+u.Meshrun+u.Errors > 0 || sum.Examples.Failed() > 0 {
 		os.Exit(1)
 	}
 }

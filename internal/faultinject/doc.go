@@ -35,8 +35,23 @@
 // instead: a job that never formed has nothing to shrink, and every
 // survivor ending with an error is accepted then.
 //
-// The short run is this package's test (TestFaults, 50 runs of each
-// kind); cmd/meshfault is the long one (-ops ulfm for ulfm runs).
+// An example run (RandomExamplePlan) faults one of the fault-tolerant
+// examples instead, examples/resilient (a heat iteration that revokes,
+// shrinks and rolls back to in-memory checkpoints) or examples/farm (a
+// manager that requeues a failed worker's task), under meshrun
+// --keep-going, built by BuildExamples natively and for wasip1. The
+// fault strikes a random rank (a worker of the farm: the manager's loss
+// ends it by design) a random delay after rank 0's first line, while
+// the example computes, sized to take about 0.5 to 2 s unfaulted
+// (Plan.Estimate). Result.ExampleVerdict judges it: every survivor exits
+// 0, a rank prints "ok" and the example's check against its sequential
+// run passed, the example lists no rank as failed but the victim, and
+// meshrun lists a native victim as failed, unless the computation was
+// over before the fault (Result.Missed).
+//
+// The short runs are this package's tests (TestFaults, 50 runs of each
+// kind; TestExampleFaults, 10 example runs); cmd/meshfault is the long
+// one (-ops ulfm for ulfm runs, -ops examples for example runs).
 //
 // Formation faults in WASI and mixed jobs strike once the victim has
 // joined the harness's server: ranks started by launchers of their own

@@ -78,6 +78,59 @@ func TestFaults(t *testing.T) {
 	require.Zero(t, sum.ULFM.Errors, "ulfm runs that could not be made")
 }
 
+// The short fault-injection run of the examples: 10 random runs
+// (MESHMPI_FAULT_EXAMPLE_RUNS changes it) of examples/resilient and
+// examples/farm over native, WASI and mixed jobs under meshrun
+// --keep-going, 3 at a time, from a seed the log shows
+// (MESHMPI_FAULT_SEED repeats it), each struck while it computes. Every
+// run must pass the fault-tolerant contract (Result.ExampleVerdict): the
+// survivors finish with the sequential run's answer. cmd/meshfault -ops
+// examples is the long run.
+func TestExampleFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("meshrun jobs in -short mode")
+	}
+	runs := envInt(t, "MESHMPI_FAULT_EXAMPLE_RUNS", 10)
+	seed := uint64(envInt(t, "MESHMPI_FAULT_SEED", int(time.Now().UnixNano()&(1<<62-1))))
+	t.Logf("%d example runs, seed %d (MESHMPI_FAULT_SEED)", runs, seed)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dir := t.TempDir()
+	bin, err := Build(ctx, dir)
+	require.NoError(t, err)
+	require.NoError(t, BuildExamples(ctx, dir, &bin))
+	rn := &Runner{Bin: bin}
+	rng := rand.New(rand.NewPCG(seed, 0))
+	plans := make(chan Plan, runs)
+	for range runs {
+		plans <- RandomExamplePlan(rng, []Mode{Native, WASI, Mixed})
+	}
+	close(plans)
+
+	var mu sync.Mutex
+	var sum Summary
+	var wg sync.WaitGroup
+	for range 3 { // a freeze waits about 7 s for the server to find it
+		wg.Go(func() {
+			for p := range plans {
+				r := rn.Run(ctx, p)
+				mu.Lock()
+				sum.Add(r)
+				if f := r.Failed(); f != "" {
+					t.Errorf("%s: %s\nreport: %q\noutput:\n%s", p, f, r.Report, strings.Join(r.Output, "\n"))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	var b strings.Builder
+	sum.WriteTo(&b)
+	t.Log("\n" + b.String())
+	require.Zero(t, sum.Examples.Errors, "example runs that could not be made")
+}
+
 // ulfmTestRounds is the rounds of TestFaults's ulfm runs: one revokes.
 const ulfmTestRounds = 3
 

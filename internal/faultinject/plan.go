@@ -3,6 +3,7 @@ package faultinject
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 )
 
@@ -67,6 +68,11 @@ type Plan struct {
 	// Delay after the victim starts step Step of round Round.
 	Rounds, Round int
 	Step          string
+	// An example run (Op Resilient or Farm) strikes Delay after rank 0
+	// prints its first line, with the example's size: resilient's
+	// -iters, -points and -every, farm's -tasks and -work.
+	Iters, Points, Every int
+	Tasks, Work          int
 }
 
 // ULFM reports whether p is a run of the fault-tolerant workload.
@@ -82,6 +88,10 @@ func (p Plan) Where() string {
 }
 
 func (p Plan) String() string {
+	if p.Example() {
+		return fmt.Sprintf("%s %s of rank %d/%d during %s (%s) +%v",
+			p.Mode, p.Kind, p.Victim, p.Ranks, p.Op, strings.Join(p.ExampleArgs(), " "), p.Delay)
+	}
 	if p.ULFM() {
 		at := string(p.Phase)
 		if p.Phase == Op {

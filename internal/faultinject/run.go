@@ -25,11 +25,17 @@ import (
 )
 
 // Binaries are the programs a run starts: meshrun and the workload,
-// native and for wasip1.
+// native and for wasip1, and the examples (BuildExamples), by name.
 type Binaries struct {
-	Meshrun string
-	Native  string
-	WASM    string
+	Meshrun  string
+	Native   string
+	WASM     string
+	Examples map[string]Program
+}
+
+// Program is one program's executables: native and for wasip1.
+type Program struct {
+	Native, WASM string
 }
 
 // Build builds the binaries into dir and compiles the WASI module once
@@ -54,15 +60,49 @@ func Build(ctx context.Context, dir string) (Binaries, error) {
 			return b, err
 		}
 	}
-	// A one-rank WASI job leaves the module's machine code in meshrun's
-	// compilation cache, so the runs' meshruns, several at a time, do
-	// not each compile it (seconds of CPU each).
-	warm := exec.CommandContext(ctx, b.Meshrun, "-n", "1", b.WASM, "-op", "barrier", "-finalize", "-iters", "1")
-	warm.Env = cleanEnv()
-	if out, err := warm.CombinedOutput(); err != nil {
-		return b, fmt.Errorf("faultinject: a one-rank WASI job: %w\n%s", err, out)
+	return b, warm(ctx, b.Meshrun, b.WASM, "-op", "barrier", "-finalize", "-iters", "1")
+}
+
+// exampleWarmArgs are each example's arguments for a one-rank job that
+// is over at once.
+var exampleWarmArgs = map[string][]string{
+	Resilient: {"-iters", "1", "-points", "10"},
+	Farm:      {"-tasks", "1", "-work", "1"},
+}
+
+// BuildExamples builds the examples (Examples, from the module's
+// examples/), native and for wasip1, into dir, records them in b, and
+// compiles each WASI module once into meshrun's cache, as Build does
+// the workload's; b.Meshrun must be built.
+func BuildExamples(ctx context.Context, dir string, b *Binaries) error {
+	const mod = "github.com/meshmpi/meshmpi/examples/"
+	b.Examples = map[string]Program{}
+	for _, name := range Examples {
+		pr := Program{Native: filepath.Join(dir, name), WASM: filepath.Join(dir, name+".wasm")}
+		if err := (gobuild.Go{}).Build(ctx, pr.Native, mod+name); err != nil {
+			return err
+		}
+		if err := (gobuild.Go{GOOS: "wasip1", GOARCH: "wasm"}).Build(ctx, pr.WASM, mod+name); err != nil {
+			return err
+		}
+		if err := warm(ctx, b.Meshrun, pr.WASM, exampleWarmArgs[name]...); err != nil {
+			return err
+		}
+		b.Examples[name] = pr
 	}
-	return b, nil
+	return nil
+}
+
+// warm runs a one-rank WASI job of module, which leaves the module's
+// machine code in meshrun's compilation cache, so the runs' meshruns,
+// several at a time, do not each compile it (seconds of CPU each).
+func warm(ctx context.Context, meshrun, module string, args ...string) error {
+	cmd := exec.CommandContext(ctx, meshrun, append([]string{"-n", "1", module}, args...)...)
+	cmd.Env = cleanEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("faultinject: a one-rank WASI job of %s: %w\n%s", filepath.Base(module), err, out)
+	}
+	return nil
 }
 
 // DefaultHangLimit is how long a run waits after the fault for the
@@ -127,6 +167,9 @@ type Result struct {
 	Survivors map[int]Exit
 	// LastExit is the time from the fault to the last survivor's exit.
 	LastExit time.Duration
+	// Job is, for an example run, the time from rank 0's first line to
+	// the last survivor's exit (0 if one did not end).
+	Job time.Duration
 	// Report is meshrun's own lines ("meshrun: …") from every meshrun.
 	Report []string
 	// Output is every line the run's meshruns wrote, for a failed run.
@@ -182,6 +225,9 @@ func (r Result) Excused() bool { return r.Missed || r.Struck == Finalize }
 func (r Result) Failed() string {
 	if r.ULFM() {
 		return r.ulfmFailed()
+	}
+	if r.Example() {
+		return r.exampleFailed()
 	}
 	switch {
 	case r.Err != nil:
@@ -239,6 +285,8 @@ var (
 	roundLine = regexp.MustCompile(`^\[(\d+)\] fi (round .*)$`)
 	// meshrun -n N -v's embedded server: a rank left the job cleanly.
 	leftLine = regexp.MustCompile(`msg="rank left" component=signaling .*rank=(\d+) reason="connection closed"`)
+	// An example's first line, by rank 0: the computation starts.
+	exampleStart = regexp.MustCompile(`^\[0\] (\d+ points, \d+ iterations|\d+ tasks of \d+ hash steps)`)
 )
 
 // Run runs p: it starts the job, waits for the moment p strikes at,
@@ -269,6 +317,23 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 		settings[meshmpi.SettingKeepGoing] = "1"
 		args = append(args, "-keep-going=false")
 	}
+	// An example runs with KeepGoing of its own, and under meshrun
+	// --keep-going as its documentation says; it is struck once formed.
+	native, wasm := rn.Bin.Native, rn.Bin.WASM
+	if p.Example() {
+		pr, ok := rn.Bin.Examples[p.Op]
+		if !ok {
+			res.Err = fmt.Errorf("no binaries of example %s (BuildExamples)", p.Op)
+			return res
+		}
+		native, wasm = pr.Native, pr.WASM
+		args = p.ExampleArgs()
+		keepGoing = []string{"--keep-going"}
+		grace = []string{"--grace", ulfmGrace.String()}
+		settings[meshmpi.SettingKeepGoing] = "1"
+	}
+	// ulfm and example runs may be over before their fault strikes
+	mayMiss := p.Phase == Finalize || p.ULFM() || p.Example()
 
 	events := make(chan event, 256)
 	joins := make(chan int, 64) // ranks the harness's server admitted
@@ -320,7 +385,7 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 	// never ends by itself when frozen.
 	ownProc := -1
 	if p.Mode == Native {
-		argv := append(append(append([]string{"-v", "-n", strconv.Itoa(p.Ranks), "--native"}, keepGoing...), grace...), rn.Bin.Native)
+		argv := append(append(append([]string{"-v", "-n", strconv.Itoa(p.Ranks), "--native"}, keepGoing...), grace...), native)
 		if err := launch(nil, append(argv, args...)...); err != nil {
 			res.Err = err
 			return res
@@ -339,9 +404,9 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 			return res
 		}
 		for r := range p.Ranks {
-			exe := rn.Bin.Native
+			exe := native
 			if r < p.WASI {
-				exe = rn.Bin.WASM
+				exe = wasm
 			}
 			argv := append([]string{"join", srv.URL(), "--job", id, "--token", tokens[r], "--rank", strconv.Itoa(r), "-v"}, keepGoing...)
 			argv = append(append(argv, exe), args...)
@@ -368,7 +433,7 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 
 	limit := time.NewTimer(launchLimit)
 	defer limit.Stop()
-	var fault time.Time
+	var fault, started time.Time
 	for {
 		// The run is over when every meshrun but the victim's own ended.
 		over := true
@@ -380,7 +445,7 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 		if over {
 			switch {
 			case res.Faulted || res.Missed || res.Err != nil:
-			case p.Phase == Finalize || p.ULFM(): // the survivors were through before the delay ran out
+			case mayMiss: // the survivors were through before the delay ran out
 				res.Missed = true
 			default:
 				res.Err = errors.New("the job ended before the fault")
@@ -400,6 +465,11 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 			res.Output = append(res.Output, ev.line)
 			if strings.HasPrefix(ev.line, "meshrun: ") {
 				res.Report = append(res.Report, ev.line)
+			}
+			if p.Example() && started.IsZero() && exampleStart.MatchString(ev.line) {
+				started = ev.at
+				arm()
+				continue
 			}
 			if m := rankLine.FindStringSubmatch(ev.line); m != nil {
 				rank, _ := strconv.Atoi(m[1])
@@ -461,7 +531,7 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 				case res.Faulted && status == 0:
 					res.Missed = true // it had ended (a zombie takes signals too)
 				case res.Faulted:
-				case p.Phase == Finalize || p.ULFM() && status == 0: // it was quicker than the delay
+				case p.Phase == Finalize || (p.ULFM() || p.Example()) && status == 0: // it was quicker than the delay
 					res.Missed, trigger = true, nil
 				default:
 					res.Err = fmt.Errorf("the victim ended before the fault, with status %d", status)
@@ -522,13 +592,20 @@ func (rn *Runner) Run(ctx context.Context, p Plan) (res Result) {
 			return res
 		}
 	}
+	if p.Example() && !started.IsZero() && len(res.Survivors) == p.Ranks-1 {
+		for _, e := range res.Survivors {
+			res.Job = max(res.Job, e.At.Sub(started))
+		}
+	}
 	if res.Faulted && !res.Missed {
-		over := p.ULFM() // a ulfm job is short: its survivors may be through before the fault
+		// a ulfm job is short, an example's computation may be over:
+		// their survivors may be through before the fault
+		over := p.ULFM() || p.Example()
 		for _, e := range res.Survivors {
 			res.LastExit = max(res.LastExit, e.At.Sub(fault))
 			over = over && e.At.Before(fault)
 		}
-		res.Missed = over && len(res.Survivors) == p.Ranks-1 || p.ULFM() && res.VictimLeft
+		res.Missed = over && len(res.Survivors) == p.Ranks-1 || (p.ULFM() || p.Example()) && res.VictimLeft
 	}
 	return res
 }

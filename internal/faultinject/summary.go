@@ -13,7 +13,8 @@ import (
 
 // Summary counts runs and collects the time from fault to last survivor
 // exit. The counts above ULFM are of the other runs; ulfm runs (judged by
-// the fault-tolerant contract, Result.Verdict) have counts of their own.
+// the fault-tolerant contract, Result.Verdict) and example runs
+// (Result.ExampleVerdict) have counts of their own.
 type Summary struct {
 	Runs    int // results added
 	Errors  int // runs that could not be made (Result.Err)
@@ -23,11 +24,13 @@ type Summary struct {
 	Excused int // finalize runs whose survivors may have succeeded, and did
 	Named   int // faulted native runs whose meshrun report names the victim
 	Native  int // faulted native runs (the ones meshrun's report can name the victim in)
-	// ULFM counts the ulfm runs.
-	ULFM ULFMSummary
+	// ULFM counts the ulfm runs, Examples the example runs.
+	ULFM     ULFMSummary
+	Examples ExampleSummary
 	// Lasts are the fault → last survivor exit times by "kind phase",
-	// and for ulfm runs by "ulfm kind step" (formation, revoke, agree,
-	// shrink, finalize).
+	// for ulfm runs by "ulfm kind step" (formation, revoke, agree,
+	// shrink, finalize), and for example runs by "example kind" (the
+	// example computes on after the fault: the time to its end).
 	Lasts map[string][]time.Duration
 	// Failures are one line per failed run.
 	Failures []string
@@ -44,6 +47,10 @@ func (s *Summary) Add(r Result) {
 	}
 	if r.Plan.ULFM() {
 		s.addULFM(r)
+		return
+	}
+	if r.Plan.Example() {
+		s.addExample(r)
 		return
 	}
 	switch {
@@ -130,6 +137,81 @@ func (s *Summary) addULFM(r Result) {
 	}
 }
 
+// ExampleSummary counts example runs.
+type ExampleSummary struct {
+	Runs         int // results added
+	Errors       int // runs that could not be made
+	Hangs        int // runs with a survivor still running at the hang limit
+	WrongAnswers int // runs whose example's check against the sequential run failed
+	Unrecovered  int // runs with a survivor that did not exit 0, or without "ok"
+	Misreported  int // runs whose example listed a rank as failed that was not struck
+	Meshrun      int // runs whose meshruns exited nonzero or did not list a native victim as failed
+	Missed       int // the victim or the computation had ended before the fault
+	Recovered    int // runs whose example listed the victim as failed
+	Passed       int // runs by the fault-tolerant contract
+	// Where counts the runs made by "mode kind example".
+	Where map[string]int
+	// Jobs are the times from rank 0's first line to the last
+	// survivor's exit, by "example mode" for the runs whose fault
+	// missed (unfaulted) and by "example mode kind" for the others.
+	Jobs map[string][]time.Duration
+}
+
+// Failed is the number of example runs that failed.
+func (e ExampleSummary) Failed() int {
+	return e.Runs - e.Passed
+}
+
+func (s *Summary) addExample(r Result) {
+	e := &s.Examples
+	if e.Where == nil {
+		e.Where, e.Jobs = map[string]int{}, map[string][]time.Duration{}
+	}
+	e.Runs++
+	if r.Err != nil {
+		e.Errors++
+		return
+	}
+	e.Where[string(r.Mode)+" "+string(r.Kind)+" "+r.Op]++
+	if r.Hung {
+		e.Hangs++
+	} else {
+		v := r.ExampleVerdict()
+		if r.Missed {
+			e.Missed++
+		}
+		if v.Recovered {
+			e.Recovered++
+		}
+		if len(v.WrongAnswer) > 0 {
+			e.WrongAnswers++
+		}
+		if len(v.Unrecovered) > 0 {
+			e.Unrecovered++
+		}
+		if len(v.Misreported) > 0 {
+			e.Misreported++
+		}
+		if len(v.Meshrun) > 0 {
+			e.Meshrun++
+		}
+		if v.ok() {
+			e.Passed++
+		}
+	}
+	if r.Job > 0 {
+		key := r.Op + " " + string(r.Mode)
+		if !r.Missed {
+			key += " " + string(r.Kind)
+		}
+		e.Jobs[key] = append(e.Jobs[key], r.Job)
+	}
+	if r.Faulted && !r.Missed && !r.Hung {
+		key := r.Op + " " + string(r.Kind)
+		s.Lasts[key] = append(s.Lasts[key], r.LastExit)
+	}
+}
+
 // Quantile is the q-quantile (nearest rank) of ds; 0 when empty.
 func Quantile(ds []time.Duration, q float64) time.Duration {
 	if len(ds) == 0 {
@@ -152,14 +234,23 @@ func (s *Summary) WriteTo(w io.Writer) (int64, error) {
 	if u := s.ULFM; u.Runs > 0 {
 		fmt.Fprintf(&b, "ulfm runs %d: hangs %d, disagreements %d, survivors not recovered %d, meshrun exit/report wrong %d; passed %d (of which the job never formed %d, victim gone before the fault %d); runs not made %d\n",
 			u.Runs, u.Hangs, u.Disagreements, u.Unrecovered, u.Meshrun, u.Passed, u.NotFormed, u.Missed, u.Errors)
-		wheres := make([]string, 0, len(u.Where))
-		for k := range u.Where {
-			wheres = append(wheres, k)
-		}
-		sort.Strings(wheres)
 		fmt.Fprintf(&b, "ulfm runs by mode, fault and step struck:\n")
-		for _, k := range wheres {
+		for _, k := range sortedKeys(u.Where) {
 			fmt.Fprintf(&b, "  %-28s %d\n", k, u.Where[k])
+		}
+	}
+	if e := s.Examples; e.Runs > 0 {
+		fmt.Fprintf(&b, "example runs %d: passed %d, failed %d (hangs %d, wrong answers %d, survivors not recovered %d, failed ranks misreported %d, meshrun exit/report wrong %d, runs not made %d); victim gone or computation over before the fault %d; example reported the victim failed %d\n",
+			e.Runs, e.Passed, e.Failed(), e.Hangs, e.WrongAnswers, e.Unrecovered, e.Misreported, e.Meshrun, e.Errors, e.Missed, e.Recovered)
+		fmt.Fprintf(&b, "example runs by mode, fault and example:\n")
+		for _, k := range sortedKeys(e.Where) {
+			fmt.Fprintf(&b, "  %-28s %d\n", k, e.Where[k])
+		}
+		fmt.Fprintf(&b, "example job time, rank 0's first line → last survivor exit (missed: unfaulted):\n")
+		for _, k := range sortedKeys(e.Jobs) {
+			ds := e.Jobs[k]
+			fmt.Fprintf(&b, "  %-24s n=%-4d p50 %-8v p99 %-8v max %v\n", k, len(ds),
+				Quantile(ds, 0.5).Round(time.Millisecond), Quantile(ds, 0.99).Round(time.Millisecond), Quantile(ds, 1).Round(time.Millisecond))
 		}
 	}
 	keys := make([]string, 0, len(s.Lasts))
@@ -185,4 +276,14 @@ func (s *Summary) WriteTo(w io.Writer) (int64, error) {
 	}
 	n, err := io.WriteString(w, b.String())
 	return int64(n), err
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

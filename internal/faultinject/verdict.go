@@ -196,16 +196,22 @@ func (r Result) ulfmFailed() string {
 	case r.Err != nil:
 		return "run: " + r.Err.Error()
 	case r.Hung:
-		var ranks []int
-		for _, s := range r.survivors() {
-			if _, ok := r.Survivors[s]; !ok {
-				ranks = append(ranks, s)
-			}
-		}
-		return fmt.Sprintf("hang: rank(s) %v still running %v after the fault", ranks, r.LastExit.Round(time.Millisecond))
+		return r.hang()
 	}
 	if v := r.Verdict(); !v.ok() {
 		return v.String()
 	}
 	return ""
+}
+
+// hang is Failed's line for a hung ulfm or example run: the survivors
+// that had not ended.
+func (r Result) hang() string {
+	var ranks []int
+	for _, s := range r.survivors() {
+		if _, ok := r.Survivors[s]; !ok {
+			ranks = append(ranks, s)
+		}
+	}
+	return fmt.Sprintf("hang: rank(s) %v still running %v after the fault", ranks, r.LastExit.Round(time.Millisecond))
 }
