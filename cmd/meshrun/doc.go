@@ -227,7 +227,12 @@
 //
 // SIGINT, SIGTERM or SIGHUP to meshrun sends the ranks SIGTERM at
 // once, with the same escalation (a second signal kills them), and meshrun
-// exits with 128+signal (130 for SIGINT). Under --timeout D every rank
+// exits with 128+signal (130 for SIGINT): the job ends within two
+// --grace periods whatever it is doing. A signal while go build runs
+// interrupts it; one while meshrun compiles the WASI module leaves the
+// compile behind ("terminated: stopping (the WASI module was still
+// compiling)"); one while the ranks are still starting (a large -n)
+// starts no more of them and stops those started. Under --timeout D every rank
 // (native or WASI) gets meshmpi.EnvTimeout: D after the job formed it
 // prints what it is blocked in ("meshmpi: rank 2 timed out after 10s
 // (MESHMPI_TIMEOUT): Recv(from rank 1, tag 7) on world: waiting for a

@@ -108,9 +108,9 @@ func (l *launcher) run() int {
 	}
 	var prog program
 	if nwasi > 0 {
-		if prog, err = l.compile(t.wasm); err != nil {
-			l.fail("%v", err)
-			return exitUsage
+		var status int
+		if prog, status = l.compileOrStop(t.wasm); prog == nil {
+			return status
 		}
 		defer prog.Close(context.Background())
 	}
@@ -193,6 +193,50 @@ func (l *launcher) compile(path string) (program, error) {
 	}
 	l.log.Info("compiled", "module", path, "runtime", rt, "bytes", len(module), "cache", cache, "took", time.Since(start).Round(time.Millisecond))
 	return p, nil
+}
+
+// compileOrStop compiles the WASI ranks' module (compile), or gives up at
+// a signal: a compile (seconds for a large module without a cache, more
+// on a loaded host) is left to finish on its own and its program
+// closed, and meshrun exits at once. When it fails, prog is nil and
+// status is meshrun's exit status.
+func (l *launcher) compileOrStop(path string) (prog program, status int) {
+	type result struct {
+		prog program
+		err  error
+	}
+	done := make(chan result, 1)
+	abandoned := make(chan struct{})
+	go func() {
+		p, err := l.compile(path)
+		select {
+		case done <- result{p, err}:
+		case <-abandoned:
+			if err == nil {
+				_ = p.Close(context.Background())
+			}
+		}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			l.fail("%v", r.err)
+			return nil, exitUsage
+		}
+		return r.prog, 0
+	case sig := <-l.sigc:
+		close(abandoned)
+		// done has room: a compile that ended meanwhile is closed too
+		select {
+		case r := <-done:
+			if r.err == nil {
+				_ = r.prog.Close(context.Background())
+			}
+		default:
+		}
+		l.fail("%v: stopping (the WASI module was still compiling)", sig)
+		return nil, signalStatus(sig)
+	}
 }
 
 // build builds t's package into dir, natively or for wasip1, or gives up
@@ -306,6 +350,19 @@ func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.Job
 	chld, unwatch := watchStops()
 	defer unwatch()
 	for i := range l.cfg.n {
+		// a signal while the ranks start (a large job, a loaded host)
+		// stops the start: the ranks started so far are stopped below
+		select {
+		case sig := <-l.sigc:
+			j.override = signalStatus(sig)
+			l.fail("%v: stopping the ranks", sig)
+			l.log.Info("signal while the ranks start", "started", i, "of", l.cfg.n)
+			j.escalate()
+		default:
+		}
+		if j.override != 0 {
+			break
+		}
 		start := j.start
 		if i < nwasi {
 			start = j.startWASI

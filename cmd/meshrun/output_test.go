@@ -19,7 +19,8 @@ func TestOutputDir(t *testing.T) {
 	m := start("-n", "3", "--output-dir", dir, "sh", "-c", `echo "out $MESHMPI_RANK"; echo "err $MESHMPI_RANK" >&2; printf "last $MESHMPI_RANK"`)
 	require.Equal(t, 0, m.wait(t))
 	for r := range 3 {
-		require.Contains(t, m.stdout.String(), fmt.Sprintf("[%d] out %d\n[%d] last %d\n", r, r, r, r), "the terminal's copy is as before")
+		require.Contains(t, m.stdout.String(), fmt.Sprintf("[%d] out %d\n", r, r), "the terminal's copy is as before")
+		require.Contains(t, m.stdout.String(), fmt.Sprintf("[%d] last %d\n", r, r))
 		checkFile(t, filepath.Join(dir, fmt.Sprintf("rank.%d.stdout", r)), fmt.Sprintf("out %d\nlast %d\n", r, r))
 		checkFile(t, filepath.Join(dir, fmt.Sprintf("rank.%d.stderr", r)), fmt.Sprintf("err %d\n", r))
 	}
