@@ -226,7 +226,7 @@ func Quantile(ds []time.Duration, q float64) time.Duration {
 // WriteTo prints the summary.
 func (s *Summary) WriteTo(w io.Writer) (int64, error) {
 	var b strings.Builder
-	if other := s.Runs - s.ULFM.Runs; other > 0 {
+	if other := s.Runs - s.ULFM.Runs - s.Examples.Runs; other > 0 {
 		fmt.Fprintf(&b, "runs %d: hangs %d, survivors without error %d, finalize runs where survivors finished %d, victim gone before the fault %d, runs not made %d\n",
 			other, s.Hangs, s.Silent, s.Excused, s.Missed, s.Errors)
 		fmt.Fprintf(&b, "meshrun's report names the victim in %d of %d native runs\n", s.Named, s.Native)
