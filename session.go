@@ -259,6 +259,7 @@ func (s *Session) evicted(err error) {
 // EnvTimeout leaves the job.
 func (s *Session) ownProcess() error {
 	s.exitOnAbort.Store(true)
+	s.answerReports() // report_unix.go
 	if err := s.limitRun(); err != nil {
 		s.Abort(err)
 		return err

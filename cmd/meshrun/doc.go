@@ -241,6 +241,33 @@
 // signal, and meshrun exits with 124. A target that does not
 // build, or bad arguments, exit with 2.
 //
+// # Hang reports
+//
+// SIGQUIT to meshrun (Ctrl-\) asks every rank what it is blocked in,
+// without ending the job; so does --report-hang D, once no rank wrote a
+// line for D (and again after the next quiet D if a rank did not
+// answer, as one that has not joined yet cannot). A native rank process
+// gets meshmpi.EnvReport=1 and, when asked, meshmpi.ReportSignal
+// (SIGWINCH, which a process not listening ignores); the library prints
+// the report --timeout prints, on the rank's standard error, and the
+// rank carries on:
+//
+//	[2] meshmpi: rank 2 is blocked in Recv(from rank 1, tag 7) on world: waiting for a message from rank 1
+//
+// Meshrun reads the answers as they pass and, once every rank asked
+// answered or after 3 s, gives its verdict:
+//
+//	meshrun: hang report: every rank is blocked in meshmpi: a deadlock (or a message no rank sends)
+//	meshrun: hang report: rank 1 is running, not blocked in meshmpi; rank 3 did not answer within 3s
+//
+// A WASI rank cannot be asked (a guest has no signals, and the host has
+// no message for this yet): meshrun names it ("rank 0 cannot be asked"),
+// and when every other rank is blocked says "a deadlock, unless rank 0
+// (not asked) is not". A browser rank, or a late rank of another
+// meshrun, is no child of this meshrun and is not asked. On Windows
+// there is no SIGQUIT and no signal to ask a rank with: every rank
+// process "cannot be asked".
+//
 // Each rank runs in a process group of its own, so meshrun's signals reach
 // its children too. On Linux a rank also gets SIGTERM from the kernel if
 // meshrun itself is killed (SIGKILL, out of memory) before it could stop

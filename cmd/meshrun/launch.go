@@ -44,17 +44,18 @@ const (
 
 // launcher runs one meshrun command: build, job, ranks.
 type launcher struct {
-	cfg    config
-	log    *slog.Logger
-	stdout io.Writer // lockedWriters, shared by the ranks' lineWriters
-	stderr io.Writer
-	sigc   <-chan os.Signal
-	seats  []string         // the embedded job's seat tokens, by rank; nil for an existing job
-	server *signaling.Local // the embedded server; nil for an existing job
-	deps   *departureLog    // the embedded server's departures; nil for an existing job
-	page   *browserProgram  // with --max, the package built for the browser's run page; nil if none
-	late   string           // with --max, the embedded job's late token
-	web    *webServer       // with --max and a page, the run page's server; nil if none
+	cfg     config
+	log     *slog.Logger
+	stdout  io.Writer // lockedWriters, shared by the ranks' lineWriters
+	stderr  io.Writer
+	sigc    <-chan os.Signal // signals that stop the job
+	reports <-chan os.Signal // signals that ask for a hang report (SIGQUIT)
+	seats   []string         // the embedded job's seat tokens, by rank; nil for an existing job
+	server  *signaling.Local // the embedded server; nil for an existing job
+	deps    *departureLog    // the embedded server's departures; nil for an existing job
+	page    *browserProgram  // with --max, the package built for the browser's run page; nil if none
+	late    string           // with --max, the embedded job's late token
+	web     *webServer       // with --max and a page, the run page's server; nil if none
 }
 
 // fail reports a failure in one line on stderr.
@@ -341,7 +342,8 @@ func (l *launcher) job() (spec meshmpi.JobSpec, stop func(), err error) {
 // meshrun's exit status.
 func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.JobSpec) int {
 	j := &job{l: l, exe: t.exe, env: l.cfg.env.with(withRankTimeout(rankEnv(os.Environ(), spec, l.cfg.joinTimeout), l.cfg.timeout)), exits: make(chan exit, l.cfg.n),
-		prog: prog, nwasi: nwasi, name: t.name, spec: spec}
+		prog: prog, nwasi: nwasi, name: t.name, spec: spec, hang: newHangWatch(l.cfg.n, l.cfg.reportHang)}
+	defer j.hang.stop()
 	// A rank stopped by a signal cannot answer its peers: the kernel tells
 	// meshrun with SIGCHLD, and meshrun names it as the job's trouble
 	// before its peers fail because of it. Asked for before the first
@@ -397,6 +399,14 @@ func (l *launcher) supervise(t target, prog program, nwasi int, spec meshmpi.Job
 				l.fail("%v: stopping the ranks", sig)
 			}
 			j.escalate()
+		case sig := <-l.reports:
+			j.askReports(sig.String())
+		case a := <-j.hang.answers:
+			j.answered(a)
+		case <-j.hang.timer:
+			j.reportVerdict()
+		case <-j.hang.idleC():
+			j.idleCheck()
 		case <-timeout:
 			timeout = nil
 			if j.override == 0 {
@@ -439,7 +449,8 @@ func rankEnv(environ []string, spec meshmpi.JobSpec, joinTimeout time.Duration) 
 		env = append(env, kv)
 	}
 	env = append(env,
-		meshmpi.EnvSignal+"="+spec.Signal, meshmpi.EnvJob+"="+spec.Job, meshmpi.EnvToken+"="+spec.Token)
+		meshmpi.EnvSignal+"="+spec.Signal, meshmpi.EnvJob+"="+spec.Job, meshmpi.EnvToken+"="+spec.Token,
+		meshmpi.EnvReport+"=1") // answer SIGQUIT's question (hang.go)
 	if joinTimeout > 0 {
 		env = append(env, meshmpi.EnvJoinTimeout+"="+joinTimeout.String())
 	}
@@ -509,6 +520,8 @@ type job struct {
 	cause  string
 	frozen <-chan time.Time // when to kill ranks found stopped; nil if none
 
+	hang *hangWatch // SIGQUIT and --report-hang (hang.go)
+
 }
 
 // rank is one rank process, or a WASI rank running in meshrun.
@@ -573,6 +586,7 @@ func (j *job) start(i int) error {
 	if err := j.openOutput(r); err != nil {
 		return err
 	}
+	r.stdout.onLine, r.stderr.onLine = j.hang.seen, j.hang.tap(r)
 	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
 	cmd.SysProcAttr = rankProcAttr()
 	cmd.WaitDelay = outputDrain
@@ -611,6 +625,7 @@ func (j *job) startWASI(i int) error {
 		stop()
 		return err
 	}
+	r.stdout.onLine, r.stderr.onLine = j.hang.seen, j.hang.seen // a guest cannot be asked
 	// a rank the server numbers (a late rank among them): its host
 	// learns its rank when it joins, and its lines wait for it
 	joined := &joinedRank{}

@@ -45,6 +45,7 @@ func hangLimit() time.Duration {
 type meshrunRun struct {
 	args           []string
 	sigc           chan os.Signal // what meshrun receives as signals
+	reports        chan os.Signal // SIGQUIT: a hang report
 	stdout, stderr notifyBuffer
 	status         chan int
 	ctx            context.Context // ends at the hang limit
@@ -53,11 +54,11 @@ type meshrunRun struct {
 
 // start runs meshrun with args in a goroutine.
 func start(args ...string) *meshrunRun {
-	m := &meshrunRun{args: args, sigc: make(chan os.Signal, 2), status: make(chan int, 1)}
+	m := &meshrunRun{args: args, sigc: make(chan os.Signal, 2), reports: make(chan os.Signal, 1), status: make(chan int, 1)}
 	m.stdout.written = make(chan struct{}, 1)
 	m.stderr.written = make(chan struct{}, 1)
 	m.ctx, m.cancel = context.WithTimeout(context.Background(), hangLimit())
-	go func() { m.status <- run(args, &m.stdout, &m.stderr, m.sigc) }()
+	go func() { m.status <- run(args, &m.stdout, &m.stderr, m.sigc, m.reports) }()
 	return m
 }
 

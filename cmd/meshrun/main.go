@@ -66,6 +66,11 @@ flags:
   --timeout D        each rank prints what it is blocked in D after the job
                      formed and exits 124; meshrun stops what is left soon
                      after and exits 124 (default none)
+  --report-hang D    when no rank wrote a line for D, ask every native rank
+                     what it is blocked in, as SIGQUIT to meshrun does:
+                     each prints it ("[2] meshmpi: rank 2 is blocked in
+                     Recv(…)") and carries on, and meshrun says whether
+                     every rank is blocked in meshmpi: a deadlock
   --grace D          wait between a failure, SIGTERM and SIGKILL (default 2s)
   --keep-going       a rank that fails does not end the job: the others
                      carry on (a fault-tolerant program handles the loss);
@@ -97,26 +102,32 @@ type config struct {
 	timeout     time.Duration     // 0: none
 	grace       time.Duration
 	verbose     bool
-	native      bool    // --native: every rank a native process
-	wasi        int     // --wasi K: the first K ranks under WASI; 0: by the target
-	runtime     string  // --runtime: runtimeWazero, runtimeWasmtime, or "" for wazero
-	env         envFlag // -x/--env: VAR=value for every rank
-	keepGoing   bool    // --keep-going: a failed rank does not end the job
-	max         int     // --max M: meshrun's own job may grow to M ranks; 0: it cannot
-	joinInfo    string  // --join-info FILE: where to write the join URLs; "": nowhere
-	outputDir   string  // --output-dir DIR: each rank's output also in DIR/rank.N.stdout and .stderr; "": none
-	memCheck    bool    // --mem-check: refuse a job whose ranks would not fit in the available memory
+	native      bool          // --native: every rank a native process
+	wasi        int           // --wasi K: the first K ranks under WASI; 0: by the target
+	runtime     string        // --runtime: runtimeWazero, runtimeWasmtime, or "" for wazero
+	env         envFlag       // -x/--env: VAR=value for every rank
+	keepGoing   bool          // --keep-going: a failed rank does not end the job
+	max         int           // --max M: meshrun's own job may grow to M ranks; 0: it cannot
+	joinInfo    string        // --join-info FILE: where to write the join URLs; "": nowhere
+	outputDir   string        // --output-dir DIR: each rank's output also in DIR/rank.N.stdout and .stderr; "": none
+	memCheck    bool          // --mem-check: refuse a job whose ranks would not fit in the available memory
+	reportHang  time.Duration // --report-hang D: ask for a hang report after D without a line from any rank; 0: never
 }
 
 func main() {
 	sigc := make(chan os.Signal, 4)
 	signal.Notify(sigc, stopSignals...)
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, sigc))
+	reports := make(chan os.Signal, 1)
+	if len(reportSignals) > 0 {
+		signal.Notify(reports, reportSignals...)
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, sigc, reports))
 }
 
 // run is meshrun with its arguments, output streams and the signals it
-// receives; it returns the exit status.
-func run(args []string, stdout, stderr io.Writer, sigc <-chan os.Signal) int {
+// receives (sigc to stop, reports to ask for a hang report); it returns
+// the exit status.
+func run(args []string, stdout, stderr io.Writer, sigc, reports <-chan os.Signal) int {
 	out, errw := &lockedWriter{w: stdout}, &lockedWriter{w: stderr}
 	cfg, err := parseArgs(args)
 	if errors.Is(err, flag.ErrHelp) {
@@ -131,7 +142,7 @@ func run(args []string, stdout, stderr io.Writer, sigc <-chan os.Signal) int {
 	if cfg.verbose {
 		log = slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	l := &launcher{cfg: cfg, log: log, stdout: out, stderr: errw, sigc: sigc}
+	l := &launcher{cfg: cfg, log: log, stdout: out, stderr: errw, sigc: sigc, reports: reports}
 	return l.run()
 }
 
@@ -303,6 +314,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.BoolVar(&cfg.keepGoing, "keep-going", false, "")
 	fs.StringVar(&cfg.outputDir, "output-dir", "", "")
 	fs.BoolVar(&cfg.memCheck, "mem-check", true, "")
+	fs.DurationVar(&cfg.reportHang, "report-hang", 0, "")
 	fs.Var(&cfg.env, "x", "")
 	fs.Var(&cfg.env, "env", "")
 	return fs
@@ -359,6 +371,8 @@ func takeTarget(cfg *config, rest []string) error {
 		return fmt.Errorf("--join-timeout %v: want a positive duration", cfg.joinTimeout)
 	case cfg.timeout < 0:
 		return fmt.Errorf("--timeout %v: want a positive duration, or 0 for none", cfg.timeout)
+	case cfg.reportHang < 0:
+		return fmt.Errorf("--report-hang %v: want a positive duration, or 0 for never", cfg.reportHang)
 	case cfg.grace < 0:
 		return fmt.Errorf("--grace %v: must not be negative", cfg.grace)
 	case cfg.native && cfg.wasi > 0:

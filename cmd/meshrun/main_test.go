@@ -98,6 +98,12 @@ func TestParseArgs(t *testing.T) {
 			want:       config{n: 2, target: "./pi", settings: loopback, grace: 2 * time.Second},
 			noMemCheck: true,
 		},
+		{
+			name: "--report-hang",
+			args: []string{"-n", "2", "--report-hang", "30s", "./pi"},
+			want: config{n: 2, target: "./pi", settings: loopback, grace: 2 * time.Second, reportHang: 30 * time.Second},
+		},
+		{name: "negative --report-hang", args: []string{"-n", "2", "--report-hang", "-1s", "./pi"}, err: "--report-hang"},
 		{name: "-- and no target", args: []string{"-n", "2", "--"}, err: "no package or binary"},
 		{name: "flags after the target belong to it", args: []string{"./pi", "-n", "4"}, err: "-n is required"},
 		{name: "no -n", args: []string{"./pi"}, err: "-n is required"},

@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/meshmpi/meshmpi"
 )
 
 // stopSignals are the signals that stop the job: Ctrl-C, kill(1)'s
@@ -51,3 +53,11 @@ func interruptGroup(cmd *exec.Cmd) {
 // isExecutable reports whether the file described by info may be run: an
 // execute permission bit is set.
 func isExecutable(path string, info fs.FileInfo) bool { return info.Mode()&0o111 != 0 }
+
+// reportSignals ask meshrun what every rank is blocked in (hang.go).
+var reportSignals = []os.Signal{syscall.SIGQUIT}
+
+// askReport asks the rank process p (not its group: the rank's own
+// children are not ranks) for its report: meshmpi.ReportSignal, which
+// a process that is not listening ignores.
+func askReport(p *os.Process) error { return p.Signal(meshmpi.ReportSignal) }

@@ -59,3 +59,11 @@ func isExecutable(path string, info fs.FileInfo) bool {
 	}
 	return false
 }
+
+// reportSignals is empty: Windows has no SIGQUIT (Ctrl-Break stops the
+// job); --report-hang still asks.
+var reportSignals []os.Signal
+
+// askReport cannot ask a rank process on Windows, which has no signals
+// to send it.
+func askReport(*os.Process) error { return errNoReportSignal }

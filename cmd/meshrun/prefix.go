@@ -38,6 +38,9 @@ type lineWriter struct {
 	file    io.Writer
 	fileErr func(error) // called with file's first error; may be nil
 	fileBad bool
+	// onLine, when set, sees every whole line the rank wrote, without
+	// the prefix or the newline, as it passes (hang.go's tap)
+	onLine func(line []byte)
 
 	mu      sync.Mutex
 	partial []byte // the current line so far, without the prefix
@@ -71,8 +74,19 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 		raw += len(w.partial) + 1
 		lines = w.appendPartial(lines)
 	}
+	pre := len(w.prefix) // the prefix of each line, or none while holding
+	if w.holding {
+		pre = 0
+	}
 	if err := w.emit(lines, raw); err != nil {
 		return 0, err
+	}
+	if w.onLine != nil { // after the lines went out: what onLine makes of them follows them
+		for rest := lines; len(rest) > 0; {
+			i := bytes.IndexByte(rest, '\n')
+			w.onLine(rest[pre:i])
+			rest = rest[i+1:]
+		}
 	}
 	return n, nil
 }
