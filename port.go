@@ -70,6 +70,13 @@ type ports struct {
 	stopped   error // the endpoint closed: no port takes requests
 	req       [portReqLen]byte
 	tags      atomic.Uint32 // the reply tags of this process's connects
+	// posting is listenPort's state: 0 idle, 1 posting the receive,
+	// 2 posting and the receive completed (a request was waiting): the
+	// poster then posts again instead of the completion recursing
+	posting atomic.Int32
+	// refusing counts refusals being sent; past maxRefusals a refusal
+	// is dropped (only a flood of connects to closed ports gets there)
+	refusing atomic.Int32
 }
 
 // port is one open port: the connect requests waiting for an Accept.
@@ -99,10 +106,26 @@ func (p *proc) listenPorts() {
 	p.ports.mu.Lock()
 }
 
-// listenPort posts the listener's receive, without ports.mu held: a
-// request waiting already completes it at once, on this goroutine.
+// listenPort posts the listener's receive, without ports.mu held. A
+// request waiting already completes it at once, on this goroutine
+// (CompleteFrom), which then leaves the next post to this loop: a burst
+// of queued requests does not nest one call per request.
 func (p *proc) listenPort() {
-	_ = p.ep.RecvNotify(peer.AnySource, portContext, 0, -1, p.ports.req[:], (*portListener)(p), 0)
+	for {
+		p.ports.posting.Store(1)
+		_ = p.ep.RecvNotify(peer.AnySource, portContext, 0, -1, p.ports.req[:], (*portListener)(p), 0)
+		if p.ports.posting.CompareAndSwap(1, 0) {
+			return // posted, not completed yet: a later completion posts again
+		}
+	}
+}
+
+// relisten posts the listener's receive again after a completion: the
+// poster's loop does, if the completion came inside its post.
+func (p *proc) relisten() {
+	if !p.ports.posting.CompareAndSwap(1, 2) {
+		p.listenPort()
+	}
 }
 
 // Complete implements peer.Completer; CompleteFrom is called instead.
@@ -138,18 +161,26 @@ func (l *portListener) CompleteFrom(_ int32, source, n int, err error) {
 		}
 	}
 	pt.mu.Unlock()
-	p.listenPort()
-	if valid && !queued {
+	if valid && !queued && pt.refusing.Add(1) <= maxRefusals {
 		why := fmt.Sprintf("port %d of job rank %d is not open", id, p.ep.Rank())
 		if o != nil {
 			why = fmt.Sprintf("port %d of job rank %d has %d connects waiting already", id, p.ep.Rank(), portBacklog)
 		}
 		go p.refuse(source, tag, why)
+	} else if valid && !queued {
+		pt.refusing.Add(-1)
 	}
+	p.relisten()
 }
+
+// maxRefusals bounds the refusals a process sends at once, each on its
+// own goroutine (the listener runs on the completing goroutine, which a
+// send must not block).
+const maxRefusals = 64
 
 // refuse tells a connecting leader that its request failed.
 func (p *proc) refuse(to, tag int, why string) {
+	defer p.ports.refusing.Add(-1)
 	msg := append([]byte{byte(errClass(ErrPort) + 1)}, why...)
 	q := p2pRequest{c: p.world, kind: p2pSend, rank: 0, world: to, tag: tag, ctx: portContext, buf: msg, elem: 1}
 	_, _ = q.run() // a leader that is gone needs no answer
@@ -203,6 +234,7 @@ func (c *Comm) ClosePort(port string) error {
 	for {
 		select {
 		case r := <-o.reqs:
+			c.p.ports.refusing.Add(1) // refuse counts itself out
 			c.p.refuse(r.from, r.tag, fmt.Sprintf("port %q was closed", port))
 		default:
 			return nil

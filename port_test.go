@@ -3,8 +3,10 @@ package meshmpi
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -525,5 +527,70 @@ func TestAcceptOnRevokedComm(t *testing.T) {
 		}
 		return nil
 	}, WithTimeout(time.Minute))
+	require.NoError(t, err)
+}
+
+// A flood of connect requests for a port that is not open, queued before
+// the listener runs: the listener takes them in a loop (not a call per
+// request nested in the last), refuses at most maxRefusals at a time, and
+// the port that then opens still accepts.
+func TestPortRequestFlood(t *testing.T) {
+	const flood = 5000
+	err := Run(2, func(world *Comm) error {
+		p := world.p
+		// nonblocking: past its credit a send waits for the listener,
+		// which starts once the barrier is over
+		sends := make([]p2pRequest, flood)
+		if world.Rank() == 1 {
+			reqs := make([]byte, flood*portReqLen)
+			for i := range sends {
+				req := reqs[i*portReqLen : (i+1)*portReqLen]
+				binary.LittleEndian.PutUint32(req, 77)                  // no such port
+				binary.LittleEndian.PutUint32(req[4:], uint32(TagUB-i)) // reply tags no Connect of this test uses
+				sends[i] = p2pRequest{c: world, kind: p2pSend, world: 0, tag: 0, ctx: portContext, buf: req, elem: 1}
+				if err := sends[i].start(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := Barrier(world); err != nil { // the flood is queued at rank 0
+			return err
+		}
+		var port string
+		if world.Rank() == 0 {
+			before := runtime.NumGoroutine()
+			var err error
+			if port, err = world.Self().OpenPort(); err != nil { // starts the listener
+				return err
+			}
+			if n := runtime.NumGoroutine() - before; n > maxRefusals+8 {
+				return fmt.Errorf("%d goroutines more after the flood, want at most %d", n, maxRefusals+8)
+			}
+		}
+		name := make([]byte, 32)
+		copy(name, port)
+		if err := Bcast(world, name, 0); err != nil {
+			return err
+		}
+		if world.Rank() == 1 {
+			for i := range sends {
+				p.await(sends[i].op, sends[i].block())
+				if _, err := sends[i].result(false); err != nil {
+					return err
+				}
+			}
+		}
+		var inter *Comm
+		var err error
+		if world.Rank() == 0 {
+			inter, err = world.Self().Accept(port, 0)
+		} else {
+			inter, err = world.Self().Connect(string(bytes.TrimRight(name, "\x00")), 0)
+		}
+		if err != nil {
+			return err
+		}
+		return inter.Disconnect()
+	}, WithTimeout(2*time.Minute))
 	require.NoError(t, err)
 }
