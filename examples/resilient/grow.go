@@ -41,6 +41,16 @@ const (
 // errNotAdmitted is a failed admission the joiner may try again after.
 var errNotAdmitted = errors.New("not admitted")
 
+// errRecover says that the members agreed to recover, in the agreement
+// at a checkpoint (grow): a member whose checkpoint failed met it with
+// the main loop's agreement, whose flag lacks atCheckpoint.
+var errRecover = errors.New("a member failed: recovering")
+
+// atCheckpoint is the bit of a checkpoint's agreement flag that only the
+// members at the checkpoint set (the main loop's done flag is 0 or 1);
+// bit 0 is the leader's: it holds a joiner.
+const atCheckpoint = 2
+
 // door is the leader's open port and the joiners waiting at it, each as
 // a bridge: a communicator of the leader (rank 0) and the joiner (1).
 type door struct {
@@ -154,9 +164,15 @@ func (s *solver) grow() error {
 			bridge = s.door.next(s.joined < s.await, s.wait)
 		}
 	}
-	admit, err := c.Agree(boolInt(bridge != nil || c.Rank() != 0)) // the leader's flag decides
-	if err != nil || admit == 0 {
-		return err
+	// A member whose checkpoint failed (the barrier failed there, not
+	// everywhere) is in the main loop's agreement, which this one meets:
+	// its flag lacks atCheckpoint, and every member recovers, as it does.
+	v, err := c.Agree(atCheckpoint | boolInt(bridge != nil || c.Rank() != 0)) // the leader's bit decides
+	if err != nil || v&atCheckpoint == 0 {
+		return fmt.Errorf("at the checkpoint of iteration %d: %w", s.it, errRecover)
+	}
+	if v&1 == 0 {
+		return nil
 	}
 	if bridge != nil {
 		s.door.held = nil // admitted or not, this bridge is done

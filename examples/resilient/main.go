@@ -267,18 +267,20 @@ func resilient(world *meshmpi.Comm, cfg config) (err error) {
 	}
 	for {
 		rod, err := s.run()
-		if err != nil && !failure(err) {
+		if err != nil && !failure(err) && !errors.Is(err, errRecover) {
 			return err
 		}
-		if err != nil {
-			_ = s.comm.Revoke() // the others may be waiting on live ranks: make them leave
-		}
-		done, aerr := s.comm.Agree(boolInt(err == nil))
-		if aerr == nil && done == 1 {
-			return s.check(rod)
-		}
-		if aerr != nil && !failure(aerr) {
-			return aerr
+		if !errors.Is(err, errRecover) { // (a checkpoint's agreement was this one: grow)
+			if err != nil {
+				_ = s.comm.Revoke() // the others may be waiting on live ranks: make them leave
+			}
+			done, aerr := s.comm.Agree(boolInt(err == nil))
+			if aerr == nil && done == 1 {
+				return s.check(rod)
+			}
+			if aerr != nil && !failure(aerr) {
+				return aerr
+			}
 		}
 		if err := s.recover(); err != nil {
 			return err
