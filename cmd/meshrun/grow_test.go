@@ -93,7 +93,9 @@ func TestParseGrowth(t *testing.T) {
 			if len(cfg.args) == 0 {
 				cfg.args = nil
 			}
-			require.Equal(t, tc.want, cfg)
+			want := tc.want
+			want.memCheck = true // the default
+			require.Equal(t, want, cfg)
 		})
 	}
 }
