@@ -385,7 +385,8 @@ func TestGrowJoinWASI(t *testing.T) {
 		t.Skip("a WASI runtime and a WebRTC job in -short mode")
 	}
 	g := startLaterank(t, 3, 2, "", true)
-	late := g.join([]string{"--join-timeout", "5m"}, "./testdata/laterank")
+	outDir := t.TempDir()
+	late := g.join([]string{"--join-timeout", "5m", "--output-dir", outDir}, "./testdata/laterank")
 	late.waitStderr(t, func(out string) bool { return strings.Contains(out, "has not formed yet: joining again until it has") })
 	require.NoError(t, os.WriteFile(g.start, nil, 0o644))
 	g.waitFormed(t, 2)
@@ -393,6 +394,13 @@ func TestGrowJoinWASI(t *testing.T) {
 	require.Equal(t, "2", checkLateLine(t, late.stdout.String()), "the WASI rank's lines carry its rank, the job's first late one")
 	require.Regexp(t, `\[2\] rank \d+ done\n`, late.stdout.String())
 	require.NotContains(t, late.stderr.String(), "laterank:", "a refused try's output is dropped")
+	// --output-dir: its files are named by the rank it got, and hold
+	// what its lines say, without the refused tries' output
+	b, err := os.ReadFile(filepath.Join(outDir, "rank.2.stdout"))
+	require.NoError(t, err)
+	require.Equal(t, strings.ReplaceAll(strings.TrimPrefix(late.stdout.String(), "[2] "), "\n[2] ", "\n"), string(b))
+	_, err = os.Stat(filepath.Join(outDir, "join.0.stdout"))
+	require.ErrorIs(t, err, os.ErrNotExist)
 	g.finish(t, 2)
 }
 

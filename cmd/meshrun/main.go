@@ -40,7 +40,9 @@ target (meshrun -n 2 -- ./prog -x) or right after it (meshrun -n 2 ./prog
 -- -n 5: the ranks get -n 5). Each output line is prefixed with its
 rank ("[0] "). The exit status is the worst of the ranks'; when one fails
 the others get --grace to fail on their own, then SIGTERM, then SIGKILL
-(unless --keep-going).
+(unless --keep-going). SIGINT or SIGTERM stops the job, even while it
+builds, compiles or starts; SIGQUIT (Ctrl-\) asks every native rank what
+it is blocked in and says whether the job is deadlocked.
 
 flags:
   -n N, -np N        ranks to start (required)
