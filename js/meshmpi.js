@@ -125,7 +125,12 @@ export async function startRank(opts) {
 
   let instance;
   try {
-    const resp = fetch(opts.wasm);
+    const resp = await fetch(opts.wasm);
+    if (!resp.ok) {
+      // a program the server does not have: say so, not the wasm
+      // loader's words about MIME types or magic numbers
+      throw new Error(`no program at ${opts.wasm} (${resp.status}: ${(await resp.text()).trim()})`);
+    }
     ({ instance } = await WebAssembly.instantiateStreaming(resp, go.importObject));
   } catch (e) {
     emit("exited", { status: -1, error: String(e) });

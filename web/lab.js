@@ -37,7 +37,17 @@ addEventListener("message", (ev) => {
   render();
 });
 
+// programs lists the examples this server has (GET /programs).
+const programs = fetch("/programs").then((r) => (r.ok ? r.json() : [])).catch(() => []);
+programs.then((names) => $("programs").replaceChildren(...names.map((n) => Object.assign(document.createElement("option"), { value: n }))));
+
 async function start(k, example, args) {
+  const names = await programs;
+  if (!names.includes(example)) {
+    throw new Error(names.length
+      ? `no example named "${example}" on this server; it has ${names.join(", ")}`
+      : `no example named "${example}": this server has no programs (signal serve -build-examples DIR or -wasm DIR)`);
+  }
   const resp = await fetch("/lab/jobs", {
     method: "POST",
     headers: { "Content-Type": "application/json" },

@@ -15,6 +15,8 @@
 //	GET  /js/meshmpi.js   the ES module that boots a rank (package js)
 //	GET  /wasm_exec.js    the Go toolchain's JavaScript support for GOOS=js
 //	GET  /wasm/E.wasm     program E built for GOOS=js GOARCH=wasm
+//	GET  /programs        the names of the programs, a JSON array (the lab
+//	                      page offers them, and names an unknown one so)
 //
 // The pages are static files embedded in the binary; the rank programs
 // and wasm_exec.js come from the server (see cmd/signal's -wasm and
@@ -37,6 +39,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -123,6 +126,18 @@ func Handler(o Options) (http.Handler, error) {
 			return
 		}
 		serveBytes(w, "text/javascript; charset=utf-8", o.WasmExec)
+	})
+	names := make([]string, 0, len(progs))
+	for name := range progs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	list, err := json.Marshal(names)
+	if err != nil {
+		return nil, fmt.Errorf("web: list programs: %w", err)
+	}
+	mux.HandleFunc("GET /programs", func(w http.ResponseWriter, _ *http.Request) {
+		serveBytes(w, "application/json", list)
 	})
 	mux.HandleFunc("GET /wasm/{file}", func(w http.ResponseWriter, r *http.Request) {
 		name, ok := strings.CutSuffix(r.PathValue("file"), ".wasm")

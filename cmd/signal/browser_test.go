@@ -252,3 +252,27 @@ func TestServeUI(t *testing.T) {
 	_, err = webOptions(context.Background(), webConfig{wasmDir: t.TempDir()}, nil)
 	require.ErrorContains(t, err, "no .wasm files")
 }
+
+// An example the server does not have: the lab page says so in words,
+// naming the ones it has, and starts no job; a run page for it says there
+// is no such program (not the wasm loader's words).
+func TestBrowserLabUnknownExample(t *testing.T) {
+	b := browsertest.New(t)
+	s := startUI(t)
+	tab := b.Tab("lab-unknown", s.url)
+	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(s.url+"/lab?k=2&example=nosuch&start=1")))
+	ctx, cancel := context.WithTimeout(tab, time.Minute)
+	defer cancel()
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.meshmpiLab && window.meshmpiLab.error !== null`,
+		chromedp.WithPollingInterval(100*time.Millisecond)))
+	require.NoError(t, err)
+	lab, err := chromedp.Run(ctx, chromedp.Evaluate[labResult](`window.meshmpiLab`))
+	require.NoError(t, err)
+	require.NotNil(t, lab.Error)
+	require.Contains(t, *lab.Error, `no example named "nosuch" on this server; it has `)
+	require.Contains(t, *lab.Error, "pi")
+	require.Empty(t, lab.Job)
+	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("job").textContent`))
+	require.NoError(t, err)
+	require.Contains(t, shown, `no example named "nosuch"`)
+}
