@@ -196,6 +196,14 @@ func connectHalves(c *meshmpi.Comm, k int) (bool, error) {
 // rank 0, and returns the merge, to run once every rank connected.
 func acceptConnect(c *meshmpi.Comm) (merge func() (*meshmpi.Comm, error), err error) {
 	half, err := c.Split(c.Rank()%2, c.Rank())
+	// a failure during the Split may fail it at some ranks only (ULFM
+	// does not make constructions uniform): those without half cannot
+	// revoke it for the others, so every rank first agrees on c that all
+	// hold it
+	v, aerr := c.Agree(boolInt(err == nil))
+	if err == nil && (aerr != nil || v == 0) {
+		err = fmt.Errorf("a rank's split failed: %w", errors.Join(aerr, meshmpi.ErrProcFailed))
+	}
 	if err != nil {
 		return nil, err
 	}
