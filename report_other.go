@@ -1,9 +1,8 @@
-//go:build !unix
+//go:build !unix && !wasip1
 
 package meshmpi
 
-// EnvReport asks a rank process for reports on a signal (see
-// report_unix.go); without signals (windows, js, wasip1) nothing answers.
-const EnvReport = "MESHMPI_REPORT"
-
+// answerReports: without signals (windows, js) nothing asks a rank
+// process for its report (report_unix.go; a WASI guest's host asks it
+// over their stream: report_wasip1.go).
 func (s *Session) answerReports() {}

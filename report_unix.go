@@ -3,22 +3,10 @@
 package meshmpi
 
 import (
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 )
-
-// EnvReport, set to 1 by a launcher (meshrun), makes a rank process
-// answer ReportSignal with what it is blocked in, the report that
-// EnvTimeout prints, on one line of its standard error, and carry on:
-//
-//	meshmpi: rank 2 is blocked in Recv(from rank 1, tag 7) on world: waiting for a message from rank 1
-//	meshmpi: rank 0 is running, not blocked in meshmpi
-//
-// meshrun asks every rank on SIGQUIT and --report-hang. A WASI guest has
-// no signals and a browser rank is no launcher's child: neither answers.
-const EnvReport = "MESHMPI_REPORT"
 
 // ReportSignal asks a rank process launched with EnvReport for its
 // report. It is SIGWINCH because that signal's default action is to
@@ -36,13 +24,7 @@ func (s *Session) answerReports() {
 	signal.Notify(c, ReportSignal)
 	go func() {
 		for range c {
-			what := s.p.report()
-			if what == "" {
-				what = "running, not blocked in meshmpi"
-			} else {
-				what = "blocked in " + what
-			}
-			fmt.Fprintf(os.Stderr, "meshmpi: rank %d is %s\n", s.p.world.rank, what)
+			s.printReport()
 		}
 	}()
 }

@@ -54,6 +54,8 @@
 //	                               ←       name(id, op, service, port?)  Publish, Unpublish, Lookup
 //	name-answer(id, class, text)   →       unless cancelled first
 //	                               ←       name-cancel(id)          the caller's ctx ended
+//	                               ←       report-ready             Init, if offered (below)
+//	report                         →       prints its hang report
 //	                               ←       close(r)                 Finalize
 //	(stream ends)                          the guest left the job
 //
@@ -62,6 +64,23 @@
 // wrong size, or a length above MaxMessage is a protocol error
 // (ErrProtocol): the stream closes, the guest fails, the host and its
 // other ranks go on.
+//
+// # Offers
+//
+// A message added within a version is optional: the host offers it in
+// the guest's environment (EnvOffers, a list of names), and only a guest
+// that takes the offer says so, so neither end ever sends a message its
+// peer was built before. The report messages came so (offer "report"):
+// a guest that answers reports (the root package's under Init, when its
+// host offered them) says report-ready once; from then on its host may
+// send report whenever its launcher asks (host.Reports; meshrun on
+// SIGQUIT and --report-hang), and the guest's reader prints, on the
+// rank's standard error, what the rank is blocked in (the report a
+// rank's EnvTimeout prints, "meshmpi: rank 2 is blocked in Recv(…)") and
+// carries on. A guest that never said report-ready (built before the
+// report messages, or not in its job yet) is never asked; a report
+// before report-ready, or a report-ready to a host that did not offer
+// it, is a protocol error.
 //
 // # Growth
 //

@@ -46,6 +46,33 @@ func isCallsEnv(v string) (bool, error) {
 	return true, nil
 }
 
+// EnvOffers is set by a host in its guest's environment to the optional
+// messages (proto.go's Version) its end of the stream takes, by name,
+// separated by commas: a guest sends such a message, or asks for one,
+// only when its host offered it, so a guest built after its host never
+// breaks the host's protocol. A host offers, in this version:
+//
+//	report   the host takes report-ready and may send report
+const EnvOffers = "MESHMPI_WASI_HOST_OFFERS"
+
+// OfferReport is EnvOffers' name for the report messages.
+const OfferReport = "report"
+
+// Offers is the EnvOffers value of a host of this package's version.
+func Offers() string { return OfferReport }
+
+// offered reports whether an EnvOffers value offers name.
+func offered(offers, name string) bool {
+	for offers != "" {
+		var o string
+		o, offers, _ = strings.Cut(offers, ",")
+		if o == name {
+			return true
+		}
+	}
+	return false
+}
+
 // ListenerEnv is the EnvHost value for a guest whose host pre-opened a
 // TCP listener as file descriptor fd and will present key.
 func ListenerEnv(fd int, key [KeyLen]byte) string {

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/meshmpi/meshmpi/peer"
@@ -70,6 +72,8 @@ type Guest struct {
 	ackOnce  sync.Once
 
 	nameSlots chan struct{} // one per name request outstanding: MaxNameRequests
+
+	report atomic.Pointer[func()] // OnReport's; nil until then
 
 	mu       sync.Mutex
 	slots    []slot                     // by rank, Welcome.Limit of them
@@ -165,6 +169,19 @@ func (g *Guest) Welcome() Welcome { return g.welcome }
 // OnAbort sets what the guest is told when another rank of the job
 // calls Abort (rank, its code, where it called it); call it before Start.
 func (g *Guest) OnAbort(f func(rank, code int, where string)) { g.aborted = f }
+
+// OnReport makes the guest answer its host's report requests with f
+// (which prints what the rank is blocked in), when its host offered them
+// (EnvOffers): the guest says report-ready, and the host may then ask at
+// any time; the reader calls f for each request, so f must be quick. It
+// reports whether the guest said so; a host that did not offer them
+// (one built before them) is never told. Call it once, after Connect.
+func (g *Guest) OnReport(f func()) bool {
+	if !offered(os.Getenv(EnvOffers), OfferReport) || !g.report.CompareAndSwap(nil, &f) {
+		return false
+	}
+	return g.write(AppendReportReady(g.lockWrite())) == nil
+}
 
 // abortWait bounds how long Abort waits for the host to tell the job.
 const abortWait = 3 * time.Second
@@ -299,6 +316,14 @@ func (g *Guest) readLoop() {
 func (g *Guest) handle(m *Msg) error {
 	if m.Type == MsgNameAnswer {
 		return g.answer(m)
+	}
+	if m.Type == MsgReport {
+		f := g.report.Load()
+		if f == nil {
+			return fmt.Errorf("%w: report request before report-ready", ErrProtocol)
+		}
+		(*f)()
+		return nil
 	}
 	if m.Type == MsgAbort {
 		switch {

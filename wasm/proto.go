@@ -106,13 +106,21 @@ const (
 	// context ended): the host stops waiting for the server and does not
 	// answer. One that crosses the answer is dropped by each side.
 	MsgNameCancel
+	// MsgReportReady (G→H): the guest answers report (sent once, after
+	// the welcome, only when the host offered OfferReport).
+	MsgReportReady
+	// MsgReport (H→G): print what the rank is blocked in, as the rank's
+	// --timeout report does, on its standard error, and carry on. Sent
+	// only to a guest that said report-ready.
+	MsgReport
 	msgEnd
 )
 
 var msgNames = [msgEnd]string{MsgHostHello: "host-hello", MsgJoin: "join", MsgWelcome: "welcome",
 	MsgRefused: "refused", MsgConnect: "connect", MsgLinkUp: "link-up", MsgLinkDown: "link-down",
 	MsgClose: "close", MsgData: "data", MsgCredit: "credit", MsgAbort: "abort",
-	MsgName: "name", MsgNameAnswer: "name-answer", MsgNameCancel: "name-cancel"}
+	MsgName: "name", MsgNameAnswer: "name-answer", MsgNameCancel: "name-cancel",
+	MsgReportReady: "report-ready", MsgReport: "report"}
 
 // String returns the type's protocol name.
 func (t MsgType) String() string {
@@ -228,6 +236,8 @@ type Msg struct {
 //	name        id u32, op u8, service str, port str (publish; else empty)
 //	name-answer id u32, class u8, text str
 //	name-cancel id u32
+//	report-ready (no body)
+//	report      (no body)
 //
 // where str is a u16 length and that many bytes of UTF-8. A welcome's
 // rank is below the job's limit, max(size, max) (Welcome.Limit), and
@@ -370,6 +380,12 @@ func AppendNameCancel(b []byte, id uint32) []byte {
 	return binary.LittleEndian.AppendUint32(b, id)
 }
 
+// AppendReportReady appends the guest's word that it answers report.
+func AppendReportReady(b []byte) []byte { return appendPrefix(b, MsgReportReady, 0) }
+
+// AppendReport appends the host's request for the guest's report.
+func AppendReport(b []byte) []byte { return appendPrefix(b, MsgReport, 0) }
+
 // Decode decodes one message from its type byte and body. The ranks it
 // returns are whatever the message says; the receiver checks them against
 // its world. Data's Frame aliases body.
@@ -445,6 +461,7 @@ func Decode(t MsgType, body []byte) (Msg, error) {
 		}
 	case MsgNameCancel:
 		m.ID = d.u32()
+	case MsgReportReady, MsgReport: // no body
 	default:
 		return m, fmt.Errorf("%w: unknown message type %d", ErrProtocol, t)
 	}

@@ -40,6 +40,8 @@ func messages() [][]byte {
 		AppendNameAnswer(nil, 4, NameTaken, ""),
 		AppendNameAnswer(nil, 5, NameFailed, "signaling: connection lost"),
 		AppendNameCancel(nil, 6),
+		AppendReportReady(nil),
+		AppendReport(nil),
 	}
 }
 
@@ -92,6 +94,10 @@ func encode(m Msg) []byte {
 		return AppendNameAnswer(nil, m.ID, m.Class, m.Text)
 	case MsgNameCancel:
 		return AppendNameCancel(nil, m.ID)
+	case MsgReportReady:
+		return AppendReportReady(nil)
+	case MsgReport:
+		return AppendReport(nil)
 	}
 	return nil
 }
@@ -134,6 +140,8 @@ func TestMalformed(t *testing.T) {
 		{"name-answer with an unknown class", AppendNameAnswer(nil, 1, nameClassEnd, "")},
 		{"long name-cancel", append(le.AppendUint32(nil, 6), byte(MsgNameCancel), 1, 0, 0, 0, 9)},
 		{"short name-cancel", append(le.AppendUint32(nil, 3), byte(MsgNameCancel), 1, 0)},
+		{"report-ready with a body", append(le.AppendUint32(nil, 2), byte(MsgReportReady), 0)},
+		{"report with a body", append(le.AppendUint32(nil, 3), byte(MsgReport), 1, 2)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := NewReader(bytes.NewReader(tc.b)).Next()
@@ -162,6 +170,20 @@ func nameBytes(op NameOp, service, port int) []byte {
 
 // TestWelcomeLimit: a welcome's Max and Late survive the stream, and
 // Limit is max(Size, Max).
+// The report messages are a bare type byte: length 1, and nothing else.
+func TestReportMessages(t *testing.T) {
+	require.Equal(t, []byte{1, 0, 0, 0, byte(MsgReportReady)}, AppendReportReady(nil))
+	require.Equal(t, []byte{1, 0, 0, 0, byte(MsgReport)}, AppendReport(nil))
+	r := NewReader(bytes.NewReader(AppendReport(AppendReportReady(nil))))
+	for _, want := range []MsgType{MsgReportReady, MsgReport} {
+		m, err := r.Next()
+		require.NoError(t, err)
+		require.Equal(t, Msg{Type: want}, m)
+	}
+	require.Equal(t, "report-ready", MsgReportReady.String())
+	require.Equal(t, "report", MsgReport.String())
+}
+
 func TestWelcomeLimit(t *testing.T) {
 	for _, w := range []Welcome{{Rank: 0, Size: 4}, {Rank: 3, Size: 4, Max: 9}, {Rank: 6, Size: 4, Max: 9, Late: true}} {
 		m, err := NewReader(bytes.NewReader(AppendWelcome(nil, w))).Next()

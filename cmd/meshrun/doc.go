@@ -246,11 +246,15 @@
 // SIGQUIT to meshrun (Ctrl-\) asks every rank what it is blocked in,
 // without ending the job; so does --report-hang D, once no rank wrote a
 // line for D (and again after the next quiet D if a rank did not
-// answer, as one that has not joined yet cannot). A native rank process
-// gets meshmpi.EnvReport=1 and, when asked, meshmpi.ReportSignal
-// (SIGWINCH, which a process not listening ignores); the library prints
-// the report --timeout prints, on the rank's standard error, and the
-// rank carries on:
+// answer, or could not be asked yet, as one that has not joined cannot).
+// A native rank process gets meshmpi.EnvReport=1 and, when asked,
+// meshmpi.ReportSignal (SIGWINCH, which a process not listening
+// ignores). A WASI rank has no signals: its host, inside meshrun, sends
+// its guest the stream's report message (package wasm), which a guest
+// takes once it is in its job (it says report-ready, as the host offered
+// in its environment). Either way the library prints the report
+// --timeout prints, on the rank's standard error, and the rank carries
+// on:
 //
 //	[2] meshmpi: rank 2 is blocked in Recv(from rank 1, tag 7) on world: waiting for a message from rank 1
 //
@@ -260,13 +264,16 @@
 //	meshrun: hang report: every rank is blocked in meshmpi: a deadlock (or a message no rank sends)
 //	meshrun: hang report: rank 1 is running, not blocked in meshmpi; rank 3 did not answer within 3s
 //
-// A WASI rank cannot be asked (a guest has no signals, and the host has
-// no message for this yet): meshrun names it ("rank 0 cannot be asked"),
-// and when every other rank is blocked says "a deadlock, unless rank 0
-// (not asked) is not". A browser rank, or a late rank of another
+// A WASI guest that has not said it answers cannot be asked: one not in
+// its job yet, or one built with a meshmpi from before guests answered
+// (its host never sends it a message it does not know). Meshrun names it
+// ("rank 0 cannot be asked (a WASI guest that has not said it answers:
+// …)"), and when every other rank is blocked says "a deadlock, unless
+// rank 0 (not asked) is not". A browser rank, or a late rank of another
 // meshrun, is no child of this meshrun and is not asked. On Windows
-// there is no SIGQUIT and no signal to ask a rank with: every rank
-// process "cannot be asked".
+// there is no SIGQUIT, and no signal to ask a native rank process with:
+// such a process "cannot be asked" (--report-hang still asks the WASI
+// ranks).
 //
 // Each rank runs in a process group of its own, so meshrun's signals reach
 // its children too. On Linux a rank also gets SIGTERM from the kernel if

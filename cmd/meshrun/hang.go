@@ -6,23 +6,26 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 )
 
 // Hang reports on demand. SIGQUIT to meshrun, or --report-hang D when no
-// rank wrote a line for D, asks every native rank process what it is
-// blocked in: meshrun sends it meshmpi.ReportSignal (the ranks get
-// meshmpi.EnvReport=1, and meshmpi answers in the rank), and the rank
-// prints the report its --timeout prints, as a line of its standard
+// rank wrote a line for D, asks every rank what it is blocked in: meshrun
+// sends a native rank process meshmpi.ReportSignal (the ranks get
+// meshmpi.EnvReport=1, and meshmpi answers in the rank), and a WASI
+// rank's host sends its guest wasm's report message (host.Reports); the
+// rank prints the report its --timeout prints, as a line of its standard
 // error ("[2] meshmpi: rank 2 is blocked in Recv(from rank 1, tag 7) on
 // world: waiting for a message from rank 1"), and carries on. Meshrun
 // reads those lines as they pass and, once every rank asked answered or
 // after reportWait, says what they add up to: "every rank is blocked in
 // meshmpi: a deadlock", or which ranks run, did not answer or cannot be
-// asked (WASI guests: they have no signals, and their host has no word
-// for them yet).
+// asked (a WASI guest that has not said it answers: one built before
+// guests did, or one not in its job yet; any native rank where there is
+// no signal to ask with).
 
 // reportWait bounds how long meshrun waits for the ranks' answers.
 const reportWait = 3 * time.Second
@@ -46,10 +49,11 @@ type hangWatch struct {
 	answers  chan answer
 	lastLine atomic.Int64 // when a rank last wrote a line that is not an answer, unix nanoseconds
 
-	asked   map[*rank]bool   // ranks asked, whether they answered; nil while no request is open
-	blocked map[*rank]bool   // of those that answered: blocked in meshmpi
-	timer   <-chan time.Time // the end of reportWait; nil while no request is open
-	noAsk   []string         // ranks that cannot be asked (WASI), for the verdict
+	asked    map[*rank]bool   // ranks asked, whether they answered; nil while no request is open
+	blocked  map[*rank]bool   // of those that answered: blocked in meshmpi
+	timer    <-chan time.Time // the end of reportWait; nil while no request is open
+	noAsk    []string         // ranks that cannot be asked, for the verdict
+	noAskWhy []string         // why, in words, each reason once
 
 	idle       *time.Timer // --report-hang's; nil without
 	idleFor    time.Duration
@@ -104,18 +108,22 @@ func (j *job) askReports(why string) {
 	if h.asked != nil {
 		return // a request is open: its verdict comes soon
 	}
-	h.asked, h.blocked, h.noAsk = map[*rank]bool{}, map[*rank]bool{}, nil
+	h.asked, h.blocked, h.noAsk, h.noAskWhy = map[*rank]bool{}, map[*rank]bool{}, nil, nil
 	for _, r := range j.ranks {
 		if r.exited {
 			continue
 		}
-		if r.cmd == nil {
-			h.noAsk = append(h.noAsk, r.label)
+		if r.cmd == nil { // a WASI rank: its host asks, if its guest said it answers
+			if r.reports == nil || !r.reports.Ask() {
+				h.notAsked(r, notAskedWASI)
+				continue
+			}
+			h.asked[r] = false
 			continue
 		}
 		if err := askReport(r.cmd.Process); err != nil {
 			j.l.log.Info("asking a rank for its report", "rank", r.label, "err", err)
-			h.noAsk = append(h.noAsk, r.label)
+			h.notAsked(r, err.Error())
 			continue
 		}
 		h.asked[r] = false
@@ -126,6 +134,17 @@ func (j *job) askReports(why string) {
 		return
 	}
 	h.timer = time.After(reportWait)
+}
+
+// notAskedWASI is why a WASI rank was not asked.
+const notAskedWASI = "a WASI guest that has not said it answers: built before guests did, or not in the job yet"
+
+// notAsked records that r cannot be asked, and why.
+func (h *hangWatch) notAsked(r *rank, why string) {
+	h.noAsk = append(h.noAsk, r.label)
+	if !slices.Contains(h.noAskWhy, why) {
+		h.noAskWhy = append(h.noAskWhy, why)
+	}
 }
 
 // answered records a rank's answer, and gives the verdict once every
@@ -179,16 +198,16 @@ func (j *job) reportVerdict() {
 		parts = append(parts, fmt.Sprintf("%s did not answer within %v", ranksWord(silent), reportWait))
 	}
 	if len(h.noAsk) > 0 && !(len(blocked) > 0 && len(running)+len(silent) == 0) {
-		parts = append(parts, ranksWord(h.noAsk)+" cannot be asked (WASI guests have no signals)")
+		parts = append(parts, ranksWord(h.noAsk)+" cannot be asked ("+strings.Join(h.noAskWhy, "; ")+")")
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "no rank is running")
 	}
 	j.l.fail("hang report: %s", strings.Join(parts, "; "))
-	if len(silent) > 0 {
+	if len(silent) > 0 || slices.Contains(h.noAskWhy, notAskedWASI) {
 		h.reportedAt = 0 // --report-hang asks again after another quiet D: they may not have joined yet
 	}
-	h.asked, h.blocked, h.timer, h.noAsk = nil, nil, nil, nil
+	h.asked, h.blocked, h.timer, h.noAsk, h.noAskWhy = nil, nil, nil, nil, nil
 }
 
 // idleCheck is --report-hang's timer: when no rank wrote a line for D,

@@ -45,44 +45,70 @@ func askUntil(t *testing.T, m *meshrunRun, want string) string {
 }
 
 // SIGQUIT to meshrun while a job hangs: every rank says what it is
-// blocked in and carries on, and meshrun calls it a deadlock; a WASI
-// rank cannot be asked, and meshrun says so.
+// blocked in and carries on, and meshrun calls it a deadlock: native
+// ranks (a signal), WASI ranks (their host asks over the stream), and
+// both in one job.
 func TestHangReport(t *testing.T) {
 	if testing.Short() {
 		t.Skip("WebRTC jobs in -short mode")
 	}
-	t.Run("native", func(t *testing.T) {
-		m := start("-n", "3", "--grace", "1s", deadBinary(t))
-		out := askUntil(t, m, "every rank is blocked in meshmpi: a deadlock")
-		for r := range 3 {
-			left := (r + 2) % 3
-			require.Contains(t, out, "["+itoa(r)+"] meshmpi: rank "+itoa(r)+" is blocked in Recv(from rank "+itoa(left)+", tag 7) on world: waiting for a message from rank "+itoa(left)+"\n")
-		}
-		require.Contains(t, out, "meshrun: quit: asking every rank what it is blocked in\n")
-		m.sigc <- syscall.SIGTERM
-		require.Equal(t, 128+int(syscall.SIGTERM), m.wait(t))
-	})
-	t.Run("mixed", func(t *testing.T) {
-		m := start("-n", "3", "--wasi", "1", "--grace", "1s", "./testdata/deadrank")
-		askUntil(t, m, "every rank asked is blocked in meshmpi: a deadlock, unless rank 0 (not asked) is not")
-		m.sigc <- syscall.SIGTERM
-		require.Equal(t, 128+int(syscall.SIGTERM), m.wait(t))
-	})
+	for _, tc := range []struct {
+		name string
+		args func(t *testing.T) []string
+	}{
+		{"native", func(t *testing.T) []string { return []string{"-n", "3", "--grace", "1s", deadBinary(t)} }},
+		{"wasi", func(*testing.T) []string { return []string{"-n", "3", "--grace", "1s", "./testdata/deadrank"} }},
+		{"mixed", func(*testing.T) []string {
+			return []string{"-n", "3", "--wasi", "1", "--grace", "1s", "./testdata/deadrank"}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := start(tc.args(t)...)
+			out := askUntil(t, m, "every rank is blocked in meshmpi: a deadlock")
+			requireBlockedInRecv(t, out, 3)
+			require.Contains(t, out, "meshrun: quit: asking every rank what it is blocked in\n")
+			m.sigc <- syscall.SIGTERM
+			require.Equal(t, 128+int(syscall.SIGTERM), m.wait(t))
+		})
+	}
 }
 
-// --report-hang D asks by itself once no rank wrote a line for D.
+// requireBlockedInRecv checks that each of deadrank's n ranks said it is
+// blocked in its Recv from its left neighbour.
+func requireBlockedInRecv(t *testing.T, out string, n int) {
+	t.Helper()
+	for r := range n {
+		left := (r + n - 1) % n
+		require.Contains(t, out, "["+itoa(r)+"] meshmpi: rank "+itoa(r)+" is blocked in Recv(from rank "+itoa(left)+", tag 7) on world: waiting for a message from rank "+itoa(left)+"\n")
+	}
+}
+
+// --report-hang D asks by itself once no rank wrote a line for D, native
+// and WASI ranks alike.
 func TestReportHang(t *testing.T) {
 	if testing.Short() {
 		t.Skip("WebRTC jobs in -short mode")
 	}
-	m := start("-n", "2", "--grace", "1s", "--report-hang", "2s", deadBinary(t))
-	m.waitStderr(t, func(out string) bool {
-		v := verdicts(out)
-		return len(v) > 0 && strings.Contains(v[len(v)-1], "every rank is blocked in meshmpi: a deadlock")
-	})
-	require.Contains(t, m.stderr.String(), "(--report-hang): asking every rank what it is blocked in\n")
-	m.sigc <- syscall.SIGTERM
-	require.Equal(t, 128+int(syscall.SIGTERM), m.wait(t))
+	for _, tc := range []struct {
+		name   string
+		target func(t *testing.T) string
+	}{
+		{"native", deadBinary},
+		{"wasi", func(*testing.T) string { return "./testdata/deadrank" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := start("-n", "2", "--grace", "1s", "--report-hang", "2s", tc.target(t))
+			m.waitStderr(t, func(out string) bool {
+				v := verdicts(out)
+				return len(v) > 0 && strings.Contains(v[len(v)-1], "every rank is blocked in meshmpi: a deadlock")
+			})
+			out := m.stderr.String()
+			require.Contains(t, out, "(--report-hang): asking every rank what it is blocked in\n")
+			requireBlockedInRecv(t, out, 2)
+			m.sigc <- syscall.SIGTERM
+			require.Equal(t, 128+int(syscall.SIGTERM), m.wait(t))
+		})
+	}
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -530,6 +530,7 @@ type rank struct {
 	seat           int                // its place among meshrun's ranks: the index of its seat token
 	cmd            *exec.Cmd          // nil for a WASI rank
 	stop           context.CancelFunc // a WASI rank's: stops it
+	reports        *host.Reports      // a WASI rank's: asks its guest for a hang report (hang.go)
 	stdout, stderr *lineWriter
 	start          time.Time
 	exited         bool
@@ -614,18 +615,19 @@ func (j *job) startWASI(i int) error {
 	label := j.label(i)
 	ctx, stop := context.WithCancel(context.Background())
 	r := &rank{
-		label:  label,
-		seat:   i,
-		stop:   stop,
-		stdout: newLineWriter(j.l.stdout, "["+label+"] "),
-		stderr: newLineWriter(j.l.stderr, "["+label+"] "),
-		start:  time.Now(),
+		label:   label,
+		seat:    i,
+		stop:    stop,
+		stdout:  newLineWriter(j.l.stdout, "["+label+"] "),
+		stderr:  newLineWriter(j.l.stderr, "["+label+"] "),
+		start:   time.Now(),
+		reports: &host.Reports{},
 	}
 	if err := j.openOutput(r); err != nil {
 		stop()
 		return err
 	}
-	r.stdout.onLine, r.stderr.onLine = j.hang.seen, j.hang.seen // a guest cannot be asked
+	r.stdout.onLine, r.stderr.onLine = j.hang.seen, j.hang.tap(r)
 	// a rank the server numbers (a late rank among them): its host
 	// learns its rank when it joins, and its lines wait for it
 	joined := &joinedRank{}
@@ -647,7 +649,7 @@ func (j *job) startWASI(i int) error {
 		Job: host.Job{Signal: j.spec.Signal, ID: j.spec.Job, Token: j.spec.Token, Rank: meshmpi.AnyRank,
 			JoinTimeout: j.l.cfg.joinTimeout},
 		Name: j.name, Args: j.l.cfg.args, Env: j.l.cfg.env.with(withRankTimeout(guestEnv(os.Environ()), j.l.cfg.timeout)),
-		Stdout: r.stdout, Stderr: r.stderr, Logger: log,
+		Stdout: r.stdout, Stderr: r.stderr, Logger: log, Reports: r.reports,
 	}
 	if j.l.cfg.first != meshmpi.AnyRank {
 		jr.Job.Rank = j.l.cfg.first + i

@@ -41,8 +41,8 @@ target (meshrun -n 2 -- ./prog -x) or right after it (meshrun -n 2 ./prog
 rank ("[0] "). The exit status is the worst of the ranks'; when one fails
 the others get --grace to fail on their own, then SIGTERM, then SIGKILL
 (unless --keep-going). SIGINT or SIGTERM stops the job, even while it
-builds, compiles or starts; SIGQUIT (Ctrl-\) asks every native rank what
-it is blocked in and says whether the job is deadlocked.
+builds, compiles or starts; SIGQUIT (Ctrl-\) asks every rank (native or
+WASI) what it is blocked in and says whether the job is deadlocked.
 
 flags:
   -n N, -np N        ranks to start (required)
@@ -68,8 +68,8 @@ flags:
   --timeout D        each rank prints what it is blocked in D after the job
                      formed and exits 124; meshrun stops what is left soon
                      after and exits 124 (default none)
-  --report-hang D    when no rank wrote a line for D, ask every native rank
-                     what it is blocked in, as SIGQUIT to meshrun does:
+  --report-hang D    when no rank wrote a line for D, ask every rank what
+                     it is blocked in, as SIGQUIT to meshrun does:
                      each prints it ("[2] meshmpi: rank 2 is blocked in
                      Recv(…)") and carries on, and meshrun says whether
                      every rank is blocked in meshmpi: a deadlock

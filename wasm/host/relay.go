@@ -52,6 +52,9 @@ type Config struct {
 	// reach).
 	Key    [wasm.KeyLen]byte
 	Logger *slog.Logger // nil discards
+	// Reports, when set, is how a launcher asks the guest for its report
+	// once the guest said it answers (report.go); nil: no one asks.
+	Reports *Reports
 }
 
 // Serve is the host's side of one guest rank's stream (wasm's package
@@ -73,7 +76,7 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	r := &relay{rw: rw, log: log, ctx: ctx, cancel: cancel, out: newOutQueue(), stopWriter: make(chan struct{})}
+	r := &relay{rw: rw, log: log, ctx: ctx, cancel: cancel, out: newOutQueue(), stopWriter: make(chan struct{}), reports: cfg.Reports}
 	stopWatch := context.AfterFunc(ctx, func() { rw.Close() })
 	defer func() {
 		stopWatch()
@@ -130,6 +133,8 @@ type relay struct {
 	names  nameService // r.m's
 	rank   int
 	limit  int // the most ranks the job can hold (Welcome.Limit): ranks below it are peers
+
+	reports *Reports // Config's; nil: no one asks
 
 	out        *outQueue
 	stopWriter chan struct{}
@@ -235,6 +240,9 @@ func (r *relay) handle(m *wasm.Msg) error {
 		return r.name(m)
 	case wasm.MsgNameCancel:
 		r.cancelName(m.ID)
+		return nil
+	case wasm.MsgReportReady: // the guest answers report: its launcher may ask
+		r.reports.set(r, nil)
 		return nil
 	}
 	if m.Type == wasm.MsgAbort {
@@ -381,6 +389,7 @@ func (r *relay) writer() {
 // ends.
 func (r *relay) teardown() {
 	r.cancel(errGuestDone)
+	r.reports.set(nil, r)
 	r.mu.Lock()
 	r.closed = true
 	links := r.links

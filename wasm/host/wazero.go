@@ -101,10 +101,13 @@ type Rank struct {
 	Name string   // the program's name (argv[0])
 	Args []string // its arguments
 	// Env is the guest's environment (KEY=VALUE); Run adds
-	// meshmpi.EnvHost.
+	// meshmpi.EnvHost and wasm.EnvOffers.
 	Env            []string
 	Stdout, Stderr io.Writer // nil discards
 	Logger         *slog.Logger
+	// Reports, when set, asks the guest for its report (report.go): its
+	// answer is a line of Stderr. nil: no one asks.
+	Reports *Reports
 }
 
 // Run runs one rank to its end and returns its exit status: the code the
@@ -143,10 +146,11 @@ func (p *Program) run(ctx context.Context, r Rank, key [wasm.KeyLen]byte, log *s
 		WithArgs(append([]string{r.Name}, r.Args...)...).
 		WithSysWalltime().WithSysNanotime().WithSysNanosleep().
 		WithRandSource(rand.Reader).
-		WithEnv(meshmpi.EnvHost, wasm.ListenerEnv(listenerFD, key))
+		WithEnv(meshmpi.EnvHost, wasm.ListenerEnv(listenerFD, key)).
+		WithEnv(wasm.EnvOffers, wasm.Offers())
 	for _, kv := range r.Env {
 		k, v, _ := cutEnv(kv)
-		if k != meshmpi.EnvHost && k != "" {
+		if k != meshmpi.EnvHost && k != wasm.EnvOffers && k != "" {
 			cfg = cfg.WithEnv(k, v)
 		}
 	}
@@ -172,7 +176,7 @@ func (p *Program) run(ctx context.Context, r Rank, key [wasm.KeyLen]byte, log *s
 			return // the guest ended (or never bound its listener) first
 		}
 		wake.ring() // the connection waits to be accepted
-		serveErr = Serve(runCtx, ringingConn{conn, wake}, Config{Job: r.Job, Key: key, Logger: log})
+		serveErr = Serve(runCtx, ringingConn{conn, wake}, Config{Job: r.Job, Key: key, Logger: log, Reports: r.Reports})
 	})
 	mod, ierr := p.rt.InstantiateModule(sctx, p.mod, cfg)
 	close(exited)

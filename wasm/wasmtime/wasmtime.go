@@ -116,7 +116,7 @@ var errGuestExited = errors.New("the guest exited")
 // Run runs one rank to its end and returns its exit status: the code the
 // guest exited with, or host.ExitTrap if it trapped or ctx stopped it.
 // The guest gets its arguments and environment (with meshmpi.EnvHost
-// naming the call transport), stdout and stderr, and the meshmpi host
+// naming the call transport, and wasm.EnvOffers), stdout and stderr, and the meshmpi host
 // functions, through which host.Serve relays it into the job; no
 // directory is mounted. err reports what went wrong on the host's side
 // (the job could not be joined for the guest, the guest broke the
@@ -162,7 +162,7 @@ func (p *Program) Run(ctx context.Context, r host.Rank) (status int, err error) 
 		serveErr error
 	)
 	wg.Go(func() {
-		serveErr = host.Serve(runCtx, hostEnd{pp}, host.Config{Job: r.Job, Logger: log})
+		serveErr = host.Serve(runCtx, hostEnd{pp}, host.Config{Job: r.Job, Logger: log, Reports: r.Reports})
 	})
 	unwatch := context.AfterFunc(ctx, func() { pp.stop() })
 	_, callErr := start.Call(store)
@@ -256,10 +256,10 @@ type outputs struct {
 func (o *outputs) configure(store *wt.Store, r host.Rank) error {
 	cfg := wt.NewWasiConfig()
 	cfg.SetArgv(append([]string{r.Name}, r.Args...))
-	keys, vals := []string{meshmpi.EnvHost}, []string{wasm.CallsEnv()}
+	keys, vals := []string{meshmpi.EnvHost, wasm.EnvOffers}, []string{wasm.CallsEnv(), wasm.Offers()}
 	for _, kv := range r.Env {
 		k, v, _ := strings.Cut(kv, "=")
-		if k != meshmpi.EnvHost && k != "" {
+		if k != meshmpi.EnvHost && k != wasm.EnvOffers && k != "" {
 			keys, vals = append(keys, k), append(vals, v)
 		}
 	}
