@@ -83,6 +83,7 @@ type Guest struct {
 	started  bool
 	readDone chan struct{}
 	close    sync.Once
+	closing  atomic.Bool // Close was called: the stream ends by the guest's will
 }
 
 // slot is the guest's state for one remote rank.
@@ -218,6 +219,7 @@ func (g *Guest) Start(ep Endpoint) {
 // still open see HandleClose. It returns once the reader has stopped.
 func (g *Guest) Close() {
 	g.close.Do(func() {
+		g.closing.Store(true)
 		g.rw.Close()
 		g.mu.Lock()
 		started := g.started
@@ -308,7 +310,25 @@ func (g *Guest) readLoop() {
 		}
 		if err != nil {
 			g.fail(err)
+			g.cutOff(err)
 			return
+		}
+	}
+}
+
+// cutOff fails every other rank of the job at the endpoint when the host
+// ended the stream (not the guest's Close): no message reaches this rank
+// any more, so its pending operations with ranks it had no link to must
+// fail too, or the program waits forever (and the Go runtime ends it with
+// "all goroutines are asleep" when nothing else runs).
+func (g *Guest) cutOff(err error) {
+	if g.closing.Load() {
+		return
+	}
+	err = streamEnded(err)
+	for r := range g.welcome.Limit() {
+		if r != g.welcome.Rank {
+			g.ep.FailPeer(r, err)
 		}
 	}
 }
@@ -431,11 +451,17 @@ func (g *Guest) linkUp(m *Msg) error {
 	return nil
 }
 
+// streamEnded is the error of operations the stream's end failed.
+func streamEnded(err error) error {
+	if errors.Is(err, peer.ErrProcFailed) {
+		return err
+	}
+	return fmt.Errorf("wasm: the host stream ended: %w: %w", peer.ErrProcFailed, err)
+}
+
 // fail ends every link and dial once the stream is gone.
 func (g *Guest) fail(err error) {
-	if !errors.Is(err, peer.ErrProcFailed) {
-		err = fmt.Errorf("wasm: the host stream ended: %w: %w", peer.ErrProcFailed, err)
-	}
+	err = streamEnded(err)
 	g.mu.Lock()
 	g.dead = err
 	for id, ch := range g.calls {

@@ -305,3 +305,58 @@ func TestNameBounds(t *testing.T) {
 	require.Len(t, m.Service, MaxName)
 	require.Len(t, m.Port, MaxName)
 }
+
+// failRecorder records the ranks the guest fails.
+type failRecorder struct {
+	nopEndpoint
+	mu     sync.Mutex
+	failed []int
+}
+
+func (f *failRecorder) FailPeer(rank int, _ error) {
+	f.mu.Lock()
+	f.failed = append(f.failed, rank)
+	f.mu.Unlock()
+}
+
+// When the host ends the stream, the guest fails every other rank of the
+// job (its operations with ranks it had no link to would wait forever);
+// when the guest closes it itself (Finalize), it fails none.
+func TestGuestCutOff(t *testing.T) {
+	for _, hostEnds := range []bool{true, false} {
+		hostEnd, guestEnd := net.Pipe()
+		var key [KeyLen]byte
+		go func() {
+			rd := NewReader(bufio.NewReader(hostEnd))
+			_, _ = hostEnd.Write(AppendHostHello(nil, key))
+			if m, err := rd.Next(); err != nil || m.Type != MsgJoin {
+				return
+			}
+			_, _ = hostEnd.Write(AppendWelcome(nil, Welcome{Rank: 1, Size: 3, Max: 4}))
+			for {
+				if _, err := rd.Next(); err != nil {
+					return
+				}
+			}
+		}()
+		g, err := Connect(context.Background(), guestEnd, key)
+		require.NoError(t, err)
+		ep := &failRecorder{}
+		g.Start(ep)
+		if hostEnds {
+			hostEnd.Close()
+			<-g.readDone
+		} else {
+			g.Close()
+			hostEnd.Close()
+		}
+		ep.mu.Lock()
+		if hostEnds {
+			require.Equal(t, []int{0, 2, 3}, ep.failed)
+		} else {
+			require.Empty(t, ep.failed)
+		}
+		ep.mu.Unlock()
+		g.Close()
+	}
+}
