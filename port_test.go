@@ -490,6 +490,12 @@ func TestAcceptConnectGroupMemberFailed(t *testing.T) {
 				if err := Bcast(world, port, 0); err != nil {
 					return err
 				}
+				// every rank has the port before the victim goes: a
+				// connecting leader that failed in the Bcast would never
+				// connect, and the Accept rightly wait for it
+				if err := Barrier(world); err != nil {
+					return err
+				}
 				if me == victim {
 					return errOnPurpose
 				}
