@@ -490,14 +490,24 @@ func TestAcceptConnectGroupMemberFailed(t *testing.T) {
 				if err := Bcast(world, port, 0); err != nil {
 					return err
 				}
-				// every rank has the port before the victim goes: a
-				// connecting leader that failed in the Bcast would never
-				// connect, and the Accept rightly wait for it
-				if err := Barrier(world); err != nil {
-					return err
-				}
+				// every rank has the port before the victim goes (a
+				// connecting leader whose Bcast failed would never
+				// connect, and the Accept rightly wait for it): each tells
+				// the victim so, point to point (a collective on the
+				// world would fail at the ranks that learned of the
+				// failure first)
 				if me == victim {
+					for r := range world.Size() {
+						if r != victim {
+							if _, err := Recv(world, []byte{0}, r, 9); err != nil {
+								return err
+							}
+						}
+					}
 					return errOnPurpose
+				}
+				if err := Send(world, []byte{1}, victim, 9); err != nil {
+					return err
 				}
 				if me < 2 {
 					_, err = side.Accept(string(bytes.TrimRight(port, "\x00")), 0)
