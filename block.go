@@ -161,13 +161,18 @@ func rankList(rs []int) string {
 var _ completion = (*peer.Op)(nil)
 
 // hangReport is the error of a Run past its timeout: what each rank is
-// blocked in, and whether the ranks still running all wait in the library.
-func hangReport(procs []*proc, ended []atomic.Bool, timeout time.Duration) error {
+// blocked in, and whether the ranks still running all wait in the library;
+// a rank that returned an error (failed, under KeepGoing) says which.
+func hangReport(procs []*proc, ended []atomic.Bool, failed []atomic.Pointer[error], timeout time.Duration) error {
 	var b strings.Builder
 	running, waiting := 0, 0
 	for i, p := range procs {
 		if ended[i].Load() {
-			fmt.Fprintf(&b, "\n  rank %d: returned", i)
+			if err := failed[i].Load(); err != nil {
+				fmt.Fprintf(&b, "\n  rank %d: returned: %v", i, *err)
+			} else {
+				fmt.Fprintf(&b, "\n  rank %d: returned", i)
+			}
 			continue
 		}
 		running++

@@ -284,10 +284,11 @@ func runRanks(procs []*proc, fn func(*Comm) error, timeout time.Duration, finali
 		hung     atomic.Pointer[error]      // the timeout's report
 		timedOut = make(chan struct{})
 		ended    = make([]atomic.Bool, len(procs))
+		failed   = make([]atomic.Pointer[error], len(procs)) // each rank's error, for the report
 	)
 	if timeout > 0 {
 		t := time.AfterFunc(timeout, func() {
-			report := hangReport(procs, ended, timeout) // before the abort wakes them
+			report := hangReport(procs, ended, failed, timeout) // before the abort wakes them
 			abort.Do(func() {
 				aborted.Store(true)
 				hung.Store(&report)
@@ -329,6 +330,7 @@ func runRanks(procs []*proc, fn func(*Comm) error, timeout time.Duration, finali
 				})
 			}
 			if err != nil {
+				failed[i].Store(&err)
 				errsMu.Lock()
 				errs = append(errs, fmt.Errorf("rank %d: %w", i, err))
 				errsMu.Unlock()
