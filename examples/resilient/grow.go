@@ -293,17 +293,16 @@ func knock(world *meshmpi.Comm, deadline time.Time) (*meshmpi.Comm, error) {
 			return nil, fmt.Errorf("looking for the job: %w", err)
 		}
 		inter, err := world.Self().Connect(port, 0)
+		var bridge *meshmpi.Comm
 		if err == nil {
-			bridge, err := inter.IntercommMerge(true)
-			if err == nil {
+			if bridge, err = inter.IntercommMerge(true); err == nil {
 				return bridge, nil
 			}
 		}
-		if !errors.Is(err, meshmpi.ErrPort) && !errors.Is(err, meshmpi.ErrProcFailed) {
-			return nil, fmt.Errorf("joining the job: %w", err)
-		}
-		// the port was a failed leader's, or closed: its successor
-		// publishes its own at the next checkpoint
+		// the port was a failed leader's, or closed, or the leader failed
+		// as it took this rank: nothing counted this rank in yet, and the
+		// leader's successor publishes its own port at the next
+		// checkpoint, so look again
 		if time.Now().After(deadline) {
 			fmt.Println("no job to join:", err)
 			return nil, nil
