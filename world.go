@@ -312,28 +312,32 @@ func runRanks(procs []*proc, fn func(*Comm) error, timeout time.Duration, finali
 	for i, p := range procs {
 		wg.Go(func() {
 			defer ended[i].Store(true)
-			err := runRank(p, fn)
-			if err == nil {
-				// a rank that finished its work is not to blame for an
-				// abort that breaks its final barrier
-				if ferr := finalize(i); !aborted.Load() {
-					err = ferr
-				}
-			} else if p.keepGoing {
-				// the rank fails alone, as a crashed process would: its
-				// links drop and the survivors carry on
-				p.ep.Close(fmt.Errorf("rank %d failed: %w", i, ErrProcFailed))
-			} else {
-				abort.Do(func() {
-					aborted.Store(true)
-					abortAll(fmt.Errorf("world aborted by rank %d: %w", i, ErrProcFailed))
-				})
-			}
-			if err != nil {
+			record := func(err error) {
 				failed[i].Store(&err)
 				errsMu.Lock()
 				errs = append(errs, fmt.Errorf("rank %d: %w", i, err))
 				errsMu.Unlock()
+			}
+			err := runRank(p, fn)
+			switch {
+			case err == nil:
+				// a rank that finished its work is not to blame for an
+				// abort that breaks its final barrier
+				if ferr := finalize(i); !aborted.Load() && ferr != nil {
+					record(ferr)
+				}
+			case p.keepGoing:
+				// the rank fails alone, as a crashed process would: its
+				// links drop and the survivors carry on. Its error is
+				// recorded first: the others' come of it
+				record(err)
+				p.ep.Close(fmt.Errorf("rank %d failed: %w", i, ErrProcFailed))
+			default:
+				record(err)
+				abort.Do(func() {
+					aborted.Store(true)
+					abortAll(fmt.Errorf("world aborted by rank %d: %w", i, ErrProcFailed))
+				})
 			}
 		})
 	}
