@@ -85,13 +85,13 @@ type labResult struct {
 	Ranks []browsertest.RunResult `json:"ranks"`
 }
 
-// TestBrowserLab opens the lab page, which gets a job of 4 from the
-// server and runs the pi example in 4 iframes by itself.
-func TestBrowserLab(t *testing.T) {
-	b := browsertest.New(t)
-	s := startUI(t)
-	tab := b.Tab("lab", s.url)
-	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(s.url+"/lab?k=4&example=pi&args=-steps+200000&start=1")))
+// runLab opens the lab page with query in a new tab and waits until its
+// job of k ranks ended, every rank with status 0; it returns the page's
+// result.
+func runLab(t *testing.T, b *browsertest.Browser, s *uiServer, name, query string, k int) labResult {
+	t.Helper()
+	tab := b.Tab(name, s.url)
+	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(s.url+"/lab?"+query)))
 	ctx, cancel := context.WithTimeout(tab, 3*time.Minute)
 	defer cancel()
 	_, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.meshmpiLab && (window.meshmpiLab.done || window.meshmpiLab.error)`,
@@ -100,11 +100,18 @@ func TestBrowserLab(t *testing.T) {
 	lab, err := chromedp.Run(ctx, chromedp.Evaluate[labResult](`window.meshmpiLab`))
 	require.NoError(t, err)
 	require.Nil(t, lab.Error)
-	require.Len(t, lab.Ranks, 4)
+	require.Len(t, lab.Ranks, k)
 	for i, r := range lab.Ranks {
 		require.NotNil(t, r.Status, "rank %d", i)
 		require.Equal(t, 0, *r.Status, "rank %d: %s", i, r.Stderr)
 	}
+	return lab
+}
+
+// TestBrowserLab opens the lab page, which gets a job of 4 from the
+// server and runs the pi example in 4 iframes by itself.
+func TestBrowserLab(t *testing.T) {
+	lab := runLab(t, browsertest.New(t), startUI(t), "lab", "k=4&example=pi&args=-steps+200000&start=1", 4)
 	require.Contains(t, lab.Ranks[0].Stdout, "(200000 steps on 4 ranks")
 	t.Logf("lab job %s: %s", lab.Job, strings.TrimSpace(lab.Ranks[0].Stdout))
 }
@@ -123,21 +130,7 @@ func TestBrowserLabCourse(t *testing.T) {
 		{"kmeans", "-points+3000+-k+4"},
 	} {
 		t.Run(ex.name, func(t *testing.T) {
-			tab := b.Tab("lab-"+ex.name, s.url)
-			require.NoError(t, chromedp.Do(tab, chromedp.Navigate(s.url+"/lab?k=3&example="+ex.name+"&args="+ex.args+"&start=1")))
-			ctx, cancel := context.WithTimeout(tab, 3*time.Minute)
-			defer cancel()
-			_, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.meshmpiLab && (window.meshmpiLab.done || window.meshmpiLab.error)`,
-				chromedp.WithPollingInterval(100*time.Millisecond)))
-			require.NoError(t, err, "the lab job did not finish")
-			lab, err := chromedp.Run(ctx, chromedp.Evaluate[labResult](`window.meshmpiLab`))
-			require.NoError(t, err)
-			require.Nil(t, lab.Error)
-			require.Len(t, lab.Ranks, 3)
-			for i, r := range lab.Ranks {
-				require.NotNil(t, r.Status, "rank %d", i)
-				require.Equal(t, 0, *r.Status, "rank %d: %s", i, r.Stderr)
-			}
+			lab := runLab(t, b, s, "lab-"+ex.name, "k=3&example="+ex.name+"&args="+ex.args+"&start=1", 3)
 			require.Contains(t, lab.Ranks[0].Stdout, "\nok\n")
 			t.Logf("%s in the lab: %s", ex.name, strings.TrimSpace(lab.Ranks[0].Stdout))
 		})
