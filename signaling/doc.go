@@ -24,7 +24,8 @@
 // about 150 KB to a browser rank's gzipped size.
 //
 //	type     direction  data
-//	join     C→S        job, token, rank? (requested), kind (native|browser|wasi), fingerprint?
+//	join     C→S        job, token, rank? (requested), kind (native|browser|wasi), fingerprint?,
+//	                    agent? (what runs the rank: a user agent, ≤ 256 bytes)
 //	welcome  S→C        protocol, job, rank, size, iceServers?, settings?, limits? (rate, burst, bytes),
 //	                    max?, late?                 (max: the job may grow to max ranks; late: rank ≥ size)
 //	ready    S→C        size, kinds[rank], fingerprints[rank]?, max?  (all N ranks present; a late
@@ -44,6 +45,11 @@
 //	name     S→C        op (publish|unpublish|lookup), service, port?, code?, message?
 //	                                                 (the answer to each of the three: port for a found
 //	                                                 lookup, code name-taken|name-unknown|name-limit on failure)
+//	telemetry C→S       now (unix µs), ops?[], links?[], console?[], dropped?  (what the rank did
+//	                                                 since its last report; see Telemetry)
+//	  op                {op, comm?, peer?, bytes?, start, end, err?}  (start, end: unix µs)
+//	  link              {peer, local?, remote?, rttMicros?, sent?, received?}
+//	  console           {stream (out|err), text}
 //	ping     both       id?                          (answered by pong with the same id)
 //	pong     both       id?
 //
@@ -257,6 +263,25 @@
 // dropped. The job's names end with the job. The requests count against
 // the message rate like any message; Stats counts the names published and
 // the answers sent, and the server logs every publish and unpublish.
+//
+// # Telemetry
+//
+// A rank of a job whose settings turn telemetry on (telemetry=1; the root
+// package reads it) reports what it does: telemetry{now, ops, links,
+// console, dropped} every interval, over its signaling connection. An op
+// is one MPI operation it completed (its lower-case name without an I or
+// Init prefix, the communicator's name, the peer in world numbering for
+// point-to-point, the payload bytes of its side, its start and end in
+// unix µs on the rank's clock, the error it failed with); a link the state
+// of its link to a peer (candidate types, round trip, cumulative bytes
+// sent and received); a console line one line of its standard output or
+// error, at most MaxConsoleLineLen (1 KiB) bytes of UTF-8 (ClipText).
+// Dropped counts the ops it recorded but could not report. A message
+// holds at most MaxTelemetryOps (1,024) ops, MaxTelemetryLinks (256) links
+// and MaxTelemetryConsole (256) console lines, and the message size and
+// rate limits hold as for any message: a rank splits a larger report.
+// Anything else is bad-message, as is a telemetry before the join
+// (protocol). Under GOOS=js telemetry is encoded, never decoded.
 //
 // # Enforcement
 //

@@ -450,6 +450,8 @@ func (c *conn) handle(m Message) *Error {
 		return c.s.unpublish(c, m)
 	case *Lookup:
 		return c.s.lookup(c, m)
+	case *Telemetry:
+		return c.s.telemetry(c, m)
 	case *Ping:
 		c.send(&Pong{ID: m.ID})
 		return nil
@@ -1187,4 +1189,15 @@ func (s *Server) bury(j *job, code ErrorCode, why string) {
 	s.graveSeq++
 	s.ended[j.id] = grave{code: code, why: why, expires: j.expires, seq: s.graveSeq}
 	s.graves = append(s.graves, graveRef{id: j.id, seq: s.graveSeq})
+}
+
+// telemetry takes a rank's report.
+func (s *Server) telemetry(c *conn, m *Telemetry) *Error {
+	s.mu.Lock()
+	j := c.job
+	s.mu.Unlock()
+	if j == nil {
+		return &Error{Code: CodeProtocol, Message: "telemetry before join"}
+	}
+	return nil
 }

@@ -73,6 +73,11 @@ func edgeMessages() []Message {
 		&Unpublish{Service: utext},
 		&Name{Op: TypeLookup, Service: utext, Port: utext},
 		&Name{Op: TypePublish, Service: utext, Code: CodeNameTaken, Message: text},
+		&Join{Job: "j", Token: "t", Kind: KindBrowser, Agent: utext},
+		&Telemetry{Now: 1<<63 - 1, Dropped: 1<<31 - 1,
+			Ops:     []OpEvent{{Op: "reduce_scatter_block", Comm: utext, Peer: intp(0), Bytes: 1<<63 - 1, Start: 1, End: 1<<63 - 1, Err: utext}},
+			Links:   []LinkStat{{Peer: 65535, Local: "prflx", Remote: "relay", RTTMicros: 1 << 40, Sent: 1<<63 - 1, Received: 1}},
+			Console: []ConsoleLine{{Stream: StreamErr, Text: utext}, {Stream: StreamOut, Text: "<b>&amp;</b>\u2028"}}},
 	)
 }
 
@@ -127,7 +132,10 @@ func FuzzDecode(f *testing.F) {
 	for _, s := range []string{``, `{}`, `{"v":1,"type":"ping","data":null}`, `{"v":1,"type":"signal","data":{"to":1,"kind":"sdp-offer","payload":{}}}`, `{"v":1e400}`, "\xff",
 		`{"V":1,"Type":"ping"}`, `{"v":1,"type":"ping","data":{"id":1},"data":{}}`, ` {"data":{"id":18446744073709551615},"type":"pong","v":1} `,
 		`{"v":1,"type":"welcome","data":{"protocol":1,"job":"a","rank":0,"size":1,"limits":{"messageRate":1e-7,"messageBurst":1,"messageBytes":1},"settings":{"b":"\u2028","a":"x"}}}`,
-		`{"v":1,"type":"lookup","data":{"wait":false,"service":"\ud834\udd1e"}}`, `{"v":1,"type":"name","data":{"op":"lookup","service":"s","code":"name-limit","message":"m"}}`} {
+		`{"v":1,"type":"lookup","data":{"wait":false,"service":"\ud834\udd1e"}}`, `{"v":1,"type":"name","data":{"op":"lookup","service":"s","code":"name-limit","message":"m"}}`,
+		`{"v":1,"type":"telemetry","data":{"now":5,"ops":[{"end":3,"start":2,"op":"bcast","peer":null,"comm":null}],"links":null,"console":[{"text":"\ud834\udd1e","stream":"err"}],"dropped":0}}`,
+		`{"v":1,"type":"telemetry","data":{"now":5,"ops":[],"links":[{"peer":0,"sent":0}],"console":[]}}`,
+		`{"v":1,"type":"join","data":{"job":"a","token":"t","kind":"wasi","agent":"meshmpi wasip1 (wazero)"}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

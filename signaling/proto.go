@@ -147,8 +147,8 @@ const (
 
 // Message is one protocol message. The concrete types are *Join, *Welcome,
 // *Ready, *Joined, *Signal, *Path, *Abort, *Suspect, *Leaving, *Left, *Error,
-// *Publish, *Unpublish, *Lookup, *Name, *Ping and *Pong; no others can be
-// sent.
+// *Publish, *Unpublish, *Lookup, *Name, *Telemetry, *Ping and *Pong; no
+// others can be sent.
 //
 // The json tags on their fields name the members on the wire. The codec
 // (json.go) writes and reads them by hand; a test holds it to what
@@ -174,6 +174,10 @@ type Join struct {
 	// AB:CD:…"), which the server vouches for to the other ranks (Ready);
 	// "" announces none.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Agent says what runs the rank, for dashboards: a browser's
+	// navigator.userAgent, "meshmpi go1.26 linux/amd64" natively. At
+	// most MaxAgentLen bytes of UTF-8 (ClipText); "" says nothing.
+	Agent string `json:"agent,omitempty"`
 }
 
 // Welcome answers a successful Join.
@@ -457,6 +461,9 @@ func (m *Join) Validate() error {
 	if !m.Kind.valid() {
 		return invalid("client kind %q", m.Kind)
 	}
+	if err := validText("agent", m.Agent, MaxAgentLen); err != nil {
+		return err
+	}
 	return validFingerprint(m.Fingerprint)
 }
 
@@ -731,6 +738,9 @@ func (m *Join) appendData(b []byte) []byte {
 	if m.Fingerprint != "" {
 		o.str("fingerprint", m.Fingerprint)
 	}
+	if m.Agent != "" {
+		o.str("agent", m.Agent)
+	}
 	return o.close()
 }
 
@@ -746,6 +756,8 @@ func (m *Join) field(r *jsonReader, key string) (bool, error) {
 		return true, r.str((*string)(&m.Kind))
 	case "fingerprint":
 		return true, r.str(&m.Fingerprint)
+	case "agent":
+		return true, r.str(&m.Agent)
 	}
 	return false, nil
 }
@@ -1096,6 +1108,8 @@ func newMessage(t Type) Message {
 		return new(Lookup)
 	case TypeName:
 		return new(Name)
+	case TypeTelemetry:
+		return new(Telemetry)
 	}
 	return nil
 }
@@ -1156,7 +1170,7 @@ func Decode(data []byte) (Message, error) {
 
 // Encode validates m and returns its wire form. Under GOOS=js it encodes
 // only what a client sends (join, signal, path, abort, suspect, leaving,
-// publish, unpublish, lookup, ping, pong): the encoders of the server's messages stay out of browser
+// publish, unpublish, lookup, telemetry, ping, pong): the encoders of the server's messages stay out of browser
 // ranks (proto_server.go).
 func Encode(m Message) ([]byte, error) {
 	if m == nil {

@@ -3,6 +3,7 @@ package signaling
 import (
 	"encoding/json"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -53,6 +54,22 @@ func sampleMessages() []Message {
 		&Name{Op: TypePublish, Service: "ocean", Code: CodeNameTaken, Message: "rank 0 published the service already"},
 		&Name{Op: TypeLookup, Service: "ocean", Code: CodeNameUnknown},
 		&Name{Op: TypeLookup, Service: "ocean", Code: CodeNameLimit, Message: "16 lookups wait"},
+		&Join{Job: "j", Token: "t", Kind: KindBrowser, Agent: "Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0"},
+		&Telemetry{Now: 1764400000000000},
+		&Telemetry{Now: 1764400000000000, Dropped: 7,
+			Ops: []OpEvent{
+				{Op: "allreduce", Comm: "world", Bytes: 8, Start: 1764399999999000, End: 1764399999999123},
+				{Op: "send", Comm: "world", Peer: intp(0), Bytes: 1 << 40, Start: 1, End: 1},
+				{Op: "recv", Peer: intp(65535), Start: 5, End: 9, Err: "rank 3 left the job"},
+			},
+			Links: []LinkStat{
+				{Peer: 1, Local: "host", Remote: "srflx", RTTMicros: 250, Sent: 1 << 33, Received: 12},
+				{Peer: 0, Local: "memory", Remote: "memory"},
+				{Peer: 2, Local: "wasi-host"},
+				{Peer: 3},
+			},
+			Console: []ConsoleLine{{Stream: StreamOut, Text: "pi ≈ 3.14159"}, {Stream: StreamErr, Text: ""}},
+		},
 	}
 }
 
@@ -67,6 +84,11 @@ func TestRoundTrip(t *testing.T) {
 		}
 		require.NoError(t, err)
 		got, err := Decode(data)
+		if _, ok := m.(*Telemetry); ok && runtime.GOOS == "js" {
+			// a browser sends telemetry, never reads one
+			require.ErrorIs(t, err, ErrMalformed)
+			continue
+		}
 		require.NoError(t, err, string(data))
 		require.Equal(t, m, got)
 	}
@@ -187,6 +209,40 @@ func TestDecodeRejects(t *testing.T) {
 		{"name message without code", `{"v":1,"type":"name","data":{"op":"unpublish","service":"s","message":"ok"}}`, ErrInvalid},
 		{"name long message", `{"v":1,"type":"name","data":{"op":"lookup","service":"s","code":"name-unknown","message":"` + strings.Repeat("x", MaxTextLen+1) + `"}}`, ErrInvalid},
 		{"name unknown field", `{"v":1,"type":"name","data":{"op":"publish","service":"s","rank":1}}`, ErrMalformed},
+		{"join long agent", `{"v":1,"type":"join","data":{"job":"a","token":"t","kind":"native","agent":"` + strings.Repeat("x", MaxAgentLen+1) + `"}}`, ErrInvalid},
+		{"join agent not a string", `{"v":1,"type":"join","data":{"job":"a","token":"t","kind":"native","agent":1}}`, ErrMalformed},
+		{"telemetry without data", `{"v":1,"type":"telemetry"}`, ErrInvalid},
+		{"telemetry zero now", `{"v":1,"type":"telemetry","data":{"now":0}}`, ErrInvalid},
+		{"telemetry now not a number", `{"v":1,"type":"telemetry","data":{"now":"1"}}`, ErrMalformed},
+		{"telemetry now fraction", `{"v":1,"type":"telemetry","data":{"now":1.5}}`, ErrMalformed},
+		{"telemetry now overflow", `{"v":1,"type":"telemetry","data":{"now":9223372036854775808}}`, ErrMalformed},
+		{"telemetry negative dropped", `{"v":1,"type":"telemetry","data":{"now":1,"dropped":-1}}`, ErrInvalid},
+		{"telemetry unknown field", `{"v":1,"type":"telemetry","data":{"now":1,"rank":2}}`, ErrMalformed},
+		{"telemetry ops not an array", `{"v":1,"type":"telemetry","data":{"now":1,"ops":{}}}`, ErrMalformed},
+		{"telemetry too many ops", `{"v":1,"type":"telemetry","data":{"now":1,"ops":[` + strings.Repeat(`{"op":"send","start":1,"end":1},`, MaxTelemetryOps) + `{"op":"send","start":1,"end":1}]}}`, ErrMalformed},
+		{"telemetry too many links", `{"v":1,"type":"telemetry","data":{"now":1,"links":[` + strings.Repeat(`{"peer":1},`, MaxTelemetryLinks) + `{"peer":1}]}}`, ErrMalformed},
+		{"telemetry too many lines", `{"v":1,"type":"telemetry","data":{"now":1,"console":[` + strings.Repeat(`{"stream":"out","text":""},`, MaxTelemetryConsole) + `{"stream":"out","text":""}]}}`, ErrMalformed},
+		{"op no name", `{"v":1,"type":"telemetry","data":{"now":1,"ops":[{"start":1,"end":1}]}}`, ErrInvalid},
+		{"op upper case", `{"v":1,"type":"telemetry","data":{"now":1,"ops":[{"op":"Allreduce","start":1,"end":1}]}}`, ErrInvalid},
+		{"op long name", `{"v":1,"type":"telemetry","data":{"now":1,"ops":[{"op":"` + strings.Repeat("a", MaxOpNameLen+1) + `","start":1,"end":1}]}}`, ErrInvalid},
+		{"op long comm", `{"v":1,"type":"telemetry","data":{"now":1,"ops":[{"op":"bcast","comm":"` + strings.Repeat("c", MaxCommNameLen+1) + `","start":1,"end":1}]}}`, ErrInvalid},
+		{"op negative peer", `{"v":1,"type":"telemetry","data":{"now":1,"ops":[{"op":"send","peer":-1,"start":1,"end":1}]}}`, ErrInvalid},
+		{"op peer too large", `{"v":1,"type":"telemetry","data":{"now":1,"ops":[{"op":"send","peer":65536,"start":1,"end":1}]}}`, ErrInvalid},
+		{"op negative bytes", `{"v":1,"type":"telemetry","data":{"now":1,"ops":[{"op":"send","bytes":-8,"start":1,"end":1}]}}`, ErrInvalid},
+		{"op no start", `{"v":1,"type":"telemetry","data":{"now":1,"ops":[{"op":"send","end":1}]}}`, ErrInvalid},
+		{"op ends before it starts", `{"v":1,"type":"telemetry","data":{"now":1,"ops":[{"op":"send","start":5,"end":4}]}}`, ErrInvalid},
+		{"op long error", `{"v":1,"type":"telemetry","data":{"now":1,"ops":[{"op":"send","start":1,"end":1,"err":"` + strings.Repeat("e", MaxTextLen+1) + `"}]}}`, ErrInvalid},
+		{"op unknown field", `{"v":1,"type":"telemetry","data":{"now":1,"ops":[{"op":"send","start":1,"end":1,"tag":3}]}}`, ErrMalformed},
+		{"op repeated field", `{"v":1,"type":"telemetry","data":{"now":1,"ops":[{"op":"send","op":"recv","start":1,"end":1}]}}`, ErrMalformed},
+		{"op not an object", `{"v":1,"type":"telemetry","data":{"now":1,"ops":["send"]}}`, ErrMalformed},
+		{"link negative peer", `{"v":1,"type":"telemetry","data":{"now":1,"links":[{"peer":-1}]}}`, ErrInvalid},
+		{"link bad candidate type", `{"v":1,"type":"telemetry","data":{"now":1,"links":[{"peer":1,"local":"tunnel"}]}}`, ErrInvalid},
+		{"link negative rtt", `{"v":1,"type":"telemetry","data":{"now":1,"links":[{"peer":1,"rttMicros":-1}]}}`, ErrInvalid},
+		{"link negative bytes", `{"v":1,"type":"telemetry","data":{"now":1,"links":[{"peer":1,"sent":-1}]}}`, ErrInvalid},
+		{"link unknown field", `{"v":1,"type":"telemetry","data":{"now":1,"links":[{"peer":1,"path":"x"}]}}`, ErrMalformed},
+		{"console bad stream", `{"v":1,"type":"telemetry","data":{"now":1,"console":[{"stream":"in","text":"x"}]}}`, ErrInvalid},
+		{"console long line", `{"v":1,"type":"telemetry","data":{"now":1,"console":[{"stream":"out","text":"` + strings.Repeat("x", MaxConsoleLineLen+1) + `"}]}}`, ErrInvalid},
+		{"console invalid utf-8", "{\"v\":1,\"type\":\"telemetry\",\"data\":{\"now\":1,\"console\":[{\"stream\":\"out\",\"text\":\"\xff\"}]}}", ErrMalformed},
 		{"ice server not an object", `{"v":1,"type":"welcome","data":{"protocol":1,"job":"a","rank":0,"size":1,"iceServers":["stun:a"]}}`, ErrMalformed},
 	}
 	for _, tc := range cases {
@@ -261,6 +317,63 @@ func TestNameErr(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Encode refuses a Telemetry Validate rejects, so a rank never sends one
+// the server would answer with bad-message; ClipText makes any text fit.
+func TestTelemetryBounds(t *testing.T) {
+	ok := OpEvent{Op: "send", Start: 1, End: 2}
+	for _, m := range []Message{
+		&Telemetry{},
+		&Telemetry{Now: -1},
+		&Telemetry{Now: 1, Ops: make([]OpEvent, MaxTelemetryOps+1)},
+		&Telemetry{Now: 1, Links: make([]LinkStat, MaxTelemetryLinks+1)},
+		&Telemetry{Now: 1, Console: make([]ConsoleLine, MaxTelemetryConsole+1)},
+		&Telemetry{Now: 1, Ops: []OpEvent{ok, {Op: "send", Start: 0, End: 0}}},
+		&Telemetry{Now: 1, Ops: []OpEvent{{Op: "send", Comm: "\xff", Start: 1, End: 1}}},
+		&Telemetry{Now: 1, Ops: []OpEvent{{Op: "send", Start: 1, End: 1, Err: "\xc3"}}},
+		&Telemetry{Now: 1, Ops: []OpEvent{{Op: "all reduce", Start: 1, End: 1}}},
+		&Telemetry{Now: 1, Console: []ConsoleLine{{Stream: StreamOut, Text: "a\xffb"}}},
+		&Telemetry{Now: 1, Console: []ConsoleLine{{Text: "no stream"}}},
+		&Join{Job: "j", Token: "t", Kind: KindNative, Agent: "\xff"},
+	} {
+		_, err := Encode(m)
+		require.ErrorIs(t, err, ErrInvalid, "%#v", m)
+	}
+	full := &Telemetry{Now: 1, Ops: make([]OpEvent, MaxTelemetryOps), Links: make([]LinkStat, MaxTelemetryLinks),
+		Console: make([]ConsoleLine, MaxTelemetryConsole)}
+	for i := range full.Ops {
+		full.Ops[i] = ok
+	}
+	for i := range full.Console {
+		full.Console[i] = ConsoleLine{Stream: StreamErr, Text: "x"}
+	}
+	data, err := Encode(full)
+	require.NoError(t, err)
+	if runtime.GOOS != "js" { // a browser sends telemetry, never reads one
+		got, err := Decode(data)
+		require.NoError(t, err)
+		require.Equal(t, full, got)
+	}
+
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"", 4, ""},
+		{"abc", 3, "abc"},
+		{"abcd", 3, "abc"},
+		{"aé", 2, "a"}, // é is 2 bytes: not cut in two
+		{"a\xffb", 8, "a\ufffdb"},
+		{"\xff\xff\xff", 4, "\ufffd"},
+		{"𝄞𝄞", 7, "𝄞"},
+		{strings.Repeat("x", 5000), MaxConsoleLineLen, strings.Repeat("x", MaxConsoleLineLen)},
+	} {
+		got := ClipText(tc.in, tc.n)
+		require.Equal(t, tc.want, got, "%q", tc.in)
+		require.NoError(t, validText("text", got, tc.n))
 	}
 }
 
