@@ -70,6 +70,10 @@ type collRequest struct {
 	pl         planned // where run goes back when done (not persistent)
 	send, recv []byte
 	persistent bool
+	kind       coll.Coll // the collective, for telemetry
+	// t0 is when the recorder saw it start (unix µs); 0 when telemetry is
+	// off (see recorder)
+	t0 int64
 	// broken is set once a start of a persistent collective found that
 	// the ranks disagree: its arguments are fixed at init, so every later
 	// start fails at once, without a message (see start).
@@ -77,6 +81,9 @@ type collRequest struct {
 }
 
 func (q *collRequest) start() error {
+	if q.c.p.rec != nil {
+		q.t0 = now()
+	}
 	q.c.hold()
 	if err := q.run.Bind(q.send, q.recv); err != nil {
 		q.c.drop()
@@ -123,6 +130,9 @@ func (q *collRequest) done() <-chan struct{}    { return q.run.Done() }
 func (q *collRequest) endpoint() *peer.Endpoint { return q.c.p.ep }
 
 func (q *collRequest) result(keep bool) (Status, error) {
+	if q.t0 != 0 {
+		q.recordDone()
+	}
 	err := q.run.Err()
 	name := q.run.Plan().Name
 	if !keep { // a persistent run stays registered until its request is freed
@@ -255,7 +265,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 	switch form {
 	case blocking:
 		run := pl.getRun(t, tag, nil)
-		q := collRequest{c: c, seq: seq, run: run, pl: pl, send: send, recv: recv}
+		q := collRequest{c: c, seq: seq, run: run, pl: pl, send: send, recv: recv, kind: a.Coll}
 		// the rank stays in the library from the start to the end of its
 		// spin: its peers' frames wait for it (waitPolicy)
 		w, ep := c.p.wait, c.p.ep
@@ -273,7 +283,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		return nil, err
 	case nonblocking:
 		r := &Request{state: Active, wait: c.p.wait}
-		r.coll = collRequest{c: c, seq: seq, run: pl.getRun(t, tag, c.p.ep), pl: pl, send: send, recv: recv}
+		r.coll = collRequest{c: c, seq: seq, run: pl.getRun(t, tag, c.p.ep), pl: pl, send: send, recv: recv, kind: a.Coll}
 		r.impl = &r.coll
 		if err := r.begin(); err != nil {
 			return nil, err
@@ -281,7 +291,7 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		return r, nil
 	default:
 		r := &Request{persistent: true, wait: c.p.wait}
-		r.coll = collRequest{c: c, seq: seq, run: coll.NewRun(plan, t, tag, c.p.ep), send: send, recv: recv, persistent: true}
+		r.coll = collRequest{c: c, seq: seq, run: coll.NewRun(plan, t, tag, c.p.ep), send: send, recv: recv, persistent: true, kind: a.Coll}
 		r.impl = &r.coll
 		c.enter(r.coll.run, seq, true)
 		return r, nil

@@ -20,6 +20,7 @@ type config struct {
 	job        *JobSpec // Run's ranks join this job instead of using memory links
 	timeout    time.Duration
 	keepGoing  bool
+	telemetry  telemetryConfig // the job's telemetry settings (telemetry.go)
 }
 
 // KeepGoing makes a failed rank not end the world (MPI_ERRORS_RETURN with

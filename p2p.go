@@ -77,11 +77,15 @@ type p2pRequest struct {
 	acc   *Op           // an accumulating receive's reduction (RecvAccumulate)
 	accT  op.Type       // and its element type
 	held  bool          // holds a reference on c (see Comm.hold)
+	// user: a call of the API (prepare), not one of the library's own
+	// exchanges; only those are recorded for telemetry
+	user bool
+	t0   int64 // when the recorder saw it start (unix µs); 0 if it did not
 }
 
 // prepare validates the arguments of a send (kind p2pSend) or receive.
 func (q *p2pRequest) prepare(c *Comm, kind p2pKind, rank, tag int, buf []byte, elem int) error {
-	*q = p2pRequest{c: c, kind: kind, rank: rank, tag: tag, buf: buf, elem: elem}
+	*q = p2pRequest{c: c, kind: kind, rank: rank, tag: tag, buf: buf, elem: elem, user: true}
 	if err := c.check(); err != nil {
 		return err
 	}
@@ -115,6 +119,9 @@ func (q *p2pRequest) verb() string {
 func (q *p2pRequest) start() error {
 	if q.rank == ProcNull {
 		return nil
+	}
+	if q.c.p.rec != nil && q.user {
+		q.t0 = now()
 	}
 	ep := q.c.p.ep
 	if q.op == nil {
@@ -200,6 +207,9 @@ func (q *p2pRequest) result(keep bool) (Status, error) {
 			err = fmt.Errorf("receive from %s, %s, on %s: %w", sourceName(q.rank), tagName(q.tag), q.c, err)
 		}
 		st.Err = err
+	}
+	if q.t0 != 0 {
+		q.recordDone(res.N, res.Source, err)
 	}
 	return st, err
 }
@@ -554,7 +564,7 @@ func (m *Message) prepare(q *p2pRequest, buf []byte, elem int) error {
 	if !m.noProc {
 		rank = m.c.peerRank(m.m.Envelope().Source)
 	}
-	*q = p2pRequest{c: m.c, kind: p2pMrecv, rank: rank, tag: AnyTag, buf: buf, elem: elem, msg: m.m}
+	*q = p2pRequest{c: m.c, kind: p2pMrecv, rank: rank, tag: AnyTag, buf: buf, elem: elem, msg: m.m, user: true}
 	if err := m.c.check(); err != nil {
 		return fmt.Errorf("mrecv: %w", err)
 	}

@@ -114,6 +114,11 @@ type Session struct {
 
 	limit *time.Timer // EnvTimeout's; stopped by Finalize
 
+	// captureConsole, set when the job's telemetry is on, starts
+	// reporting the process's console (ownProcess: only a process that
+	// is the rank has a console of its own)
+	captureConsole func()
+
 	once sync.Once
 	err  error
 }
@@ -141,7 +146,8 @@ func Join(ctx context.Context, spec JobSpec, opts ...Option) (_ *Session, err er
 }
 
 // CheckSettings reports whether every rank of this build would accept a
-// job's settings (SettingNetwork, SettingCollPrefix+collective): a
+// job's settings (SettingNetwork, SettingCollPrefix+collective,
+// SettingKeepGoing, SettingTelemetry and its interval and ops): a
 // launcher checks them before it starts ranks that would each refuse them.
 func CheckSettings(settings map[string]string) error {
 	var cfg config
@@ -169,6 +175,10 @@ func applySettings(cfg *config, settings map[string]string) (loopback bool, err 
 			case "0", "false", "":
 			default:
 				return false, fmt.Errorf("job setting %s=%q: want 1 or 0: %w", k, v, ErrArg)
+			}
+		case k == SettingTelemetry, k == SettingTelemetryInterval, k == SettingTelemetryOps:
+			if err := applyTelemetrySetting(&cfg.telemetry, k, v); err != nil {
+				return false, err
 			}
 		case strings.HasPrefix(k, SettingCollPrefix):
 			if err := WithCollAlgorithm(strings.TrimPrefix(k, SettingCollPrefix), v)(cfg); err != nil {
@@ -259,6 +269,9 @@ func (s *Session) evicted(err error) {
 // EnvTimeout leaves the job.
 func (s *Session) ownProcess() error {
 	s.exitOnAbort.Store(true)
+	if s.captureConsole != nil {
+		s.captureConsole()
+	}
 	s.answerReports() // report_unix.go
 	if err := s.limitRun(); err != nil {
 		s.Abort(err)

@@ -61,6 +61,9 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 	// exit to drop, silently, rather than closed, which would tell the
 	// peers of a lost link before the server's notice of the abort
 	p.abort = func(e *AbortError) { m.Abort(e.Code, e.Where) }
+	if cfg.telemetry.on {
+		startTelemetry(s, m, cfg.telemetry) // telemetry_net.go
+	}
 	m.Start(p.ep)
 	p.listenPorts()
 	if err := m.WaitReady(ctx); err != nil {

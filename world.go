@@ -65,6 +65,10 @@ type proc struct {
 	// oversubscribed: the world's ranks are goroutines of this process
 	// over memory links, more than its cores (coll.Args.Oversubscribed)
 	oversubscribed bool
+
+	// rec records the rank's operations for its telemetry reporter; nil
+	// when the job's telemetry is off (telemetry.go)
+	rec *recorder
 }
 
 // newProc makes rank's runtime in a world of size ranks. dialer connects
@@ -85,6 +89,9 @@ func newJobProc(rank, size, limit int, late bool, cfg config, dialer peer.Dialer
 		return nil, err
 	}
 	p := &proc{ep: ep, collAlgorithms: cfg.collAlgs, keepGoing: cfg.keepGoing, late: late}
+	if cfg.telemetry.on {
+		p.rec = newRecorder(cfg.telemetry.withDefaults().ops)
+	}
 	p.fail.known = make([]bool, limit)
 	notice := make(chan struct{})
 	p.fail.notice.Store(&notice)

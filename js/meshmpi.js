@@ -58,6 +58,33 @@ function watchSockets() {
   globalThis.WebSocket = Watched;
 }
 
+// consoleQueue keeps the rank's newest output lines (at most 512, each
+// cut to 1 KiB) for the Go side, which drains them through
+// globalThis.meshmpiConsole.take() into the job's telemetry when it is
+// on: a flat array [stream, text, stream, text, …], stream "out" or
+// "err". flush() ends the unfinished lines.
+function consoleQueue() {
+  const max = 512, part = { out: "", err: "" };
+  let q = [];
+  const add = (stream, text) => {
+    if (q.length >= 2 * max) q = q.slice(2);
+    q.push(stream, text.length > 1024 ? text.slice(0, 1024) : text);
+  };
+  const queue = {
+    write(stream, text) {
+      const parts = (part[stream] + text).split("\n");
+      part[stream] = parts.pop().slice(0, 4096);
+      for (const l of parts) add(stream, l.endsWith("\r") ? l.slice(0, -1) : l);
+    },
+    take() { const t = q; q = []; return t; },
+    flush() {
+      for (const s of ["out", "err"]) if (part[s]) { add(s, part[s]); part[s] = ""; }
+    },
+  };
+  globalThis.meshmpiConsole = queue;
+  return queue;
+}
+
 // loadWasmExec loads the Go toolchain's wasm_exec.js (which defines
 // globalThis.Go) once.
 async function loadWasmExec(url) {
@@ -88,9 +115,11 @@ export async function startRank(opts) {
 
   await loadWasmExec(opts.wasmExec || "/wasm_exec.js");
   const decoders = { 1: new TextDecoder(), 2: new TextDecoder() };
+  const lines = consoleQueue();
   globalThis.fs.writeSync = (fd, buf) => {
     const text = (decoders[fd] || decoders[2]).decode(buf, { stream: true });
     (fd === 1 ? stdout : stderr)(text);
+    lines.write(fd === 1 ? "out" : "err", text);
     return buf.length;
   };
 

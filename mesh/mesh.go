@@ -106,6 +106,7 @@ type Mesh struct {
 	departed []bool // the server announced the rank's departure
 	reports  []*signaling.Suspect
 	report   chan struct{} // cap 1: reports grew
+	tel      *reporter     // the telemetry reporter, if started (telemetry.go)
 }
 
 // pair is this rank's connection to one remote rank while it is set up,
@@ -580,6 +581,7 @@ func (m *Mesh) left(l *signaling.Left) {
 // as Close does. Telling is bounded by a short wait: a server that does
 // not take the notice still sees the rank leave.
 func (m *Mesh) Abort(code int, where string) {
+	m.stopTelemetry() // its last report first: what the rank did until now
 	ctx, cancel := context.WithTimeout(m.ctx, abortNotice)
 	_ = m.client.Send(ctx, &signaling.Abort{Code: code, Where: where})
 	cancel()
@@ -587,7 +589,8 @@ func (m *Mesh) Abort(code int, where string) {
 }
 
 // Leave tells the server that this rank is about to leave the job
-// cleanly (Finalize, once its last messages are through): the peers that
+// cleanly (Finalize, once its last messages are through), after the
+// telemetry reporter's last report, if one runs: the peers that
 // see its links close next report them (Suspect), and the server must not
 // declare it failed for that. Call it before the endpoint closes its
 // links, then Close. Telling is bounded by a short wait, as Abort's; a
@@ -595,6 +598,7 @@ func (m *Mesh) Abort(code int, where string) {
 // a reported rank (two seconds), which a rank with many links to close
 // may outlast.
 func (m *Mesh) Leave() {
+	m.stopTelemetry() // its last report first: a dashboard sees the rank's last operations
 	ctx, cancel := context.WithTimeout(m.ctx, abortNotice)
 	_ = m.client.Send(ctx, &signaling.Leaving{})
 	cancel()
@@ -603,6 +607,7 @@ func (m *Mesh) Leave() {
 // Close leaves the job: connections in progress give up, the signaling
 // connection closes and every goroutine of the mesh ends.
 func (m *Mesh) Close() {
+	m.stopTelemetry()
 	m.mu.Lock()
 	m.stopped = true
 	m.mu.Unlock()

@@ -1,6 +1,9 @@
 package peer
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Link is one reliable, ordered, message-preserving connection from this
 // endpoint to one peer. The in-process memory link, the WebRTC data channel
@@ -72,4 +75,20 @@ func (p Path) Relayed() bool { return p.Local == "relay" || p.Remote == "relay" 
 // PathReporter is a link that can say how it reaches its peer.
 type PathReporter interface {
 	Path() Path
+}
+
+// Counter is a link that counts the bytes it moved, frame headers
+// included, since it opened: the WebRTC links (native and browser) do,
+// with an atomic add per frame, for telemetry. Closed reports whether
+// the link is closed or lost (its counts are final).
+type Counter interface {
+	Counts() (sent, received int64, closed bool)
+}
+
+// PathRefresher is a link whose Path is a snapshot taken by an
+// asynchronous query (the browser's getStats): RefreshPath takes a new
+// one, for a fresh round trip, and returns it. It may block until ctx
+// ends; never call it from a JavaScript callback.
+type PathRefresher interface {
+	RefreshPath(ctx context.Context) Path
 }

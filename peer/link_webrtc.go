@@ -101,6 +101,8 @@ type webrtcLink struct {
 	inCtl     atomic.Bool // the control goroutine is inside the handler
 
 	stalls atomic.Int64 // WriteFrame calls that reported not ready (tests)
+	// sent and received count the frames' bytes (Counts)
+	sent, received atomic.Int64
 
 	setup *rtcSetup // the link's signaling, from the first offer to close
 }
@@ -286,6 +288,7 @@ func (l *webrtcLink) WriteFrame(hdr, payload []byte) (bool, error) {
 		l.lose(err)
 		return false, err
 	}
+	l.sent.Add(int64(n))
 	if l.dc.BufferedAmount() >= l.high {
 		l.stalls.Add(1)
 		return false, nil
@@ -305,6 +308,7 @@ func (l *webrtcLink) readLoop() {
 			l.lose(readFailure(err))
 			return
 		}
+		l.received.Add(int64(n))
 		f := l.rbuf[:n]
 		hdr, payload := f, []byte(nil)
 		if n > HeaderLen {
@@ -398,6 +402,17 @@ func (l *webrtcLink) Close() error {
 		<-l.readDone
 	}
 	return nil
+}
+
+// Counts implements Counter.
+func (l *webrtcLink) Counts() (sent, received int64, closed bool) {
+	select {
+	case <-l.lost:
+		closed = true
+	default:
+		closed = l.closed.Load()
+	}
+	return l.sent.Load(), l.received.Load(), closed
 }
 
 // Path implements PathReporter: the selected ICE candidate pair and its

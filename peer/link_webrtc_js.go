@@ -70,7 +70,11 @@ type jsLink struct {
 	pumpDone  chan struct{}
 	inHandler atomic.Bool // the pump is inside a handler call
 
-	path Path // the ICE pair the link took, read once it opened (Path)
+	pathMu sync.Mutex
+	path   Path // the ICE pair the link took, read once it opened (Path) and at each RefreshPath
+
+	// sent and received count the frames' bytes (Counts)
+	sent, received atomic.Int64
 
 	setup *rtcSetup // the link's signaling, from the first offer to close
 }
@@ -79,9 +83,34 @@ type jsLink struct {
 // selected, and its round trip, as getStats() gave them when the link
 // opened (getStats is asynchronous; a link's path rarely changes).
 func (l *jsLink) Path() Path {
+	l.pathMu.Lock()
 	p := l.path
+	l.pathMu.Unlock()
 	p.Restarts = l.setup.restartCount()
 	return p
+}
+
+// RefreshPath implements PathRefresher: it asks getStats() again (for
+// the round trip now, or a path that changed) and returns the new path;
+// a query that fails keeps the last one.
+func (l *jsLink) RefreshPath(ctx context.Context) Path {
+	if p := l.readPath(ctx); p.Local != "" {
+		l.pathMu.Lock()
+		l.path = p
+		l.pathMu.Unlock()
+	}
+	return l.Path()
+}
+
+// Counts implements Counter.
+func (l *jsLink) Counts() (sent, received int64, closed bool) {
+	select {
+	case <-l.lost:
+		closed = true
+	default:
+		closed = l.closed.Load()
+	}
+	return l.sent.Load(), l.received.Load(), closed
 }
 
 // readPath reads the selected candidate pair from getStats(): the
@@ -220,7 +249,10 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 		return nil, err
 	}
 	l.opened()
-	l.path = l.readPath(ctx)
+	p := l.readPath(ctx)
+	l.pathMu.Lock()
+	l.path = p
+	l.pathMu.Unlock()
 	setup.keep(sig, offerer, l, cfg.RemoteFingerprint)
 	return l, nil
 }
@@ -386,6 +418,7 @@ func (l *jsLink) WriteFrame(hdr, payload []byte) (bool, error) {
 		l.lose(err)
 		return false, err
 	}
+	l.sent.Add(int64(n))
 	if l.dc.Get("bufferedAmount").Int() >= l.high {
 		return false, nil
 	}
@@ -436,6 +469,7 @@ func (l *jsLink) deliver() bool {
 		l.queue = l.queue[:0:0] // let the backing array be reused from the start
 	}
 	l.qmu.Unlock()
+	l.received.Add(int64(len(f)))
 	hdr, payload := f, []byte(nil)
 	if len(f) > HeaderLen {
 		hdr, payload = f[:HeaderLen], f[HeaderLen:]

@@ -1,0 +1,207 @@
+package mesh
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/meshmpi/meshmpi/peer"
+	"github.com/meshmpi/meshmpi/signaling"
+)
+
+// TelemetrySource is what a rank's reporter sends besides the state of
+// its links, which the mesh knows: the rank's operations and console.
+// The reporter calls its methods from one goroutine at a time.
+type TelemetrySource interface {
+	// TakeOps appends to dst the operations completed since the last
+	// call and returns how many were recorded but dropped meanwhile.
+	TakeOps(dst []signaling.OpEvent) ([]signaling.OpEvent, int)
+	// TakeConsole appends to dst the console lines written since the
+	// last call.
+	TakeConsole(dst []signaling.ConsoleLine) []signaling.ConsoleLine
+}
+
+// Telemetry configures a mesh's reporter (StartTelemetry).
+type Telemetry struct {
+	// Interval is the time between reports.
+	Interval time.Duration
+	// Source gives the rank's operations and console lines; nil reports
+	// the links alone.
+	Source TelemetrySource
+}
+
+// reporter sends a rank's signaling.Telemetry every interval: its
+// operations, its console lines and the links whose state changed since
+// the last report. A report with nothing in it is not sent.
+type reporter struct {
+	m   *Mesh
+	cfg Telemetry
+
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+
+	// the reporter goroutine's own buffers, reused report after report
+	ops     []signaling.OpEvent
+	console []signaling.ConsoleLine
+	links   []signaling.LinkStat
+	last    map[int]signaling.LinkStat // what was last sent per peer
+}
+
+// StartTelemetry starts reporting to the signaling server every
+// t.Interval until Leave (which sends the last report before the word
+// that the rank leaves), Abort or Close (which send it too, within a
+// short wait). A mesh reports at most once: later calls do nothing.
+func (m *Mesh) StartTelemetry(t Telemetry) {
+	if t.Interval <= 0 {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tel != nil || m.stopped {
+		return
+	}
+	r := &reporter{m: m, cfg: t, stop: make(chan struct{}), done: make(chan struct{}), last: map[int]signaling.LinkStat{}}
+	m.tel = r
+	go r.run()
+}
+
+// stopTelemetry ends the reporter, if any, after its last report.
+func (m *Mesh) stopTelemetry() {
+	m.mu.Lock()
+	r := m.tel
+	m.mu.Unlock()
+	if r == nil {
+		return
+	}
+	r.stopOnce.Do(func() { close(r.stop) })
+	<-r.done
+}
+
+func (r *reporter) run() {
+	defer close(r.done)
+	t := time.NewTicker(r.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			r.report(r.m.ctx)
+		case <-r.stop:
+			ctx, cancel := context.WithTimeout(r.m.ctx, abortNotice)
+			r.report(ctx)
+			cancel()
+			return
+		case <-r.m.down: // the signaling connection ended: no one to tell
+			return
+		case <-r.m.ctx.Done():
+			return
+		}
+	}
+}
+
+// report sends what happened since the last report, in as many messages
+// as the server's bounds need.
+func (r *reporter) report(ctx context.Context) {
+	dropped := 0
+	r.ops, r.console = r.ops[:0], r.console[:0]
+	if src := r.cfg.Source; src != nil {
+		r.ops, dropped = src.TakeOps(r.ops)
+		r.console = src.TakeConsole(r.console)
+	}
+	r.links = r.linkStats(ctx, r.links[:0])
+	ops, links, console := r.ops, r.links, r.console
+	limit := 64 << 10
+	if l := r.m.client.Welcome().Limits; l != nil && l.MessageBytes > 0 {
+		limit = l.MessageBytes
+	}
+	for len(ops)+len(links)+len(console) > 0 || dropped > 0 {
+		msg := &signaling.Telemetry{Now: time.Now().UnixMicro(), Dropped: dropped,
+			Ops: ops[:min(len(ops), signaling.MaxTelemetryOps)], Links: links[:min(len(links), signaling.MaxTelemetryLinks)],
+			Console: console[:min(len(console), signaling.MaxTelemetryConsole)]}
+		for {
+			data, err := signaling.Encode(msg)
+			if err != nil {
+				return // a source broke the message's rules: nothing of it can go
+			}
+			if len(data) <= limit || len(msg.Ops)+len(msg.Links)+len(msg.Console) <= 1 {
+				break
+			}
+			// too large for one message: halve its largest part, the
+			// rest goes in the next
+			switch n := max(len(msg.Ops), len(msg.Links), len(msg.Console)); n {
+			case len(msg.Ops):
+				msg.Ops = msg.Ops[:n/2]
+			case len(msg.Links):
+				msg.Links = msg.Links[:n/2]
+			default:
+				msg.Console = msg.Console[:n/2]
+			}
+		}
+		if err := r.m.client.Send(ctx, msg); err != nil {
+			return // the connection is going: so is the job's view of this rank
+		}
+		ops, links, console = ops[len(msg.Ops):], links[len(msg.Links):], console[len(msg.Console):]
+		dropped = 0
+	}
+	clear(r.ops) // let the strings go
+	clear(r.console)
+}
+
+// linkStats appends the state of this rank's open links that changed
+// since the last report: candidate types, round trip, bytes each way.
+func (r *reporter) linkStats(ctx context.Context, dst []signaling.LinkStat) []signaling.LinkStat {
+	m := r.m
+	type linked struct {
+		rank int
+		l    peer.Link
+	}
+	var ls []linked
+	m.mu.Lock()
+	for rank, p := range m.pairs {
+		if p.linked() {
+			ls = append(ls, linked{rank, p.link})
+		}
+	}
+	m.mu.Unlock()
+	seen := make(map[int]bool, len(ls))
+	for _, x := range ls {
+		c, ok := x.l.(peer.Counter)
+		if !ok {
+			continue
+		}
+		sent, received, closed := c.Counts()
+		if closed {
+			continue
+		}
+		seen[x.rank] = true
+		var path peer.Path
+		switch l := x.l.(type) {
+		case peer.PathRefresher:
+			path = l.RefreshPath(ctx)
+		case peer.PathReporter:
+			path = l.Path()
+		}
+		st := signaling.LinkStat{Peer: x.rank, Local: candidateType(path.Local), Remote: candidateType(path.Remote),
+			RTTMicros: int(path.RTT.Microseconds()), Sent: sent, Received: received}
+		if r.last[x.rank] != st {
+			r.last[x.rank] = st
+			dst = append(dst, st)
+		}
+	}
+	for rank := range r.last {
+		if !seen[rank] {
+			delete(r.last, rank) // closed or gone: reported afresh if it comes back
+		}
+	}
+	return dst
+}
+
+// candidateType is an ICE candidate type as telemetry carries it, "" for
+// one it does not know.
+func candidateType(t string) string {
+	switch t {
+	case "host", "srflx", "prflx", "relay":
+		return t
+	}
+	return ""
+}

@@ -1,0 +1,46 @@
+//go:build js && wasm
+
+package meshmpi
+
+import (
+	"syscall/js"
+
+	"github.com/meshmpi/meshmpi/internal/jsglue"
+	"github.com/meshmpi/meshmpi/signaling"
+)
+
+// jsConsole is a browser rank's console: js/meshmpi.js keeps the lines
+// the program writes (the page still shows them) in a bounded queue,
+// globalThis.meshmpiConsole, which take drains. Outside a page started by
+// meshmpi.js there is none, and nothing is reported.
+type jsConsole struct{ q js.Value }
+
+// captureConsole returns the page's console queue, nil without one.
+func captureConsole() consoleCapture {
+	q := js.Global().Get("meshmpiConsole")
+	if q.Type() != js.TypeObject {
+		return nil
+	}
+	return jsConsole{q}
+}
+
+// take implements consoleCapture: the queue's take() gives a flat array
+// of stream, text, stream, text … and empties the queue.
+func (c jsConsole) take(dst []signaling.ConsoleLine) []signaling.ConsoleLine {
+	var a js.Value
+	if jsglue.Try(func() { a = c.q.Call("take") }) != nil || a.Type() != js.TypeObject {
+		return dst
+	}
+	for i, n := 0, a.Length(); i+1 < n; i += 2 {
+		stream := signaling.StreamOut
+		if a.Index(i).String() == signaling.StreamErr {
+			stream = signaling.StreamErr
+		}
+		dst = append(dst, signaling.ConsoleLine{Stream: stream, Text: signaling.ClipText(a.Index(i+1).String(), signaling.MaxConsoleLineLen)})
+	}
+	return dst
+}
+
+// stop implements consoleCapture: the page's writes are synchronous, so
+// the queue holds every line written before; the partial ones end here.
+func (c jsConsole) stop() { _ = jsglue.Try(func() { c.q.Call("flush") }) }

@@ -1,0 +1,97 @@
+//go:build !wasip1
+
+package meshmpi
+
+import (
+	"sync"
+
+	"github.com/meshmpi/meshmpi/mesh"
+	"github.com/meshmpi/meshmpi/signaling"
+)
+
+// rankTelemetry is what a rank that joined through a signaling server
+// reports (mesh.TelemetrySource): its recorder's operations and, when
+// the process is the rank (Init, Main), its console.
+type rankTelemetry struct {
+	rec *recorder
+
+	mu      sync.Mutex
+	console consoleCapture // nil until captured
+}
+
+// consoleCapture is a rank's captured console (telemetry_console_*.go).
+type consoleCapture interface {
+	// take appends the lines written since the last take.
+	take(dst []signaling.ConsoleLine) []signaling.ConsoleLine
+	// stop ends the capture once what was written before it is taken in.
+	stop()
+}
+
+// startTelemetry starts m's reporter for the rank p, whose job's
+// telemetry is on, and makes p's leaving stop it after its last report.
+func startTelemetry(s *Session, m *mesh.Mesh, tc telemetryConfig) {
+	t := &rankTelemetry{rec: s.p.rec}
+	m.StartTelemetry(mesh.Telemetry{Interval: tc.withDefaults().interval, Source: t})
+	s.captureConsole = t.capture
+	s.p.leave = func() {
+		t.stopConsole() // its last lines go in the reporter's last report
+		m.Leave()
+	}
+}
+
+// TakeOps implements mesh.TelemetrySource.
+func (t *rankTelemetry) TakeOps(dst []signaling.OpEvent) ([]signaling.OpEvent, int) {
+	var dropped int
+	t.rec.take(func(recs []opRecord, d int) {
+		dropped = d
+		for i := range recs {
+			dst = append(dst, opEvent(&recs[i]))
+		}
+	})
+	return dst, dropped
+}
+
+// TakeConsole implements mesh.TelemetrySource.
+func (t *rankTelemetry) TakeConsole(dst []signaling.ConsoleLine) []signaling.ConsoleLine {
+	t.mu.Lock()
+	c := t.console
+	t.mu.Unlock()
+	if c == nil {
+		return dst
+	}
+	return c.take(dst)
+}
+
+// capture starts capturing the process's console (once).
+func (t *rankTelemetry) capture() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.console == nil {
+		t.console = captureConsole()
+	}
+}
+
+// stopConsole stops the capture; the lines captured stay for the last
+// report.
+func (t *rankTelemetry) stopConsole() {
+	t.mu.Lock()
+	c := t.console
+	t.mu.Unlock()
+	if c != nil {
+		c.stop()
+	}
+}
+
+// opEvent is a record as telemetry carries it.
+func opEvent(r *opRecord) signaling.OpEvent {
+	e := signaling.OpEvent{Op: r.Op(), Comm: signaling.ClipText(r.CommName(), signaling.MaxCommNameLen),
+		Bytes: r.bytes, Start: r.start, End: max(r.end, r.start)}
+	if r.peer >= 0 {
+		p := int(r.peer)
+		e.Peer = &p
+	}
+	if r.err != nil {
+		e.Err = signaling.ClipText(r.err.Error(), signaling.MaxTextLen)
+	}
+	return e
+}
