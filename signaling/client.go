@@ -19,6 +19,11 @@ type DialOptions struct {
 	// Fingerprint is this rank's DTLS certificate fingerprint, which the
 	// server vouches for to the job's other ranks (Ready.Fingerprints).
 	Fingerprint string
+	// Agent says what runs the rank, for the server's dashboards
+	// (Join.Agent); empty picks the browser's navigator.userAgent under
+	// GOOS=js and "meshmpi <go version> <GOOS>/<GOARCH>" otherwise. It is
+	// cut to MaxAgentLen bytes.
+	Agent string
 	// Queue is how many incoming messages are buffered (default 256). When
 	// the buffer is full the client stops reading from the server (under
 	// js the browser keeps reading; see the package doc, Wasm).
@@ -91,7 +96,10 @@ func Dial(ctx context.Context, url, job, token string, opts *DialOptions) (_ *Cl
 	if o.Queue <= 0 {
 		o.Queue = 256
 	}
-	join := &Join{Job: job, Token: token, Rank: o.Rank, Kind: o.Kind, Fingerprint: o.Fingerprint}
+	if o.Agent == "" {
+		o.Agent = defaultAgent()
+	}
+	join := &Join{Job: job, Token: token, Rank: o.Rank, Kind: o.Kind, Fingerprint: o.Fingerprint, Agent: ClipText(o.Agent, MaxAgentLen)}
 	data, err := Encode(join)
 	if err != nil {
 		return nil, err
@@ -224,8 +232,8 @@ func (c *Client) Signal(ctx context.Context, to int, kind SignalKind, payload []
 }
 
 // Send sends any message. Servers accept only Signal, Path, Abort,
-// Suspect, Leaving, Publish, Unpublish, Lookup, Ping and Pong after the
-// join. When the server told its rate limit, Send waits as long as it
+// Suspect, Leaving, Publish, Unpublish, Lookup, Telemetry, Ping and Pong
+// after the join. When the server told its rate limit, Send waits as long as it
 // takes to stay inside it (senders queue in order).
 func (c *Client) Send(ctx context.Context, m Message) error {
 	data, err := Encode(m)

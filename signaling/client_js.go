@@ -231,3 +231,16 @@ func (t *jsTransport) closeNow() error {
 	}
 	return nil
 }
+
+// defaultAgent is Join.Agent in a browser or worker: its user agent.
+func defaultAgent() string {
+	nav := js.Global().Get("navigator")
+	if nav.Type() != js.TypeObject {
+		return "meshmpi js/wasm"
+	}
+	ua := nav.Get("userAgent")
+	if ua.Type() != js.TypeString {
+		return "meshmpi js/wasm"
+	}
+	return ua.String()
+}

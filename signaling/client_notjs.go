@@ -4,6 +4,7 @@ package signaling
 
 import (
 	"context"
+	"runtime"
 
 	"github.com/coder/websocket"
 )
@@ -31,3 +32,8 @@ func (t wsTransport) write(ctx context.Context, data []byte) error {
 
 func (t wsTransport) close() error    { return t.c.Close(websocket.StatusNormalClosure, "") }
 func (t wsTransport) closeNow() error { return t.c.CloseNow() }
+
+// defaultAgent is Join.Agent natively and under wasip1.
+func defaultAgent() string {
+	return "meshmpi " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
+}

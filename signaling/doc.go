@@ -283,6 +283,36 @@
 // Anything else is bad-message, as is a telemetry before the join
 // (protocol). Under GOOS=js telemetry is encoded, never decoded.
 //
+// # Views
+//
+// The server keeps a record of each job for dashboards, whether or not
+// its ranks send telemetry: its state (JobView.State: forming, formed,
+// over, failed, ended), each rank's kind, agent (Join.Agent) and state
+// (RankView.State: joined, ready, finalized, failed, aborted, left) with
+// its reason and abort code, the last report of each link, each rank's
+// last Config.ConsoleTail console lines, and a ring of events: every rank
+// state change, every job state change, and the ranks' operations,
+// console lines and link changes (a link's report becomes an event when
+// its path changed or once a second). An operation's times are shifted
+// onto the server's clock by the report's arrival less its now, so ranks
+// whose clocks disagree line up.
+//
+// View returns the record as it is now, with the seq of the last event it
+// includes; Events returns the events after a seq and a channel closed at
+// the next one, so a viewer follows a job without polling; when the ring
+// overwrote events a viewer had not read, Events starts with a gap event,
+// and the viewer reads View again. Jobs lists the records. The record
+// is made at the job's first event (its first join), kept while the
+// server remembers the job (an ended job until its tokens expire, at most
+// Config.MaxEndedJobs of them), and forgotten with it: an open job that
+// empties while forming is forgotten at once.
+//
+// EndJob ends a job from outside (an organizer, a time limit): every
+// member gets error{job-ended} with the reason and a close, and the job is
+// remembered as ended, so a later join is refused with job-ended (also
+// when nobody had joined it yet). Telemetry a rank sends after that is
+// ignored.
+//
 // # Enforcement
 //
 // The server stamps every relayed signal's from with the sender's rank, so no
@@ -337,6 +367,16 @@
 //	names                MaxNames (64) services per job, service and port MaxNameLen
 //	                     (256 bytes) each: name-limit (the connection stays up)             TestNameLimits
 //	parked lookups       MaxWaitingLookups (16) per connection: name-limit                  TestNameLimits
+//	telemetry message    MaxTelemetryOps (1,024) ops, MaxTelemetryLinks (256) links,
+//	                     MaxTelemetryConsole (256) lines of MaxConsoleLineLen (1 KiB):
+//	                     bad-message                                                        TestTelemetryViolations
+//	job events           Config.TelemetryEvents (16,384) per job, oldest overwritten (gap)  TestTelemetryRingWraps
+//	job record bytes     Config.TelemetryBytes (8 MiB) per job, Config.TelemetryTotalBytes
+//	                     (256 MiB) for all: oldest events go first, ended jobs' before live
+//	                     ones'; ranks and links (below) counted beside                      TestTelemetryBytesBounded
+//	console tail         Config.ConsoleTail (200) lines per rank                            TestTelemetryBytesBounded
+//	links in a view      128·127 per job; reports of more are ignored                       TestTelemetryView
+//	job records          one per job held or remembered (MaxJobs + MaxEndedJobs)            TestTelemetryBytesBounded
 //
 // HTTP connections that are not websockets are the http.Server's: with
 // NewHTTPServer, an idle keep-alive connection closes after 30 s

@@ -53,6 +53,10 @@ type job struct {
 	// came. Both nil until the first.
 	names   map[string]published
 	waiting map[string][]*conn
+
+	// tele is the job's record for viewers, made at its first event
+	// (telemetry_server.go).
+	tele *jobTele
 }
 
 // published is one service's name: its port, and the connection of the
@@ -498,6 +502,7 @@ func (s *Server) join(c *conn, m *Join) *Error {
 			return &Error{Code: g.code, Message: g.why}
 		}
 		delete(s.ended, m.Job) // its tokens have expired: the id is free
+		s.forgetTele(m.Job)
 	}
 	j := s.jobs[m.Job]
 	if want != nil && *want >= claims.Size && (j == nil || !j.started) {
@@ -556,6 +561,7 @@ func (s *Server) join(c *conn, m *Join) *Error {
 	s.admit(c, j, m, claims, rank)
 	if j.present == claims.Size {
 		j.started = true
+		s.jobState(j, JobFormed, "")
 		s.broadcast(j.ready(), j.members)
 		s.log.Info("job ready", "job", j.id, "size", claims.Size, "max", j.claims.Limit())
 	}
@@ -571,6 +577,7 @@ func (s *Server) admit(c *conn, j *job, m *Join, claims Claims, rank int) {
 	s.joins.Add(1)
 	late := rank >= claims.Size
 	s.log.Info("rank joined", "job", j.id, "rank", rank, "size", claims.Size, "late", late, "kind", m.Kind, "remote", c.remote)
+	s.joinedRank(j, rank, m.Kind, m.Agent)
 	ice := s.cfg.ICEServers
 	if s.cfg.ICECredentials != nil {
 		own := s.cfg.ICECredentials(j.id, rank, time.Unix(claims.Expires, 0))
@@ -1034,9 +1041,20 @@ func (s *Server) depart(j *job, c *conn, d Departure) {
 		t.Stop()
 		delete(j.suspects, c.rank)
 	}
+	state, code := RankFailed, 0
+	switch {
+	case c.abort != nil:
+		state, code = RankAborted, c.abort.Code
+	case !j.started && !j.seated():
+		state = RankLeft // a volunteer's seat is free again
+	case d.Clean && j.started:
+		state = RankFinalized
+	}
+	s.leftRank(j, c.rank, state, reason, code)
 	if s.closed {
 		if j.present == 0 {
 			delete(s.jobs, j.id)
+			s.forgetTele(j.id)
 		}
 		return // everyone is told the server is shutting down
 	}
@@ -1051,6 +1069,7 @@ func (s *Server) depart(j *job, c *conn, d Departure) {
 		s.broadcast(&Left{Rank: c.rank, Reason: reason}, j.members)
 		if j.present == 0 {
 			delete(s.jobs, j.id) // an open job nobody waits in: volunteers may form it afresh
+			s.forgetTele(j.id)
 		}
 		return
 	}
@@ -1072,6 +1091,7 @@ func (s *Server) depart(j *job, c *conn, d Departure) {
 			j.flush, j.pending = nil, nil
 		}
 		delete(s.jobs, j.id)
+		s.jobState(j, JobOver, "")
 		s.bury(j, CodeJobEnded, fmt.Sprintf("job %s formed and every rank has left", j.id))
 	}
 }
@@ -1154,10 +1174,12 @@ func (s *Server) failJob(j *job, why string) {
 		if mem != nil {
 			j.members[r] = nil
 			mem.kill(e, false)
+			s.leftRank(j, r, RankLeft, why, 0)
 		}
 	}
 	j.present = 0
 	delete(s.jobs, j.id)
+	s.jobState(j, JobFailed, why)
 	s.bury(j, CodeJobFailed, why)
 }
 
@@ -1166,6 +1188,7 @@ func (s *Server) failJob(j *job, why string) {
 func (s *Server) bury(j *job, code ErrorCode, why string) {
 	now := time.Now().Unix()
 	if j.expires <= now {
+		s.forgetTele(j.id)
 		return // no token can reach it any more
 	}
 	for len(s.ended) >= s.cfg.MaxEndedJobs && len(s.graves) > 0 {
@@ -1173,6 +1196,9 @@ func (s *Server) bury(j *job, code ErrorCode, why string) {
 		s.graves = s.graves[1:]
 		if cur, ok := s.ended[g.id]; ok && cur.seq == g.seq {
 			delete(s.ended, g.id)
+			if s.jobs[g.id] == nil {
+				s.forgetTele(g.id)
+			}
 		}
 	}
 	if len(s.graves) > 2*len(s.ended)+64 {
@@ -1189,15 +1215,4 @@ func (s *Server) bury(j *job, code ErrorCode, why string) {
 	s.graveSeq++
 	s.ended[j.id] = grave{code: code, why: why, expires: j.expires, seq: s.graveSeq}
 	s.graves = append(s.graves, graveRef{id: j.id, seq: s.graveSeq})
-}
-
-// telemetry takes a rank's report.
-func (s *Server) telemetry(c *conn, m *Telemetry) *Error {
-	s.mu.Lock()
-	j := c.job
-	s.mu.Unlock()
-	if j == nil {
-		return &Error{Code: CodeProtocol, Message: "telemetry before join"}
-	}
-	return nil
 }

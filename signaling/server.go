@@ -69,6 +69,18 @@ type Config struct {
 	WriteTimeout time.Duration // one write, default 10s
 	MaxTokenTTL  time.Duration // longest TTL the admin endpoint mints, default 7 days
 
+	// The job records for viewers (View, Events; see Views in the
+	// package doc). TelemetryEvents bounds each job's event ring (default
+	// 16384 events), TelemetryBytes each job's record (its ring, console
+	// tails, links and ranks; default 8 MiB), TelemetryTotalBytes all
+	// records together (default 256 MiB); past a bound the oldest events
+	// go first. ConsoleTail is how many of each rank's last console lines
+	// a view shows (default 200).
+	TelemetryEvents     int
+	TelemetryBytes      int
+	TelemetryTotalBytes int
+	ConsoleTail         int
+
 	// Departed, if set, is told of every departure from a formed job as
 	// the server announces it: a launcher's record of which ranks failed,
 	// how and when. It runs under the server's lock: it must be quick and
@@ -109,7 +121,8 @@ func (c Config) withDefaults() (Config, error) {
 		return bad("MaxJobSize %d outside [0, %d]", c.MaxJobSize, MaxJobSize)
 	}
 	if c.MessageRate < 0 || c.MessageBurst < 0 || c.MaxJobs < 0 || c.MaxConns < 0 || c.SendQueue < 0 || c.SendQueueBytes < 0 || c.MaxEndedJobs < 0 ||
-		c.JoinTimeout < 0 || c.PingInterval < 0 || c.PingTimeout < 0 || c.WriteTimeout < 0 || c.MaxTokenTTL < 0 {
+		c.JoinTimeout < 0 || c.PingInterval < 0 || c.PingTimeout < 0 || c.WriteTimeout < 0 || c.MaxTokenTTL < 0 ||
+		c.TelemetryEvents < 0 || c.TelemetryBytes < 0 || c.TelemetryTotalBytes < 0 || c.ConsoleTail < 0 {
 		return bad("negative limit")
 	}
 	if len(c.ICEServers) > MaxICEServers {
@@ -143,6 +156,10 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.SendQueue, 1024)
 	def(&c.SendQueueBytes, 1<<20)
 	def(&c.MaxEndedJobs, 10000)
+	def(&c.TelemetryEvents, 16384)
+	def(&c.TelemetryBytes, 8<<20)
+	def(&c.TelemetryTotalBytes, 256<<20)
+	def(&c.ConsoleTail, 200)
 	if c.MessageRate == 0 {
 		c.MessageRate = 50
 	}
@@ -176,6 +193,11 @@ type Server struct {
 	graveSeq uint64
 	conns    map[*conn]struct{}
 	wg       sync.WaitGroup
+	// teles are the jobs' records for viewers, by id (telemetry_server.go);
+	// teleBytes their approximate size, all together.
+	teles     map[string]*jobTele
+	teleBytes atomic.Int64
+	teleFreed time.Time // the last freeEndedTele
 
 	joins      atomic.Uint64
 	relayed    atomic.Uint64
@@ -205,6 +227,7 @@ func NewServer(cfg Config) (*Server, error) {
 		mux:      http.NewServeMux(),
 		jobs:     make(map[string]*job),
 		ended:    make(map[string]grave),
+		teles:    make(map[string]*jobTele),
 		conns:    make(map[*conn]struct{}),
 		rejected: make(map[ErrorCode]uint64),
 		paths:    make(map[string]uint64),
