@@ -375,7 +375,7 @@
 //	                     (256 MiB) for all: oldest events go first, ended jobs' before live
 //	                     ones'; ranks and links (below) counted beside                      TestTelemetryBytesBounded
 //	console tail         Config.ConsoleTail (200) lines per rank                            TestTelemetryBytesBounded
-//	links in a view      128·127 per job; reports of more are ignored                       TestTelemetryView
+//	links in a view      128·127 per job; reports of more are ignored                       TestTelemetryLinksBounded
 //	job records          one per job held or remembered (MaxJobs + MaxEndedJobs)            TestTelemetryBytesBounded
 //
 // HTTP connections that are not websockets are the http.Server's: with

@@ -110,12 +110,12 @@ type Event struct {
 
 // linkEventInterval is how often a link's report becomes an event at
 // most, unless its path changed: every rank reports every link each
-// interval, and the view holds the latest anyway.
-const linkEventInterval = time.Second
+// interval, and the view holds the latest anyway. A variable for tests.
+var linkEventInterval = time.Second
 
 // maxViewLinks bounds the links a job's view holds (a 128-rank full
-// mesh); reports of further links are ignored.
-const maxViewLinks = 128 * 127
+// mesh); reports of further links are ignored. A variable for tests.
+var maxViewLinks = 128 * 127
 
 // defaultEventsBuf is how many events Events returns for an empty buf.
 const defaultEventsBuf = 256

@@ -654,3 +654,34 @@ func TestTelemetryConcurrentViewers(t *testing.T) {
 	}
 	_ = srv.Jobs()
 }
+
+// A job's view holds at most maxViewLinks links; reports of more, of a
+// link to the reporter itself or to a rank outside the job, are ignored.
+func TestTelemetryLinksBounded(t *testing.T) {
+	n, d := maxViewLinks, linkEventInterval
+	t.Cleanup(func() { maxViewLinks, linkEventInterval = n, d }) // after the server's close
+	maxViewLinks, linkEventInterval = 2, time.Hour               // no repeated event in this test, however slow the machine
+	srv, url := startServer(t, nil)
+	c := dial(t, url, "links", mint(t, "links", 5), nil) // forming: telemetry is taken all the same
+	now := time.Now().UnixMicro()
+	send(t, c, &Telemetry{Now: now, Links: []LinkStat{{Peer: 0, Local: "host"}, {Peer: 7}, {Peer: 3, Local: "relay"},
+		{Peer: 1, Local: "srflx"}, {Peer: 2}, {Peer: 4}}})
+	send(t, c, &Telemetry{Now: now, Ops: []OpEvent{{Op: "barrier", Start: now, End: now}}})
+	f := follow(t, srv, "links")
+	f.until(func(seen []Event) bool { return count(seen, EventOp) == 1 })
+	require.Equal(t, 2, count(f.seen, EventLink))
+	v, _ := srv.View("links")
+	require.Equal(t, []LinkView{
+		{From: 0, To: 1, Local: "srflx", Updated: v.Links[0].Updated},
+		{From: 0, To: 3, Local: "relay", Updated: v.Links[1].Updated},
+	}, v.Links)
+	// a known link's report updates it; on the same path, within
+	// linkEventInterval, it is no event
+	send(t, c, &Telemetry{Now: time.Now().UnixMicro(), Links: []LinkStat{{Peer: 3, Local: "relay", Sent: 99}, {Peer: 1, Local: "host"}},
+		Ops: []OpEvent{{Op: "barrier", Start: now, End: now}}})
+	f.until(func(seen []Event) bool { return count(seen, EventOp) == 2 })
+	require.Equal(t, 3, count(f.seen, EventLink), "the path change of 0→1 only")
+	v, _ = srv.View("links")
+	require.Equal(t, int64(99), v.Links[1].Sent)
+	require.Equal(t, "host", v.Links[0].Local)
+}
