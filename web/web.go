@@ -18,6 +18,31 @@
 //	GET  /programs        the names of the programs, a JSON array (the lab
 //	                      page offers them, and names an unknown one so)
 //
+// With Options.Jobs, the organizer's pages and their API (see Jobs):
+//
+//	GET  /login, POST /login, POST /logout, GET /api/session
+//	                      the organizer's login: a session cookie (HttpOnly,
+//	                      SameSite=Strict, Secure over TLS) and a CSRF token
+//	                      every state-changing request carries in
+//	                      X-CSRF-Token, with a same-origin Origin
+//	GET  /jobs            the jobs page; GET /api/jobs lists the jobs and the
+//	                      volunteers waiting, POST /api/jobs creates one
+//	                      (multipart form: example= or rank_wasm=@file,
+//	                      wasi_wasm=@file, size, max, ice, minutes, pool,
+//	                      args), POST /api/jobs/ID/end ends it,
+//	                      GET /api/jobs/ID/qr.png is its invite's QR code
+//	GET  /join/INVITE     the join page; POST /api/join/INVITE hands the tab a
+//	                      seat token of its own (one rank), or says why not
+//	                      (job-full, job-ended, expired, unknown-invite);
+//	                      GET /api/join/INVITE/status is the job's progress
+//	GET  /jobs/ID/dashboard  the dashboard (the organizer, or ?key=VIEWKEY);
+//	                      GET /api/jobs/ID/view, /watch (a websocket of the
+//	                      job's events) and /trace.json (Chrome trace-event
+//	                      format)
+//	GET  /pool            the volunteer page; POST /api/pool waits (long
+//	                      poll) for a pool job that needs a rank
+//	GET  /api/jobs/ID/rank.wasm, /wasi.wasm  a job's uploaded programs
+//
 // The pages are static files embedded in the binary; the rank programs
 // and wasm_exec.js come from the server (see cmd/signal's -wasm and
 // -build-examples flags), and must come from one Go toolchain: a .wasm
@@ -33,6 +58,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
@@ -47,7 +73,7 @@ import (
 	"github.com/meshmpi/meshmpi/signaling"
 )
 
-//go:embed run.html lab.html run.js lab.js style.css
+//go:embed *.html *.js *.css vendor/d3.min.js vendor/LICENSE-d3
 var files embed.FS
 
 // Options configures Handler.
@@ -59,6 +85,11 @@ type Options struct {
 	Programs map[string][]byte
 	// Lab, if set, enables POST /lab/jobs.
 	Lab *LabConfig
+	// Jobs, if set, enables the organizer's jobs page, invites, the join,
+	// dashboard and pool pages and their API (see Jobs), for jobs on
+	// Server, which it then needs.
+	Jobs   *Jobs
+	Server *signaling.Server
 }
 
 // LabConfig lets the lab page start jobs without a token of its own:
@@ -117,6 +148,9 @@ func Handler(o Options) (http.Handler, error) {
 			serveFile(w, r, f)
 		}
 	})
+	mux.HandleFunc("GET /web/vendor/{file}", func(w http.ResponseWriter, r *http.Request) {
+		serveFile(w, r, "vendor/"+r.PathValue("file"))
+	})
 	mux.HandleFunc("GET /js/meshmpi.js", func(w http.ResponseWriter, _ *http.Request) {
 		serveBytes(w, "text/javascript; charset=utf-8", meshjs.Module)
 	})
@@ -160,6 +194,12 @@ func Handler(o Options) (http.Handler, error) {
 			return nil, err
 		}
 		mux.Handle("POST /lab/jobs", lab)
+	}
+	if o.Jobs != nil {
+		if err := o.Jobs.bind(o.Server, slices.Collect(maps.Keys(progs))); err != nil {
+			return nil, err
+		}
+		o.Jobs.routes(mux)
 	}
 	return mux, nil
 }

@@ -3,11 +3,53 @@
 // Command signal runs the meshmpi signaling server and mints job tokens.
 //
 //	signal serve [flags]                       serve /ws, /healthz, /metrics (and /admin/token),
-//	                                           and the browser UI (/run, /lab: package web)
+//	                                           and the browser UI (package web): the organizer's
+//	                                           jobs page, invites, join, dashboard and pool pages,
+//	                                           and the run and lab pages
 //	signal token -job J -size N [-ttl 1h]      print the job's seat tokens, rank r's on line r
 //	             [-rank R | -open | -late]     (or only rank R's, one open token, or one late token)
 //	             [-max M]                      the job may grow to M ranks once formed
 //	             [-url ws://HOST:PORT/ws]      each as a join URL, ws://HOST:PORT/ws?job=J&token=T
+//
+// # The jobs page
+//
+// An organizer (a teacher, a volunteer-compute organizer) logs in at
+// /login and creates jobs at /jobs: a built example or an uploaded
+// GOOS=js program (and a WASI one for `meshrun join`), its size (and a
+// max, for a job that admits late ranks once formed), ICE servers of its
+// own, a time limit and whether volunteers of the pool may be sent to
+// it. Each job gets an invite link and its QR code: a browser tab that
+// opens it becomes one rank of the job with a seat token of its own. The
+// job's dashboard (/jobs/ID/dashboard, with the job's viewer key for
+// anyone else) shows its ranks, the mesh, the consoles and a timeline of
+// the operations, and downloads a Chrome trace; /pool is the page a
+// volunteer leaves open to join whichever pool job needs ranks. Jobs get
+// the settings telemetry=1 and net=lan (net=loopback when the server
+// listens on a loopback address and names no -public-url). The flags:
+//
+//	-admin-password P   the organizer's password (MESHMPI_SIGNAL_ADMIN_PASSWORD
+//	                    is the better place); -admin-key logs in too, and as
+//	                    "Authorization: Bearer KEY" on the API. With neither,
+//	                    only a browser on the server's own machine may
+//	                    organize (http://localhost:8080/jobs).
+//	-tls-cert F -tls-key F   serve HTTPS and WSS: browsers give pages off
+//	                    localhost a secure context only over HTTPS, and
+//	                    WebRTC and other APIs need one. (Or put a
+//	                    TLS-terminating reverse proxy in front and set
+//	                    -public-url.)
+//	-public-url URL     the https://host:port invites, QR codes and dashboard
+//	                    links name (default: the request's own scheme and host)
+//	-max-upload N       largest uploaded program, bytes (64 MiB)
+//	-max-ui-jobs N      jobs the page holds (100; ended ones stay an hour)
+//
+// A class: on the teacher's machine,
+//
+//	MESHMPI_SIGNAL_SECRET=$(openssl rand -hex 16) MESHMPI_SIGNAL_ADMIN_PASSWORD=… \
+//	  go run ./cmd/signal serve -listen 0.0.0.0:8443 -tls-cert cert.pem -tls-key key.pem \
+//	    -build-examples ./examples -turn :3478
+//
+// then https://HOST:8443/login, create a job of 20 ranks, and show the
+// students its QR code.
 //
 // # Jobs that grow
 //
@@ -55,11 +97,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -172,6 +216,17 @@ type serveConfig struct {
 	idle   time.Duration // keep-alive HTTP connections without a request are closed after this
 	web    webConfig
 	ice    iceConfig
+	ui     uiConfig
+	tls    *tls.Config // nil: plain HTTP
+}
+
+// uiConfig is the jobs page's: who organizes, links, bounds.
+type uiConfig struct {
+	password  string // -admin-password
+	publicURL string // -public-url
+	loopback  bool   // jobs get net=loopback: the server listens on loopback and names no public URL
+	maxUpload int64  // -max-upload
+	maxJobs   int    // -max-ui-jobs
 }
 
 func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
@@ -203,7 +258,13 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	f.StringVar(&wc.wasmExec, "wasm-exec", env("wasm-exec", ""), "wasm_exec.js of the toolchain that built the programs")
 	f.BoolVar(&wc.lab, "lab", env("lab", "") == "true", "let the lab page start jobs for clients on this host (POST /lab/jobs)")
 	labMax := f.int("lab-max-size", 64, "largest lab job")
-	names := f.str("public-name", "", "comma-separated host names this server is reached by; the lab answers requests to these, IP addresses and localhost only")
+	names := f.str("public-name", "", "comma-separated host names this server is reached by; the lab (and the jobs page without -admin-password) answers requests to these, IP addresses and localhost only")
+	password := f.str("admin-password", "", "the organizer's password for the jobs page (/login; the -admin-key is accepted too); with neither, only browsers on this machine may organize (best given as MESHMPI_SIGNAL_ADMIN_PASSWORD)")
+	tlsCert := f.str("tls-cert", "", "serve HTTPS and WSS with this PEM certificate (chain) file (needs -tls-key)")
+	tlsKey := f.str("tls-key", "", "the PEM private key of -tls-cert")
+	publicURL := f.str("public-url", "", "the scheme://host:port invites, QR codes and dashboard links name (e.g. https://lab.example:8443 behind a proxy); default: each request's own")
+	maxUpload := f.int("max-upload", 64<<20, "largest program (.wasm) the jobs page accepts, in bytes")
+	maxUIJobs := f.int("max-ui-jobs", 100, "jobs the jobs page holds at once (ended ones are kept an hour, dropped first when full)")
 	if err := f.parse(args); err != nil {
 		return serveConfig{}, err
 	}
@@ -242,7 +303,26 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	if *idle <= 0 {
 		return serveConfig{}, errors.New("-idle-timeout must be positive")
 	}
-	return serveConfig{listen: *listen, sig: cfg, grace: *grace, idle: *idle, web: wc, ice: ice}, nil
+	if *maxUpload <= 0 || *maxUIJobs <= 0 {
+		return serveConfig{}, errors.New("-max-upload and -max-ui-jobs must be positive")
+	}
+	ui := uiConfig{password: *password, publicURL: *publicURL, maxUpload: int64(*maxUpload), maxJobs: *maxUIJobs}
+	if host, _, err := net.SplitHostPort(*listen); err == nil && *publicURL == "" {
+		ip := net.ParseIP(host)
+		ui.loopback = strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()
+	}
+	sc := serveConfig{listen: *listen, sig: cfg, grace: *grace, idle: *idle, web: wc, ice: ice, ui: ui}
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return serveConfig{}, errors.New("-tls-cert and -tls-key go together")
+	}
+	if *tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
+		if err != nil {
+			return serveConfig{}, fmt.Errorf("-tls-cert/-tls-key: %w", err)
+		}
+		sc.tls = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	return sc, nil
 }
 
 // newHandler serves the signaling server plus /healthz and /metrics, and
@@ -334,52 +414,152 @@ func serve(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := sc.sig.Logger
-	ts, err := sc.ice.start(&sc.sig, sc.listen)
-	if err != nil {
-		return err
-	}
-	if ts != nil {
-		defer ts.Close()
-	}
-	srv, err := signaling.NewServer(sc.sig)
-	if err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	wo, err := webOptions(ctx, sc.web, sc.sig.Secret)
+	s, err := startServer(ctx, sc)
 	if err != nil {
-		_ = srv.Close()
 		return err
 	}
-	ui, err := web.Handler(wo)
-	if err != nil {
-		_ = srv.Close()
-		return err
-	}
-	log.Info("browser UI", "programs", len(wo.Programs), "wasm_exec.js", wo.WasmExec != nil, "lab", wo.Lab != nil)
-	hs := signaling.NewHTTPServer(newHandler(srv, newRegistry(srv, ts), ui), sc.idle)
-	hs.Addr = sc.listen
-
 	errc := make(chan error, 1)
-	go func() { errc <- hs.ListenAndServe() }()
-	log.Info("signaling server listening", "addr", sc.listen)
+	go func() { errc <- s.serve() }()
 	select {
 	case err := <-errc:
-		_ = srv.Close()
+		s.close()
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), sc.grace)
+	return s.shutdown(sc.grace)
+}
+
+// server is a started `signal serve`: its listener, HTTP server, signaling
+// server, job registry and TURN server.
+type server struct {
+	log  *slog.Logger
+	ln   net.Listener
+	hs   *http.Server
+	srv  *signaling.Server
+	ts   *turn.Server // nil: none
+	jobs *web.Jobs
+	tls  bool
+}
+
+// startServer builds everything sc asks for and listens; serve then serves.
+func startServer(ctx context.Context, sc serveConfig) (_ *server, err error) {
+	s := &server{log: sc.sig.Logger}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	if s.ts, err = sc.ice.start(&sc.sig, sc.listen); err != nil {
+		return nil, err
+	}
+	s.jobs, err = web.NewJobs(web.JobsConfig{
+		Secret: sc.sig.Secret, Password: sc.ui.password, AdminKey: sc.sig.AdminKey, PublicURL: sc.ui.publicURL,
+		Hosts: sc.web.names, Loopback: sc.ui.loopback, MaxUpload: sc.ui.maxUpload, MaxJobs: sc.ui.maxJobs,
+		MaxSize: sc.sig.MaxJobSize, Secure: sc.tls != nil,
+	})
+	if err != nil {
+		return nil, err
+	}
+	sc.sig.ICECredentials = withJobICE(sc.sig.ICECredentials, s.jobs)
+	if s.srv, err = signaling.NewServer(sc.sig); err != nil {
+		return nil, err
+	}
+	wo, err := webOptions(ctx, sc.web, sc.sig.Secret)
+	if err != nil {
+		return nil, err
+	}
+	wo.Jobs, wo.Server = s.jobs, s.srv
+	ui, err := web.Handler(wo)
+	if err != nil {
+		return nil, err
+	}
+	s.log.Info("browser UI", "programs", len(wo.Programs), "wasm_exec.js", wo.WasmExec != nil, "lab", wo.Lab != nil,
+		"organizer", organizerMode(sc))
+	s.hs = signaling.NewHTTPServer(newHandler(s.srv, newRegistry(s.srv, s.ts), ui), sc.idle)
+	s.hs.ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelDebug) // TLS handshake failures and the like
+	if sc.tls != nil {
+		s.hs.TLSConfig = sc.tls
+		s.tls = true
+	}
+	if s.ln, err = net.Listen("tcp", sc.listen); err != nil {
+		return nil, err
+	}
+	scheme := "http"
+	if s.tls {
+		scheme = "https"
+	}
+	s.log.Info("signaling server listening", "addr", s.ln.Addr().String(), "tls", s.tls,
+		"jobs", scheme+"://"+s.ln.Addr().String()+"/jobs")
+	return s, nil
+}
+
+// organizerMode says who may use the jobs page, for the log.
+func organizerMode(sc serveConfig) string {
+	switch {
+	case sc.ui.password != "" && sc.sig.AdminKey != "":
+		return "password or admin key"
+	case sc.ui.password != "":
+		return "password"
+	case sc.sig.AdminKey != "":
+		return "admin key"
+	}
+	return "loopback clients only (no -admin-password)"
+}
+
+// withJobICE adds the ICE servers the organizer gave a job of the jobs
+// page to the per-rank credentials of own (the embedded TURN server's,
+// -ice-secret's), if any.
+func withJobICE(own func(string, int, time.Time) []signaling.ICEServer, jobs *web.Jobs) func(string, int, time.Time) []signaling.ICEServer {
+	return func(job string, rank int, expires time.Time) []signaling.ICEServer {
+		var out []signaling.ICEServer
+		if own != nil {
+			out = own(job, rank, expires)
+		}
+		return append(out, jobs.ICEServers(job)...)
+	}
+}
+
+// serve serves until the server is shut down (http.ErrServerClosed).
+func (s *server) serve() error {
+	if s.tls {
+		return s.hs.ServeTLS(s.ln, "", "")
+	}
+	return s.hs.Serve(s.ln)
+}
+
+// shutdown stops accepting, waits up to grace for the requests under way,
+// and closes the signaling server (which sends each rank a shutdown error).
+func (s *server) shutdown(grace time.Duration) error {
+	s.log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	err = hs.Shutdown(sctx) // stops accepting; websocket connections are hijacked
-	_ = srv.Close()         // sends each rank a shutdown error and waits for its handler
+	err := s.hs.Shutdown(sctx) // stops accepting; websocket connections are hijacked
+	s.close()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
 	return err
+}
+
+// close releases what startServer built, whatever it got to.
+func (s *server) close() {
+	if s.jobs != nil {
+		s.jobs.Close()
+	}
+	if s.srv != nil {
+		_ = s.srv.Close()
+	}
+	if s.ln != nil {
+		_ = s.ln.Close()
+	}
+	if s.hs != nil {
+		_ = s.hs.Close()
+	}
+	if s.ts != nil {
+		_ = s.ts.Close()
+	}
 }
 
 // tokenUsage heads `signal token -h`.

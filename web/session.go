@@ -1,0 +1,193 @@
+//go:build !js
+
+package web
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SessionCookie is the organizer's session cookie.
+const SessionCookie = "meshmpi_session"
+
+// CSRFHeader carries the session's CSRF token on every state-changing
+// organizer request.
+const CSRFHeader = "X-CSRF-Token"
+
+// session is an organizer's login.
+type session struct {
+	id      string // the cookie's value
+	csrf    string
+	expires time.Time
+}
+
+// sessions is the bounded table of organizer sessions.
+type sessions struct {
+	ttl time.Duration
+	max int
+
+	mu sync.Mutex
+	m  map[string]*session
+
+	// failed logins: a token bucket shared by every client, so a guesser
+	// gets a few tries a second however many addresses it has.
+	tokens float64
+	last   time.Time
+}
+
+// Login throttle: loginBurst failed tries at once, then loginRate a second.
+const (
+	loginBurst = 20
+	loginRate  = 2.0
+)
+
+func newSessions(ttl time.Duration, max int) *sessions {
+	return &sessions{ttl: ttl, max: max, m: map[string]*session{}, tokens: loginBurst}
+}
+
+// randomID returns n random bytes, base64url.
+func randomID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// create starts a session, dropping expired ones and, if the table is
+// still full, the one closest to its expiry.
+func (s *sessions) create(now time.Time) *session {
+	ns := &session{id: randomID(32), csrf: randomID(32), expires: now.Add(s.ttl)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.m) >= s.max {
+		var oldest *session
+		for id, x := range s.m {
+			if !now.Before(x.expires) {
+				delete(s.m, id)
+			} else if oldest == nil || x.expires.Before(oldest.expires) {
+				oldest = x
+			}
+		}
+		if len(s.m) >= s.max && oldest != nil {
+			delete(s.m, oldest.id)
+		}
+	}
+	s.m[ns.id] = ns
+	return ns
+}
+
+// get returns the request's live session, or nil.
+func (s *sessions) get(r *http.Request, now time.Time) *session {
+	c, err := r.Cookie(SessionCookie)
+	if err != nil || c.Value == "" || len(c.Value) > 64 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	x := s.m[c.Value]
+	if x == nil {
+		return nil
+	}
+	if !now.Before(x.expires) {
+		delete(s.m, x.id)
+		return nil
+	}
+	return x
+}
+
+func (s *sessions) drop(id string) {
+	s.mu.Lock()
+	delete(s.m, id)
+	s.mu.Unlock()
+}
+
+func (s *sessions) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
+}
+
+// failure takes a token for a failed login; false: too many failures
+// lately, the client should wait.
+func (s *sessions) failure(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokens = min(loginBurst, s.tokens+now.Sub(s.last).Seconds()*loginRate)
+	s.last = now
+	if s.tokens < 1 {
+		return false
+	}
+	s.tokens--
+	return true
+}
+
+// throttled reports whether failed logins have used up the bucket.
+func (s *sessions) throttled(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return min(loginBurst, s.tokens+now.Sub(s.last).Seconds()*loginRate) < 1
+}
+
+// secretEqual compares a try with a secret in constant time (hashes, so
+// neither length leaks).
+func secretEqual(try, secret string) bool {
+	if secret == "" {
+		return false
+	}
+	a, b := sha256.Sum256([]byte(try)), sha256.Sum256([]byte(secret))
+	return subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// isLoopback reports whether the request comes from this host.
+func isLoopback(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	ip := net.ParseIP(host)
+	return err == nil && ip != nil && ip.IsLoopback()
+}
+
+// ownHost reports whether a request's Host names this server: an IP
+// address, "localhost" or one of hosts. A name an attacker's DNS resolves
+// to 127.0.0.1 (DNS rebinding) is none of these.
+func ownHost(hostport string, hosts []string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "" {
+		return false
+	}
+	if net.ParseIP(host) != nil || strings.EqualFold(host, "localhost") {
+		return true
+	}
+	for _, h := range hosts {
+		if strings.EqualFold(host, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameOrigin reports whether the request's Origin is this server's: the
+// request's own Host, or the public URL's.
+func sameOrigin(r *http.Request, public *url.URL) bool {
+	o := r.Header.Get("Origin")
+	if o == "" || o == "null" {
+		return false
+	}
+	u, err := url.Parse(o)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if strings.EqualFold(u.Host, r.Host) {
+		return true
+	}
+	return public != nil && strings.EqualFold(u.Host, public.Host) && u.Scheme == public.Scheme
+}
