@@ -23,7 +23,7 @@ const shownBars = 8000; // timeline bars drawn at once
 
 // M is the job as the page knows it.
 const M = {
-  info: null, state: "", size: 0, max: 0, present: 0, seq: 0,
+  info: null, job: null, state: "", size: 0, max: 0, present: 0, seq: 0,
   ranks: new Map(), // rank → RankView (without console)
   links: new Map(), // "from-to" → LinkView
   ops: new Map(), // rank → [{op, comm, peer, bytes, start, end, err}] (server µs)
@@ -68,7 +68,7 @@ function rankAlert(r) {
 }
 
 function setRank(rv) {
-  if (!rv || rv.rank === undefined) return;
+  if (!rv || rv.rank === undefined || !rv.state) return; // a seat nobody took yet
   const { console: tail, ...r } = rv;
   M.ranks.set(r.rank, { ...(M.ranks.get(r.rank) || {}), ...r });
   rankAlert(r);
@@ -97,6 +97,16 @@ function addOp(rank, op) {
 
 function applyView(view, info) {
   if (info) M.info = info;
+  if (M.job && view.job && view.job !== M.job) {
+    // the registry restarted a job that failed while forming (a rank left
+    // early) under the same invite: a new signaling job, from the start
+    alert("restart " + view.job, `The job restarted as ${view.job}: a rank left before it formed, so the others joined afresh.`);
+    M.ops.clear();
+    M.t0 = M.tEnd = null;
+    mesh.nodes.clear();
+    mesh.shape = "";
+  }
+  M.job = view.job || M.job;
   M.state = view.state || M.state;
   M.size = view.size || M.size;
   M.max = view.max || M.max;
@@ -211,7 +221,7 @@ function renderRanks() {
     el("td", {}, el("span", { className: "pill state-" + r.state }, r.state || "–")),
     el("td", { className: ["failed", "aborted"].includes(r.state) ? "bad" : "" }, exitText(r)),
     el("td", { className: "num" }, String((M.ops.get(r.rank) || []).length)),
-    el("td", { className: "mono", style: "font-size:.8rem" }, r.agent || "–")));
+    el("td", { className: "mono agent" }, r.agent || "–")));
   $("ranks").tBodies[0].replaceChildren(...(rows.length ? rows : [el("tr", {}, el("td", { colSpan: 6, className: "muted" }, "No rank has joined yet."))]));
   // the console's rank choices
   const sel = $("console-rank");
@@ -255,7 +265,7 @@ function edges() {
 function renderMesh() {
   const d3 = window.d3;
   const svg = d3.select("#mesh");
-  const W = 600, H = 420;
+  const W = 600, H = 400;
   const ranks = [...M.ranks.values()].sort((a, b) => a.rank - b.rank);
   for (const r of ranks) {
     if (!mesh.nodes.has(r.rank)) {
@@ -271,11 +281,14 @@ function renderMesh() {
   if (shape !== mesh.shape) {
     mesh.shape = shape;
     const links = es.map((e) => ({ source: e.source, target: e.target }));
+    // a ring (forceRadial) the charge spreads the ranks around, the
+    // links pulling neighbours together
+    const R = Math.min(W, H) / 2 - 50;
     const sim = d3.forceSimulation(nodes)
-      .force("link", d3.forceLink(links).id((d) => d.rank).distance(nodes.length > 12 ? 60 : 150).strength(0.3))
-      .force("charge", d3.forceManyBody().strength(-400))
-      .force("center", d3.forceCenter(W / 2, H / 2))
-      .force("collide", d3.forceCollide(28))
+      .force("link", d3.forceLink(links).id((d) => d.rank).distance(R).strength(0.05))
+      .force("charge", d3.forceManyBody().strength(-600))
+      .force("radial", d3.forceRadial(nodes.length > 2 ? R : R / 2, W / 2, H / 2).strength(0.9))
+      .force("collide", d3.forceCollide(34))
       .stop();
     // laid out at once (no animation: a background tab gets no frames)
     for (let i = 0; i < 300; i++) sim.tick();
@@ -296,7 +309,9 @@ function renderMesh() {
     const a = pos(e.source), b = pos(e.target);
     g.select("line").attr("x1", a.x).attr("y1", a.y).attr("x2", b.x).attr("y2", b.y).classed("relay", e.relay);
     const label = [e.path, e.rtt !== null ? micros(e.rtt) : null, bytes(e.bytes)].filter(Boolean).join(" · ");
-    g.select("text").attr("x", (a.x + b.x) / 2).attr("y", (a.y + b.y) / 2 - 4).text(label);
+    // a third of the way from the lower rank: labels of edges that cross
+    // in the middle stay apart
+    g.select("text").attr("x", a.x + (b.x - a.x) / 3).attr("y", a.y + (b.y - a.y) / 3 - 4).text(label);
     g.select("title").text(`ranks ${e.source} and ${e.target}: path ${e.path}` + (e.rtt !== null ? `, RTT ${micros(e.rtt)}` : "") + `, ${bytes(e.bytes)} moved`);
   });
   svg.selectAll("g.node").data(nodes, (n) => n.rank).join((enter) => {

@@ -15,12 +15,19 @@
 // {meshmpi: "run", ...}. ?mic=1 holds the microphone once first (a
 // loopback-only host needs the host candidates that brings).
 import { startRank, signalURL } from "/js/meshmpi.js";
-import { $, el, api, joined, refusals, refusalCode, ApiError } from "/web/common.js";
+import { $, el, api, refusals, refusalCode, ApiError } from "/web/common.js";
 
 const q = new URLSearchParams(location.search);
 const invite = decodeURIComponent(location.pathname.replace(/^\/join\//, "").replace(/\/$/, ""));
 const out = $("console");
 const maxConsole = 200_000; // characters the page keeps of the rank's output
+// A job that fails while it forms (a rank left early: a tab closed or
+// reloaded) is started afresh by the server under the same invite; the
+// page then loads itself again (a document runs one Go rank) for a seat
+// of the new one, up to maxTries times.
+const maxTries = 3;
+const tries = Math.max(0, Math.min(maxTries, Number(q.get("try")) || 0));
+let pooled = false; // the seat came from the pool page, which asks again itself
 
 const run = { phase: "joining", job: null, rank: null, size: null, status: null, error: null, note: null, stdout: "", stderr: "", times: {}, left: [], progress: null };
 window.meshmpiRun = run;
@@ -72,6 +79,7 @@ function cannot(code, words) {
 async function seat() {
   const h = new URLSearchParams(location.hash.slice(1));
   if (h.get("seat")) {
+    pooled = true;
     const s = JSON.parse(h.get("seat"));
     history.replaceState(null, "", location.pathname + location.search); // a reload takes a seat of its own
     return s;
@@ -79,6 +87,7 @@ async function seat() {
   return api(`/api/join/${encodeURIComponent(invite)}`, { method: "POST" });
 }
 
+const over = new Set(["over", "failed", "ended"]);
 let statusURL = null;
 let statusTimer = null;
 
@@ -88,14 +97,15 @@ async function progress() {
   try {
     const s = await api(statusURL);
     run.progress = s;
-    $("progress").textContent = `${joined(s.present, s.size, s.max)} · job ${s.state}`;
+    $("progress").textContent = `Job ${s.state}: ${s.present} of ${s.size} ranks present` +
+      (s.max > s.size ? ` (up to ${s.max})` : "") + (over.has(s.state) ? " — the job is over." : ".");
     const me = run.rank;
     $("ranks").tBodies[0].replaceChildren(...(s.ranks || []).map((r) => el("tr", { className: ["failed", "aborted"].includes(r.state) ? "alert" : "" },
       el("td", {}, String(r.rank), r.rank === me ? " (this tab)" : ""),
       el("td", {}, el("span", { className: "pill state-" + r.state }, r.state)),
       el("td", { className: "num" }, r.code ? String(r.code) : ""))));
     publish();
-    if (run.phase === "exited" && ["over", "failed", "ended"].includes(s.state)) return; // the last word
+    if (run.phase === "exited" && over.has(s.state)) return; // the last word
   } catch (e) {
     if (run.phase === "exited") return;
   }
@@ -145,7 +155,16 @@ async function main() {
       run.times[st.phase] = st.at;
       const code = refusalCode(st.error);
       if (code && refusals[code]) run.note = refusals[code];
-      if (st.phase === "exited") {
+      if (st.phase === "exited" && code === "job-failed" && !run.times.ready && !pooled && tries < maxTries) {
+        // not the end: the page joins the restarted job (tools wait for "exited")
+        run.phase = "waiting";
+        run.note = `A rank left before the job started, so the job starts afresh: joining it again (try ${tries + 2} of ${maxTries + 1})…`;
+        setTimeout(() => {
+          const next = new URLSearchParams(location.search);
+          next.set("try", String(tries + 1));
+          location.replace(location.pathname + "?" + next);
+        }, 1000);
+      } else if (st.phase === "exited") {
         if (!run.note && st.status !== 0) run.note = `The program ended with exit status ${st.status}; its output is below.`;
         progress();
       }
