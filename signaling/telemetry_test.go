@@ -685,3 +685,35 @@ func TestTelemetryLinksBounded(t *testing.T) {
 	require.Equal(t, int64(99), v.Links[1].Sent)
 	require.Equal(t, "host", v.Links[0].Local)
 }
+
+// A rank declared failed on a peer's report is failed in the view, with
+// the declaration's reason; a seated job whose rank leaves before it
+// formed is failed, the rank that left failed and the others sent away.
+func TestRankStateFailures(t *testing.T) {
+	srv, url := startServer(t, nil)
+	cs := joinAll(t, url, "declared", 2)
+	send(t, cs[0], &Suspect{Rank: 1, Reason: "ICE did not reconnect"})
+	expectClosedWith(t, cs[1], CodeDeclaredFailed)
+	f := follow(t, srv, "declared")
+	f.until(func(seen []Event) bool { return len(rankStates(seen, 1)) == 3 })
+	require.Equal(t, []string{RankJoined, RankReady, RankFailed}, rankStates(f.seen, 1))
+	v, _ := srv.View("declared")
+	require.Contains(t, v.Ranks[1].Reason, "declared failed: rank 0 lost its link to it (ICE did not reconnect)")
+	require.Equal(t, RankReady, v.Ranks[0].State)
+	require.Equal(t, JobFormed, v.State)
+
+	toks := seats(t, "seated", 3)
+	a := dial(t, url, "seated", toks[0], &DialOptions{Rank: intp(0)})
+	b := dial(t, url, "seated", toks[1], &DialOptions{Rank: intp(1)})
+	require.NoError(t, b.ws.closeNow())
+	expectClosedWith(t, a, CodeJobFailed)
+	f = follow(t, srv, "seated")
+	f.until(func(seen []Event) bool { return count(seen, EventJob) == 1 })
+	require.Equal(t, JobFailed, f.seen[len(f.seen)-1].State)
+	require.Equal(t, []string{RankJoined, RankLeft}, rankStates(f.seen, 0))
+	require.Equal(t, []string{RankJoined, RankFailed}, rankStates(f.seen, 1))
+	v, _ = srv.View("seated")
+	require.Equal(t, JobFailed, v.State)
+	require.Contains(t, v.Reason, "rank 1 left before the job formed")
+	require.Zero(t, v.Present)
+}
