@@ -127,6 +127,13 @@ type Jobs struct {
 
 	waiting atomic.Int64 // volunteers in POST /api/pool
 
+	// summaries of the server's jobs (no consoles, no links), read at
+	// most every summaryAge for the lists, statuses and the pool, which
+	// many pages poll
+	sumMu sync.Mutex
+	sumAt time.Time
+	sums  map[string]jobView
+
 	mu      sync.Mutex
 	byID    map[string]*uiJob
 	invites map[string]*uiJob
@@ -521,13 +528,42 @@ type snapshot struct {
 	restarts int
 }
 
-// snap reads the server's view of j and the registry's record of it
-// (marking it over when the server says so).
-func (js *Jobs) snap(j *uiJob, now time.Time) snapshot {
+// summaryAge is the most the summaries of the server's jobs lag.
+const summaryAge = 250 * time.Millisecond
+
+// summary returns the server's summary of a job (no consoles, no links),
+// at most summaryAge old.
+func (js *Jobs) summary(sig string) (jobView, bool) {
+	srv := js.srv.Load()
+	if srv == nil {
+		return jobView{}, false
+	}
+	js.sumMu.Lock()
+	defer js.sumMu.Unlock()
+	if now := time.Now(); js.sums == nil || now.Sub(js.sumAt) >= summaryAge {
+		list := srv.Jobs()
+		js.sums = make(map[string]jobView, len(list))
+		for _, v := range list {
+			js.sums[v.Job] = v
+		}
+		js.sumAt = now
+	}
+	v, ok := js.sums[sig]
+	return v, ok
+}
+
+// snap reads the server's view of j (its whole view if full, else its
+// summary) and the registry's record of it (marking it over when the
+// server says so).
+func (js *Jobs) snap(j *uiJob, now time.Time, full bool) snapshot {
 	var s snapshot
 	s.j = j
-	if srv := js.srv.Load(); srv != nil {
-		s.view, s.hasView = viewJob(srv, js.sigOf(j))
+	if full {
+		if srv := js.srv.Load(); srv != nil {
+			s.view, s.hasView = viewJob(srv, js.sigOf(j))
+		}
+	} else {
+		s.view, s.hasView = js.summary(js.sigOf(j))
 	}
 	js.mu.Lock()
 	defer js.mu.Unlock()
@@ -569,10 +605,12 @@ func (js *Jobs) seat(j *uiJob, now time.Time) (seatAnswer, *joinRefusal) {
 	}
 	js.mu.Lock()
 	defer js.mu.Unlock()
-	return js.seatLocked(j, view, hasView, now)
+	return js.seatLocked(j, view, hasView, now, false)
 }
 
-func (js *Jobs) seatLocked(j *uiJob, view jobView, hasView bool, now time.Time) (seatAnswer, *joinRefusal) {
+// seatLocked hands the next free seat of j to a joiner, by view of the
+// server's job; dry: only says whether it would. js.mu is held.
+func (js *Jobs) seatLocked(j *uiJob, view jobView, hasView bool, now time.Time, dry bool) (seatAnswer, *joinRefusal) {
 	if !js.observeLocked(j, view, hasView, now) {
 		view, hasView = jobView{}, false
 	}
@@ -601,6 +639,9 @@ func (js *Jobs) seatLocked(j *uiJob, view jobView, hasView bool, now time.Time) 
 	if !formed {
 		for r, t := range j.issued {
 			if t.IsZero() || (now.Sub(t) >= js.cfg.SeatReclaim && !joined(r)) {
+				if dry {
+					return seatAnswer{}, nil
+				}
 				j.issued[r] = now
 				return seatAnswer{rank: r, token: j.seatToks[r], seat: newSeat(r), sig: j.sig}, nil
 			}
@@ -618,6 +659,9 @@ func (js *Jobs) seatLocked(j *uiJob, view jobView, hasView bool, now time.Time) 
 			}
 		}
 		if j.lateN < j.max-j.size || (admitted < j.max-j.size && now.Sub(j.lastLate) >= js.cfg.SeatReclaim) {
+			if dry {
+				return seatAnswer{}, nil
+			}
 			j.lateN++
 			j.lastLate = now
 			return seatAnswer{rank: -1, token: j.lateTok, seat: newSeat(-1), late: true, sig: j.sig}, nil
@@ -638,6 +682,15 @@ func (js *Jobs) poolJob(now time.Time) (*uiJob, seatAnswer, bool) {
 	}
 	js.mu.Unlock()
 	for _, j := range cands {
+		// by the summaries first (many volunteers may be waiting), then
+		// by the server's view now for the seat itself
+		v, ok := js.summary(js.sigOf(j))
+		js.mu.Lock()
+		_, no := js.seatLocked(j, v, ok, now, true)
+		js.mu.Unlock()
+		if no != nil {
+			continue
+		}
 		if a, no := js.seat(j, now); no == nil {
 			return j, a, true
 		}

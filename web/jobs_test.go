@@ -760,3 +760,85 @@ func TestPagesServed(t *testing.T) {
 		require.Equal(t, http.StatusOK, resp.StatusCode, p)
 	}
 }
+
+// A job that may grow hands out its seats, then, once it formed, late
+// tokens up to its max; the pool sends volunteers there too.
+func TestLateSeats(t *testing.T) {
+	// the pool goes by summaries of the server's jobs up to summaryAge
+	// old, and looks again every second: it finds the late seat within
+	// its wait
+	e := startJobs(t, func(c *JobsConfig) { c.PoolWait = 3 * time.Second })
+	o := e.browser()
+	o.login("organizer-pw")
+	in := o.mustCreate(map[string]string{"example": "hello", "size": "1", "max": "3", "pool": "on"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	st, a, ae := e.joinInvite(in.Invite)
+	require.Equal(t, http.StatusOK, st, ae.Message)
+	require.Equal(t, 0, a.Rank)
+	require.False(t, a.Late)
+	// the seat is out and the job has not formed: no late seat yet
+	st, _, ae = e.joinInvite(in.Invite)
+	require.Equal(t, http.StatusConflict, st)
+	require.Equal(t, "job-full", ae.Code)
+	require.Contains(t, ae.Message, "try again")
+	c0, err := signaling.Dial(ctx, e.wsURL(), a.Job, a.Token, nil)
+	require.NoError(t, err)
+	defer c0.Close()
+	// formed: late ranks, from the invite and from the pool
+	st, l1, ae := e.joinInvite(in.Invite)
+	require.Equal(t, http.StatusOK, st, ae.Message)
+	require.True(t, l1.Late)
+	require.Equal(t, -1, l1.Rank)
+	claims, err := signaling.VerifyToken([]byte(testSecret), l1.Token, in.ID, time.Now())
+	require.NoError(t, err)
+	require.True(t, claims.Late)
+	require.Nil(t, claims.Seat)
+	c1, err := signaling.Dial(ctx, e.wsURL(), l1.Job, l1.Token, nil)
+	require.NoError(t, err)
+	defer c1.Close()
+	require.Equal(t, 1, c1.Rank())
+	resp, err := http.Post(e.url+"/api/pool", "", nil)
+	require.NoError(t, err)
+	var l2 joinAnswer
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&l2))
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.True(t, l2.Late)
+	require.Equal(t, in.Invite, l2.Invite)
+	c2, err := signaling.Dial(ctx, e.wsURL(), l2.Job, l2.Token, nil)
+	require.NoError(t, err)
+	defer c2.Close()
+	require.Equal(t, 2, c2.Rank())
+	// full: 3 of 3
+	st, _, ae = e.joinInvite(in.Invite)
+	require.Equal(t, http.StatusConflict, st)
+	require.Equal(t, "job-full", ae.Code)
+	resp, err = http.Post(e.url+"/api/pool", "", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNoContent, resp.StatusCode)
+}
+
+// POST /api/join/INVITE?format=url answers the join URL meshrun join
+// takes.
+func TestJoinURLFormat(t *testing.T) {
+	e := startJobs(t, nil)
+	o := e.browser()
+	o.login("organizer-pw")
+	in := o.mustCreate(map[string]string{"example": "hello", "size": "1"})
+	u, err := url.Parse(in.Invite)
+	require.NoError(t, err)
+	resp, err := http.Post(e.url+"/api"+u.Path+"?format=url", "", nil)
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	ju, err := url.Parse(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	require.Equal(t, "ws", ju.Scheme)
+	require.Equal(t, "/ws", ju.Path)
+	require.Equal(t, in.ID, ju.Query().Get("job"))
+	_, err = signaling.VerifyToken([]byte(testSecret), ju.Query().Get("token"), in.ID, time.Now())
+	require.NoError(t, err)
+}

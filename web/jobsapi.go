@@ -375,7 +375,7 @@ func (js *Jobs) listJobs(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	out := jobsList{Jobs: []JobInfo{}}
 	for _, j := range js.list() {
-		out.Jobs = append(out.Jobs, js.info(r, js.snap(j, now), true))
+		out.Jobs = append(out.Jobs, js.info(r, js.snap(j, now, false), true))
 	}
 	out.Pool.Waiting = js.waiting.Load()
 	writeJSON(w, http.StatusOK, out)
@@ -409,7 +409,7 @@ func (js *Jobs) createJob(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "internal", err.Error())
 		return
 	}
-	writeJSON(w, http.StatusCreated, js.info(r, js.snap(j, time.Now()), true))
+	writeJSON(w, http.StatusCreated, js.info(r, js.snap(j, time.Now(), false), true))
 }
 
 // readJobForm reads POST /api/jobs's multipart form (or a urlencoded one,
@@ -668,7 +668,7 @@ func (js *Jobs) status(w http.ResponseWriter, r *http.Request) {
 		js.unknownInvite(w)
 		return
 	}
-	s := js.snap(j, time.Now())
+	s := js.snap(j, time.Now(), false)
 	out := joinStatus{State: s.state, Present: s.present, Size: j.size, Max: j.max, Deadline: j.deadline.UnixMilli(),
 		Reason: s.reason, Ranks: []rankStatus{}}
 	if seat := r.URL.Query().Get("seat"); seat != "" {

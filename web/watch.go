@@ -44,7 +44,7 @@ type eventsMessage struct {
 // viewOf returns the server's view of j, or one of the registry's when
 // the server does not hold the job.
 func (js *Jobs) viewOf(r *http.Request, j *uiJob, org bool) viewMessage {
-	s := js.snap(j, time.Now())
+	s := js.snap(j, time.Now(), true)
 	v := s.view
 	if !s.hasView {
 		v = jobView{Job: s.sig, Size: j.size, Max: j.max, State: s.state}
