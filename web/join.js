@@ -29,6 +29,9 @@ const maxTries = 3;
 const tries = Math.max(0, Math.min(maxTries, Number(q.get("try")) || 0));
 let pooled = false; // the seat came from the pool page, which asks again itself
 
+// in the pool page's frame, the pool page's header is enough
+if (parent !== window) document.body.classList.add("framed");
+
 const run = { phase: "joining", job: null, rank: null, size: null, status: null, error: null, note: null, stdout: "", stderr: "", times: {}, left: [], progress: null };
 window.meshmpiRun = run;
 

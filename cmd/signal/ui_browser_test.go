@@ -90,7 +90,9 @@ func startServe(t *testing.T, args ...string) string {
 	done := make(chan error, 1)
 	go func() { done <- s.serve() }()
 	t.Cleanup(func() {
-		require.NoError(t, s.shutdown(10*time.Second))
+		// a volunteer's long poll (POST /api/pool) may hold the
+		// shutdown for its 25 s
+		require.NoError(t, s.shutdown(40*time.Second))
 		<-done
 	})
 	return "http://" + s.ln.Addr().String()
@@ -495,4 +497,62 @@ func TestBrowserJobsUI(t *testing.T) {
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// poolResult is window.meshmpiPool of the pool page.
+type poolResult struct {
+	Phase string `json:"phase"`
+	Done  []struct {
+		Job    string `json:"job"`
+		Rank   int    `json:"rank"`
+		Status *int   `json:"status"`
+	} `json:"done"`
+}
+
+// TestBrowserPoolUI: two volunteer tabs wait in the pool (the jobs page
+// counts them), the organizer creates a job of 2 that takes volunteers,
+// and each tab runs one of its ranks in a frame of the join page, then
+// waits again.
+func TestBrowserPoolUI(t *testing.T) {
+	b := browsertest.New(t)
+	base := startServe(t)
+	vols := make([]context.Context, 2)
+	for i := range vols {
+		vols[i] = b.Tab(fmt.Sprintf("pool-%d", i), base)
+		require.NoError(t, chromedp.Do(vols[i], chromedp.Navigate(base+"/pool?mic=1")))
+		poll(t, vols[i], time.Minute, "the pool page waits", `window.meshmpiPool && window.meshmpiPool.phase === "waiting"`)
+	}
+	checkAxe(t, vols[0], "pool")
+	checkNarrow(t, vols[0], "pool")
+
+	org := b.Tab("jobs", base)
+	require.NoError(t, chromedp.Do(org, chromedp.Navigate(base+"/login")))
+	poll(t, org, time.Minute, "the login page", `!!document.getElementById("password")`)
+	require.NoError(t, chromedp.Do(org, chromedp.SendKeys("#password", uiPassword+"\r")))
+	poll(t, org, time.Minute, "the jobs page counts 2 volunteers", `location.pathname === "/jobs" && /waiting in the pool: 2/.test(document.getElementById("pool-count").textContent)`)
+	require.NoError(t, chromedp.Do(org,
+		chromedp.SetValue("#example", "uidemo"),
+		chromedp.SetValue("#size", "2"),
+		chromedp.SetValue("#args", "-rounds 3 -pause 10ms"),
+		chromedp.Click("#pool"),
+		chromedp.Click("#create-btn"),
+	))
+	poll(t, org, time.Minute, "the created job", `window.meshmpiJobs.created || window.meshmpiJobs.error`)
+	job := eval[jobInfo](t, org, `window.meshmpiJobs.error ? Promise.reject(new Error(window.meshmpiJobs.error)) : window.meshmpiJobs.created`)
+
+	ranks := map[int]bool{}
+	for i, v := range vols {
+		poll(t, v, 4*time.Minute, fmt.Sprintf("volunteer %d ran a rank", i), `window.meshmpiPool.done.length === 1`)
+		p := eval[poolResult](t, v, `window.meshmpiPool`)
+		require.Equal(t, job.ID, p.Done[0].Job)
+		require.NotNil(t, p.Done[0].Status)
+		require.Equal(t, 0, *p.Done[0].Status, "volunteer %d", i)
+		ranks[p.Done[0].Rank] = true
+		poll(t, v, time.Minute, fmt.Sprintf("volunteer %d waits again", i), `window.meshmpiPool.phase === "waiting" && /ended with exit status 0/.test(document.getElementById("now").textContent)`)
+	}
+	require.Equal(t, map[int]bool{0: true, 1: true}, ranks)
+	saveShot(t, vols[0], "pool", false)
+	for _, v := range vols { // their long polls end, so the server shuts down at once
+		require.NoError(t, chromedp.Do(v, chromedp.Navigate("about:blank")))
+	}
 }
