@@ -35,6 +35,7 @@ type jsonReader struct {
 	data  []byte
 	pos   int
 	depth int
+	slab  []int // the server's: backing for *int fields of telemetry (intPtr)
 }
 
 // syntaxError says what was wrong where; Decode wraps it in ErrMalformed.
@@ -119,8 +120,8 @@ func (r *jsonReader) object(member func(key string) error) error {
 		return nil
 	}
 	for {
-		var key string
-		if err := r.str(&key); err != nil {
+		key, err := r.key()
+		if err != nil {
 			return err
 		}
 		if err := r.expect(':'); err != nil {
@@ -322,6 +323,22 @@ func unescape(body []byte) string {
 	return string(out)
 }
 
+// key reads an object's key. The server interns the members of the
+// messages (internKey): reading one allocates nothing.
+func (r *jsonReader) key() (string, error) {
+	body, escaped, err := r.scanString()
+	switch {
+	case err != nil:
+		return "", err
+	case escaped:
+		return unescape(body), nil
+	}
+	if k, ok := internKey(body); ok {
+		return k, nil
+	}
+	return string(body), nil
+}
+
 // str reads a string into *s.
 func (r *jsonReader) str(s *string) error {
 	if r.null() {
@@ -339,8 +356,9 @@ func (r *jsonReader) str(s *string) error {
 	return nil
 }
 
-// number reads a number literal (RFC 8259 §6).
-func (r *jsonReader) number() (string, error) {
+// number reads a number literal (RFC 8259 §6), returning its bytes (not
+// a string: the callers parse it without allocating).
+func (r *jsonReader) number() ([]byte, error) {
 	r.skipSpace()
 	start := r.pos
 	digits := func() bool {
@@ -370,9 +388,9 @@ func (r *jsonReader) number() (string, error) {
 		ok = digits()
 	}
 	if !ok {
-		return "", r.syntaxError("bad number")
+		return nil, r.syntaxError("bad number")
 	}
-	return string(r.data[start:r.pos]), nil
+	return r.data[start:r.pos], nil
 }
 
 // int reads an integer into *v; fractions, exponents and values out of
@@ -385,7 +403,7 @@ func (r *jsonReader) int(v *int) error {
 	if err != nil {
 		return err
 	}
-	n, err := strconv.ParseInt(lit, 10, 0)
+	n, err := strconv.ParseInt(string(lit), 10, 0)
 	if err != nil {
 		return r.syntaxError("number %s is not an int", lit)
 	}
@@ -415,7 +433,7 @@ func (r *jsonReader) uint64(v *uint64) error {
 	if err != nil {
 		return err
 	}
-	n, err := strconv.ParseUint(lit, 10, 64)
+	n, err := strconv.ParseUint(string(lit), 10, 64)
 	if err != nil {
 		return r.syntaxError("number %s is not a uint64", lit)
 	}
@@ -431,7 +449,7 @@ func (r *jsonReader) float64(v *float64) error {
 	if err != nil {
 		return err
 	}
-	f, err := strconv.ParseFloat(lit, 64)
+	f, err := strconv.ParseFloat(string(lit), 64)
 	if err != nil {
 		return r.syntaxError("number %s is not a float64", lit)
 	}

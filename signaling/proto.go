@@ -1120,22 +1120,37 @@ func Decode(data []byte) (Message, error) {
 	if len(data) > MaxMessageBytes {
 		return nil, fmt.Errorf("%w: %d bytes > %d", ErrTooLarge, len(data), MaxMessageBytes)
 	}
-	// the envelope: {"v": 1, "type": "<type>", "data": {...}}, in any order
+	// the envelope: {"v": 1, "type": "<type>", "data": {...}}, in any
+	// order. In Encode's order (v, type, data) the data is decoded where
+	// it stands, in one pass; else it is checked, kept, and decoded once
+	// the type is known.
 	var (
 		v       int
 		typ     string
-		payload []byte // data, checked; decoded once the type is known
+		vSeen   bool
+		typSeen bool
+		m       Message // decoded in the envelope's pass
+		dataErr error   // m's error
+		payload []byte  // data, checked; decoded after the envelope
 	)
 	r := jsonReader{data: data}
 	err := r.fields(func(r *jsonReader, key string) (bool, error) {
 		switch key {
 		case "v":
+			vSeen = true
 			return true, r.int(&v)
 		case "type":
+			typSeen = true
 			return true, r.str(&typ)
 		case "data":
 			if r.null() {
 				return true, nil
+			}
+			if vSeen && typSeen && v == Version {
+				if m = newMessage(Type(typ)); m != nil {
+					dataErr = r.fields(m.field)
+					return true, dataErr
+				}
 			}
 			var err error
 			payload, err = r.value()
@@ -1147,19 +1162,23 @@ func Decode(data []byte) (Message, error) {
 		err = r.end()
 	}
 	if err != nil {
+		if dataErr != nil {
+			return nil, fmt.Errorf("%w: %s data: %v", ErrMalformed, typ, dataErr)
+		}
 		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	if v != Version {
 		return nil, fmt.Errorf("%w: %d (want %d)", ErrVersion, v, Version)
 	}
-	m := newMessage(Type(typ))
 	if m == nil {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownType, typ)
-	}
-	if payload != nil {
-		r = jsonReader{data: payload}
-		if err := r.fields(m.field); err != nil {
-			return nil, fmt.Errorf("%w: %s data: %v", ErrMalformed, typ, err)
+		if m = newMessage(Type(typ)); m == nil {
+			return nil, fmt.Errorf("%w: %q", ErrUnknownType, typ)
+		}
+		if payload != nil {
+			r = jsonReader{data: payload}
+			if err := r.fields(m.field); err != nil {
+				return nil, fmt.Errorf("%w: %s data: %v", ErrMalformed, typ, err)
+			}
 		}
 	}
 	if err := m.Validate(); err != nil {

@@ -25,3 +25,6 @@ func (*Name) appendData(b []byte) []byte    { return b }
 // telemetry fails under js (unknown field), and its decoder
 // (proto_telemetry_server.go) stays out of browser ranks.
 func (*Telemetry) field(*jsonReader, string) (bool, error) { return false, nil }
+
+// internKey interns nothing in a browser rank (json_server.go).
+func internKey([]byte) (string, bool) { return "", false }

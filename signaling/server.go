@@ -281,12 +281,16 @@ type Stats struct {
 	// (Name), failures included.
 	Names       int
 	NameAnswers uint64
+	// Records counts the job records for viewers the server holds (see
+	// Views in the package doc), RecordBytes their approximate size.
+	Records     int
+	RecordBytes int64
 }
 
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
-	st := Stats{Jobs: len(s.jobs), Ended: len(s.ended), Conns: len(s.conns)}
+	st := Stats{Jobs: len(s.jobs), Ended: len(s.ended), Conns: len(s.conns), Records: len(s.teles), RecordBytes: s.teleBytes.Load()}
 	for _, j := range s.jobs {
 		st.Ranks += j.present
 		st.Names += len(j.names)
