@@ -321,8 +321,8 @@
 // undecodable or invalid messages (bad-message), messages over the size limit
 // (too-large, closed without a handshake), more than Config.MessageRate
 // messages per second after a burst of Config.MessageBurst (rate-limited),
-// server-only messages, a second join, or a signal, report or name
-// request before join (protocol), bad, expired or foreign tokens
+// server-only messages, a second join, or a signal, report, name
+// request or telemetry before join (protocol), bad, expired or foreign tokens
 // (bad-token, expired-token), a signal to a rank
 // outside [0, M) (M = N for a job that cannot grow) or to oneself
 // (bad-rank), taken ranks, full jobs, a late token too early (not-formed)
@@ -397,7 +397,8 @@
 // a connection without a closing handshake; Close waits at most 5 s for it;
 // Encode refuses the messages only the server sends (welcome, ready,
 // joined, left, error, name), whose encoders stay out of browser ranks
-// (proto_server.go): a browser decodes them, never writes one.
+// (proto_server.go): a browser decodes them, never writes one; and it
+// encodes telemetry but never decodes one (proto_telemetry_server.go).
 //
 // The Server, Local and tokens (Mint, VerifyToken, Claims) are not built
 // under js: a page cannot listen, and leaving them out keeps net/http and
