@@ -758,3 +758,72 @@ func BenchmarkTelemetryIngest(b *testing.B) {
 		}
 	}
 }
+
+// A 64-rank job whose ranks all report at once (the bar: 64 join
+// pages): a viewer follows every event, the view holds every rank and
+// every link, and the job's record stays within its bound.
+func TestTelemetry64Ranks(t *testing.T) {
+	const ranks, batches, ops = 64, 3, 64
+	srv, url := startServer(t, func(c *Config) {
+		c.MessageRate, c.MessageBurst = 1000, 1000
+		c.TelemetryEvents = 32768 // all of this test's events: no gap, however slow the viewer
+	})
+	tok := mint(t, "class", ranks)
+	cs := make([]*Client, ranks)
+	for i := range cs {
+		cs[i] = dial(t, url, "class", tok, &DialOptions{Kind: KindBrowser, Agent: fmt.Sprintf("tab %d", i)})
+	}
+	for _, c := range cs {
+		recvAs[*Ready](t, c)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, ranks)
+	for r, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range batches {
+				now := time.Now().UnixMicro()
+				m := &Telemetry{Now: now, Ops: make([]OpEvent, ops),
+					Console: []ConsoleLine{{Stream: StreamOut, Text: fmt.Sprintf("rank %d batch %d", r, b)}}}
+				for i := range m.Ops {
+					m.Ops[i] = OpEvent{Op: "allreduce", Comm: "world", Bytes: 8, Start: now - 50, End: now - 10}
+				}
+				if b == 0 {
+					for p := range ranks {
+						if p != r {
+							m.Links = append(m.Links, LinkStat{Peer: p, Local: "host", Remote: "host", RTTMicros: 200, Sent: 1, Received: 1})
+						}
+					}
+				}
+				if err := c.Send(context.Background(), m); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	f := follow(t, srv, "class")
+	f.buf = make([]Event, 1024)
+	f.until(func(seen []Event) bool { return count(seen, EventConsole) == ranks*batches })
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Zero(t, count(f.seen, EventGap))
+	require.Equal(t, ranks*batches*ops, count(f.seen, EventOp))
+	require.Equal(t, ranks*(ranks-1), count(f.seen, EventLink))
+	v, ok := srv.View("class")
+	require.True(t, ok)
+	require.Len(t, v.Ranks, ranks)
+	require.Len(t, v.Links, ranks*(ranks-1))
+	require.Equal(t, ranks, v.Present)
+	for r, rv := range v.Ranks {
+		require.Equal(t, fmt.Sprintf("tab %d", r), rv.Agent)
+		require.Len(t, rv.Console, batches)
+	}
+	st := srv.Stats()
+	require.LessOrEqual(t, st.RecordBytes, int64(8<<20))
+	t.Logf("a 64-rank job's record after %d events: %d KB", v.Seq, st.RecordBytes>>10)
+}
