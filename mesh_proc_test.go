@@ -42,6 +42,8 @@ func rankMain(what string) int {
 		return 1
 	}
 	switch what {
+	case "telemetry": // telemetry_mesh_test.go
+		return telemetryRank(w)
 	case "allreduce-forever":
 		// print once the loop runs, then reduce until a peer fails
 		sum := []int64{0}

@@ -21,6 +21,9 @@ type config struct {
 	timeout    time.Duration
 	keepGoing  bool
 	telemetry  telemetryConfig // the job's telemetry settings (telemetry.go)
+	// console: the process is the rank (Init, Main), so its console is
+	// the rank's, which telemetry reports
+	console bool
 }
 
 // KeepGoing makes a failed rank not end the world (MPI_ERRORS_RETURN with

@@ -114,11 +114,6 @@ type Session struct {
 
 	limit *time.Timer // EnvTimeout's; stopped by Finalize
 
-	// captureConsole, set when the job's telemetry is on, starts
-	// reporting the process's console (ownProcess: only a process that
-	// is the rank has a console of its own)
-	captureConsole func()
-
 	once sync.Once
 	err  error
 }
@@ -269,9 +264,6 @@ func (s *Session) evicted(err error) {
 // EnvTimeout leaves the job.
 func (s *Session) ownProcess() error {
 	s.exitOnAbort.Store(true)
-	if s.captureConsole != nil {
-		s.captureConsole()
-	}
 	s.answerReports() // report_unix.go
 	if err := s.limitRun(); err != nil {
 		s.Abort(err)
@@ -324,6 +316,8 @@ func initJob(spec JobSpec, opts []Option) (*Session, error) {
 	ctx, cancel := context.WithTimeoutCause(context.Background(), d,
 		fmt.Errorf("the job did not form within %v (%s): %w", d, EnvJoinTimeout, ErrProcFailed))
 	defer cancel()
+	// the process is the rank: its console is the rank's (telemetry)
+	opts = append(opts[:len(opts):len(opts)], func(c *config) error { c.console = true; return nil })
 	s, err := Join(ctx, spec, opts...)
 	if err != nil && errors.Is(err, context.DeadlineExceeded) {
 		err = fmt.Errorf("%w: %w", err, context.Cause(ctx))

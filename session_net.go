@@ -62,7 +62,9 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 	// peers of a lost link before the server's notice of the abort
 	p.abort = func(e *AbortError) { m.Abort(e.Code, e.Where) }
 	if cfg.telemetry.on {
-		startTelemetry(s, m, cfg.telemetry) // telemetry_net.go
+		// before the mesh's goroutines start: a captured console
+		// replaces os.Stdout and os.Stderr, which pion reads
+		startTelemetry(s, m, cfg.telemetry, cfg.console) // telemetry_net.go
 	}
 	m.Start(p.ep)
 	p.listenPorts()

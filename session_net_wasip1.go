@@ -33,6 +33,9 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 	}
 	p.names = guestNames{g}
 	s := &Session{p: p, mesh: g}
+	if cfg.telemetry.on {
+		startTelemetry(s, g, cfg.telemetry) // telemetry_wasip1.go
+	}
 	g.OnAbort(s.jobAborted)
 	// the host tells the job; the guest exits next (Comm.Abort)
 	p.abort = func(e *AbortError) { g.Abort(e.Code, e.Where) }

@@ -211,3 +211,28 @@ func (q *p2pRequest) recordDone(n, source int, err error) {
 	q.c.p.rec.record(kind, q.c, peer, n, q.t0, err)
 	q.t0 = 0
 }
+
+// TelemetrySettings is a job's telemetry settings as its ranks read them
+// (SettingTelemetry, SettingTelemetryInterval, SettingTelemetryOps),
+// defaults applied.
+type TelemetrySettings struct {
+	On       bool          // the ranks report
+	Interval time.Duration // between reports
+	Ops      int           // the most operations reported per interval
+}
+
+// ReadTelemetry reads a job's telemetry settings, for a host that
+// reports for the rank it runs (package wasm/host); the other settings
+// are not looked at.
+func ReadTelemetry(settings map[string]string) (TelemetrySettings, error) {
+	var t telemetryConfig
+	for _, k := range []string{SettingTelemetry, SettingTelemetryInterval, SettingTelemetryOps} {
+		if v, ok := settings[k]; ok {
+			if err := applyTelemetrySetting(&t, k, v); err != nil {
+				return TelemetrySettings{}, err
+			}
+		}
+	}
+	t = t.withDefaults()
+	return TelemetrySettings{On: t.on, Interval: t.interval, Ops: t.ops}, nil
+}

@@ -18,17 +18,18 @@ import (
 const consoleLines = 1024
 
 // stdioTee captures a native rank's console: os.Stdout and os.Stderr
-// become pipes whose readers copy everything to the real files and, line
-// by line, to the reporter. The file descriptors stay as they were, so
-// what the Go runtime writes to them itself (a panic's trace) still
-// reaches them if the process dies. The standard logger follows
-// os.Stderr when it wrote there.
+// become pipes, for the rest of the process, whose readers copy
+// everything to the real files and, line by line, to the reporter. The
+// file descriptors stay as they were, so what the Go runtime writes to
+// them itself (a panic's trace) still reaches them if the process dies.
+// The standard logger follows os.Stderr when it wrote there. The swap
+// happens as the rank joins, before its mesh starts the goroutines that
+// read os.Stderr (pion's loggers), and is never undone: a writer made
+// meanwhile (a bufio.Writer over os.Stdout) keeps working after Finalize.
 type stdioTee struct {
 	c                *mesh.Console
 	realOut, realErr *os.File
-	out, err         *os.File // the pipes' write ends
-	outR, errR       *os.File
-	logged           bool // the standard logger was moved to the pipe
+	outR, errR       *os.File // the pipes' read ends
 
 	stopOnce sync.Once
 	drained  chan struct{} // each reader sends once its pipe is empty after stop
@@ -48,20 +49,17 @@ func captureConsole() consoleCapture {
 		return nil
 	}
 	t := &stdioTee{c: mesh.NewConsole(consoleLines), realOut: os.Stdout, realErr: os.Stderr,
-		out: outW, err: errW, outR: outR, errR: errR, drained: make(chan struct{}, 2)}
+		outR: outR, errR: errR, drained: make(chan struct{}, 2)}
 	go t.copy(outR, t.realOut, t.c.Writer(signaling.StreamOut))
 	go t.copy(errR, t.realErr, t.c.Writer(signaling.StreamErr))
 	os.Stdout, os.Stderr = outW, errW
 	if log.Writer() == t.realErr {
 		log.SetOutput(errW)
-		t.logged = true
 	}
 	return t
 }
 
-// copy forwards one pipe for the life of the process: a writer that kept
-// the pipe (a bufio.Writer over os.Stdout made before the capture
-// stopped) still reaches the real file.
+// copy forwards one pipe for the life of the process.
 func (t *stdioTee) copy(r, real *os.File, line io.Writer) {
 	buf := make([]byte, 32<<10)
 	for {
@@ -82,15 +80,10 @@ func (t *stdioTee) copy(r, real *os.File, line io.Writer) {
 
 func (t *stdioTee) take(dst []signaling.ConsoleLine) []signaling.ConsoleLine { return t.c.Take(dst) }
 
-// stop gives os.Stdout and os.Stderr back and waits (briefly) until the
-// readers have taken in what was written before: the pipes are left
-// open, for writers that kept them.
+// stop waits (briefly) until the readers have taken in what was written
+// before, for the reporter's last report; the pipes go on forwarding.
 func (t *stdioTee) stop() {
 	t.stopOnce.Do(func() {
-		os.Stdout, os.Stderr = t.realOut, t.realErr
-		if t.logged && log.Writer() == t.err {
-			log.SetOutput(t.realErr)
-		}
 		waiting := 0
 		for _, r := range []*os.File{t.outR, t.errR} {
 			// a read that finds the pipe empty for 20 ms ends with the

@@ -3,8 +3,6 @@
 package meshmpi
 
 import (
-	"sync"
-
 	"github.com/meshmpi/meshmpi/mesh"
 	"github.com/meshmpi/meshmpi/signaling"
 )
@@ -15,8 +13,7 @@ import (
 type rankTelemetry struct {
 	rec *recorder
 
-	mu      sync.Mutex
-	console consoleCapture // nil until captured
+	console consoleCapture // nil: the process is not the rank (or could not capture)
 }
 
 // consoleCapture is a rank's captured console (telemetry_console_*.go).
@@ -27,12 +24,16 @@ type consoleCapture interface {
 	stop()
 }
 
-// startTelemetry starts m's reporter for the rank p, whose job's
-// telemetry is on, and makes p's leaving stop it after its last report.
-func startTelemetry(s *Session, m *mesh.Mesh, tc telemetryConfig) {
+// startTelemetry starts m's reporter for the rank of s, whose job's
+// telemetry is on, with the process's console when console says the
+// process is the rank, and makes the rank's leaving stop it after its
+// last report.
+func startTelemetry(s *Session, m *mesh.Mesh, tc telemetryConfig, console bool) {
 	t := &rankTelemetry{rec: s.p.rec}
+	if console {
+		t.console = captureConsole()
+	}
 	m.StartTelemetry(mesh.Telemetry{Interval: tc.withDefaults().interval, Source: t})
-	s.captureConsole = t.capture
 	s.p.leave = func() {
 		t.stopConsole() // its last lines go in the reporter's last report
 		m.Leave()
@@ -53,32 +54,17 @@ func (t *rankTelemetry) TakeOps(dst []signaling.OpEvent) ([]signaling.OpEvent, i
 
 // TakeConsole implements mesh.TelemetrySource.
 func (t *rankTelemetry) TakeConsole(dst []signaling.ConsoleLine) []signaling.ConsoleLine {
-	t.mu.Lock()
-	c := t.console
-	t.mu.Unlock()
-	if c == nil {
+	if t.console == nil {
 		return dst
 	}
-	return c.take(dst)
-}
-
-// capture starts capturing the process's console (once).
-func (t *rankTelemetry) capture() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.console == nil {
-		t.console = captureConsole()
-	}
+	return t.console.take(dst)
 }
 
 // stopConsole stops the capture; the lines captured stay for the last
 // report.
 func (t *rankTelemetry) stopConsole() {
-	t.mu.Lock()
-	c := t.console
-	t.mu.Unlock()
-	if c != nil {
-		c.stop()
+	if t.console != nil {
+		t.console.stop()
 	}
 }
 

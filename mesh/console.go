@@ -13,7 +13,8 @@ import (
 // full). It is safe for concurrent use.
 type Console struct {
 	mu    sync.Mutex
-	lines []signaling.ConsoleLine // queued, oldest first
+	lines []signaling.ConsoleLine // queued, oldest first from head
+	head  int                     // where the oldest is, once lines is full
 	max   int
 	part  [2][]byte // each stream's unfinished line
 }
@@ -74,17 +75,20 @@ func (w *ConsoleWriter) Write(b []byte) (int, error) {
 	return n, nil
 }
 
-// addLocked queues one line.
+// addLocked queues one line, in place of the oldest when the queue is
+// full.
 func (c *Console) addLocked(stream string, line []byte) {
 	if len(line) > 0 && line[len(line)-1] == '\r' {
 		line = line[:len(line)-1]
 	}
-	if len(c.lines) == c.max {
-		copy(c.lines, c.lines[1:])
-		c.lines = c.lines[:len(c.lines)-1]
-	}
 	text := string(line[:min(len(line), signaling.MaxConsoleLineLen+4)])
-	c.lines = append(c.lines, signaling.ConsoleLine{Stream: stream, Text: signaling.ClipText(text, signaling.MaxConsoleLineLen)})
+	l := signaling.ConsoleLine{Stream: stream, Text: signaling.ClipText(text, signaling.MaxConsoleLineLen)}
+	if len(c.lines) < c.max {
+		c.lines = append(c.lines, l)
+		return
+	}
+	c.lines[c.head] = l // a ring once full: head is the oldest
+	c.head = (c.head + 1) % c.max
 }
 
 // Flush queues the streams' unfinished lines as lines: the program ended
@@ -105,8 +109,8 @@ func (c *Console) Flush() {
 func (c *Console) Take(dst []signaling.ConsoleLine) []signaling.ConsoleLine {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	dst = append(dst, c.lines...)
+	dst = append(append(dst, c.lines[c.head:]...), c.lines[:c.head]...)
 	clear(c.lines)
-	c.lines = c.lines[:0]
+	c.lines, c.head = c.lines[:0], 0
 	return dst
 }

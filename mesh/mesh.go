@@ -107,6 +107,10 @@ type Mesh struct {
 	reports  []*signaling.Suspect
 	report   chan struct{} // cap 1: reports grew
 	tel      *reporter     // the telemetry reporter, if started (telemetry.go)
+	// opened holds the links this rank opened or accepted, while a
+	// telemetry reporter runs, until it has reported them closed (a
+	// departed rank's pair goes at once)
+	opened map[int]peer.Link
 }
 
 // pair is this rank's connection to one remote rank while it is set up,
@@ -304,6 +308,11 @@ func (p *pair) connect(initiate bool) {
 	}
 	if err == nil {
 		m.reportPath(p.remote, l)
+		m.mu.Lock()
+		if m.tel != nil {
+			m.opened[p.remote] = l
+		}
+		m.mu.Unlock()
 	}
 	if err != nil {
 		err = peer.Failure(fmt.Sprintf("connect to rank %d", p.remote), err)

@@ -63,6 +63,12 @@ func (m *Mesh) StartTelemetry(t Telemetry) {
 	}
 	r := &reporter{m: m, cfg: t, stop: make(chan struct{}), done: make(chan struct{}), last: map[int]signaling.LinkStat{}}
 	m.tel = r
+	m.opened = map[int]peer.Link{}
+	for rank, p := range m.pairs {
+		if p.linked() {
+			m.opened[rank] = p.link
+		}
+	}
 	go r.run()
 }
 
@@ -147,8 +153,9 @@ func (r *reporter) report(ctx context.Context) {
 	clear(r.console)
 }
 
-// linkStats appends the state of this rank's open links that changed
-// since the last report: candidate types, round trip, bytes each way.
+// linkStats appends the state of this rank's links that changed since
+// the last report: candidate types, round trip, bytes each way. A link
+// that closed since is reported once more if its counts moved.
 func (r *reporter) linkStats(ctx context.Context, dst []signaling.LinkStat) []signaling.LinkStat {
 	m := r.m
 	type linked struct {
@@ -157,10 +164,8 @@ func (r *reporter) linkStats(ctx context.Context, dst []signaling.LinkStat) []si
 	}
 	var ls []linked
 	m.mu.Lock()
-	for rank, p := range m.pairs {
-		if p.linked() {
-			ls = append(ls, linked{rank, p.link})
-		}
+	for rank, l := range m.opened {
+		ls = append(ls, linked{rank, l})
 	}
 	m.mu.Unlock()
 	seen := make(map[int]bool, len(ls))
@@ -171,19 +176,32 @@ func (r *reporter) linkStats(ctx context.Context, dst []signaling.LinkStat) []si
 		}
 		sent, received, closed := c.Counts()
 		if closed {
+			// reported now with its last counts, then forgotten
+			m.mu.Lock()
+			delete(m.opened, x.rank)
+			m.mu.Unlock()
+		} else {
+			seen[x.rank] = true
+		}
+		prev, ok := r.last[x.rank]
+		if closed && ok && prev.Sent == sent && prev.Received == received {
 			continue
 		}
-		seen[x.rank] = true
 		var path peer.Path
 		switch l := x.l.(type) {
 		case peer.PathRefresher:
-			path = l.RefreshPath(ctx)
+			if !closed {
+				path = l.RefreshPath(ctx)
+			}
 		case peer.PathReporter:
 			path = l.Path()
 		}
 		st := signaling.LinkStat{Peer: x.rank, Local: candidateType(path.Local), Remote: candidateType(path.Remote),
 			RTTMicros: int(path.RTT.Microseconds()), Sent: sent, Received: received}
-		if r.last[x.rank] != st {
+		if closed && ok {
+			st.Local, st.Remote, st.RTTMicros = prev.Local, prev.Remote, prev.RTTMicros
+		}
+		if prev != st {
 			r.last[x.rank] = st
 			dst = append(dst, st)
 		}

@@ -103,6 +103,9 @@ type webrtcLink struct {
 	stalls atomic.Int64 // WriteFrame calls that reported not ready (tests)
 	// sent and received count the frames' bytes (Counts)
 	sent, received atomic.Int64
+	// lastPath is the last path ICE reported (Path), kept for when the
+	// connection is gone
+	lastPath atomic.Pointer[Path]
 
 	setup *rtcSetup // the link's signaling, from the first offer to close
 }
@@ -422,6 +425,9 @@ func (l *webrtcLink) Path() Path {
 	t := l.pc.SCTP().Transport().ICETransport()
 	pair, err := t.GetSelectedCandidatePair()
 	if err != nil || pair == nil {
+		if last := l.lastPath.Load(); last != nil { // closed since: its last path
+			p.Local, p.Remote, p.LocalAddr, p.RemoteAddr, p.RTT = last.Local, last.Remote, last.LocalAddr, last.RemoteAddr, last.RTT
+		}
 		return p
 	}
 	p.Local, p.Remote = pair.Local.Typ.String(), pair.Remote.Typ.String()
@@ -430,5 +436,6 @@ func (l *webrtcLink) Path() Path {
 	if st, ok := t.GetSelectedCandidatePairStats(); ok {
 		p.RTT = time.Duration(st.CurrentRoundTripTime * float64(time.Second))
 	}
+	l.lastPath.Store(&p)
 	return p
 }

@@ -56,6 +56,8 @@
 //	                               ←       name-cancel(id)          the caller's ctx ended
 //	                               ←       report-ready             Init, if offered (below)
 //	report                         →       prints its hang report
+//	                               ←       telemetry(dropped, ops)  every interval, and before close,
+//	                                                                if offered and the job's telemetry is on
 //	                               ←       close(r)                 Finalize
 //	(stream ends)                          the guest left the job
 //
@@ -77,7 +79,12 @@
 // SIGQUIT and --report-hang), and the guest's reader prints, on the
 // rank's standard error, what the rank is blocked in (the report a
 // rank's EnvTimeout prints, "meshmpi: rank 2 is blocked in Recv(…)") and
-// carries on. A guest that never said report-ready (built before the
+// carries on. The telemetry message came so too (offer "telemetry"): a
+// guest whose job's telemetry setting is on sends its host the
+// operations it completed (and how many it dropped) every interval and
+// once more before it closes its links in Finalize, and the host reports
+// them to the signaling server with what it sees itself, the guest's
+// links and its standard output and error. A guest that never said report-ready (built before the
 // report messages, or not in its job yet) is never asked; a report
 // before report-ready, or a report-ready to a host that did not offer
 // it, is a protocol error.

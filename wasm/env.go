@@ -52,14 +52,18 @@ func isCallsEnv(v string) (bool, error) {
 // only when its host offered it, so a guest built after its host never
 // breaks the host's protocol. A host offers, in this version:
 //
-//	report   the host takes report-ready and may send report
+//	report      the host takes report-ready and may send report
+//	telemetry   the host takes telemetry (the guest's operations)
 const EnvOffers = "MESHMPI_WASI_HOST_OFFERS"
 
 // OfferReport is EnvOffers' name for the report messages.
 const OfferReport = "report"
 
+// OfferTelemetry is EnvOffers' name for the telemetry message.
+const OfferTelemetry = "telemetry"
+
 // Offers is the EnvOffers value of a host of this package's version.
-func Offers() string { return OfferReport }
+func Offers() string { return OfferReport + "," + OfferTelemetry }
 
 // offered reports whether an EnvOffers value offers name.
 func offered(offers, name string) bool {

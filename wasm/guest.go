@@ -184,6 +184,24 @@ func (g *Guest) OnReport(f func()) bool {
 	return g.write(AppendReportReady(g.lockWrite())) == nil
 }
 
+// OffersTelemetry reports whether the guest's host takes telemetry
+// (EnvOffers has OfferTelemetry): a host built before it does not.
+func (g *Guest) OffersTelemetry() bool { return offered(os.Getenv(EnvOffers), OfferTelemetry) }
+
+// SendTelemetry sends the host the operations the rank completed and
+// how many it dropped, in as many telemetry messages as they need. Call
+// it only when OffersTelemetry.
+func (g *Guest) SendTelemetry(dropped int, ops []Op) error {
+	for first := true; first || len(ops) > 0; first = false {
+		b, n := AppendTelemetry(g.lockWrite(), dropped, ops)
+		if err := g.write(b); err != nil {
+			return err
+		}
+		ops, dropped = ops[n:], 0
+	}
+	return nil
+}
+
 // abortWait bounds how long Abort waits for the host to tell the job.
 const abortWait = 3 * time.Second
 

@@ -113,6 +113,11 @@ const (
 	// --timeout report does, on its standard error, and carry on. Sent
 	// only to a guest that said report-ready.
 	MsgReport
+	// MsgTelemetry (G→H): operations the rank completed, and how many it
+	// dropped, for the host to report to the signaling server with the
+	// links and the console it sees itself (the job's telemetry setting).
+	// Sent only when the host offered OfferTelemetry.
+	MsgTelemetry
 	msgEnd
 )
 
@@ -120,7 +125,7 @@ var msgNames = [msgEnd]string{MsgHostHello: "host-hello", MsgJoin: "join", MsgWe
 	MsgRefused: "refused", MsgConnect: "connect", MsgLinkUp: "link-up", MsgLinkDown: "link-down",
 	MsgClose: "close", MsgData: "data", MsgCredit: "credit", MsgAbort: "abort",
 	MsgName: "name", MsgNameAnswer: "name-answer", MsgNameCancel: "name-cancel",
-	MsgReportReady: "report-ready", MsgReport: "report"}
+	MsgReportReady: "report-ready", MsgReport: "report", MsgTelemetry: "telemetry"}
 
 // String returns the type's protocol name.
 func (t MsgType) String() string {
@@ -212,7 +217,28 @@ type Msg struct {
 	Service  string    // Name
 	Port     string    // Name: the port to publish
 	Class    NameClass // NameAnswer
+	Ops      []Op      // Telemetry
+	Dropped  int       // Telemetry
 }
+
+// Op is one operation a guest rank completed, as telemetry reports it
+// (the signaling package's OpEvent says what each field is).
+type Op struct {
+	Op, Comm   string
+	Peer       int // world rank of a point-to-point operation's peer; -1 for a collective
+	Bytes      int64
+	Start, End int64 // unix µs on the guest's clock
+	Err        string
+}
+
+// Bounds of a telemetry message: its operations, and the bytes of an
+// operation's name, communicator name and error (longer ones are cut).
+const (
+	MaxTelemetryOps = 1024
+	maxOpName       = 32
+	maxOpComm       = 128
+	maxOpErr        = 1024
+)
 
 // Message layout: every message is a little-endian length (of what
 // follows it), a type byte and the type's body:
@@ -238,6 +264,9 @@ type Msg struct {
 //	name-cancel id u32
 //	report-ready (no body)
 //	report      (no body)
+//	telemetry   dropped u32, count u16, count × (op str, comm str,
+//	            peer i32 (-1: none), bytes u64, start i64, end i64,
+//	            err str)
 //
 // where str is a u16 length and that many bytes of UTF-8. A welcome's
 // rank is below the job's limit, max(size, max) (Welcome.Limit), and
@@ -386,6 +415,37 @@ func AppendReportReady(b []byte) []byte { return appendPrefix(b, MsgReportReady,
 // AppendReport appends the host's request for the guest's report.
 func AppendReport(b []byte) []byte { return appendPrefix(b, MsgReport, 0) }
 
+// opLen is the bytes op takes in a telemetry message.
+func opLen(op *Op) int {
+	return 2 + min(len(op.Op), maxOpName) + 2 + min(len(op.Comm), maxOpComm) + 4 + 8 + 8 + 8 + 2 + min(len(op.Err), maxOpErr)
+}
+
+// AppendTelemetry appends a telemetry message with dropped and as many
+// of ops as fit one message (at least one, at most MaxTelemetryOps),
+// and returns how many it took. Names and errors longer than the
+// message allows are cut (at a byte: the host makes them valid UTF-8).
+func AppendTelemetry(b []byte, dropped int, ops []Op) ([]byte, int) {
+	n, size := 0, 4+2
+	for n < len(ops) && n < MaxTelemetryOps && (n == 0 || 1+size+opLen(&ops[n]) <= MaxMessage) {
+		size += opLen(&ops[n])
+		n++
+	}
+	b = appendPrefix(b, MsgTelemetry, size)
+	b = binary.LittleEndian.AppendUint32(b, uint32(min(max(dropped, 0), 1<<31-1)))
+	b = binary.LittleEndian.AppendUint16(b, uint16(n))
+	for i := range ops[:n] {
+		op := &ops[i]
+		b = appendStr(b, op.Op[:min(len(op.Op), maxOpName)])
+		b = appendStr(b, op.Comm[:min(len(op.Comm), maxOpComm)])
+		b = binary.LittleEndian.AppendUint32(b, uint32(int32(max(op.Peer, -1))))
+		b = binary.LittleEndian.AppendUint64(b, uint64(op.Bytes))
+		b = binary.LittleEndian.AppendUint64(b, uint64(op.Start))
+		b = binary.LittleEndian.AppendUint64(b, uint64(op.End))
+		b = appendStr(b, op.Err[:min(len(op.Err), maxOpErr)])
+	}
+	return b, n
+}
+
 // Decode decodes one message from its type byte and body. The ranks it
 // returns are whatever the message says; the receiver checks them against
 // its world. Data's Frame aliases body.
@@ -462,6 +522,29 @@ func Decode(t MsgType, body []byte) (Msg, error) {
 	case MsgNameCancel:
 		m.ID = d.u32()
 	case MsgReportReady, MsgReport: // no body
+	case MsgTelemetry:
+		m.Dropped = int(d.u32())
+		n := int(d.u16())
+		if n > MaxTelemetryOps {
+			return m, fmt.Errorf("%w: telemetry with %d operations", ErrProtocol, n)
+		}
+		m.Ops = make([]Op, 0, n)
+		for range n {
+			op := Op{Op: d.str(), Comm: d.str(), Peer: int(int32(d.u32())), Bytes: int64(d.u64()),
+				Start: int64(d.u64()), End: int64(d.u64()), Err: d.str()}
+			if d.err != nil {
+				break
+			}
+			if op.Op == "" || len(op.Op) > maxOpName || len(op.Comm) > maxOpComm || len(op.Err) > maxOpErr ||
+				op.Peer < -1 || op.Peer > maxRank || op.Bytes < 0 || op.Start <= 0 || op.End < op.Start {
+				return m, fmt.Errorf("%w: telemetry with a malformed operation (%q on %q, peer %d, %d bytes, %d to %d)",
+					ErrProtocol, op.Op, op.Comm, op.Peer, op.Bytes, op.Start, op.End)
+			}
+			m.Ops = append(m.Ops, op)
+		}
+		if d.err == nil && m.Dropped < 0 {
+			return m, fmt.Errorf("%w: telemetry dropped %d", ErrProtocol, m.Dropped)
+		}
 	default:
 		return m, fmt.Errorf("%w: unknown message type %d", ErrProtocol, t)
 	}
@@ -529,6 +612,13 @@ func (d *decoder) u16() uint16 {
 func (d *decoder) u32() uint32 {
 	if v := d.bytes(4); v != nil {
 		return binary.LittleEndian.Uint32(v)
+	}
+	return 0
+}
+
+func (d *decoder) u64() uint64 {
+	if v := d.bytes(8); v != nil {
+		return binary.LittleEndian.Uint64(v)
 	}
 	return 0
 }

@@ -42,7 +42,19 @@ func messages() [][]byte {
 		AppendNameCancel(nil, 6),
 		AppendReportReady(nil),
 		AppendReport(nil),
+		telemetry(0, Op{Op: "allreduce", Comm: "world", Peer: -1, Bytes: 8, Start: 1, End: 2},
+			Op{Op: "recv", Comm: "comm 3", Peer: 5, Start: 3, End: 3, Err: "receive from rank 5: proc failed"}),
+		telemetry(17),
 	}
+}
+
+// telemetry is AppendTelemetry's message of ops, checked to hold them all.
+func telemetry(dropped int, ops ...Op) []byte {
+	b, n := AppendTelemetry(nil, dropped, ops)
+	if n != len(ops) {
+		panic("telemetry message cut")
+	}
+	return b
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -98,6 +110,8 @@ func encode(m Msg) []byte {
 		return AppendReportReady(nil)
 	case MsgReport:
 		return AppendReport(nil)
+	case MsgTelemetry:
+		return telemetry(m.Dropped, m.Ops...)
 	}
 	return nil
 }
@@ -137,6 +151,9 @@ func TestMalformed(t *testing.T) {
 		{"port over MaxName", nameBytes(NamePublish, 3, MaxName+1)},
 		{"short name", append(le.AppendUint32(nil, 4), byte(MsgName), 1, 0, 0)},
 		{"name-answer without a class", AppendNameAnswer(nil, 1, 0, "")},
+		{"telemetry op without a name", telemetry(0, Op{Start: 1, End: 1})},
+		{"telemetry op ending before it starts", telemetry(0, Op{Op: "send", Start: 5, End: 4})},
+		{"telemetry op with a negative byte count", telemetry(0, Op{Op: "send", Bytes: -1, Start: 1, End: 1})},
 		{"name-answer with an unknown class", AppendNameAnswer(nil, 1, nameClassEnd, "")},
 		{"long name-cancel", append(le.AppendUint32(nil, 6), byte(MsgNameCancel), 1, 0, 0, 0, 9)},
 		{"short name-cancel", append(le.AppendUint32(nil, 3), byte(MsgNameCancel), 1, 0)},
@@ -247,4 +264,22 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A report larger than one message goes in several, each whole.
+func TestTelemetrySplits(t *testing.T) {
+	ops := make([]Op, 3000)
+	for i := range ops {
+		ops[i] = Op{Op: "send", Comm: "world", Peer: 1, Bytes: int64(i), Start: 1, End: 2, Err: string(bytes.Repeat([]byte{'e'}, 100))}
+	}
+	var got []Op
+	for rest, dropped := ops, 9; len(rest) > 0; dropped = 0 {
+		b, n := AppendTelemetry(nil, dropped, rest)
+		require.LessOrEqual(t, len(b), prefixLen+MaxMessage)
+		m, err := NewReader(bytes.NewReader(b)).Next()
+		require.NoError(t, err)
+		require.Equal(t, dropped, m.Dropped)
+		got, rest = append(got, m.Ops...), rest[n:]
+	}
+	require.Equal(t, ops, got)
 }

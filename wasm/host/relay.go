@@ -55,6 +55,15 @@ type Config struct {
 	// Reports, when set, is how a launcher asks the guest for its report
 	// once the guest said it answers (report.go); nil: no one asks.
 	Reports *Reports
+
+	// Agent says what runs the rank, for the signaling server's
+	// dashboards (signaling.DialOptions.Agent); "" says "meshmpi wasip1".
+	Agent string
+
+	// console is the guest's standard output and error, which the relay
+	// reports when the job's telemetry is on; nil: the host does not see
+	// them (set by Program.Run)
+	console *consoleTap
 }
 
 // Serve is the host's side of one guest rank's stream (wasm's package
@@ -76,7 +85,8 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	r := &relay{rw: rw, log: log, ctx: ctx, cancel: cancel, out: newOutQueue(), stopWriter: make(chan struct{}), reports: cfg.Reports}
+	r := &relay{rw: rw, log: log, ctx: ctx, cancel: cancel, out: newOutQueue(), stopWriter: make(chan struct{}), reports: cfg.Reports,
+		console: cfg.console}
 	stopWatch := context.AfterFunc(ctx, func() { rw.Close() })
 	defer func() {
 		stopWatch()
@@ -109,7 +119,7 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 		_, _ = rw.Write(wasm.AppendRefused(nil, msg))
 		return fmt.Errorf("wasm host: %s: %w", msg, peer.ErrNotSupported)
 	}
-	if err := r.join(cfg.Job); err != nil {
+	if err := r.join(cfg.Job, cfg.Agent); err != nil {
 		_, _ = rw.Write(wasm.AppendRefused(nil, err.Error()))
 		return err
 	}
@@ -136,6 +146,9 @@ type relay struct {
 
 	reports *Reports // Config's; nil: no one asks
 
+	console *consoleTap    // Config's
+	tel     *hostTelemetry // what the guest reports, when the job's telemetry is on
+
 	out        *outQueue
 	stopWriter chan struct{}
 	writerDone chan struct{} // nil until the writer starts
@@ -151,7 +164,7 @@ type relay struct {
 }
 
 // join joins the job for the guest and writes the welcome.
-func (r *relay) join(job Job) error {
+func (r *relay) join(job Job, agent string) error {
 	d := job.JoinTimeout
 	if d <= 0 {
 		d = meshmpi.DefaultJoinTimeout
@@ -164,6 +177,10 @@ func (r *relay) join(job Job) error {
 		do.Rank = &job.Rank
 	}
 	do.Kind = signaling.KindWASI
+	do.Agent = agent
+	if agent == "" {
+		do.Agent = "meshmpi wasip1"
+	}
 	// the host holds the guest's links: its certificate is the rank's
 	id, err := peer.NewIdentity()
 	if err != nil {
@@ -193,6 +210,12 @@ func (r *relay) join(job Job) error {
 	r.links, r.dialing = make([]*hostLink, r.limit), make([]bool, r.limit)
 	r.m = mesh.New(client, net)
 	r.names = r.m
+	if ts, err := meshmpi.ReadTelemetry(w.Settings); err == nil && ts.On {
+		// the guest sends its operations (wasm.MsgTelemetry); its links
+		// and console are the host's to see
+		r.tel = &hostTelemetry{max: ts.Ops, console: r.console.start()}
+		r.m.StartTelemetry(mesh.Telemetry{Interval: ts.Interval, Source: r.tel})
+	}
 	r.m.Start(r)
 	if err := r.m.WaitReady(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -243,6 +266,11 @@ func (r *relay) handle(m *wasm.Msg) error {
 		return nil
 	case wasm.MsgReportReady: // the guest answers report: its launcher may ask
 		r.reports.set(r, nil)
+		return nil
+	case wasm.MsgTelemetry: // offered to every guest; kept if the job reports
+		if r.tel != nil {
+			r.tel.add(m)
+		}
 		return nil
 	}
 	if m.Type == wasm.MsgAbort {

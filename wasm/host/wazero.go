@@ -20,6 +20,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/meshmpi/meshmpi"
+	"github.com/meshmpi/meshmpi/signaling"
 	"github.com/meshmpi/meshmpi/wasm"
 )
 
@@ -154,12 +155,9 @@ func (p *Program) run(ctx context.Context, r Rank, key [wasm.KeyLen]byte, log *s
 			cfg = cfg.WithEnv(k, v)
 		}
 	}
-	if r.Stdout != nil {
-		cfg = cfg.WithStdout(r.Stdout)
-	}
-	if r.Stderr != nil {
-		cfg = cfg.WithStderr(r.Stderr)
-	}
+	// the relay reports the guest's output when the job's telemetry is on
+	tap := new(consoleTap)
+	cfg = cfg.WithStdout(tap.writer(r.Stdout, signaling.StreamOut)).WithStderr(tap.writer(r.Stderr, signaling.StreamErr))
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	wake := newBell()
@@ -176,7 +174,8 @@ func (p *Program) run(ctx context.Context, r Rank, key [wasm.KeyLen]byte, log *s
 			return // the guest ended (or never bound its listener) first
 		}
 		wake.ring() // the connection waits to be accepted
-		serveErr = Serve(runCtx, ringingConn{conn, wake}, Config{Job: r.Job, Key: key, Logger: log, Reports: r.Reports})
+		serveErr = Serve(runCtx, ringingConn{conn, wake}, Config{Job: r.Job, Key: key, Logger: log, Reports: r.Reports, console: tap,
+			Agent: "meshmpi wasip1 (wazero)"})
 	})
 	mod, ierr := p.rt.InstantiateModule(sctx, p.mod, cfg)
 	close(exited)

@@ -162,7 +162,7 @@ func (p *Program) Run(ctx context.Context, r host.Rank) (status int, err error) 
 		serveErr error
 	)
 	wg.Go(func() {
-		serveErr = host.Serve(runCtx, hostEnd{pp}, host.Config{Job: r.Job, Logger: log, Reports: r.Reports})
+		serveErr = host.Serve(runCtx, hostEnd{pp}, host.Config{Job: r.Job, Logger: log, Reports: r.Reports, Agent: "meshmpi wasip1 (wasmtime)"})
 	})
 	unwatch := context.AfterFunc(ctx, func() { pp.stop() })
 	_, callErr := start.Call(store)

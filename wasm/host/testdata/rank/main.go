@@ -38,6 +38,7 @@ func main() {
 			trap()
 		}
 	case "echo":
+		fmt.Printf("rank %d echoes rank 1\n", world.Rank())
 		err = ranksuite.Echo(world, 1)
 	case "peerfail":
 		err = ranksuite.PeerFails(world, 0)
