@@ -237,6 +237,9 @@ function renderRanks() {
 
 const mesh = { nodes: new Map(), shape: "" };
 
+// nodeR is the radius of a rank's circle when the mesh has n ranks.
+const nodeR = (n) => (n <= 12 ? 20 : Math.max(7, Math.floor(280 / n)));
+
 // pathOf is a link's path type: "host", or "host/srflx" when the two ends differ.
 const pathOf = (l) => (!l.local && !l.remote ? "?" : l.local === l.remote || !l.remote ? l.local : !l.local ? l.remote : `${l.local}/${l.remote}`);
 
@@ -288,7 +291,7 @@ function renderMesh() {
       .force("link", d3.forceLink(links).id((d) => d.rank).distance(R).strength(0.05))
       .force("charge", d3.forceManyBody().strength(-600))
       .force("radial", d3.forceRadial(nodes.length > 2 ? R : R / 2, W / 2, H / 2).strength(0.9))
-      .force("collide", d3.forceCollide(34))
+      .force("collide", d3.forceCollide(nodeR(nodes.length) + 14))
       .stop();
     // laid out at once (no animation: a background tab gets no frames)
     for (let i = 0; i < 300; i++) sim.tick();
@@ -298,6 +301,7 @@ function renderMesh() {
     }
   }
   const pos = (r) => mesh.nodes.get(r);
+  const nr = nodeR(nodes.length);
   svg.selectAll("g.edge").data(es, (e) => e.key).join((enter) => {
     const g = enter.append("g").attr("class", "edge");
     g.append("line").attr("class", "link");
@@ -311,18 +315,22 @@ function renderMesh() {
     const label = [e.path, e.rtt !== null ? micros(e.rtt) : null, bytes(e.bytes)].filter(Boolean).join(" · ");
     // a third of the way from the lower rank: labels of edges that cross
     // in the middle stay apart
-    g.select("text").attr("x", a.x + (b.x - a.x) / 3).attr("y", a.y + (b.y - a.y) / 3 - 4).text(label);
+    // (with many ranks the labels would cover the graph: the edge's
+    // tooltip and the table below say it then)
+    g.select("text").attr("x", a.x + (b.x - a.x) / 3).attr("y", a.y + (b.y - a.y) / 3 - 4).text(nodes.length <= 12 ? label : "");
     g.select("title").text(`ranks ${e.source} and ${e.target}: path ${e.path}` + (e.rtt !== null ? `, RTT ${micros(e.rtt)}` : "") + `, ${bytes(e.bytes)} moved`);
   });
   svg.selectAll("g.node").data(nodes, (n) => n.rank).join((enter) => {
     const g = enter.append("g");
-    g.append("circle").attr("r", 20);
+    g.append("circle");
     g.append("text").attr("class", "rank").attr("text-anchor", "middle").attr("dy", "0.35em").style("font-weight", 700);
     g.append("text").attr("class", "kind").attr("text-anchor", "middle").attr("dy", "34");
     g.append("title");
     return g;
   }).attr("class", (n) => "node " + (n.r.state || "")).attr("transform", (n) => `translate(${n.x},${n.y})`).each(function (n) {
     const g = d3.select(this);
+    g.select("circle").attr("r", nr);
+    g.select("text.kind").attr("dy", nr + 14).style("display", nodes.length <= 12 ? null : "none");
     g.select("text.rank").text(n.rank);
     g.select("text.kind").text(n.r.kind || "");
     g.select("title").text(`rank ${n.rank}: ${n.r.kind || "?"}, ${n.r.state || "?"}`);

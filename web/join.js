@@ -29,6 +29,28 @@ const maxTries = 3;
 const tries = Math.max(0, Math.min(maxTries, Number(q.get("try")) || 0));
 let pooled = false; // the seat came from the pool page, which asks again itself
 
+// A Go program that ends (os.Exit, a panic) leaves its WebSocket and
+// peer connections open in the page, so the job would wait for it
+// forever; the page closes them when the program ended with an error, so
+// the server and the other ranks see it gone. (After a clean exit the
+// program closed them itself.)
+const opened = [];
+for (const name of ["WebSocket", "RTCPeerConnection"]) {
+  const Base = globalThis[name];
+  if (typeof Base !== "function") continue;
+  globalThis[name] = class extends Base {
+    constructor(...args) {
+      super(...args);
+      opened.push(this);
+    }
+  };
+}
+function release() {
+  for (const c of opened.splice(0)) {
+    try { c.close(); } catch { /* closed already */ }
+  }
+}
+
 // in the pool page's frame, the pool page's header is enough
 if (parent !== window) document.body.classList.add("framed");
 
@@ -168,6 +190,7 @@ async function main() {
           location.replace(location.pathname + "?" + next);
         }, 1000);
       } else if (st.phase === "exited") {
+        if (st.status !== 0) release();
         if (!run.note && st.status !== 0) run.note = `The program ended with exit status ${st.status}; its output is below.`;
         progress();
       }

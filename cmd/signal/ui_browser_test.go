@@ -326,6 +326,37 @@ type traceFile struct {
 	DisplayTimeUnit string `json:"displayTimeUnit"`
 }
 
+// login logs the organizer's tab in on the login page (by the keyboard:
+// the password, then Enter) and waits for the jobs page.
+func login(t *testing.T, org context.Context, base string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(org, chromedp.Navigate(base+"/login")))
+	poll(t, org, time.Minute, "the login page", `!!document.getElementById("password")`)
+	require.NoError(t, chromedp.Do(org, chromedp.SendKeys("#password", uiPassword+"\r")))
+	poll(t, org, time.Minute, "the jobs page", `location.pathname === "/jobs" && [...document.querySelectorAll("#example option")].some((o) => o.value === "uidemo")`)
+}
+
+// createJob fills the jobs page's form for a job of size ranks of uidemo
+// with args, and returns the created job.
+func createJob(t *testing.T, org context.Context, size int, args string, pool bool) jobInfo {
+	t.Helper()
+	steps := []chromedp.Action[chromedp.Void]{
+		chromedp.SetValue("#example", "uidemo"),
+		chromedp.SetValue("#size", fmt.Sprint(size)),
+		chromedp.SetValue("#args", args),
+		chromedp.SetValue("#minutes", "20"),
+	}
+	if pool {
+		steps = append(steps, chromedp.Click("#pool"))
+	}
+	eval[bool](t, org, `(window.meshmpiJobs.created = null, true)`)
+	require.NoError(t, chromedp.Do(org, append(steps, chromedp.Click("#create-btn"))...))
+	poll(t, org, time.Minute, "the created job's invite", `window.meshmpiJobs.created || window.meshmpiJobs.error`)
+	job := eval[jobInfo](t, org, `window.meshmpiJobs.error ? Promise.reject(new Error(window.meshmpiJobs.error)) : window.meshmpiJobs.created`)
+	require.Equal(t, size, job.Size)
+	return job
+}
+
 // TestBrowserJobsUI is the teaching lab as a class uses it: the organizer
 // logs in and creates a job of 4 ranks on the jobs page, 4 tabs open its
 // invite link and run it, and the dashboard shows the ranks, the mesh
@@ -349,16 +380,7 @@ func TestBrowserJobsUI(t *testing.T) {
 	poll(t, org, time.Minute, "the jobs page", `location.pathname === "/jobs" && [...document.querySelectorAll("#example option")].some((o) => o.value === "uidemo")`)
 
 	// a job of 4 ranks of uidemo, through the form
-	require.NoError(t, chromedp.Do(org,
-		chromedp.SetValue("#example", "uidemo"),
-		chromedp.SetValue("#size", fmt.Sprint(k)),
-		chromedp.SetValue("#args", fmt.Sprintf("-rounds %d -pause 200ms", rounds)),
-		chromedp.SetValue("#minutes", "20"),
-		chromedp.Click("#create-btn"),
-	))
-	poll(t, org, time.Minute, "the created job's invite", `window.meshmpiJobs.created || window.meshmpiJobs.error`)
-	job := eval[jobInfo](t, org, `window.meshmpiJobs.error ? Promise.reject(new Error(window.meshmpiJobs.error)) : window.meshmpiJobs.created`)
-	require.Equal(t, k, job.Size)
+	job := createJob(t, org, k, fmt.Sprintf("-rounds %d -pause 200ms", rounds), false)
 	require.Contains(t, job.Invite, base+"/join/")
 	require.Contains(t, job.Dashboard, "/jobs/"+job.ID+"/dashboard?key=")
 	poll(t, org, time.Minute, "the invite's QR code", `(() => { const q = document.getElementById("qr"); return q.complete && q.naturalWidth > 50; })()`)
@@ -526,19 +548,9 @@ func TestBrowserPoolUI(t *testing.T) {
 	checkNarrow(t, vols[0], "pool")
 
 	org := b.Tab("jobs", base)
-	require.NoError(t, chromedp.Do(org, chromedp.Navigate(base+"/login")))
-	poll(t, org, time.Minute, "the login page", `!!document.getElementById("password")`)
-	require.NoError(t, chromedp.Do(org, chromedp.SendKeys("#password", uiPassword+"\r")))
-	poll(t, org, time.Minute, "the jobs page counts 2 volunteers", `location.pathname === "/jobs" && /waiting in the pool: 2/.test(document.getElementById("pool-count").textContent)`)
-	require.NoError(t, chromedp.Do(org,
-		chromedp.SetValue("#example", "uidemo"),
-		chromedp.SetValue("#size", "2"),
-		chromedp.SetValue("#args", "-rounds 3 -pause 10ms"),
-		chromedp.Click("#pool"),
-		chromedp.Click("#create-btn"),
-	))
-	poll(t, org, time.Minute, "the created job", `window.meshmpiJobs.created || window.meshmpiJobs.error`)
-	job := eval[jobInfo](t, org, `window.meshmpiJobs.error ? Promise.reject(new Error(window.meshmpiJobs.error)) : window.meshmpiJobs.created`)
+	login(t, org, base)
+	poll(t, org, time.Minute, "the jobs page counts 2 volunteers", `/waiting in the pool: 2/.test(document.getElementById("pool-count").textContent)`)
+	job := createJob(t, org, 2, "-rounds 3 -pause 10ms", true)
 
 	ranks := map[int]bool{}
 	for i, v := range vols {
@@ -555,4 +567,48 @@ func TestBrowserPoolUI(t *testing.T) {
 	for _, v := range vols { // their long polls end, so the server shuts down at once
 		require.NoError(t, chromedp.Do(v, chromedp.Navigate("about:blank")))
 	}
+}
+
+// TestBrowserJobsUIFailure: rank 1 of a job of 3 quits halfway (uidemo
+// -fail 1). Its join page says it ended with status 3; the dashboard names
+// the failure among its errors and departures, marks the rank's row, and
+// its console's "errors only" filter shows the ranks' standard error
+// lines only.
+func TestBrowserJobsUIFailure(t *testing.T) {
+	b := browsertest.New(t)
+	base := startServe(t)
+	org := b.Tab("jobs", base)
+	login(t, org, base)
+	job := createJob(t, org, 3, "-rounds 8 -pause 100ms -fail 1", false)
+	dash := b.Tab("dashboard", base)
+	require.NoError(t, chromedp.Do(dash, chromedp.EmulateViewport(1280, 1500), chromedp.Navigate(job.Dashboard)))
+	poll(t, dash, time.Minute, "the dashboard connects", `window.meshmpiDashboard && window.meshmpiDashboard.summary().connected`)
+	joins := make([]context.Context, 3)
+	for i := range joins {
+		joins[i] = b.Tab(fmt.Sprintf("join-%d", i), base)
+		require.NoError(t, chromedp.Do(joins[i], chromedp.Navigate(job.Invite+"?mic=1")))
+	}
+	var quitter context.Context
+	for i, tab := range joins {
+		r, err := browsertest.WaitRun(tab, 4*time.Minute)
+		require.NoError(t, err, "join tab %d", i)
+		require.NotNil(t, r.Rank, "join tab %d", i)
+		require.NotNil(t, r.Status, "join tab %d", i)
+		t.Logf("rank %d: exit status %d, stderr %q", *r.Rank, *r.Status, r.Stderr)
+		if *r.Rank == 1 {
+			require.Equal(t, 3, *r.Status)
+			quitter = tab
+		}
+	}
+	require.NotNil(t, quitter)
+	require.Contains(t, eval[string](t, quitter, `document.getElementById("note").textContent`), "exit status 3")
+
+	poll(t, dash, 2*time.Minute, "the dashboard names rank 1's departure",
+		`/Rank 1\b[^.]*(failed|aborted|left)/.test(document.getElementById("alerts").textContent)`)
+	poll(t, dash, time.Minute, "rank 1's row marked", `[...document.querySelectorAll("#ranks tbody tr")].some((r) => r.classList.contains("alert") && r.querySelector("th").textContent === "1")`)
+	require.NoError(t, chromedp.Do(dash, chromedp.Click("#console-err")))
+	poll(t, dash, time.Minute, "the console's errors only", `(() => { const ls = [...document.querySelectorAll("#console .line")]; return ls.length > 0 && ls.every((l) => l.classList.contains("err")) && ls.some((l) => /will quit halfway/.test(l.textContent)); })()`)
+	t.Logf("alerts: %v", eval[dashSummary](t, dash, `window.meshmpiDashboard.summary()`).Alerts)
+	checkAxe(t, dash, "dashboard-failure")
+	saveShot(t, dash, "dashboard-failure", false)
 }
