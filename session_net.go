@@ -64,7 +64,7 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 	if cfg.telemetry.on {
 		// before the mesh's goroutines start: a captured console
 		// replaces os.Stdout and os.Stderr, which pion reads
-		startTelemetry(s, m, cfg.telemetry, cfg.console) // telemetry_net.go
+		startTelemetry(s, m, cfg.telemetry, cfg.console || pageConsole) // telemetry_net.go
 	}
 	m.Start(p.ep)
 	p.listenPorts()

@@ -9,6 +9,11 @@ import (
 	"github.com/meshmpi/meshmpi/signaling"
 )
 
+// pageConsole: a page runs one rank (meshmpi.js), so the console a rank
+// that joins a job there finds is its own, whether it joined through
+// Init, Main or Join.
+const pageConsole = true
+
 // jsConsole is a browser rank's console: js/meshmpi.js keeps the lines
 // the program writes (the page still shows them) in a bounded queue,
 // globalThis.meshmpiConsole, which take drains. Outside a page started by

@@ -14,6 +14,10 @@ import (
 	"github.com/meshmpi/meshmpi/signaling"
 )
 
+// pageConsole: a native process may run several ranks (Run, Join): only
+// one that is the process's rank (Init, Main) has the console.
+const pageConsole = false
+
 // consoleLines bounds the console lines a rank keeps between reports.
 const consoleLines = 1024
 

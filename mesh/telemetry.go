@@ -124,7 +124,7 @@ func (r *reporter) report(ctx context.Context) {
 		msg := &signaling.Telemetry{Now: time.Now().UnixMicro(), Dropped: dropped,
 			Ops: ops[:min(len(ops), signaling.MaxTelemetryOps)], Links: links[:min(len(links), signaling.MaxTelemetryLinks)],
 			Console: console[:min(len(console), signaling.MaxTelemetryConsole)]}
-		for {
+		for sizeBound(msg) > limit {
 			data, err := signaling.Encode(msg)
 			if err != nil {
 				return // a source broke the message's rules: nothing of it can go
@@ -151,6 +151,22 @@ func (r *reporter) report(ctx context.Context) {
 	}
 	clear(r.ops) // let the strings go
 	clear(r.console)
+}
+
+// sizeBound bounds the length of msg's encoding (JSON escapes a byte in
+// at most 6), so that most reports are encoded once, by the client.
+func sizeBound(msg *signaling.Telemetry) int {
+	const num = 24 // a number and its key
+	n := 64
+	for i := range msg.Ops {
+		o := &msg.Ops[i]
+		n += 64 + 5*num + 6*(len(o.Op)+len(o.Comm)+len(o.Err))
+	}
+	n += len(msg.Links) * (48 + 6*num + 6*16)
+	for _, c := range msg.Console {
+		n += 32 + 6*len(c.Text)
+	}
+	return n
 }
 
 // linkStats appends the state of this rank's links that changed since

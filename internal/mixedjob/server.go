@@ -27,6 +27,9 @@ type Server struct {
 	// (Firefox ranks) and takes their reports, at
 	// browsertest.ReporterPrefix.
 	Reports *browsertest.Reporter
+	// Settings are added to the loopback network setting of the jobs
+	// NewJob makes (set it before the first job).
+	Settings map[string]string
 
 	sig    *signaling.Server
 	secret []byte
@@ -80,10 +83,18 @@ func StartServer(p *Programs) (*Server, error) {
 // NewJob mints a token for a fresh job of n ranks on loopback.
 func (s *Server) NewJob(n int) (job, token string, err error) {
 	job = fmt.Sprintf("mixed-%d", s.seq.Add(1))
+	settings := map[string]string{meshmpi.SettingNetwork: "loopback"}
+	for k, v := range s.Settings {
+		settings[k] = v
+	}
 	token, err = signaling.Mint(s.secret, signaling.Claims{Job: job, Size: n, Expires: time.Now().Add(time.Hour).Unix(),
-		Settings: map[string]string{meshmpi.SettingNetwork: "loopback"}})
+		Settings: settings})
 	return job, token, err
 }
+
+// Signaling is the signaling server (its job views, for dashboards'
+// tests).
+func (s *Server) Signaling() *signaling.Server { return s.sig }
 
 // Stats are the signaling server's counters.
 func (s *Server) Stats() signaling.Stats { return s.sig.Stats() }
