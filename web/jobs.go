@@ -306,7 +306,7 @@ func (js *Jobs) create(req jobRequest, now time.Time) (*uiJob, error) {
 		}
 	}
 	j := &uiJob{
-		id: "ui-" + randomID(12), invite: randomID(18), viewKey: randomID(24),
+		id: "ui-" + randomHex(10), invite: randomID(18), viewKey: randomID(24),
 		example: req.Example, rankWasm: req.RankWasm, wasiWasm: req.WASIWasm, hasWASI: req.WASIWasm != nil, args: args,
 		size: req.Size, max: req.Max, pool: req.Pool, created: now,
 		deadline: now.Add(time.Duration(req.Minutes) * time.Minute), ice: ice,

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"net"
 	"net/http"
 	"net/url"
@@ -58,6 +59,14 @@ func randomID(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b) // never fails (crypto/rand)
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// randomHex returns n random bytes, in lower-case hex (job ids: they
+// read well in lists, paths and file names).
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
 }
 
 // create starts a session, dropping expired ones and, if the table is
