@@ -156,7 +156,9 @@ function render() {
     return el("tr", {},
       el("td", { className: "mono" }, j.id),
       el("td", {}, programName(j), j.args && argList(j.args) ? el("span", { className: "muted mono" }, " " + argList(j.args)) : null),
-      el("td", {}, el("span", { className: "pill state-" + st }, st)),
+      el("td", {}, el("span", { className: "pill state-" + st }, st),
+        j.reason ? el("div", { className: "muted" }, j.reason) : null,
+        j.restarts ? el("div", { className: "muted" }, `restarted ${j.restarts}×: a rank left before it formed`) : null),
       el("td", {}, joined(j.present, j.size, j.max)),
       el("td", {}, clock(j.deadline)),
       el("td", {},
@@ -166,7 +168,7 @@ function render() {
   });
   const body = $("jobs").tBodies[0];
   // keep a row's focused button: only replace rows when something changed
-  const sig = JSON.stringify(state.jobs.map((j) => [j.id, j.state, j.present, j.deadline]));
+  const sig = JSON.stringify(state.jobs.map((j) => [j.id, j.state, j.present, j.deadline, j.reason, j.restarts]));
   if (body.dataset.sig === sig) return;
   if (body.contains(document.activeElement) && document.activeElement.textContent === "Confirm end") return;
   body.dataset.sig = sig;

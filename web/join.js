@@ -122,8 +122,13 @@ async function progress() {
   try {
     const s = await api(statusURL);
     run.progress = s;
-    $("progress").textContent = `Job ${s.state}: ${s.present} of ${s.size} ranks present` +
-      (s.max > s.size ? ` (up to ${s.max})` : "") + (over.has(s.state) ? " — the job is over." : ".");
+    const ranks = s.ranks || [];
+    const finished = ranks.filter((r) => r.state === "finalized").length;
+    const failed = ranks.filter((r) => ["failed", "aborted"].includes(r.state)).length;
+    $("progress").textContent = over.has(s.state)
+      ? `The job ${s.state === "over" ? "is over" : s.state === "ended" ? "was ended" : "failed"}: ${finished} of ${ranks.length || s.size} ranks finished` +
+        (failed ? `, ${failed} failed.` : ".")
+      : `The job is ${s.state}: ${s.present} of ${s.size} ranks present` + (s.max > s.size ? ` (it takes up to ${s.max}).` : ".");
     const me = run.rank;
     $("ranks").tBodies[0].replaceChildren(...(s.ranks || []).map((r) => el("tr", { className: ["failed", "aborted"].includes(r.state) ? "alert" : "" },
       el("td", {}, String(r.rank), r.rank === me ? " (this tab)" : ""),

@@ -291,6 +291,7 @@ type jobInfo struct {
 	Dashboard string `json:"dashboard"`
 	Trace     string `json:"trace"`
 	QR        string `json:"qr"`
+	Program   string `json:"program"`
 	Size      int    `json:"size"`
 }
 
@@ -337,8 +338,9 @@ func login(t *testing.T, org context.Context, base string) {
 }
 
 // createJob fills the jobs page's form for a job of size ranks of uidemo
-// with args, and returns the created job.
-func createJob(t *testing.T, org context.Context, size int, args string, pool bool) jobInfo {
+// (the example, or uploaded from the file upload names) with args, and
+// returns the created job.
+func createJob(t *testing.T, org context.Context, size int, args string, pool bool, upload string) jobInfo {
 	t.Helper()
 	steps := []chromedp.Action[chromedp.Void]{
 		chromedp.SetValue("#example", "uidemo"),
@@ -348,6 +350,9 @@ func createJob(t *testing.T, org context.Context, size int, args string, pool bo
 	}
 	if pool {
 		steps = append(steps, chromedp.Click("#pool"))
+	}
+	if upload != "" {
+		steps = append(steps, chromedp.SetUploadFiles("#rank_wasm", []string{upload}))
 	}
 	eval[bool](t, org, `(window.meshmpiJobs.created = null, true)`)
 	require.NoError(t, chromedp.Do(org, append(steps, chromedp.Click("#create-btn"))...))
@@ -380,7 +385,7 @@ func TestBrowserJobsUI(t *testing.T) {
 	poll(t, org, time.Minute, "the jobs page", `location.pathname === "/jobs" && [...document.querySelectorAll("#example option")].some((o) => o.value === "uidemo")`)
 
 	// a job of 4 ranks of uidemo, through the form
-	job := createJob(t, org, k, fmt.Sprintf("-rounds %d -pause 200ms", rounds), false)
+	job := createJob(t, org, k, fmt.Sprintf("-rounds %d -pause 200ms", rounds), false, "")
 	require.Contains(t, job.Invite, base+"/join/")
 	require.Contains(t, job.Dashboard, "/jobs/"+job.ID+"/dashboard?key=")
 	poll(t, org, time.Minute, "the invite's QR code", `(() => { const q = document.getElementById("qr"); return q.complete && q.naturalWidth > 50; })()`)
@@ -532,9 +537,9 @@ type poolResult struct {
 }
 
 // TestBrowserPoolUI: two volunteer tabs wait in the pool (the jobs page
-// counts them), the organizer creates a job of 2 that takes volunteers,
-// and each tab runs one of its ranks in a frame of the join page, then
-// waits again.
+// counts them), the organizer creates a job of 2 that takes volunteers
+// from a program uploaded on the jobs page, and each tab runs one of its
+// ranks in a frame of the join page, then waits again.
 func TestBrowserPoolUI(t *testing.T) {
 	b := browsertest.New(t)
 	base := startServe(t)
@@ -550,7 +555,11 @@ func TestBrowserPoolUI(t *testing.T) {
 	org := b.Tab("jobs", base)
 	login(t, org, base)
 	poll(t, org, time.Minute, "the jobs page counts 2 volunteers", `/waiting in the pool: 2/.test(document.getElementById("pool-count").textContent)`)
-	job := createJob(t, org, 2, "-rounds 3 -pause 10ms", true)
+	// the program uploaded, as a teacher's own would be
+	upload := filepath.Join(t.TempDir(), "mine.wasm")
+	require.NoError(t, os.WriteFile(upload, demoWasm, 0o644))
+	job := createJob(t, org, 2, "-rounds 3 -pause 10ms", true, upload)
+	require.Equal(t, "/api/jobs/"+job.ID+"/rank.wasm", job.Program)
 
 	ranks := map[int]bool{}
 	for i, v := range vols {
@@ -579,7 +588,7 @@ func TestBrowserJobsUIFailure(t *testing.T) {
 	base := startServe(t)
 	org := b.Tab("jobs", base)
 	login(t, org, base)
-	job := createJob(t, org, 3, "-rounds 8 -pause 100ms -fail 1", false)
+	job := createJob(t, org, 3, "-rounds 8 -pause 100ms -fail 1", false, "")
 	dash := b.Tab("dashboard", base)
 	require.NoError(t, chromedp.Do(dash, chromedp.EmulateViewport(1280, 1500), chromedp.Navigate(job.Dashboard)))
 	poll(t, dash, time.Minute, "the dashboard connects", `window.meshmpiDashboard && window.meshmpiDashboard.summary().connected`)
