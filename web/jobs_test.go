@@ -585,6 +585,7 @@ func TestDeadlineEndsJob(t *testing.T) {
 	o := e.browser()
 	o.login("organizer-pw")
 	in := o.mustCreate(map[string]string{"example": "hello", "size": "2"})
+	_, a, _ := e.joinInvite(in.Invite)
 	j := e.jobs.lookup(in.ID)
 	e.jobs.mu.Lock()
 	changed := e.jobs.changed
@@ -596,6 +597,19 @@ func TestDeadlineEndsJob(t *testing.T) {
 	e.jobs.mu.Unlock()
 	require.True(t, ended)
 	require.Equal(t, "time limit reached", reason)
+	// and the server ended it: a seat handed out before is refused
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for e.srv.Stats().Ended == 0 { // the registry marks the job before it asks the server
+		select {
+		case <-ctx.Done():
+			t.Fatal("the server never ended the job")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	_, err := signaling.Dial(ctx, e.wsURL(), a.Job, a.Token, nil)
+	require.ErrorIs(t, err, signaling.ErrJobGone)
+	require.ErrorContains(t, err, "time limit reached")
 }
 
 // The QR code is a PNG of the expected size whose modules are the
