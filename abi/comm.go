@@ -1,0 +1,210 @@
+package abi
+
+/*
+#include <stdint.h>
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/meshmpi/meshmpi"
+)
+
+//export mpiabi_Comm_rank
+func mpiabi_Comm_rank(comm, rank uintptr) C.int {
+	e, err := lookupComm(comm)
+	if err != nil {
+		return raise(comm, "MPI_Comm_rank", err)
+	}
+	if rank == 0 {
+		return raise(comm, "MPI_Comm_rank", errorf(errArg, "rank is NULL"))
+	}
+	putInt(rank, e.c.Rank())
+	return errSuccess
+}
+
+//export mpiabi_Comm_size
+func mpiabi_Comm_size(comm, size uintptr) C.int {
+	e, err := lookupComm(comm)
+	if err != nil {
+		return raise(comm, "MPI_Comm_size", err)
+	}
+	if size == 0 {
+		return raise(comm, "MPI_Comm_size", errorf(errArg, "size is NULL"))
+	}
+	putInt(size, e.c.Size())
+	return errSuccess
+}
+
+// addComm gives a new communicator a handle; it inherits the error
+// handler of the communicator it came from (MPI-4.1 §9.3).
+func addComm(from *commEntry, c *meshmpi.Comm) (uintptr, error) {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	h, ok := state.comms.add(&commEntry{c: c, eh: from.eh})
+	if !ok {
+		return 0, errorf(errIntern, "too many communicators")
+	}
+	return h, nil
+}
+
+//export mpiabi_Comm_dup
+func mpiabi_Comm_dup(comm, newcomm uintptr) C.int {
+	e, err := lookupComm(comm)
+	if err != nil {
+		return raise(comm, "MPI_Comm_dup", err)
+	}
+	if newcomm == 0 {
+		return raise(comm, "MPI_Comm_dup", errorf(errArg, "newcomm is NULL"))
+	}
+	n, err := e.c.Dup()
+	if err != nil {
+		return raise(comm, "MPI_Comm_dup", err)
+	}
+	h, err := addComm(e, n)
+	if err != nil {
+		return raise(comm, "MPI_Comm_dup", err)
+	}
+	putHandle(newcomm, h)
+	return errSuccess
+}
+
+//export mpiabi_Comm_split
+func mpiabi_Comm_split(comm uintptr, color, key int32, newcomm uintptr) C.int {
+	e, err := lookupComm(comm)
+	if err != nil {
+		return raise(comm, "MPI_Comm_split", err)
+	}
+	if newcomm == 0 {
+		return raise(comm, "MPI_Comm_split", errorf(errArg, "newcomm is NULL"))
+	}
+	col := int(color)
+	if color == undefined {
+		col = meshmpi.Undefined
+	}
+	n, err := e.c.Split(col, int(key))
+	if err != nil {
+		return raise(comm, "MPI_Comm_split", err)
+	}
+	if n == nil {
+		putHandle(newcomm, commNull)
+		return errSuccess
+	}
+	h, err := addComm(e, n)
+	if err != nil {
+		return raise(comm, "MPI_Comm_split", err)
+	}
+	putHandle(newcomm, h)
+	return errSuccess
+}
+
+//export mpiabi_Comm_free
+func mpiabi_Comm_free(pcomm uintptr) C.int {
+	if pcomm == 0 {
+		return raise(self, "MPI_Comm_free", errorf(errArg, "comm is NULL"))
+	}
+	h := getHandle(pcomm)
+	if h == world || h == self {
+		return raise(h, "MPI_Comm_free", errorf(errComm, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed"))
+	}
+	e, err := lookupComm(h)
+	if err != nil {
+		return raise(h, "MPI_Comm_free", err)
+	}
+	if err := e.c.Free(); err != nil {
+		return raise(h, "MPI_Comm_free", err)
+	}
+	state.mu.Lock()
+	state.comms.remove(h)
+	state.mu.Unlock()
+	putHandle(pcomm, commNull)
+	return errSuccess
+}
+
+//export mpiabi_Comm_compare
+func mpiabi_Comm_compare(comm1, comm2, result uintptr) C.int {
+	a, err := lookupComm(comm1)
+	if err != nil {
+		return raise(comm1, "MPI_Comm_compare", err)
+	}
+	b, err := lookupComm(comm2)
+	if err != nil {
+		return raise(comm1, "MPI_Comm_compare", err)
+	}
+	if result == 0 {
+		return raise(comm1, "MPI_Comm_compare", errorf(errArg, "result is NULL"))
+	}
+	r, err := meshmpi.Compare(a.c, b.c)
+	if err != nil {
+		return raise(comm1, "MPI_Comm_compare", err)
+	}
+	putInt(result, 201+int(r)) // MPI_IDENT, MPI_CONGRUENT, MPI_SIMILAR, MPI_UNEQUAL
+	return errSuccess
+}
+
+//export mpiabi_Comm_set_errhandler
+func mpiabi_Comm_set_errhandler(comm, eh uintptr) C.int {
+	e, err := lookupComm(comm)
+	if err != nil {
+		return raise(comm, "MPI_Comm_set_errhandler", err)
+	}
+	switch eh {
+	case ehFatal, ehReturn, ehAbort:
+	default:
+		return raise(comm, "MPI_Comm_set_errhandler", errorf(errArg, "%#x is not an error handler meshmpi knows (MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, MPI_ERRORS_ABORT)", eh))
+	}
+	state.mu.Lock()
+	e.eh = eh
+	state.mu.Unlock()
+	return errSuccess
+}
+
+//export mpiabi_Comm_get_errhandler
+func mpiabi_Comm_get_errhandler(comm, eh uintptr) C.int {
+	e, err := lookupComm(comm)
+	if err != nil {
+		return raise(comm, "MPI_Comm_get_errhandler", err)
+	}
+	if eh == 0 {
+		return raise(comm, "MPI_Comm_get_errhandler", errorf(errArg, "errhandler is NULL"))
+	}
+	state.mu.Lock()
+	putHandle(eh, e.eh)
+	state.mu.Unlock()
+	return errSuccess
+}
+
+// MPI_Comm_get_attr's predefined keys point into C memory that holds
+// their values (attrVals): MPI_TAG_UB, MPI_WTIME_IS_GLOBAL,
+// MPI_UNIVERSE_SIZE and MPI_LASTUSEDCODE. MPI_HOST, MPI_IO and MPI_APPNUM
+// are not set (flag 0).
+//
+//export mpiabi_Comm_get_attr
+func mpiabi_Comm_get_attr(comm uintptr, key int32, val, flag uintptr) C.int {
+	if _, err := lookupComm(comm); err != nil {
+		return raise(comm, "MPI_Comm_get_attr", err)
+	}
+	if val == 0 || flag == 0 {
+		return raise(comm, "MPI_Comm_get_attr", errorf(errArg, "attribute_val or flag is NULL"))
+	}
+	var i int
+	switch key {
+	case keyTagUB:
+		i = 0
+	case keyWtimeGlobal:
+		i = 1
+	case keyUniverseSize:
+		i = 2
+	case keyLastUsedCode:
+		i = 3
+	case keyHost, keyIO, keyAppnum:
+		putInt(flag, 0)
+		return errSuccess
+	default:
+		return raise(comm, "MPI_Comm_get_attr", errorf(errKeyval, "key %d: meshmpi keeps no attributes of the program's keys yet", key))
+	}
+	putInt(flag, 1)
+	*(*unsafe.Pointer)(ptr(val)) = unsafe.Pointer(&attrVals[i])
+	return errSuccess
+}

@@ -1,0 +1,51 @@
+// Package abi is meshmpi's C binding of the MPI standard ABI (MPI-5.0,
+// ABI version 1.0): a C program compiled against include/mpi.h (or any
+// header of the standard ABI) and linked with libmpi_abi.so runs as a rank
+// of a meshmpi job, over the same Go API as Go ranks, with no second
+// engine.
+//
+// Build the library with
+//
+//	go build -buildmode=c-shared -o libmpi_abi.so ./abi/lib
+//
+// or let cmd/meshcc (the mpicc of meshmpi) build it and compile and link
+// a program against it. MPI_Init reads the job from the environment as
+// meshmpi.Init does (meshmpi.JobFromEnv), so meshrun -n 4 ./prog runs a
+// compiled C program as 4 native ranks; without a launcher MPI_Init makes
+// a world of one rank.
+//
+// # How calls cross
+//
+// calls.txt lists every call of the header in a short notation;
+// internal/gen expands it into the prototypes of include/mpi.h and the C
+// entry points of calls_gen.c (go generate). A C entry point PMPI_Name
+// (MPI_Name is its weak alias) passes its pointers and handles to the Go
+// function mpiabi_Name as uintptr_t values: Go never holds a handle
+// constant such as MPI_COMM_WORLD ((MPI_Comm)0x101) or MPI_IN_PLACE in a
+// pointer-typed variable, where the garbage collector would take it for
+// a broken pointer. A call without a Go side is a stub that raises
+// MPI_ERR_UNSUPPORTED_OPERATION through the error handler, naming itself.
+//
+// # Handles
+//
+// Predefined handles are the standard's constants and map to the Go
+// objects without a lookup table at startup. Communicators and requests
+// that the program creates are small integers above the predefined range
+// that index Go-side tables (handles.go); no Go pointer is ever given to
+// C. C buffers are used in place (unsafe.Slice over C memory), so a
+// nonblocking operation reads or writes the program's buffer directly,
+// and C memory does not move.
+//
+// # Datatypes and errors
+//
+// This first slice moves and reduces the predefined datatypes (each maps
+// to a Go element type by its C size on this target; types.go);
+// derived datatypes come later. Errors are values of the Go API mapped to
+// MPI error classes; each raised error gets an error code of its own
+// whose MPI_Error_string is the Go error's message, prefixed by the call
+// (MPI_Error_class gives its class). A communicator's error handler is
+// MPI_ERRORS_ARE_FATAL until MPI_Comm_set_errhandler changes it; errors
+// not tied to a communicator are raised on MPI_COMM_SELF (MPI-4.1 §9.3).
+package abi
+
+//go:generate go run ./internal/gen

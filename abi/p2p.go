@@ -1,0 +1,242 @@
+package abi
+
+/*
+#include <stdint.h>
+*/
+import "C"
+
+// p2pArgs checks a point-to-point call's communicator, buffer, count and
+// datatype.
+func p2pArgs(comm, buf uintptr, n int64, dth uintptr) (*commEntry, dtype, error) {
+	e, err := lookupComm(comm)
+	if err != nil {
+		return nil, dtype{}, err
+	}
+	d, err := lookupType(dth)
+	if err != nil {
+		return nil, d, err
+	}
+	switch {
+	case n < 0:
+		return nil, d, errorf(errCount, "count %d is negative", n)
+	case n > 1<<40:
+		return nil, d, errorf(errCount, "count %d is too large", n)
+	case buf == inPlace:
+		return nil, d, errorf(errBuffer, "MPI_IN_PLACE is not a point-to-point buffer")
+	case buf == 0 && n > 0:
+		return nil, d, errorf(errBuffer, "buffer is NULL with count %d", n)
+	}
+	return e, d, nil
+}
+
+func send(call string, buf uintptr, n int64, dth uintptr, dest, tag int32, comm uintptr, sync bool) C.int {
+	e, d, err := p2pArgs(comm, buf, n, dth)
+	if err != nil {
+		return raise(comm, call, err)
+	}
+	return raise(comm, call, d.k.send(e.c, buf, int(n), rankIn(dest), tagIn(tag), sync))
+}
+
+//export mpiabi_Send
+func mpiabi_Send(buf uintptr, n int32, dt uintptr, dest, tag int32, comm uintptr) C.int {
+	return send("MPI_Send", buf, int64(n), dt, dest, tag, comm, false)
+}
+
+//export mpiabi_Send_c
+func mpiabi_Send_c(buf uintptr, n int64, dt uintptr, dest, tag int32, comm uintptr) C.int {
+	return send("MPI_Send_c", buf, n, dt, dest, tag, comm, false)
+}
+
+//export mpiabi_Ssend
+func mpiabi_Ssend(buf uintptr, n int32, dt uintptr, dest, tag int32, comm uintptr) C.int {
+	return send("MPI_Ssend", buf, int64(n), dt, dest, tag, comm, true)
+}
+
+//export mpiabi_Ssend_c
+func mpiabi_Ssend_c(buf uintptr, n int64, dt uintptr, dest, tag int32, comm uintptr) C.int {
+	return send("MPI_Ssend_c", buf, n, dt, dest, tag, comm, true)
+}
+
+func recv(call string, buf uintptr, n int64, dth uintptr, src, tag int32, comm, st uintptr) C.int {
+	e, d, err := p2pArgs(comm, buf, n, dth)
+	if err != nil {
+		return raise(comm, call, err)
+	}
+	s, err := d.k.recv(e.c, buf, int(n), rankIn(src), tagIn(tag))
+	setStatus(st, s, false, 0)
+	return raise(comm, call, err)
+}
+
+//export mpiabi_Recv
+func mpiabi_Recv(buf uintptr, n int32, dt uintptr, src, tag int32, comm, st uintptr) C.int {
+	return recv("MPI_Recv", buf, int64(n), dt, src, tag, comm, st)
+}
+
+//export mpiabi_Recv_c
+func mpiabi_Recv_c(buf uintptr, n int64, dt uintptr, src, tag int32, comm, st uintptr) C.int {
+	return recv("MPI_Recv_c", buf, n, dt, src, tag, comm, st)
+}
+
+func isend(call string, buf uintptr, n int64, dth uintptr, dest, tag int32, comm, req uintptr, sync bool, m mode) C.int {
+	if req == 0 {
+		return raise(comm, call, errorf(errArg, "request is NULL"))
+	}
+	e, d, err := p2pArgs(comm, buf, n, dth)
+	if err != nil {
+		return raise(comm, call, err)
+	}
+	r, err := d.k.isend(e.c, buf, int(n), rankIn(dest), tagIn(tag), sync, m)
+	if err == nil {
+		err = addReq(r, comm, d.size, req)
+	}
+	return raise(comm, call, err)
+}
+
+//export mpiabi_Isend
+func mpiabi_Isend(buf uintptr, n int32, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	return isend("MPI_Isend", buf, int64(n), dt, dest, tag, comm, req, false, nonblocking)
+}
+
+//export mpiabi_Isend_c
+func mpiabi_Isend_c(buf uintptr, n int64, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	return isend("MPI_Isend_c", buf, n, dt, dest, tag, comm, req, false, nonblocking)
+}
+
+//export mpiabi_Issend
+func mpiabi_Issend(buf uintptr, n int32, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	return isend("MPI_Issend", buf, int64(n), dt, dest, tag, comm, req, true, nonblocking)
+}
+
+//export mpiabi_Issend_c
+func mpiabi_Issend_c(buf uintptr, n int64, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	return isend("MPI_Issend_c", buf, n, dt, dest, tag, comm, req, true, nonblocking)
+}
+
+//export mpiabi_Send_init
+func mpiabi_Send_init(buf uintptr, n int32, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	return isend("MPI_Send_init", buf, int64(n), dt, dest, tag, comm, req, false, persistent)
+}
+
+//export mpiabi_Send_init_c
+func mpiabi_Send_init_c(buf uintptr, n int64, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	return isend("MPI_Send_init_c", buf, n, dt, dest, tag, comm, req, false, persistent)
+}
+
+//export mpiabi_Ssend_init
+func mpiabi_Ssend_init(buf uintptr, n int32, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	return isend("MPI_Ssend_init", buf, int64(n), dt, dest, tag, comm, req, true, persistent)
+}
+
+//export mpiabi_Ssend_init_c
+func mpiabi_Ssend_init_c(buf uintptr, n int64, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	return isend("MPI_Ssend_init_c", buf, n, dt, dest, tag, comm, req, true, persistent)
+}
+
+func irecv(call string, buf uintptr, n int64, dth uintptr, src, tag int32, comm, req uintptr, m mode) C.int {
+	if req == 0 {
+		return raise(comm, call, errorf(errArg, "request is NULL"))
+	}
+	e, d, err := p2pArgs(comm, buf, n, dth)
+	if err != nil {
+		return raise(comm, call, err)
+	}
+	r, err := d.k.irecv(e.c, buf, int(n), rankIn(src), tagIn(tag), m)
+	if err == nil {
+		err = addReq(r, comm, d.size, req)
+	}
+	return raise(comm, call, err)
+}
+
+//export mpiabi_Irecv
+func mpiabi_Irecv(buf uintptr, n int32, dt uintptr, src, tag int32, comm, req uintptr) C.int {
+	return irecv("MPI_Irecv", buf, int64(n), dt, src, tag, comm, req, nonblocking)
+}
+
+//export mpiabi_Irecv_c
+func mpiabi_Irecv_c(buf uintptr, n int64, dt uintptr, src, tag int32, comm, req uintptr) C.int {
+	return irecv("MPI_Irecv_c", buf, n, dt, src, tag, comm, req, nonblocking)
+}
+
+//export mpiabi_Recv_init
+func mpiabi_Recv_init(buf uintptr, n int32, dt uintptr, src, tag int32, comm, req uintptr) C.int {
+	return irecv("MPI_Recv_init", buf, int64(n), dt, src, tag, comm, req, persistent)
+}
+
+//export mpiabi_Recv_init_c
+func mpiabi_Recv_init_c(buf uintptr, n int64, dt uintptr, src, tag int32, comm, req uintptr) C.int {
+	return irecv("MPI_Recv_init_c", buf, n, dt, src, tag, comm, req, persistent)
+}
+
+// sendrecv posts the receive, sends, then waits for the receive, so the
+// two sides may use different element types.
+func sendrecv(call string, sbuf uintptr, sn int64, sdt uintptr, dest, stag int32,
+	rbuf uintptr, rn int64, rdt uintptr, src, rtag int32, comm, st uintptr) C.int {
+	e, sd, err := p2pArgs(comm, sbuf, sn, sdt)
+	if err != nil {
+		return raise(comm, call, err)
+	}
+	_, rd, err := p2pArgs(comm, rbuf, rn, rdt)
+	if err != nil {
+		return raise(comm, call, err)
+	}
+	r, err := rd.k.irecv(e.c, rbuf, int(rn), rankIn(src), tagIn(rtag), nonblocking)
+	if err != nil {
+		return raise(comm, call, err)
+	}
+	serr := sd.k.send(e.c, sbuf, int(sn), rankIn(dest), tagIn(stag), false)
+	if serr != nil {
+		_ = r.Cancel()
+	}
+	s, rerr := r.Wait(nil)
+	_ = r.Free()
+	if serr != nil {
+		return raise(comm, call, serr)
+	}
+	setStatus(st, s, false, 0)
+	return raise(comm, call, rerr)
+}
+
+//export mpiabi_Sendrecv
+func mpiabi_Sendrecv(sbuf uintptr, sn int32, sdt uintptr, dest, stag int32,
+	rbuf uintptr, rn int32, rdt uintptr, src, rtag int32, comm, st uintptr) C.int {
+	return sendrecv("MPI_Sendrecv", sbuf, int64(sn), sdt, dest, stag, rbuf, int64(rn), rdt, src, rtag, comm, st)
+}
+
+//export mpiabi_Sendrecv_c
+func mpiabi_Sendrecv_c(sbuf uintptr, sn int64, sdt uintptr, dest, stag int32,
+	rbuf uintptr, rn int64, rdt uintptr, src, rtag int32, comm, st uintptr) C.int {
+	return sendrecv("MPI_Sendrecv_c", sbuf, sn, sdt, dest, stag, rbuf, rn, rdt, src, rtag, comm, st)
+}
+
+func probe(call string, src, tag int32, comm, flag, st uintptr) C.int {
+	e, err := lookupComm(comm)
+	if err != nil {
+		return raise(comm, call, err)
+	}
+	if flag == 0 {
+		s, err := e.c.Probe(rankIn(src), tagIn(tag))
+		if err == nil {
+			setStatus(st, s, false, 0)
+		}
+		return raise(comm, call, err)
+	}
+	s, ok, err := e.c.Iprobe(rankIn(src), tagIn(tag))
+	putInt(flag, b2i(ok))
+	if ok && err == nil {
+		setStatus(st, s, false, 0)
+	}
+	return raise(comm, call, err)
+}
+
+//export mpiabi_Probe
+func mpiabi_Probe(src, tag int32, comm, st uintptr) C.int {
+	return probe("MPI_Probe", src, tag, comm, 0, st)
+}
+
+//export mpiabi_Iprobe
+func mpiabi_Iprobe(src, tag int32, comm, flag, st uintptr) C.int {
+	if flag == 0 {
+		return raise(comm, "MPI_Iprobe", errorf(errArg, "flag is NULL"))
+	}
+	return probe("MPI_Iprobe", src, tag, comm, flag, st)
+}

@@ -1,0 +1,7 @@
+//go:build linux
+
+package abi
+
+import "syscall"
+
+func gettid() int { return syscall.Gettid() }

@@ -1,0 +1,230 @@
+package abi
+
+/*
+#include <stdint.h>
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"github.com/meshmpi/meshmpi"
+)
+
+// dtype is a predefined datatype: its name, its size in C on this target
+// and the Go element type that moves and reduces it.
+type dtype struct {
+	name string
+	size int
+	k    kind // nil: a type meshmpi cannot move yet (long double …)
+}
+
+func dt[T meshmpi.Element](name string) dtype {
+	var z T
+	return dtype{name: name, size: int(unsafe.Sizeof(z)), k: tk[T]{}}
+}
+
+// dtypes are the predefined datatypes, by handle (include/mpi.h). C's
+// long is 8 bytes and wchar_t 4 on the 64-bit Unix targets this builds
+// for (LP64).
+var dtypes = map[uintptr]dtype{
+	0x201: dt[int]("MPI_AINT"),
+	0x202: dt[int64]("MPI_COUNT"),
+	0x203: dt[int64]("MPI_OFFSET"),
+	0x207: dt[uint8]("MPI_PACKED"),
+	0x208: dt[int16]("MPI_SHORT"),
+	0x209: dt[int32]("MPI_INT"),
+	0x20a: dt[int64]("MPI_LONG"),
+	0x20b: dt[int64]("MPI_LONG_LONG"),
+	0x20c: dt[uint16]("MPI_UNSIGNED_SHORT"),
+	0x20d: dt[uint32]("MPI_UNSIGNED"),
+	0x20e: dt[uint64]("MPI_UNSIGNED_LONG"),
+	0x20f: dt[uint64]("MPI_UNSIGNED_LONG_LONG"),
+	0x210: dt[float32]("MPI_FLOAT"),
+	0x212: dt[complex64]("MPI_C_FLOAT_COMPLEX"),
+	0x213: dt[complex64]("MPI_CXX_FLOAT_COMPLEX"),
+	0x214: dt[float64]("MPI_DOUBLE"),
+	0x216: dt[complex128]("MPI_C_DOUBLE_COMPLEX"),
+	0x217: dt[complex128]("MPI_CXX_DOUBLE_COMPLEX"),
+	0x218: dt[int32]("MPI_LOGICAL"),
+	0x219: dt[int32]("MPI_INTEGER"),
+	0x21a: dt[float32]("MPI_REAL"),
+	0x21b: dt[complex64]("MPI_COMPLEX"),
+	0x21c: dt[float64]("MPI_DOUBLE_PRECISION"),
+	0x21d: dt[complex128]("MPI_DOUBLE_COMPLEX"),
+	0x220: {name: "MPI_LONG_DOUBLE", size: 16},
+	0x224: {name: "MPI_C_LONG_DOUBLE_COMPLEX", size: 32},
+	0x225: {name: "MPI_CXX_LONG_DOUBLE_COMPLEX", size: 32},
+	0x228: dt[meshmpi.Loc[float32]]("MPI_FLOAT_INT"),
+	0x229: dt[meshmpi.Loc[float64]]("MPI_DOUBLE_INT"),
+	0x22a: dt[meshmpi.Loc[int64]]("MPI_LONG_INT"),
+	0x22b: dt[meshmpi.Loc[int32]]("MPI_2INT"),
+	0x22c: dt[meshmpi.Loc[int16]]("MPI_SHORT_INT"),
+	0x22d: {name: "MPI_LONG_DOUBLE_INT", size: 32},
+	0x230: {name: "MPI_2REAL", size: 8},
+	0x231: {name: "MPI_2DOUBLE_PRECISION", size: 16},
+	0x232: dt[meshmpi.Loc[int32]]("MPI_2INTEGER"),
+	0x238: dt[uint8]("MPI_C_BOOL"),
+	0x239: dt[uint8]("MPI_CXX_BOOL"),
+	0x23c: dt[int32]("MPI_WCHAR"),
+	0x240: dt[int8]("MPI_INT8_T"),
+	0x241: dt[uint8]("MPI_UINT8_T"),
+	0x243: dt[int8]("MPI_CHAR"),
+	0x244: dt[int8]("MPI_SIGNED_CHAR"),
+	0x245: dt[uint8]("MPI_UNSIGNED_CHAR"),
+	0x247: dt[uint8]("MPI_BYTE"),
+	0x248: dt[int16]("MPI_INT16_T"),
+	0x249: dt[uint16]("MPI_UINT16_T"),
+	0x250: dt[int32]("MPI_INT32_T"),
+	0x251: dt[uint32]("MPI_UINT32_T"),
+	0x258: dt[int64]("MPI_INT64_T"),
+	0x259: dt[uint64]("MPI_UINT64_T"),
+	0x2c0: dt[int8]("MPI_LOGICAL1"),
+	0x2c1: dt[int8]("MPI_INTEGER1"),
+	0x2c3: dt[uint8]("MPI_CHARACTER"),
+	0x2c8: dt[int16]("MPI_LOGICAL2"),
+	0x2c9: dt[int16]("MPI_INTEGER2"),
+	0x2ca: {name: "MPI_REAL2", size: 2},
+	0x2d0: dt[int32]("MPI_LOGICAL4"),
+	0x2d1: dt[int32]("MPI_INTEGER4"),
+	0x2d2: dt[float32]("MPI_REAL4"),
+	0x2d3: {name: "MPI_COMPLEX4", size: 4},
+	0x2d8: dt[int64]("MPI_LOGICAL8"),
+	0x2d9: dt[int64]("MPI_INTEGER8"),
+	0x2da: dt[float64]("MPI_REAL8"),
+	0x2db: dt[complex64]("MPI_COMPLEX8"),
+	0x2e0: {name: "MPI_LOGICAL16", size: 16},
+	0x2e1: {name: "MPI_INTEGER16", size: 16},
+	0x2e2: {name: "MPI_REAL16", size: 16},
+	0x2e3: dt[complex128]("MPI_COMPLEX16"),
+	0x2eb: {name: "MPI_COMPLEX32", size: 32},
+}
+
+// lookupType returns the datatype of a handle that meshmpi can move.
+func lookupType(h uintptr) (dtype, error) {
+	d, ok := dtypes[h]
+	switch {
+	case h == 0x200:
+		return d, errorf(errType, "MPI_DATATYPE_NULL is not a datatype to use")
+	case !ok:
+		return d, errorf(errType, "%#x is not a predefined datatype (derived datatypes are not in the C binding yet)", h)
+	case d.k == nil:
+		return d, errorf(errType, "%s: meshmpi has no Go type of this size and kind", d.name)
+	}
+	return d, nil
+}
+
+// sameType checks that a send and a receive type move the same Go type.
+func sameType(a, b dtype) error {
+	if a.k != b.k {
+		return errorf(errType, "send type %s and receive type %s differ (the C binding reduces and moves one element type per call)", a.name, b.name)
+	}
+	return nil
+}
+
+// ops are the predefined reduction operations, by handle.
+var ops = map[uintptr]*meshmpi.Op{
+	0x21: meshmpi.Sum, 0x22: meshmpi.Min, 0x23: meshmpi.Max, 0x24: meshmpi.Prod,
+	0x28: meshmpi.Band, 0x29: meshmpi.Bor, 0x2a: meshmpi.Bxor,
+	0x30: meshmpi.Land, 0x31: meshmpi.Lor, 0x32: meshmpi.Lxor,
+	0x38: meshmpi.MinLoc, 0x39: meshmpi.MaxLoc, 0x3c: meshmpi.Replace, 0x3d: meshmpi.NoOp,
+}
+
+func lookupOp(h uintptr) (*meshmpi.Op, error) {
+	o, ok := ops[h]
+	if !ok {
+		if h == 0x20 {
+			return nil, errorf(errOp, "MPI_OP_NULL is not an operation to use")
+		}
+		return nil, errorf(errOp, "%#x is not a predefined operation (MPI_Op_create is not in the C binding yet)", h)
+	}
+	return o, nil
+}
+
+//export mpiabi_Type_size
+func mpiabi_Type_size(h, size uintptr) C.int {
+	d, ok := dtypes[h]
+	if !ok {
+		return raise(self, "MPI_Type_size", errorf(errType, "%#x is not a predefined datatype", h))
+	}
+	if size == 0 {
+		return raise(self, "MPI_Type_size", errorf(errArg, "size is NULL"))
+	}
+	putInt(size, d.size)
+	return errSuccess
+}
+
+//export mpiabi_Type_size_c
+func mpiabi_Type_size_c(h, size uintptr) C.int {
+	d, ok := dtypes[h]
+	if !ok {
+		return raise(self, "MPI_Type_size_c", errorf(errType, "%#x is not a predefined datatype", h))
+	}
+	if size == 0 {
+		return raise(self, "MPI_Type_size_c", errorf(errArg, "size is NULL"))
+	}
+	*(*int64)(ptr(size)) = int64(d.size)
+	return errSuccess
+}
+
+//export mpiabi_Type_size_x
+func mpiabi_Type_size_x(h, size uintptr) C.int { return mpiabi_Type_size_c(h, size) }
+
+//export mpiabi_Type_get_extent
+func mpiabi_Type_get_extent(h, lb, extent uintptr) C.int {
+	d, ok := dtypes[h]
+	if !ok {
+		return raise(self, "MPI_Type_get_extent", errorf(errType, "%#x is not a predefined datatype", h))
+	}
+	if lb == 0 || extent == 0 {
+		return raise(self, "MPI_Type_get_extent", errorf(errArg, "lb or extent is NULL"))
+	}
+	*(*int)(ptr(lb)) = 0
+	*(*int)(ptr(extent)) = d.size
+	return errSuccess
+}
+
+//export mpiabi_Type_get_extent_c
+func mpiabi_Type_get_extent_c(h, lb, extent uintptr) C.int {
+	d, ok := dtypes[h]
+	if !ok {
+		return raise(self, "MPI_Type_get_extent_c", errorf(errType, "%#x is not a predefined datatype", h))
+	}
+	if lb == 0 || extent == 0 {
+		return raise(self, "MPI_Type_get_extent_c", errorf(errArg, "lb or extent is NULL"))
+	}
+	*(*int64)(ptr(lb)) = 0
+	*(*int64)(ptr(extent)) = int64(d.size)
+	return errSuccess
+}
+
+//export mpiabi_Type_get_extent_x
+func mpiabi_Type_get_extent_x(h, lb, extent uintptr) C.int {
+	return mpiabi_Type_get_extent_c(h, lb, extent)
+}
+
+//export mpiabi_Type_get_true_extent
+func mpiabi_Type_get_true_extent(h, lb, extent uintptr) C.int {
+	return mpiabi_Type_get_extent(h, lb, extent)
+}
+
+//export mpiabi_Type_get_true_extent_c
+func mpiabi_Type_get_true_extent_c(h, lb, extent uintptr) C.int {
+	return mpiabi_Type_get_extent_c(h, lb, extent)
+}
+
+//export mpiabi_Type_get_true_extent_x
+func mpiabi_Type_get_true_extent_x(h, lb, extent uintptr) C.int {
+	return mpiabi_Type_get_extent_c(h, lb, extent)
+}
+
+//export mpiabi_Type_commit
+func mpiabi_Type_commit(h uintptr) C.int {
+	if h == 0 {
+		return raise(self, "MPI_Type_commit", errorf(errArg, "datatype is NULL"))
+	}
+	if _, ok := dtypes[getHandle(h)]; !ok {
+		return raise(self, "MPI_Type_commit", errorf(errType, "%#x is not a datatype", getHandle(h)))
+	}
+	return errSuccess // predefined types are committed
+}
