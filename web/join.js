@@ -27,6 +27,7 @@ const maxConsole = 200_000; // characters the page keeps of the rank's output
 // of the new one, up to maxTries times.
 const maxTries = 3;
 const tries = Math.max(0, Math.min(maxTries, Number(q.get("try")) || 0));
+let stopping = false; // the job ended under the running rank
 let pooled = false; // the seat came from the pool page, which asks again itself
 
 // A Go program that ends (os.Exit, a panic) leaves its WebSocket and
@@ -185,6 +186,14 @@ async function main() {
       run.times[st.phase] = st.at;
       const code = refusalCode(st.error);
       if (code && refusals[code]) run.note = refusals[code];
+      if (code === "job-ended" && st.phase !== "exited" && !stopping) {
+        // the organizer ended the job (or its time limit passed) while
+        // this rank runs: the page lets go of its connections, so the
+        // program's links fail and it stops
+        stopping = true;
+        run.note = "The job has ended: the organizer ended it, or its time limit passed. This tab stops its rank.";
+        release();
+      }
       if (st.phase === "exited" && code === "job-failed" && !run.times.ready && !pooled && tries < maxTries) {
         // not the end: the page joins the restarted job (tools wait for "exited")
         run.phase = "waiting";

@@ -621,3 +621,60 @@ func TestBrowserJobsUIFailure(t *testing.T) {
 	checkAxe(t, dash, "dashboard-failure")
 	saveShot(t, dash, "dashboard-failure", false)
 }
+
+// TestBrowserJobsUIEnd: the organizer ends a running job from the jobs
+// list (by the keyboard: the End button asks again first). Its ranks stop
+// and their pages say the job ended, the list and the dashboard say so,
+// and a later join is refused in words; a browser without WebRTC is told
+// it cannot join, and why.
+func TestBrowserJobsUIEnd(t *testing.T) {
+	b := browsertest.New(t)
+	base := startServe(t)
+	org := b.Tab("jobs", base)
+	login(t, org, base)
+	job := createJob(t, org, 2, "-rounds 100000 -pause 100ms", false, "")
+	dash := b.Tab("dashboard", base)
+	require.NoError(t, chromedp.Do(dash, chromedp.Navigate(job.Dashboard)))
+
+	// no RTCPeerConnection: the page says so and takes no seat
+	bare := b.Tab("join-no-webrtc", base)
+	require.NoError(t, chromedp.Do(bare, chromedp.Func(func(ctx context.Context, tt *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tt, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
+			Source: `delete window.RTCPeerConnection; delete window.webkitRTCPeerConnection;`,
+		})
+		return err
+	}), chromedp.Navigate(job.Invite)))
+	poll(t, bare, time.Minute, "the page without WebRTC says why", `window.meshmpiRun && window.meshmpiRun.phase === "exited" && /no WebRTC/.test(document.getElementById("note").textContent)`)
+
+	joins := make([]context.Context, 2)
+	for i := range joins {
+		joins[i] = b.Tab(fmt.Sprintf("join-%d", i), base)
+		require.NoError(t, chromedp.Do(joins[i], chromedp.Navigate(job.Invite+"?mic=1")))
+	}
+	for i, tab := range joins {
+		poll(t, tab, 3*time.Minute, fmt.Sprintf("join tab %d runs", i), `!!window.meshmpiRun.times.ready`)
+	}
+	poll(t, dash, 2*time.Minute, "2 of 2 on the dashboard", `document.getElementById("joined").textContent.startsWith("2 of 2 joined")`)
+
+	// End, then the confirmation, by the keyboard
+	end := `#jobs tbody button.danger`
+	poll(t, org, time.Minute, "the End button", `!!document.querySelector("`+end+`")`)
+	require.NoError(t, chromedp.Do(org, chromedp.Focus(end), chromedp.KeyEvent("\r")))
+	poll(t, org, time.Minute, "the End button asks again", `document.querySelector("`+end+`").textContent === "Confirm end"`)
+	require.NoError(t, chromedp.Do(org, chromedp.KeyEvent("\r")))
+	poll(t, org, time.Minute, "the list says ended", `/ended/.test(document.querySelector("#jobs tbody").textContent)`)
+
+	for i, tab := range joins {
+		r, err := browsertest.WaitRun(tab, 3*time.Minute)
+		require.NoError(t, err, "join tab %d", i)
+		require.NotNil(t, r.Status)
+		require.NotEqual(t, 0, *r.Status, "join tab %d ran on after the end", i)
+		poll(t, tab, time.Minute, fmt.Sprintf("join tab %d says the job ended", i), `/The job has ended/.test(document.getElementById("note").textContent)`)
+	}
+	poll(t, dash, time.Minute, "the dashboard says the job ended", `/was ended/.test(document.getElementById("alerts").textContent) && /ended/.test(document.getElementById("state").textContent)`)
+
+	late := b.Tab("join-late", base)
+	require.NoError(t, chromedp.Do(late, chromedp.Navigate(job.Invite)))
+	poll(t, late, time.Minute, "a join after the end is refused in words", `window.meshmpiRun && window.meshmpiRun.phase === "exited" && /The job has ended/.test(document.getElementById("note").textContent)`)
+	checkAxe(t, late, "join-ended")
+}
