@@ -184,7 +184,10 @@ func (js *Jobs) ICEServers(job string) []signaling.ICEServer {
 	return nil
 }
 
-// Close stops the registry's time limits; jobs already running go on.
+// Close stops the registry's time limits and sends the volunteers
+// waiting in POST /api/pool away (204: ask again); jobs already running
+// go on. cmd/signal closes it as its HTTP server shuts down, which waits
+// for the requests under way.
 func (js *Jobs) Close() {
 	js.mu.Lock()
 	defer js.mu.Unlock()
@@ -703,6 +706,13 @@ func (js *Jobs) changes() <-chan struct{} {
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	return js.changed
+}
+
+// changesOrClosed is changes, and whether the registry is closed.
+func (js *Jobs) changesOrClosed() (<-chan struct{}, bool) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	return js.changed, js.closed
 }
 
 // list returns the registry's jobs, oldest first.

@@ -856,3 +856,28 @@ func TestJoinURLFormat(t *testing.T) {
 	_, err = signaling.VerifyToken([]byte(testSecret), ju.Query().Get("token"), in.ID, time.Now())
 	require.NoError(t, err)
 }
+
+// Closing the registry sends the waiting volunteers away (204), so a
+// server's shutdown does not wait out their long polls.
+func TestPoolClose(t *testing.T) {
+	e := startJobs(t, func(c *JobsConfig) { c.PoolWait = time.Hour })
+	done := make(chan int, 1)
+	go func() {
+		resp, err := http.Post(e.url+"/api/pool", "", nil)
+		if err != nil {
+			done <- -1
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	for e.jobs.waiting.Load() == 0 {
+		select {
+		case <-done:
+			t.Fatal("the long poll ended early")
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	e.jobs.Close()
+	require.Equal(t, http.StatusNoContent, <-done)
+}

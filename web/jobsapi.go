@@ -215,7 +215,9 @@ func servePage(w http.ResponseWriter, r *http.Request, name string) {
 	if w.Header().Get("X-Frame-Options") == "" {
 		w.Header().Set("X-Frame-Options", "DENY")
 	}
-	w.Header().Set("Referrer-Policy", "no-referrer") // invite and viewer key are in URLs
+	// the invite and the viewer key are in URLs: never to another site
+	// (no-referrer would make Chromium send Origin: null on a form POST)
+	w.Header().Set("Referrer-Policy", "same-origin")
 	serveFile(w, r, name)
 }
 
@@ -729,7 +731,12 @@ func (js *Jobs) pool(w http.ResponseWriter, r *http.Request) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
-		changed := js.changes()
+		changed, closed := js.changesOrClosed()
+		if closed {
+			w.Header().Set("Cache-Control", "no-store")
+			w.WriteHeader(http.StatusNoContent) // the server shuts down
+			return
+		}
 		if j, a, ok := js.poolJob(time.Now()); ok {
 			out := js.answer(r, j, a)
 			out.Invite = js.base(r) + "/join/" + j.invite

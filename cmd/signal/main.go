@@ -479,6 +479,7 @@ func startServer(ctx context.Context, sc serveConfig) (_ *server, err error) {
 		"organizer", organizerMode(sc))
 	s.hs = signaling.NewHTTPServer(newHandler(s.srv, newRegistry(s.srv, s.ts), ui), sc.idle)
 	s.hs.ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelDebug) // TLS handshake failures and the like
+	s.hs.RegisterOnShutdown(s.jobs.Close)                               // volunteers' long polls end at once
 	if sc.tls != nil {
 		s.hs.TLSConfig = sc.tls
 		s.tls = true

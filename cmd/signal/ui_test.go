@@ -223,3 +223,42 @@ func TestServeUIFlags(t *testing.T) {
 	_, err = startServer(context.Background(), sc)
 	require.ErrorContains(t, err, "public URL")
 }
+
+// The server's shutdown does not wait for the volunteers' long polls.
+func TestServeShutdownPool(t *testing.T) {
+	sc, err := parseServe([]string{"-secret", secret, "-listen", "127.0.0.1:0", "-log-level", "error", "-admin-key", "key-0123456789"}, io.Discard)
+	require.NoError(t, err)
+	s, err := startServer(context.Background(), sc)
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- s.serve() }()
+	base := "http://" + s.ln.Addr().String()
+	polled := make(chan int, 1)
+	go func() {
+		resp, err := http.Post(base+"/api/pool", "", nil)
+		if err != nil {
+			polled <- -1
+			return
+		}
+		resp.Body.Close()
+		polled <- resp.StatusCode
+	}()
+	for {
+		req, _ := http.NewRequest("GET", base+"/api/jobs", nil)
+		req.Header.Set("Authorization", "Bearer key-0123456789")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var list struct {
+			Pool struct{ Waiting int } `json:"pool"`
+		}
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&list))
+		resp.Body.Close()
+		if list.Pool.Waiting == 1 {
+			break
+		}
+		<-time.After(5 * time.Millisecond) // the count has no event to wait for
+	}
+	require.NoError(t, s.shutdown(20*time.Second), "the long poll ends as the server shuts down")
+	require.ErrorIs(t, <-served, http.ErrServerClosed)
+	require.Equal(t, http.StatusNoContent, <-polled)
+}
