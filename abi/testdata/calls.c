@@ -1,0 +1,313 @@
+/* calls.c: point-to-point, requests, collectives (blocking, nonblocking,
+ * persistent, in place) and communicators through the C binding, checked
+ * on every rank against closed forms. Prints "calls ok" at rank 0. */
+#include <string.h>
+#include <mpi.h>
+#include "check.h"
+
+static int rank, size;
+
+static void p2p(void)
+{
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    MPI_Status st;
+    int n;
+
+    /* nonblocking ring, both ways, completed by Waitall */
+    int out[2] = {rank, -rank}, in[2] = {-1, -1};
+    MPI_Request rs[4];
+    OK(MPI_Irecv(&in[0], 1, MPI_INT, prev, 10, MPI_COMM_WORLD, &rs[0]));
+    OK(MPI_Irecv(&in[1], 1, MPI_INT, next, 11, MPI_COMM_WORLD, &rs[1]));
+    OK(MPI_Isend(&out[0], 1, MPI_INT, next, 10, MPI_COMM_WORLD, &rs[2]));
+    OK(MPI_Issend(&out[1], 1, MPI_INT, prev, 11, MPI_COMM_WORLD, &rs[3]));
+    MPI_Status sts[4];
+    OK(MPI_Waitall(4, rs, sts));
+    for (int i = 0; i < 4; i++)
+        CHECK(rs[i] == MPI_REQUEST_NULL, "request %d not freed", i);
+    CHECK(in[0] == prev && in[1] == -next, "ring got %d %d", in[0], in[1]);
+    CHECK(sts[0].MPI_SOURCE == prev && sts[0].MPI_TAG == 10, "status %d %d", sts[0].MPI_SOURCE, sts[0].MPI_TAG);
+
+    /* probe, then receive what it found, with a wildcard */
+    double d[5] = {1, 2, 3, 4, 5}, r[8];
+    OK(MPI_Isend(d, 5, MPI_DOUBLE, next, 12, MPI_COMM_WORLD, &rs[0]));
+    OK(MPI_Probe(MPI_ANY_SOURCE, 12, MPI_COMM_WORLD, &st));
+    OK(MPI_Get_count(&st, MPI_DOUBLE, &n));
+    CHECK(n == 5 && st.MPI_SOURCE == prev, "probe count %d source %d", n, st.MPI_SOURCE);
+    OK(MPI_Get_count(&st, MPI_INT, &n));
+    CHECK(n == 10, "5 doubles are %d ints", n);
+    OK(MPI_Recv(r, 8, MPI_DOUBLE, st.MPI_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+    OK(MPI_Get_count(&st, MPI_DOUBLE, &n));
+    CHECK(n == 5 && r[4] == 5 && st.MPI_TAG == 12, "recv count %d tag %d", n, st.MPI_TAG);
+    OK(MPI_Wait(&rs[0], MPI_STATUS_IGNORE));
+    int flag = 1;
+    OK(MPI_Iprobe(MPI_ANY_SOURCE, 12, MPI_COMM_WORLD, &flag, &st));
+    CHECK(!flag, "nothing left to probe");
+
+    /* Waitany, Waitsome, Testany, Testall */
+    int a = -1, b = -1, v = rank;
+    OK(MPI_Irecv(&a, 1, MPI_INT, prev, 13, MPI_COMM_WORLD, &rs[0]));
+    OK(MPI_Irecv(&b, 1, MPI_INT, prev, 14, MPI_COMM_WORLD, &rs[1]));
+    OK(MPI_Send(&v, 1, MPI_INT, next, 14, MPI_COMM_WORLD));
+    OK(MPI_Send(&v, 1, MPI_INT, next, 13, MPI_COMM_WORLD));
+    int idx;
+    OK(MPI_Waitany(2, rs, &idx, &st));
+    CHECK((idx == 0 || idx == 1) && rs[idx] == MPI_REQUEST_NULL && st.MPI_TAG == 13 + idx, "waitany %d tag %d", idx, st.MPI_TAG);
+    int outcount, indices[2];
+    OK(MPI_Waitsome(2, rs, &outcount, indices, sts));
+    CHECK(outcount == 1 && indices[0] == 1 - idx && sts[0].MPI_TAG == 14 - idx, "waitsome %d", outcount);
+    CHECK(a == prev && b == prev, "waitany and waitsome got %d %d", a, b);
+    OK(MPI_Waitsome(2, rs, &outcount, indices, sts));
+    CHECK(outcount == MPI_UNDEFINED, "waitsome on null requests: %d", outcount);
+    OK(MPI_Waitany(2, rs, &idx, &st));
+    CHECK(idx == MPI_UNDEFINED && st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG, "waitany on null requests");
+    OK(MPI_Testall(2, rs, &flag, MPI_STATUSES_IGNORE));
+    CHECK(flag, "testall on null requests");
+    OK(MPI_Irecv(&a, 1, MPI_INT, prev, 15, MPI_COMM_WORLD, &rs[0]));
+    OK(MPI_Testany(1, rs, &idx, &flag, &st));
+    CHECK(!flag, "testany before the send");
+    OK(MPI_Barrier(MPI_COMM_WORLD)); /* no rank sends before every rank tested */
+    OK(MPI_Send(&v, 1, MPI_INT, next, 15, MPI_COMM_WORLD));
+    do
+        OK(MPI_Test(&rs[0], &flag, &st));
+    while (!flag);
+    CHECK(rs[0] == MPI_REQUEST_NULL && st.MPI_SOURCE == prev, "test");
+
+    /* cancel a receive that never matches */
+    OK(MPI_Irecv(&a, 1, MPI_INT, prev, 99, MPI_COMM_WORLD, &rs[0]));
+    OK(MPI_Cancel(&rs[0]));
+    OK(MPI_Wait(&rs[0], &st));
+    OK(MPI_Test_cancelled(&st, &flag));
+    CHECK(flag, "the receive was not cancelled");
+
+    /* persistent send and receive, started three times */
+    int ps = 0, pr = -1;
+    OK(MPI_Recv_init(&pr, 1, MPI_INT, prev, 16, MPI_COMM_WORLD, &rs[0]));
+    OK(MPI_Send_init(&ps, 1, MPI_INT, next, 16, MPI_COMM_WORLD, &rs[1]));
+    for (int k = 0; k < 3; k++) {
+        ps = rank * 10 + k;
+        OK(MPI_Startall(2, rs));
+        OK(MPI_Waitall(2, rs, MPI_STATUSES_IGNORE));
+        CHECK(pr == prev * 10 + k, "persistent round %d got %d", k, pr);
+        CHECK(rs[0] != MPI_REQUEST_NULL, "a persistent request stays");
+    }
+    OK(MPI_Request_free(&rs[0]));
+    OK(MPI_Request_free(&rs[1]));
+    CHECK(rs[0] == MPI_REQUEST_NULL, "freed");
+
+    /* MPI_PROC_NULL: completes at once, the empty status */
+    OK(MPI_Send(&v, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+    OK(MPI_Recv(&a, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st));
+    OK(MPI_Get_count(&st, MPI_INT, &n));
+    CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && n == 0,
+          "proc null status %d %d %d", st.MPI_SOURCE, st.MPI_TAG, n);
+
+    /* Sendrecv with different datatypes on the two sides, and a large message */
+    static char big[1 << 20], bigin[1 << 20];
+    for (int i = 0; i < (int)sizeof big; i++)
+        big[i] = (char)(i * 7 + rank);
+    OK(MPI_Sendrecv(big, sizeof big, MPI_BYTE, next, 17, bigin, sizeof bigin, MPI_CHAR, prev, 17, MPI_COMM_WORLD, &st));
+    for (int i = 0; i < (int)sizeof big; i += 4097)
+        CHECK(bigin[i] == (char)(i * 7 + prev), "big message byte %d", i);
+    long long ll = rank;
+    OK(MPI_Ssend(&ll, 1, MPI_LONG_LONG, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+}
+
+static void collectives(void)
+{
+    int x = rank + 1, sum = 0, all[64], *counts = malloc(size * sizeof(int)), *displs = malloc(size * sizeof(int));
+    MPI_Request req;
+    int tri = size * (size + 1) / 2;
+
+    OK(MPI_Barrier(MPI_COMM_WORLD));
+    OK(MPI_Ibarrier(MPI_COMM_WORLD, &req));
+    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+
+    int bc = rank == size - 1 ? 42 : 0;
+    OK(MPI_Bcast(&bc, 1, MPI_INT, size - 1, MPI_COMM_WORLD));
+    CHECK(bc == 42, "bcast %d", bc);
+
+    OK(MPI_Reduce(&x, &sum, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD));
+    CHECK(rank != 0 || sum == tri, "reduce %d", sum);
+    sum = x;
+    if (rank == 0)
+        OK(MPI_Reduce(MPI_IN_PLACE, &sum, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD));
+    else
+        OK(MPI_Reduce(&sum, NULL, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD));
+    CHECK(rank != 0 || sum == tri, "reduce in place %d", sum);
+
+    float f = (float)rank, fmax;
+    OK(MPI_Allreduce(&f, &fmax, 1, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD));
+    CHECK(fmax == (float)(size - 1), "allreduce max %g", fmax);
+
+    /* gather, gatherv, scatter, scatterv */
+    OK(MPI_Gather(&x, 1, MPI_INT, all, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    for (int i = 0; rank == 0 && i < size; i++)
+        CHECK(all[i] == i + 1, "gather[%d] = %d", i, all[i]);
+    for (int i = 0; i < size; i++) {
+        counts[i] = 1;
+        displs[i] = size - 1 - i;
+    }
+    OK(MPI_Gatherv(&x, 1, MPI_INT, all, counts, displs, MPI_INT, 0, MPI_COMM_WORLD));
+    for (int i = 0; rank == 0 && i < size; i++)
+        CHECK(all[size - 1 - i] == i + 1, "gatherv");
+    int part = -1;
+    for (int i = 0; i < size; i++)
+        all[i] = 100 + i;
+    OK(MPI_Scatter(all, 1, MPI_INT, &part, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    CHECK(part == 100 + rank, "scatter %d", part);
+    OK(MPI_Scatterv(all, counts, displs, MPI_INT, &part, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    CHECK(part == 100 + size - 1 - rank, "scatterv %d", part);
+
+    /* allgather, in place too; allgatherv */
+    OK(MPI_Allgather(&x, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD));
+    for (int i = 0; i < size; i++)
+        CHECK(all[i] == i + 1, "allgather");
+    memset(all, 0, sizeof all);
+    all[rank] = x;
+    OK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, 1, MPI_INT, MPI_COMM_WORLD));
+    for (int i = 0; i < size; i++)
+        CHECK(all[i] == i + 1, "allgather in place");
+    OK(MPI_Allgatherv(&x, 1, MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD));
+    for (int i = 0; i < size; i++)
+        CHECK(all[size - 1 - i] == i + 1, "allgatherv");
+
+    /* alltoall and alltoallv */
+    int snd[64], rcv[64];
+    for (int i = 0; i < size; i++)
+        snd[i] = rank * 100 + i;
+    OK(MPI_Alltoall(snd, 1, MPI_INT, rcv, 1, MPI_INT, MPI_COMM_WORLD));
+    for (int i = 0; i < size; i++)
+        CHECK(rcv[i] == i * 100 + rank, "alltoall[%d] = %d", i, rcv[i]);
+    for (int i = 0; i < size; i++)
+        displs[i] = i;
+    OK(MPI_Alltoallv(snd, counts, displs, MPI_INT, rcv, counts, displs, MPI_INT, MPI_COMM_WORLD));
+    for (int i = 0; i < size; i++)
+        CHECK(rcv[i] == i * 100 + rank, "alltoallv");
+
+    /* reduce_scatter_block, scan, exscan */
+    for (int i = 0; i < size; i++)
+        snd[i] = i + rank;
+    OK(MPI_Reduce_scatter_block(snd, &part, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(part == size * rank + size * (size - 1) / 2, "reduce_scatter_block %d", part);
+    OK(MPI_Reduce_scatter(snd, &part, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(part == size * rank + size * (size - 1) / 2, "reduce_scatter %d", part);
+    OK(MPI_Scan(&x, &part, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(part == (rank + 1) * (rank + 2) / 2, "scan %d", part);
+    part = -7;
+    OK(MPI_Exscan(&x, &part, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(rank == 0 || part == rank * (rank + 1) / 2, "exscan %d", part);
+
+    /* nonblocking and persistent forms */
+    double dv[3] = {rank, 2 * rank, 1}, dsum[3];
+    OK(MPI_Iallreduce(dv, dsum, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req));
+    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    CHECK(dsum[2] == size && dsum[0] == size * (size - 1) / 2.0, "iallreduce");
+    OK(MPI_Allreduce_init(dv, dsum, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &req));
+    for (int k = 1; k <= 3; k++) {
+        dv[2] = k;
+        OK(MPI_Start(&req));
+        OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+        CHECK(dsum[2] == k * size, "persistent allreduce round %d: %g", k, dsum[2]);
+    }
+    OK(MPI_Request_free(&req));
+    bc = rank == 0 ? 7 : 0;
+    OK(MPI_Ibcast(&bc, 1, MPI_INT, 0, MPI_COMM_WORLD, &req));
+    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    CHECK(bc == 7, "ibcast");
+    MPI_Request rr[3];
+    OK(MPI_Igather(&x, 1, MPI_INT, all, 1, MPI_INT, 0, MPI_COMM_WORLD, &rr[0]));
+    OK(MPI_Iscan(&x, &part, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rr[1]));
+    OK(MPI_Ialltoall(snd, 1, MPI_INT, rcv, 1, MPI_INT, MPI_COMM_WORLD, &rr[2]));
+    OK(MPI_Waitall(3, rr, MPI_STATUSES_IGNORE));
+    CHECK(part == (rank + 1) * (rank + 2) / 2, "iscan");
+    for (int i = 0; rank == 0 && i < size; i++)
+        CHECK(all[i] == i + 1, "igather");
+
+    /* MINLOC on MPI_2INT */
+    int pair[2] = {rank == size / 2 ? -5 : rank, rank}, low[2];
+    OK(MPI_Allreduce(pair, low, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD));
+    CHECK(low[0] == -5 && low[1] == size / 2, "minloc %d %d", low[0], low[1]);
+
+    /* reduce_local */
+    int in3[3] = {1, 2, 3}, io3[3] = {10, 20, 30};
+    OK(MPI_Reduce_local(in3, io3, 3, MPI_INT, MPI_SUM));
+    CHECK(io3[2] == 33, "reduce_local");
+    free(counts);
+    free(displs);
+}
+
+static void communicators(void)
+{
+    MPI_Comm dup, half;
+    int r, s, cmp;
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    OK(MPI_Comm_compare(MPI_COMM_WORLD, dup, &cmp));
+    CHECK(cmp == MPI_CONGRUENT, "compare world dup: %d", cmp);
+    OK(MPI_Comm_compare(dup, dup, &cmp));
+    CHECK(cmp == MPI_IDENT, "compare dup dup: %d", cmp);
+    OK(MPI_Comm_split(dup, rank % 2, -rank, &half));
+    OK(MPI_Comm_rank(half, &r));
+    OK(MPI_Comm_size(half, &s));
+    CHECK(s == (size + 1 - rank % 2) / 2, "split size %d", s);
+    CHECK(r == s - 1 - rank / 2, "split rank %d (key -rank reverses)", r);
+    int sum;
+    OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, half));
+    int want = 0;
+    for (int i = rank % 2; i < size; i += 2)
+        want += i;
+    CHECK(sum == want, "allreduce on split %d", sum);
+    MPI_Comm none;
+    OK(MPI_Comm_split(dup, rank == 0 ? MPI_UNDEFINED : 1, 0, &none));
+    CHECK((rank == 0) == (none == MPI_COMM_NULL), "undefined color");
+    if (none != MPI_COMM_NULL)
+        OK(MPI_Comm_free(&none));
+    OK(MPI_Comm_free(&half));
+    OK(MPI_Comm_free(&dup));
+    CHECK(dup == MPI_COMM_NULL, "comm_free sets MPI_COMM_NULL");
+    OK(MPI_Comm_size(MPI_COMM_SELF, &s));
+    CHECK(s == 1, "self");
+
+    int size_i;
+    MPI_Aint lb, extent;
+    OK(MPI_Type_size(MPI_DOUBLE_INT, &size_i));
+    OK(MPI_Type_get_extent(MPI_SHORT, &lb, &extent));
+    CHECK(size_i == 16 && lb == 0 && extent == 2, "type sizes %d %ld", size_i, (long)extent);
+}
+
+int main(int argc, char **argv)
+{
+    int provided, flag, maj, min;
+    OK(MPI_Initialized(&flag));
+    CHECK(!flag, "initialized before init");
+    OK(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided));
+    OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    check_rank = rank;
+    OK(MPI_Query_thread(&flag));
+    CHECK(flag == provided && provided >= MPI_THREAD_FUNNELED, "thread level %d", provided);
+    OK(MPI_Abi_get_version(&maj, &min));
+    CHECK(maj == 1 && min == 0, "abi %d.%d", maj, min);
+    OK(MPI_Get_version(&maj, &min));
+    CHECK(maj == MPI_VERSION && min == MPI_SUBVERSION, "version %d.%d", maj, min);
+    int *attr, *usize, *global;
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &attr, &flag));
+    CHECK(flag && *attr >= 32767, "tag ub");
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag));
+    CHECK(flag && *usize == size, "universe size");
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &global, &flag));
+    CHECK(flag && *global == 0, "wtime is global");
+    double t0 = MPI_Wtime();
+    CHECK(MPI_Wtick() > 0 && MPI_Wtick() < 1e-3, "wtick");
+
+    p2p();
+    collectives();
+    communicators();
+
+    CHECK(MPI_Wtime() >= t0, "wtime");
+    OK(MPI_Finalize());
+    OK(MPI_Finalized(&flag));
+    CHECK(flag, "finalized");
+    if (rank == 0)
+        printf("calls ok on %d ranks\n", size);
+    return 0;
+}
