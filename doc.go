@@ -116,6 +116,22 @@
 // a consistent view and a working communicator of the survivors. The
 // agreement protocol is package agree.
 //
+// # Telemetry
+//
+// A job whose settings say telemetry=1 (SettingTelemetry; its interval
+// and bound are SettingTelemetryInterval and SettingTelemetryOps) has its
+// ranks report to its signaling server, for dashboards: every interval
+// each rank sends the operations it completed (collectives, blocking,
+// nonblocking or persistent, each start to its completion; point-to-point
+// sends and receives, with the peer's world rank, the bytes and any
+// error), the state of its links (candidate types, round trip, bytes each
+// way) and the lines its program printed, and a last report before it
+// leaves in Finalize. A native process that is its rank (Init, Main)
+// tees os.Stdout and os.Stderr; a browser rank's page keeps its output
+// lines (js/meshmpi.js); a WASI rank sends its operations to its host,
+// which adds the links and the console it sees itself. With telemetry
+// off an operation pays one nil check, and nothing is sent.
+//
 // # Jobs that grow
 //
 // A job whose token allows it (signaling's Claims.Max) admits ranks after

@@ -91,7 +91,10 @@ func (r *reporter) run() {
 	for {
 		select {
 		case <-t.C:
-			r.report(r.m.ctx)
+			// bounded, as the last one is: Leave waits for this one
+			ctx, cancel := context.WithTimeout(r.m.ctx, abortNotice)
+			r.report(ctx)
+			cancel()
 		case <-r.stop:
 			ctx, cancel := context.WithTimeout(r.m.ctx, abortNotice)
 			r.report(ctx)
@@ -121,9 +124,7 @@ func (r *reporter) report(ctx context.Context) {
 		limit = l.MessageBytes
 	}
 	for len(ops)+len(links)+len(console) > 0 || dropped > 0 {
-		msg := &signaling.Telemetry{Now: time.Now().UnixMicro(), Dropped: dropped,
-			Ops: ops[:min(len(ops), signaling.MaxTelemetryOps)], Links: links[:min(len(links), signaling.MaxTelemetryLinks)],
-			Console: console[:min(len(console), signaling.MaxTelemetryConsole)]}
+		msg := fill(&signaling.Telemetry{Now: time.Now().UnixMicro(), Dropped: dropped}, ops, links, console, limit)
 		for sizeBound(msg) > limit {
 			data, err := signaling.Encode(msg)
 			if err != nil {
@@ -132,8 +133,8 @@ func (r *reporter) report(ctx context.Context) {
 			if len(data) <= limit || len(msg.Ops)+len(msg.Links)+len(msg.Console) <= 1 {
 				break
 			}
-			// too large for one message: halve its largest part, the
-			// rest goes in the next
+			// the estimate was short: halve the message's largest part,
+			// the rest goes in the next
 			switch n := max(len(msg.Ops), len(msg.Links), len(msg.Console)); n {
 			case len(msg.Ops):
 				msg.Ops = msg.Ops[:n/2]
@@ -151,6 +152,40 @@ func (r *reporter) report(ctx context.Context) {
 	}
 	clear(r.ops) // let the strings go
 	clear(r.console)
+}
+
+// fill gives msg the first of ops, links and console that its encoding
+// should hold within limit bytes, by the texts' lengths (each message
+// takes one item at least).
+func fill(msg *signaling.Telemetry, ops []signaling.OpEvent, links []signaling.LinkStat, console []signaling.ConsoleLine, limit int) *signaling.Telemetry {
+	const num = 24 // a number and its key
+	size := 64
+	n := 0
+	for n < len(ops) && n < signaling.MaxTelemetryOps {
+		o := &ops[n]
+		if size += 64 + 5*num + len(o.Op) + len(o.Comm) + len(o.Err); size > limit && n > 0 {
+			break
+		}
+		n++
+	}
+	msg.Ops = ops[:n]
+	n = 0
+	for n < len(links) && n < signaling.MaxTelemetryLinks {
+		if size += 48 + 6*num + 2*16; size > limit && n+len(msg.Ops) > 0 {
+			break
+		}
+		n++
+	}
+	msg.Links = links[:n]
+	n = 0
+	for n < len(console) && n < signaling.MaxTelemetryConsole {
+		if size += 32 + len(console[n].Text); size > limit && n+len(msg.Ops)+len(msg.Links) > 0 {
+			break
+		}
+		n++
+	}
+	msg.Console = console[:n]
+	return msg
 }
 
 // sizeBound bounds the length of msg's encoding (JSON escapes a byte in
