@@ -1030,16 +1030,16 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) 
 }
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) WEAK(PMPI_Request_get_status);
 
-int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
+int PMPI_Request_get_status_all(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
 	(void)count;
 	(void)array_of_requests;
 	(void)flag;
 	(void)array_of_statuses;
 	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Request_get_status_all");
 }
-int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) WEAK(PMPI_Request_get_status_all);
+int MPI_Request_get_status_all(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) WEAK(PMPI_Request_get_status_all);
 
-int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
+int PMPI_Request_get_status_any(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
 	(void)count;
 	(void)array_of_requests;
 	(void)index;
@@ -1047,9 +1047,9 @@ int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[]
 	(void)status;
 	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Request_get_status_any");
 }
-int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) WEAK(PMPI_Request_get_status_any);
+int MPI_Request_get_status_any(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) WEAK(PMPI_Request_get_status_any);
 
-int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) {
+int PMPI_Request_get_status_some(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) {
 	(void)incount;
 	(void)array_of_requests;
 	(void)outcount;
@@ -1057,7 +1057,7 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_request
 	(void)array_of_statuses;
 	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Request_get_status_some");
 }
-int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) WEAK(PMPI_Request_get_status_some);
+int MPI_Request_get_status_some(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) WEAK(PMPI_Request_get_status_some);
 
 int PMPI_Cancel(MPI_Request *request) {
 	return mpiabi_Cancel((uintptr_t)request);
@@ -3494,3 +3494,1771 @@ int PMPIX_Recv_accumulate_init(void *buf, int count, MPI_Datatype datatype, MPI_
 	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPIX_Recv_accumulate_init");
 }
 int MPIX_Recv_accumulate_init(void *buf, int count, MPI_Datatype datatype, MPI_Op op, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPIX_Recv_accumulate_init);
+
+// Partitioned point-to-point
+
+int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+	(void)buf;
+	(void)partitions;
+	(void)count;
+	(void)datatype;
+	(void)dest;
+	(void)tag;
+	(void)comm;
+	(void)info;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Psend_init");
+}
+int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Psend_init);
+
+int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
+	(void)buf;
+	(void)partitions;
+	(void)count;
+	(void)datatype;
+	(void)source;
+	(void)tag;
+	(void)comm;
+	(void)info;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Precv_init");
+}
+int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Precv_init);
+
+int PMPI_Pready(int partition, MPI_Request request) {
+	(void)partition;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Pready");
+}
+int MPI_Pready(int partition, MPI_Request request) WEAK(PMPI_Pready);
+
+int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request) {
+	(void)partition_low;
+	(void)partition_high;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Pready_range");
+}
+int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request) WEAK(PMPI_Pready_range);
+
+int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request) {
+	(void)length;
+	(void)array_of_partitions;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Pready_list");
+}
+int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request) WEAK(PMPI_Pready_list);
+
+int PMPI_Parrived(MPI_Request request, int partition, int *flag) {
+	(void)request;
+	(void)partition;
+	(void)flag;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Parrived");
+}
+int MPI_Parrived(MPI_Request request, int partition, int *flag) WEAK(PMPI_Parrived);
+
+// One-sided communication (not in meshmpi yet)
+
+int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+	(void)base;
+	(void)size;
+	(void)disp_unit;
+	(void)info;
+	(void)comm;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Win_create");
+}
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) WEAK(PMPI_Win_create);
+
+int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+	(void)base;
+	(void)size;
+	(void)disp_unit;
+	(void)info;
+	(void)comm;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Win_create_c");
+}
+int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win) WEAK(PMPI_Win_create_c);
+
+int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+	(void)size;
+	(void)disp_unit;
+	(void)info;
+	(void)comm;
+	(void)baseptr;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Win_allocate");
+}
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) WEAK(PMPI_Win_allocate);
+
+int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+	(void)size;
+	(void)disp_unit;
+	(void)info;
+	(void)comm;
+	(void)baseptr;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Win_allocate_c");
+}
+int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) WEAK(PMPI_Win_allocate_c);
+
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+	(void)size;
+	(void)disp_unit;
+	(void)info;
+	(void)comm;
+	(void)baseptr;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Win_allocate_shared");
+}
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) WEAK(PMPI_Win_allocate_shared);
+
+int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) {
+	(void)size;
+	(void)disp_unit;
+	(void)info;
+	(void)comm;
+	(void)baseptr;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Win_allocate_shared_c");
+}
+int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win) WEAK(PMPI_Win_allocate_shared_c);
+
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) {
+	(void)win;
+	(void)rank;
+	(void)size;
+	(void)disp_unit;
+	(void)baseptr;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_shared_query");
+}
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr) WEAK(PMPI_Win_shared_query);
+
+int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr) {
+	(void)win;
+	(void)rank;
+	(void)size;
+	(void)disp_unit;
+	(void)baseptr;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_shared_query_c");
+}
+int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr) WEAK(PMPI_Win_shared_query_c);
+
+int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) {
+	(void)info;
+	(void)comm;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Win_create_dynamic");
+}
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win) WEAK(PMPI_Win_create_dynamic);
+
+int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) {
+	(void)win;
+	(void)base;
+	(void)size;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_attach");
+}
+int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size) WEAK(PMPI_Win_attach);
+
+int PMPI_Win_detach(MPI_Win win, const void *base) {
+	(void)win;
+	(void)base;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_detach");
+}
+int MPI_Win_detach(MPI_Win win, const void *base) WEAK(PMPI_Win_detach);
+
+int PMPI_Win_free(MPI_Win *win) {
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_free");
+}
+int MPI_Win_free(MPI_Win *win) WEAK(PMPI_Win_free);
+
+int PMPI_Win_get_group(MPI_Win win, MPI_Group *group) {
+	(void)win;
+	(void)group;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_get_group");
+}
+int MPI_Win_get_group(MPI_Win win, MPI_Group *group) WEAK(PMPI_Win_get_group);
+
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info) {
+	(void)win;
+	(void)info;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_set_info");
+}
+int MPI_Win_set_info(MPI_Win win, MPI_Info info) WEAK(PMPI_Win_set_info);
+
+int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used) {
+	(void)win;
+	(void)info_used;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_get_info");
+}
+int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used) WEAK(PMPI_Win_get_info);
+
+int PMPI_Win_set_name(MPI_Win win, const char *win_name) {
+	(void)win;
+	(void)win_name;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_set_name");
+}
+int MPI_Win_set_name(MPI_Win win, const char *win_name) WEAK(PMPI_Win_set_name);
+
+int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen) {
+	(void)win;
+	(void)win_name;
+	(void)resultlen;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_get_name");
+}
+int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen) WEAK(PMPI_Win_get_name);
+
+int PMPI_Win_fence(int assert, MPI_Win win) {
+	(void)assert;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_fence");
+}
+int MPI_Win_fence(int assert, MPI_Win win) WEAK(PMPI_Win_fence);
+
+int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
+	(void)group;
+	(void)assert;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_start");
+}
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) WEAK(PMPI_Win_start);
+
+int PMPI_Win_complete(MPI_Win win) {
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_complete");
+}
+int MPI_Win_complete(MPI_Win win) WEAK(PMPI_Win_complete);
+
+int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
+	(void)group;
+	(void)assert;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_post");
+}
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) WEAK(PMPI_Win_post);
+
+int PMPI_Win_wait(MPI_Win win) {
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_wait");
+}
+int MPI_Win_wait(MPI_Win win) WEAK(PMPI_Win_wait);
+
+int PMPI_Win_test(MPI_Win win, int *flag) {
+	(void)win;
+	(void)flag;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_test");
+}
+int MPI_Win_test(MPI_Win win, int *flag) WEAK(PMPI_Win_test);
+
+int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
+	(void)lock_type;
+	(void)rank;
+	(void)assert;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_lock");
+}
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) WEAK(PMPI_Win_lock);
+
+int PMPI_Win_lock_all(int assert, MPI_Win win) {
+	(void)assert;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_lock_all");
+}
+int MPI_Win_lock_all(int assert, MPI_Win win) WEAK(PMPI_Win_lock_all);
+
+int PMPI_Win_unlock(int rank, MPI_Win win) {
+	(void)rank;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_unlock");
+}
+int MPI_Win_unlock(int rank, MPI_Win win) WEAK(PMPI_Win_unlock);
+
+int PMPI_Win_unlock_all(MPI_Win win) {
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_unlock_all");
+}
+int MPI_Win_unlock_all(MPI_Win win) WEAK(PMPI_Win_unlock_all);
+
+int PMPI_Win_flush(int rank, MPI_Win win) {
+	(void)rank;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_flush");
+}
+int MPI_Win_flush(int rank, MPI_Win win) WEAK(PMPI_Win_flush);
+
+int PMPI_Win_flush_all(MPI_Win win) {
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_flush_all");
+}
+int MPI_Win_flush_all(MPI_Win win) WEAK(PMPI_Win_flush_all);
+
+int PMPI_Win_flush_local(int rank, MPI_Win win) {
+	(void)rank;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_flush_local");
+}
+int MPI_Win_flush_local(int rank, MPI_Win win) WEAK(PMPI_Win_flush_local);
+
+int PMPI_Win_flush_local_all(MPI_Win win) {
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_flush_local_all");
+}
+int MPI_Win_flush_local_all(MPI_Win win) WEAK(PMPI_Win_flush_local_all);
+
+int PMPI_Win_sync(MPI_Win win) {
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_sync");
+}
+int MPI_Win_sync(MPI_Win win) WEAK(PMPI_Win_sync);
+
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler) {
+	(void)win_errhandler_fn;
+	(void)errhandler;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_create_errhandler");
+}
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn, MPI_Errhandler *errhandler) WEAK(PMPI_Win_create_errhandler);
+
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
+	(void)win;
+	(void)errhandler;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_set_errhandler");
+}
+int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) WEAK(PMPI_Win_set_errhandler);
+
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) {
+	(void)win;
+	(void)errhandler;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_get_errhandler");
+}
+int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler) WEAK(PMPI_Win_get_errhandler);
+
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
+	(void)win;
+	(void)errorcode;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_call_errhandler");
+}
+int MPI_Win_call_errhandler(MPI_Win win, int errorcode) WEAK(PMPI_Win_call_errhandler);
+
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state) {
+	(void)win_copy_attr_fn;
+	(void)win_delete_attr_fn;
+	(void)win_keyval;
+	(void)extra_state;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_create_keyval");
+}
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state) WEAK(PMPI_Win_create_keyval);
+
+int PMPI_Win_free_keyval(int *win_keyval) {
+	(void)win_keyval;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_free_keyval");
+}
+int MPI_Win_free_keyval(int *win_keyval) WEAK(PMPI_Win_free_keyval);
+
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val) {
+	(void)win;
+	(void)win_keyval;
+	(void)attribute_val;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_set_attr");
+}
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val) WEAK(PMPI_Win_set_attr);
+
+int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag) {
+	(void)win;
+	(void)win_keyval;
+	(void)attribute_val;
+	(void)flag;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_get_attr");
+}
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag) WEAK(PMPI_Win_get_attr);
+
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval) {
+	(void)win;
+	(void)win_keyval;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Win_delete_attr");
+}
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval) WEAK(PMPI_Win_delete_attr);
+
+int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+	(void)origin_addr;
+	(void)origin_count;
+	(void)origin_datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)target_count;
+	(void)target_datatype;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Put");
+}
+int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) WEAK(PMPI_Put);
+
+int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) {
+	(void)origin_addr;
+	(void)origin_count;
+	(void)origin_datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)target_count;
+	(void)target_datatype;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Put_c");
+}
+int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) WEAK(PMPI_Put_c);
+
+int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+	(void)origin_addr;
+	(void)origin_count;
+	(void)origin_datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)target_count;
+	(void)target_datatype;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Get");
+}
+int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) WEAK(PMPI_Get);
+
+int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) {
+	(void)origin_addr;
+	(void)origin_count;
+	(void)origin_datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)target_count;
+	(void)target_datatype;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Get_c");
+}
+int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win) WEAK(PMPI_Get_c);
+
+int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+	(void)origin_addr;
+	(void)origin_count;
+	(void)origin_datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)target_count;
+	(void)target_datatype;
+	(void)op;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Accumulate");
+}
+int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) WEAK(PMPI_Accumulate);
+
+int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+	(void)origin_addr;
+	(void)origin_count;
+	(void)origin_datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)target_count;
+	(void)target_datatype;
+	(void)op;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Accumulate_c");
+}
+int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) WEAK(PMPI_Accumulate_c);
+
+int PMPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+	(void)origin_addr;
+	(void)origin_count;
+	(void)origin_datatype;
+	(void)result_addr;
+	(void)result_count;
+	(void)result_datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)target_count;
+	(void)target_datatype;
+	(void)op;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Get_accumulate");
+}
+int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) WEAK(PMPI_Get_accumulate);
+
+int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+	(void)origin_addr;
+	(void)origin_count;
+	(void)origin_datatype;
+	(void)result_addr;
+	(void)result_count;
+	(void)result_datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)target_count;
+	(void)target_datatype;
+	(void)op;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Get_accumulate_c");
+}
+int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) WEAK(PMPI_Get_accumulate_c);
+
+int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
+	(void)origin_addr;
+	(void)origin_count;
+	(void)origin_datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)target_count;
+	(void)target_datatype;
+	(void)win;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Rput");
+}
+int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) WEAK(PMPI_Rput);
+
+int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
+	(void)origin_addr;
+	(void)origin_count;
+	(void)origin_datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)target_count;
+	(void)target_datatype;
+	(void)win;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Rput_c");
+}
+int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) WEAK(PMPI_Rput_c);
+
+int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
+	(void)origin_addr;
+	(void)origin_count;
+	(void)origin_datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)target_count;
+	(void)target_datatype;
+	(void)win;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Rget");
+}
+int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) WEAK(PMPI_Rget);
+
+int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) {
+	(void)origin_addr;
+	(void)origin_count;
+	(void)origin_datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)target_count;
+	(void)target_datatype;
+	(void)win;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Rget_c");
+}
+int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request) WEAK(PMPI_Rget_c);
+
+int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
+	(void)origin_addr;
+	(void)origin_count;
+	(void)origin_datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)target_count;
+	(void)target_datatype;
+	(void)op;
+	(void)win;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Raccumulate");
+}
+int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) WEAK(PMPI_Raccumulate);
+
+int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
+	(void)origin_addr;
+	(void)origin_count;
+	(void)origin_datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)target_count;
+	(void)target_datatype;
+	(void)op;
+	(void)win;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Raccumulate_c");
+}
+int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) WEAK(PMPI_Raccumulate_c);
+
+int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
+	(void)origin_addr;
+	(void)origin_count;
+	(void)origin_datatype;
+	(void)result_addr;
+	(void)result_count;
+	(void)result_datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)target_count;
+	(void)target_datatype;
+	(void)op;
+	(void)win;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Rget_accumulate");
+}
+int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) WEAK(PMPI_Rget_accumulate);
+
+int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) {
+	(void)origin_addr;
+	(void)origin_count;
+	(void)origin_datatype;
+	(void)result_addr;
+	(void)result_count;
+	(void)result_datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)target_count;
+	(void)target_datatype;
+	(void)op;
+	(void)win;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Rget_accumulate_c");
+}
+int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) WEAK(PMPI_Rget_accumulate_c);
+
+int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+	(void)origin_addr;
+	(void)result_addr;
+	(void)datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)op;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Fetch_and_op");
+}
+int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) WEAK(PMPI_Fetch_and_op);
+
+int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) {
+	(void)origin_addr;
+	(void)compare_addr;
+	(void)result_addr;
+	(void)datatype;
+	(void)target_rank;
+	(void)target_disp;
+	(void)win;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Compare_and_swap");
+}
+int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win) WEAK(PMPI_Compare_and_swap);
+
+// Parallel I/O (not in meshmpi yet)
+
+int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) {
+	(void)comm;
+	(void)filename;
+	(void)amode;
+	(void)info;
+	(void)fh;
+	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_File_open");
+}
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) WEAK(PMPI_File_open);
+
+int PMPI_File_close(MPI_File *fh) {
+	(void)fh;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_close");
+}
+int MPI_File_close(MPI_File *fh) WEAK(PMPI_File_close);
+
+int PMPI_File_delete(const char *filename, MPI_Info info) {
+	(void)filename;
+	(void)info;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_delete");
+}
+int MPI_File_delete(const char *filename, MPI_Info info) WEAK(PMPI_File_delete);
+
+int PMPI_File_set_size(MPI_File fh, MPI_Offset size) {
+	(void)fh;
+	(void)size;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_set_size");
+}
+int MPI_File_set_size(MPI_File fh, MPI_Offset size) WEAK(PMPI_File_set_size);
+
+int PMPI_File_preallocate(MPI_File fh, MPI_Offset size) {
+	(void)fh;
+	(void)size;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_preallocate");
+}
+int MPI_File_preallocate(MPI_File fh, MPI_Offset size) WEAK(PMPI_File_preallocate);
+
+int PMPI_File_get_size(MPI_File fh, MPI_Offset *size) {
+	(void)fh;
+	(void)size;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_get_size");
+}
+int MPI_File_get_size(MPI_File fh, MPI_Offset *size) WEAK(PMPI_File_get_size);
+
+int PMPI_File_get_group(MPI_File fh, MPI_Group *group) {
+	(void)fh;
+	(void)group;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_get_group");
+}
+int MPI_File_get_group(MPI_File fh, MPI_Group *group) WEAK(PMPI_File_get_group);
+
+int PMPI_File_get_amode(MPI_File fh, int *amode) {
+	(void)fh;
+	(void)amode;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_get_amode");
+}
+int MPI_File_get_amode(MPI_File fh, int *amode) WEAK(PMPI_File_get_amode);
+
+int PMPI_File_set_info(MPI_File fh, MPI_Info info) {
+	(void)fh;
+	(void)info;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_set_info");
+}
+int MPI_File_set_info(MPI_File fh, MPI_Info info) WEAK(PMPI_File_set_info);
+
+int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used) {
+	(void)fh;
+	(void)info_used;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_get_info");
+}
+int MPI_File_get_info(MPI_File fh, MPI_Info *info_used) WEAK(PMPI_File_get_info);
+
+int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info) {
+	(void)fh;
+	(void)disp;
+	(void)etype;
+	(void)filetype;
+	(void)datarep;
+	(void)info;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_set_view");
+}
+int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info) WEAK(PMPI_File_set_view);
+
+int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep) {
+	(void)fh;
+	(void)disp;
+	(void)etype;
+	(void)filetype;
+	(void)datarep;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_get_view");
+}
+int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep) WEAK(PMPI_File_get_view);
+
+int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_at");
+}
+int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_read_at);
+
+int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_at_c");
+}
+int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_read_at_c);
+
+int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_at_all");
+}
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_read_at_all);
+
+int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_at_all_c");
+}
+int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_read_at_all_c);
+
+int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_at");
+}
+int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_write_at);
+
+int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_at_c");
+}
+int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_write_at_c);
+
+int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_at_all");
+}
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_write_at_all);
+
+int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_at_all_c");
+}
+int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_write_at_all_c);
+
+int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iread_at");
+}
+int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iread_at);
+
+int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iread_at_c");
+}
+int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iread_at_c);
+
+int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iwrite_at");
+}
+int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iwrite_at);
+
+int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iwrite_at_c");
+}
+int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iwrite_at_c);
+
+int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iread_at_all");
+}
+int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iread_at_all);
+
+int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iread_at_all_c");
+}
+int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iread_at_all_c);
+
+int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iwrite_at_all");
+}
+int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iwrite_at_all);
+
+int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iwrite_at_all_c");
+}
+int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iwrite_at_all_c);
+
+int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read");
+}
+int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_read);
+
+int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_c");
+}
+int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_read_c);
+
+int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_all");
+}
+int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_read_all);
+
+int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_all_c");
+}
+int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_read_all_c);
+
+int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write");
+}
+int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_write);
+
+int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_c");
+}
+int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_write_c);
+
+int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_all");
+}
+int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_write_all);
+
+int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_all_c");
+}
+int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_write_all_c);
+
+int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iread");
+}
+int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iread);
+
+int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iread_c");
+}
+int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iread_c);
+
+int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iwrite");
+}
+int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iwrite);
+
+int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iwrite_c");
+}
+int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iwrite_c);
+
+int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iread_all");
+}
+int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iread_all);
+
+int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iread_all_c");
+}
+int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iread_all_c);
+
+int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iwrite_all");
+}
+int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iwrite_all);
+
+int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iwrite_all_c");
+}
+int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iwrite_all_c);
+
+int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) {
+	(void)fh;
+	(void)offset;
+	(void)whence;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_seek");
+}
+int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) WEAK(PMPI_File_seek);
+
+int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset) {
+	(void)fh;
+	(void)offset;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_get_position");
+}
+int MPI_File_get_position(MPI_File fh, MPI_Offset *offset) WEAK(PMPI_File_get_position);
+
+int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp) {
+	(void)fh;
+	(void)offset;
+	(void)disp;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_get_byte_offset");
+}
+int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp) WEAK(PMPI_File_get_byte_offset);
+
+int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_shared");
+}
+int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_read_shared);
+
+int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_shared_c");
+}
+int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_read_shared_c);
+
+int PMPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_shared");
+}
+int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_write_shared);
+
+int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_shared_c");
+}
+int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_write_shared_c);
+
+int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iread_shared");
+}
+int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iread_shared);
+
+int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iread_shared_c");
+}
+int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iread_shared_c);
+
+int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iwrite_shared");
+}
+int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iwrite_shared);
+
+int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_iwrite_shared_c");
+}
+int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request) WEAK(PMPI_File_iwrite_shared_c);
+
+int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_ordered");
+}
+int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_read_ordered);
+
+int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_ordered_c");
+}
+int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_read_ordered_c);
+
+int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_ordered");
+}
+int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_write_ordered);
+
+int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_ordered_c");
+}
+int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status) WEAK(PMPI_File_write_ordered_c);
+
+int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
+	(void)fh;
+	(void)offset;
+	(void)whence;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_seek_shared");
+}
+int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) WEAK(PMPI_File_seek_shared);
+
+int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) {
+	(void)fh;
+	(void)offset;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_get_position_shared");
+}
+int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) WEAK(PMPI_File_get_position_shared);
+
+int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_at_all_begin");
+}
+int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype) WEAK(PMPI_File_read_at_all_begin);
+
+int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_at_all_begin_c");
+}
+int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype) WEAK(PMPI_File_read_at_all_begin_c);
+
+int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_at_all_end");
+}
+int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status) WEAK(PMPI_File_read_at_all_end);
+
+int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_at_all_begin");
+}
+int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype) WEAK(PMPI_File_write_at_all_begin);
+
+int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype) {
+	(void)fh;
+	(void)offset;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_at_all_begin_c");
+}
+int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype) WEAK(PMPI_File_write_at_all_begin_c);
+
+int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_at_all_end");
+}
+int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status) WEAK(PMPI_File_write_at_all_end);
+
+int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_all_begin");
+}
+int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) WEAK(PMPI_File_read_all_begin);
+
+int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_all_begin_c");
+}
+int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype) WEAK(PMPI_File_read_all_begin_c);
+
+int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_all_end");
+}
+int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status) WEAK(PMPI_File_read_all_end);
+
+int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_all_begin");
+}
+int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) WEAK(PMPI_File_write_all_begin);
+
+int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_all_begin_c");
+}
+int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype) WEAK(PMPI_File_write_all_begin_c);
+
+int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_all_end");
+}
+int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status) WEAK(PMPI_File_write_all_end);
+
+int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_ordered_begin");
+}
+int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) WEAK(PMPI_File_read_ordered_begin);
+
+int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_ordered_begin_c");
+}
+int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype) WEAK(PMPI_File_read_ordered_begin_c);
+
+int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_read_ordered_end");
+}
+int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status) WEAK(PMPI_File_read_ordered_end);
+
+int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_ordered_begin");
+}
+int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype) WEAK(PMPI_File_write_ordered_begin);
+
+int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype) {
+	(void)fh;
+	(void)buf;
+	(void)count;
+	(void)datatype;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_ordered_begin_c");
+}
+int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype) WEAK(PMPI_File_write_ordered_begin_c);
+
+int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status) {
+	(void)fh;
+	(void)buf;
+	(void)status;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_write_ordered_end");
+}
+int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status) WEAK(PMPI_File_write_ordered_end);
+
+int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent) {
+	(void)fh;
+	(void)datatype;
+	(void)extent;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_get_type_extent");
+}
+int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent) WEAK(PMPI_File_get_type_extent);
+
+int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent) {
+	(void)fh;
+	(void)datatype;
+	(void)extent;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_get_type_extent_c");
+}
+int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent) WEAK(PMPI_File_get_type_extent_c);
+
+int PMPI_File_set_atomicity(MPI_File fh, int flag) {
+	(void)fh;
+	(void)flag;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_set_atomicity");
+}
+int MPI_File_set_atomicity(MPI_File fh, int flag) WEAK(PMPI_File_set_atomicity);
+
+int PMPI_File_get_atomicity(MPI_File fh, int *flag) {
+	(void)fh;
+	(void)flag;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_get_atomicity");
+}
+int MPI_File_get_atomicity(MPI_File fh, int *flag) WEAK(PMPI_File_get_atomicity);
+
+int PMPI_File_sync(MPI_File fh) {
+	(void)fh;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_sync");
+}
+int MPI_File_sync(MPI_File fh) WEAK(PMPI_File_sync);
+
+int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler) {
+	(void)file_errhandler_fn;
+	(void)errhandler;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_create_errhandler");
+}
+int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler) WEAK(PMPI_File_create_errhandler);
+
+int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler) {
+	(void)file;
+	(void)errhandler;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_set_errhandler");
+}
+int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler) WEAK(PMPI_File_set_errhandler);
+
+int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler) {
+	(void)file;
+	(void)errhandler;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_get_errhandler");
+}
+int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler) WEAK(PMPI_File_get_errhandler);
+
+int PMPI_File_call_errhandler(MPI_File fh, int errorcode) {
+	(void)fh;
+	(void)errorcode;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_File_call_errhandler");
+}
+int MPI_File_call_errhandler(MPI_File fh, int errorcode) WEAK(PMPI_File_call_errhandler);
+
+int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) {
+	(void)datarep;
+	(void)read_conversion_fn;
+	(void)write_conversion_fn;
+	(void)dtype_file_extent_fn;
+	(void)extra_state;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Register_datarep");
+}
+int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) WEAK(PMPI_Register_datarep);
+
+int PMPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) {
+	(void)datarep;
+	(void)read_conversion_fn;
+	(void)write_conversion_fn;
+	(void)dtype_file_extent_fn;
+	(void)extra_state;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Register_datarep_c");
+}
+int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) WEAK(PMPI_Register_datarep_c);
+
+// Process creation, ports and names (not in the C binding yet)
+
+int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) {
+	(void)command;
+	(void)argv;
+	(void)maxprocs;
+	(void)info;
+	(void)root;
+	(void)comm;
+	(void)intercomm;
+	(void)array_of_errcodes;
+	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_spawn");
+}
+int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) WEAK(PMPI_Comm_spawn);
+
+int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) {
+	(void)count;
+	(void)array_of_commands;
+	(void)array_of_argv;
+	(void)array_of_maxprocs;
+	(void)array_of_info;
+	(void)root;
+	(void)comm;
+	(void)intercomm;
+	(void)array_of_errcodes;
+	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_spawn_multiple");
+}
+int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[], const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]) WEAK(PMPI_Comm_spawn_multiple);
+
+int PMPI_Comm_get_parent(MPI_Comm *parent) {
+	(void)parent;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Comm_get_parent");
+}
+int MPI_Comm_get_parent(MPI_Comm *parent) WEAK(PMPI_Comm_get_parent);
+
+int PMPI_Open_port(MPI_Info info, char *port_name) {
+	(void)info;
+	(void)port_name;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Open_port");
+}
+int MPI_Open_port(MPI_Info info, char *port_name) WEAK(PMPI_Open_port);
+
+int PMPI_Close_port(const char *port_name) {
+	(void)port_name;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Close_port");
+}
+int MPI_Close_port(const char *port_name) WEAK(PMPI_Close_port);
+
+int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) {
+	(void)port_name;
+	(void)info;
+	(void)root;
+	(void)comm;
+	(void)newcomm;
+	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_accept");
+}
+int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) WEAK(PMPI_Comm_accept);
+
+int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) {
+	(void)port_name;
+	(void)info;
+	(void)root;
+	(void)comm;
+	(void)newcomm;
+	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_connect");
+}
+int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm) WEAK(PMPI_Comm_connect);
+
+int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) {
+	(void)service_name;
+	(void)info;
+	(void)port_name;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Publish_name");
+}
+int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name) WEAK(PMPI_Publish_name);
+
+int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) {
+	(void)service_name;
+	(void)info;
+	(void)port_name;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Unpublish_name");
+}
+int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name) WEAK(PMPI_Unpublish_name);
+
+int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) {
+	(void)service_name;
+	(void)info;
+	(void)port_name;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Lookup_name");
+}
+int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name) WEAK(PMPI_Lookup_name);
+
+int PMPI_Comm_join(int fd, MPI_Comm *intercomm) {
+	(void)fd;
+	(void)intercomm;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Comm_join");
+}
+int MPI_Comm_join(int fd, MPI_Comm *intercomm) WEAK(PMPI_Comm_join);
+
+// Sessions (not in the C binding yet)
+
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) {
+	(void)info;
+	(void)errhandler;
+	(void)session;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Session_init");
+}
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) WEAK(PMPI_Session_init);
+
+int PMPI_Session_finalize(MPI_Session *session) {
+	(void)session;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Session_finalize");
+}
+int MPI_Session_finalize(MPI_Session *session) WEAK(PMPI_Session_finalize);
+
+int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names) {
+	(void)session;
+	(void)info;
+	(void)npset_names;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Session_get_num_psets");
+}
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names) WEAK(PMPI_Session_get_num_psets);
+
+int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name) {
+	(void)session;
+	(void)info;
+	(void)n;
+	(void)pset_len;
+	(void)pset_name;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Session_get_nth_pset");
+}
+int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name) WEAK(PMPI_Session_get_nth_pset);
+
+int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used) {
+	(void)session;
+	(void)info_used;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Session_get_info");
+}
+int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used) WEAK(PMPI_Session_get_info);
+
+int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info) {
+	(void)session;
+	(void)pset_name;
+	(void)info;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Session_get_pset_info");
+}
+int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info) WEAK(PMPI_Session_get_pset_info);
+
+int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) {
+	(void)session;
+	(void)pset_name;
+	(void)newgroup;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Group_from_session_pset");
+}
+int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup) WEAK(PMPI_Group_from_session_pset);
+
+int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) {
+	(void)session;
+	(void)buffer;
+	(void)size;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Session_attach_buffer");
+}
+int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size) WEAK(PMPI_Session_attach_buffer);
+
+int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size) {
+	(void)session;
+	(void)buffer;
+	(void)size;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Session_attach_buffer_c");
+}
+int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size) WEAK(PMPI_Session_attach_buffer_c);
+
+int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size) {
+	(void)session;
+	(void)buffer_addr;
+	(void)size;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Session_detach_buffer");
+}
+int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size) WEAK(PMPI_Session_detach_buffer);
+
+int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size) {
+	(void)session;
+	(void)buffer_addr;
+	(void)size;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Session_detach_buffer_c");
+}
+int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size) WEAK(PMPI_Session_detach_buffer_c);
+
+int PMPI_Session_flush_buffer(MPI_Session session) {
+	(void)session;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Session_flush_buffer");
+}
+int MPI_Session_flush_buffer(MPI_Session session) WEAK(PMPI_Session_flush_buffer);
+
+int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) {
+	(void)session;
+	(void)request;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Session_iflush_buffer");
+}
+int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) WEAK(PMPI_Session_iflush_buffer);
+
+// Miscellany
+
+int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) {
+	(void)info;
+	(void)key;
+	(void)valuelen;
+	(void)value;
+	(void)flag;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Info_get");
+}
+int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) WEAK(PMPI_Info_get);
+
+int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) {
+	(void)info;
+	(void)key;
+	(void)valuelen;
+	(void)flag;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Info_get_valuelen");
+}
+int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) WEAK(PMPI_Info_get_valuelen);
+
+int PMPI_Pcontrol(const int level, ...) {
+	return mpiabi_Pcontrol(level);
+}
+int MPI_Pcontrol(const int level, ...) WEAK(PMPI_Pcontrol);
+
+int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) {
+	(void)status;
+	(void)datatype;
+	(void)count;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Status_set_elements_c");
+}
+int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) WEAK(PMPI_Status_set_elements_c);
+
+int PMPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position) {
+	(void)datarep;
+	(void)inbuf;
+	(void)incount;
+	(void)datatype;
+	(void)outbuf;
+	(void)outsize;
+	(void)position;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Pack_external_c");
+}
+int MPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position) WEAK(PMPI_Pack_external_c);
+
+int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype) {
+	(void)datarep;
+	(void)inbuf;
+	(void)insize;
+	(void)position;
+	(void)outbuf;
+	(void)outcount;
+	(void)datatype;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Unpack_external_c");
+}
+int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype) WEAK(PMPI_Unpack_external_c);
+
+int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) {
+	(void)datarep;
+	(void)incount;
+	(void)datatype;
+	(void)size;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Pack_external_size_c");
+}
+int MPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) WEAK(PMPI_Pack_external_size_c);
+
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) {
+	(void)r;
+	(void)newtype;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_f90_integer");
+}
+int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) WEAK(PMPI_Type_create_f90_integer);
+
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) {
+	(void)p;
+	(void)r;
+	(void)newtype;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_f90_real");
+}
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) WEAK(PMPI_Type_create_f90_real);
+
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) {
+	(void)p;
+	(void)r;
+	(void)newtype;
+	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_f90_complex");
+}
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) WEAK(PMPI_Type_create_f90_complex);

@@ -218,6 +218,12 @@ func mpiabi_Get_processor_name(name, resultlen uintptr) C.int {
 	return errSuccess
 }
 
+// MPI_Pcontrol does nothing: meshmpi has no profiling levels to switch
+// (MPI-4.1 §15.2.4 allows that).
+//
+//export mpiabi_Pcontrol
+func mpiabi_Pcontrol(level int32) C.int { return errSuccess }
+
 //export mpiabi_Aint_add
 func mpiabi_Aint_add(base, disp int) int { return base + disp }
 

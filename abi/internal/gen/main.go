@@ -168,6 +168,10 @@ func params(s string, large bool) ([]Param, error) {
 		case strings.HasPrefix(p, "COUNT "):
 			p = count + p[len("COUNT "):]
 		}
+		if p == "..." {
+			ps = append(ps, Param{Decl: p})
+			continue
+		}
 		m := nameRE.FindStringSubmatch(p)
 		if m == nil {
 			return nil, fmt.Errorf("no name in parameter %q", p)
@@ -284,7 +288,9 @@ func writeC(path string, secs []Section, impl map[string]bool) error {
 			if impl[short] {
 				var args []string
 				for _, p := range c.Params {
-					args = append(args, arg(p))
+					if p.Name != "" {
+						args = append(args, arg(p))
+					}
 				}
 				fmt.Fprintf(&b, "\treturn mpiabi_%s(%s);\n", short, strings.Join(args, ", "))
 			} else {
@@ -299,7 +305,9 @@ func writeC(path string, secs []Section, impl map[string]bool) error {
 					}
 				}
 				for _, p := range c.Params {
-					fmt.Fprintf(&b, "\t(void)%s;\n", p.Name)
+					if p.Name != "" {
+						fmt.Fprintf(&b, "\t(void)%s;\n", p.Name)
+					}
 				}
 				fmt.Fprintf(&b, "\treturn mpiabi_unsupported(%s, (char *)%q);\n", comm, c.Name)
 			}
