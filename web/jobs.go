@@ -701,6 +701,14 @@ func (js *Jobs) poolJob(now time.Time) (*uiJob, seatAnswer, bool) {
 	return nil, seatAnswer{}, false
 }
 
+// Stats returns the jobs the registry holds (ended ones included, until
+// they are dropped) and the volunteers waiting in POST /api/pool.
+func (js *Jobs) Stats() (jobs int, waiting int64) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	return len(js.order), js.waiting.Load()
+}
+
 // changes returns the channel closed at the registry's next change.
 func (js *Jobs) changes() <-chan struct{} {
 	js.mu.Lock()

@@ -348,32 +348,40 @@ type statsCollector struct {
 	jobs, conns, joins, relayed, errs *prometheus.Desc
 	ranks, ended, departures, failed  *prometheus.Desc
 	sent, paths, declared, late       *prometheus.Desc
+	records, recordBytes              *prometheus.Desc
+	uiJobs, poolWaiting               *prometheus.Desc
+	uijobs                            *web.Jobs // nil: no jobs page
 }
 
-func newStatsCollector(srv *signaling.Server) *statsCollector {
+func newStatsCollector(srv *signaling.Server, jobs *web.Jobs) *statsCollector {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc("meshmpi_signal_"+name, help, labels, nil)
 	}
 	return &statsCollector{
-		srv:        srv,
-		jobs:       d("jobs", "Jobs with at least one rank present."),
-		conns:      d("connections", "Open websocket connections."),
-		joins:      d("joins_total", "Successful joins."),
-		relayed:    d("signals_relayed_total", "Signals relayed between ranks."),
-		errs:       d("errors_total", "Error messages sent to clients, by code.", "code"),
-		ranks:      d("ranks", "Ranks present in jobs (a rank that stops answering pings is gone within the ping interval plus the ping timeout)."),
-		ended:      d("ended_jobs", "Jobs remembered after they failed or ended, so their tokens cannot form them again."),
-		departures: d("departures_total", "Ranks that left their job: closed, broke, or stopped answering pings."),
-		failed:     d("failed_jobs_total", "Jobs failed by a departure before they formed."),
-		declared:   d("declared_failed_total", "Ranks declared failed (fail-stop): a peer lost its link to them, or they stopped answering pings; counted in departures_total too."),
-		sent:       d("messages_sent_total", "Messages queued to clients, of every type."),
-		late:       d("late_joins_total", "Late ranks admitted to formed jobs that grow (a token's max), counted in joins_total too."),
-		paths:      d("links_total", "Links the ranks reported, by path: direct (host, server- or peer-reflexive candidates) or relay (through a TURN server).", "path"),
+		srv:         srv,
+		jobs:        d("jobs", "Jobs with at least one rank present."),
+		conns:       d("connections", "Open websocket connections."),
+		joins:       d("joins_total", "Successful joins."),
+		relayed:     d("signals_relayed_total", "Signals relayed between ranks."),
+		errs:        d("errors_total", "Error messages sent to clients, by code.", "code"),
+		ranks:       d("ranks", "Ranks present in jobs (a rank that stops answering pings is gone within the ping interval plus the ping timeout)."),
+		ended:       d("ended_jobs", "Jobs remembered after they failed or ended, so their tokens cannot form them again."),
+		departures:  d("departures_total", "Ranks that left their job: closed, broke, or stopped answering pings."),
+		failed:      d("failed_jobs_total", "Jobs failed by a departure before they formed."),
+		declared:    d("declared_failed_total", "Ranks declared failed (fail-stop): a peer lost its link to them, or they stopped answering pings; counted in departures_total too."),
+		sent:        d("messages_sent_total", "Messages queued to clients, of every type."),
+		late:        d("late_joins_total", "Late ranks admitted to formed jobs that grow (a token's max), counted in joins_total too."),
+		paths:       d("links_total", "Links the ranks reported, by path: direct (host, server- or peer-reflexive candidates) or relay (through a TURN server).", "path"),
+		records:     d("job_records", "Job records kept for dashboards (states, telemetry rings, console tails, links)."),
+		recordBytes: d("job_record_bytes", "Approximate bytes of the job records kept for dashboards (bounded per job and in all)."),
+		uiJobs:      d("ui_jobs", "Jobs of the jobs page (ended ones included, until they are dropped)."),
+		poolWaiting: d("pool_waiting", "Volunteers waiting in the pool for a job that needs ranks."),
+		uijobs:      jobs,
 	}
 }
 
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.jobs, c.conns, c.joins, c.relayed, c.errs, c.ranks, c.ended, c.departures, c.failed, c.sent, c.paths, c.declared, c.late} {
+	for _, d := range []*prometheus.Desc{c.jobs, c.conns, c.joins, c.relayed, c.errs, c.ranks, c.ended, c.departures, c.failed, c.sent, c.paths, c.declared, c.late, c.records, c.recordBytes, c.uiJobs, c.poolWaiting} {
 		ch <- d
 	}
 }
@@ -391,6 +399,13 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.declared, prometheus.CounterValue, float64(st.Declared))
 	ch <- prometheus.MustNewConstMetric(c.sent, prometheus.CounterValue, float64(st.Sent))
 	ch <- prometheus.MustNewConstMetric(c.late, prometheus.CounterValue, float64(st.LateJoins))
+	ch <- prometheus.MustNewConstMetric(c.records, prometheus.GaugeValue, float64(st.Records))
+	ch <- prometheus.MustNewConstMetric(c.recordBytes, prometheus.GaugeValue, float64(st.RecordBytes))
+	if c.uijobs != nil {
+		n, waiting := c.uijobs.Stats()
+		ch <- prometheus.MustNewConstMetric(c.uiJobs, prometheus.GaugeValue, float64(n))
+		ch <- prometheus.MustNewConstMetric(c.poolWaiting, prometheus.GaugeValue, float64(waiting))
+	}
 	for path, n := range st.Paths {
 		ch <- prometheus.MustNewConstMetric(c.paths, prometheus.CounterValue, float64(n), path)
 	}
@@ -399,10 +414,10 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// newRegistry collects srv's and, if not nil, ts's metrics.
-func newRegistry(srv *signaling.Server, ts *turn.Server) *prometheus.Registry {
+// newRegistry collects srv's, and if not nil, ts's and jobs's metrics.
+func newRegistry(srv *signaling.Server, ts *turn.Server, jobs *web.Jobs) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(newStatsCollector(srv), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(newStatsCollector(srv, jobs), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if ts != nil {
 		reg.MustRegister(newTURNCollector(ts))
 	}
@@ -477,7 +492,7 @@ func startServer(ctx context.Context, sc serveConfig) (_ *server, err error) {
 	}
 	s.log.Info("browser UI", "programs", len(wo.Programs), "wasm_exec.js", wo.WasmExec != nil, "lab", wo.Lab != nil,
 		"organizer", organizerMode(sc))
-	s.hs = signaling.NewHTTPServer(newHandler(s.srv, newRegistry(s.srv, s.ts), ui), sc.idle)
+	s.hs = signaling.NewHTTPServer(newHandler(s.srv, newRegistry(s.srv, s.ts, s.jobs), ui), sc.idle)
 	s.hs.ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelDebug) // TLS handshake failures and the like
 	s.hs.RegisterOnShutdown(s.jobs.Close)                               // volunteers' long polls end at once
 	if sc.tls != nil {

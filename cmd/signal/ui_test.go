@@ -189,6 +189,16 @@ func TestServeTLS(t *testing.T) {
 		{URLs: []string{"stun:127.0.0.1:3478"}},
 		{URLs: []string{"turn:turn.example:3478?transport=udp"}, Username: "alice", Credential: "pw"},
 	}, welcome.ICEServers)
+
+	// /metrics counts the page's jobs and the server's job records
+	resp, err = hc.Get(base + "/metrics")
+	require.NoError(t, err)
+	metrics, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	for _, m := range []string{"meshmpi_signal_ui_jobs 1\n", "meshmpi_signal_job_records 1\n", "meshmpi_signal_pool_waiting 0\n", "meshmpi_signal_job_record_bytes "} {
+		require.Contains(t, string(metrics), m)
+	}
 }
 
 func TestServeUIFlags(t *testing.T) {
