@@ -3,6 +3,7 @@
 package web
 
 import (
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"net"
@@ -218,6 +219,7 @@ type uiJob struct {
 
 	example            string // a server program, or "" for an upload
 	rankWasm, wasiWasm []byte // uploads, dropped when the job ends
+	rankGz             []byte // rankWasm gzipped, for the tabs' downloads
 	hasWASI            bool
 	args               []string
 	size, max          int // max == size: the job cannot grow
@@ -323,7 +325,12 @@ func (js *Jobs) create(req jobRequest, now time.Time) (*uiJob, error) {
 	if err := js.mint(j); err != nil {
 		return nil, err
 	}
-	upload := int64(len(req.RankWasm) + len(req.WASIWasm))
+	if req.RankWasm != nil {
+		if j.rankGz, err = gzipBytes(req.RankWasm, gzip.BestSpeed); err != nil {
+			return nil, err
+		}
+	}
+	upload := int64(len(req.RankWasm) + len(j.rankGz) + len(req.WASIWasm))
 
 	js.mu.Lock()
 	defer js.mu.Unlock()
@@ -338,7 +345,8 @@ func (js *Jobs) create(req jobRequest, now time.Time) (*uiJob, error) {
 		return nil, fmt.Errorf("%w: the server holds %d jobs; end one first", ErrTooManyJobs, cfg.MaxJobs)
 	}
 	if js.stored+upload > cfg.MaxStored {
-		return nil, fmt.Errorf("%w: the server holds %d bytes of programs already; end a job first", ErrTooManyJobs, js.stored)
+		return nil, fmt.Errorf("%w: the server holds %d bytes of programs already, and this job's %d would pass its limit of %d; end a job first",
+			ErrTooManyJobs, js.stored, upload, cfg.MaxStored)
 	}
 	js.stored += upload
 	js.byID[j.id] = j
@@ -475,8 +483,8 @@ func (js *Jobs) finishLocked(j *uiJob, state, reason string, now time.Time) {
 		return
 	}
 	j.ended, j.state, j.reason, j.endedAt = true, state, reason, now
-	js.stored -= int64(len(j.rankWasm) + len(j.wasiWasm))
-	j.rankWasm, j.wasiWasm = nil, nil
+	js.stored -= int64(len(j.rankWasm) + len(j.rankGz) + len(j.wasiWasm))
+	j.rankWasm, j.rankGz, j.wasiWasm = nil, nil, nil
 	if j.timer != nil {
 		j.timer.Stop()
 	}
@@ -731,11 +739,12 @@ func (js *Jobs) list() []*uiJob {
 	return append([]*uiJob(nil), js.order...)
 }
 
-// uploads returns a job's programs (nil when it has none, or ended).
-func (js *Jobs) uploads(j *uiJob) (rank, wasi []byte) {
+// uploads returns a job's programs (nil when it has none, or ended):
+// the rank program, raw and gzipped, and the WASI one.
+func (js *Jobs) uploads(j *uiJob) (rank, rankGz, wasi []byte) {
 	js.mu.Lock()
 	defer js.mu.Unlock()
-	return j.rankWasm, j.wasiWasm
+	return j.rankWasm, j.rankGz, j.wasiWasm
 }
 
 // seatRank returns the rank a status seat id was given, if known.

@@ -4,6 +4,7 @@ package web
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"image/png"
@@ -391,7 +392,7 @@ func TestCreateJobInputs(t *testing.T) {
 	require.Contains(t, up.WASIJoin, "meshrun join")
 	require.Contains(t, up.WASIJoin, "/api/jobs/"+up.ID+"/wasi.wasm")
 	for _, p := range []string{"rank.wasm", "wasi.wasm"} {
-		resp, err := http.Get(e.url + "/api/jobs/" + up.ID + "/" + p)
+		resp, err := http.Get(e.url + "/api/jobs/" + up.ID + "/" + p) // the client asks for gzip and undoes it
 		require.NoError(t, err)
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -399,6 +400,18 @@ func TestCreateJobInputs(t *testing.T) {
 		require.Equal(t, "application/wasm", resp.Header.Get("Content-Type"))
 		require.Equal(t, fakeWasm, b)
 	}
+	// the rank program goes gzipped to a browser that takes it
+	req, _ := http.NewRequest("GET", e.url+"/api/jobs/"+up.ID+"/rank.wasm", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	gresp, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+	require.NoError(t, err)
+	require.Equal(t, "gzip", gresp.Header.Get("Content-Encoding"))
+	zr, err := gzip.NewReader(gresp.Body)
+	require.NoError(t, err)
+	b, err := io.ReadAll(zr)
+	gresp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, fakeWasm, b)
 	resp, err := http.Get(e.url + "/api/jobs/" + in.ID + "/rank.wasm")
 	require.NoError(t, err)
 	resp.Body.Close()
@@ -452,7 +465,7 @@ func TestCreateJobInputs(t *testing.T) {
 
 // The registry holds at most MaxJobs jobs; an ended one makes room.
 func TestRegistryBounded(t *testing.T) {
-	e := startJobs(t, func(c *JobsConfig) { c.MaxJobs = 2; c.MaxUpload = 64; c.MaxStored = 100 })
+	e := startJobs(t, func(c *JobsConfig) { c.MaxJobs = 2; c.MaxUpload = 64; c.MaxStored = 150 })
 	o := e.browser()
 	o.login("organizer-pw")
 	a := o.mustCreate(map[string]string{"example": "hello", "size": "1"})

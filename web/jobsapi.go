@@ -581,14 +581,21 @@ func (js *Jobs) program(wasi bool) http.HandlerFunc {
 		if j == nil {
 			return
 		}
-		rank, ws := js.uploads(j)
+		rank, gz, ws := js.uploads(j)
 		b := rank
 		if wasi {
-			b = ws
+			b, gz = ws, nil
 		}
 		if b == nil {
 			writeError(w, http.StatusNotFound, "no-program", "this job has no such program (or it is over)")
 			return
+		}
+		if gz != nil {
+			w.Header().Set("Vary", "Accept-Encoding")
+			if acceptsGzip(r) {
+				w.Header().Set("Content-Encoding", "gzip")
+				b = gz
+			}
 		}
 		serveBytes(w, "application/wasm", b)
 	}

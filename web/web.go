@@ -125,15 +125,11 @@ func Handler(o Options) (http.Handler, error) {
 		if !validName(name) {
 			return nil, fmt.Errorf("web: program name %q: want letters, digits, - or _", name)
 		}
-		var gz bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-		if _, err := zw.Write(b); err != nil {
-			return nil, fmt.Errorf("web: gzip %s: %w", name, err)
+		gz, err := gzipBytes(b, gzip.BestCompression)
+		if err != nil {
+			return nil, fmt.Errorf("web: %s: %w", name, err)
 		}
-		if err := zw.Close(); err != nil {
-			return nil, fmt.Errorf("web: gzip %s: %w", name, err)
-		}
-		progs[name] = program{raw: b, gz: gz.Bytes()}
+		progs[name] = program{raw: b, gz: gz}
 	}
 	mux := http.NewServeMux()
 	page := func(name string) http.HandlerFunc {
@@ -202,6 +198,22 @@ func Handler(o Options) (http.Handler, error) {
 		o.Jobs.routes(mux)
 	}
 	return mux, nil
+}
+
+// gzipBytes returns b gzipped at level.
+func gzipBytes(b []byte, level int) ([]byte, error) {
+	var gz bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&gz, level)
+	if err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	if _, err := zw.Write(b); err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	return gz.Bytes(), nil
 }
 
 func validName(s string) bool {
