@@ -81,8 +81,8 @@ type collRequest struct {
 }
 
 func (q *collRequest) start() error {
-	if q.c.p.rec != nil {
-		q.t0 = now()
+	if rec := q.c.p.rec; rec != nil {
+		q.t0 = rec.now()
 	}
 	q.c.hold()
 	if err := q.run.Bind(q.send, q.recv); err != nil {

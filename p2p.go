@@ -120,8 +120,8 @@ func (q *p2pRequest) start() error {
 	if q.rank == ProcNull {
 		return nil
 	}
-	if q.c.p.rec != nil && q.user {
-		q.t0 = now()
+	if rec := q.c.p.rec; rec != nil && q.user {
+		q.t0 = rec.now()
 	}
 	ep := q.c.p.ep
 	if q.op == nil {

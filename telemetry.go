@@ -149,6 +149,12 @@ func (r *opRecord) ErrText() string {
 // dropped. A nil *recorder records nothing: with telemetry off, the
 // operations' only cost is the check for it.
 type recorder struct {
+	// base is the wall clock at the recorder's start, with its
+	// monotonic reading: now reads the monotonic clock alone, one clock
+	// reading where time.Now takes two, and never goes back
+	base      time.Time
+	baseMicro int64
+
 	mu      sync.Mutex
 	recs    []opRecord // len is the count recorded since the last take
 	spare   []opRecord
@@ -158,15 +164,17 @@ type recorder struct {
 // newRecorder returns a recorder that keeps up to n operations between
 // takes.
 func newRecorder(n int) *recorder {
-	return &recorder{recs: make([]opRecord, 0, n), spare: make([]opRecord, 0, n)}
+	base := time.Now()
+	return &recorder{base: base, baseMicro: base.UnixMicro(), recs: make([]opRecord, 0, n), spare: make([]opRecord, 0, n)}
 }
 
-// now is the recorder's clock: unix µs.
-func now() int64 { return time.Now().UnixMicro() }
+// now is the recorder's clock: unix µs (the wall clock at its start,
+// advanced by the monotonic clock).
+func (r *recorder) now() int64 { return r.baseMicro + time.Since(r.base).Microseconds() }
 
 // record keeps one operation that ended now.
 func (r *recorder) record(kind opKind, c *Comm, peer int, bytes int, start int64, err error) {
-	end := now()
+	end := r.now()
 	r.mu.Lock()
 	if len(r.recs) == cap(r.recs) {
 		r.dropped++

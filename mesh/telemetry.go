@@ -239,13 +239,15 @@ func (r *reporter) linkStats(ctx context.Context, dst []signaling.LinkStat) []si
 			continue
 		}
 		var path peer.Path
-		switch l := x.l.(type) {
-		case peer.PathRefresher:
-			if !closed {
-				path = l.RefreshPath(ctx)
+		pr, canRefresh := x.l.(peer.PathRefresher)
+		switch {
+		case closed && ok: // its path as last reported (below)
+		case canRefresh && !closed:
+			path = pr.RefreshPath(ctx)
+		default:
+			if p, ok := x.l.(peer.PathReporter); ok {
+				path = p.Path()
 			}
-		case peer.PathReporter:
-			path = l.Path()
 		}
 		st := signaling.LinkStat{Peer: x.rank, Local: candidateType(path.Local), Remote: candidateType(path.Remote),
 			RTTMicros: int(path.RTT.Microseconds()), Sent: sent, Received: received}

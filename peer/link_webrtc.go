@@ -409,19 +409,31 @@ func (l *webrtcLink) Close() error {
 
 // Counts implements Counter.
 func (l *webrtcLink) Counts() (sent, received int64, closed bool) {
+	return l.sent.Load(), l.received.Load(), l.isDown()
+}
+
+// isDown reports whether the link was closed or lost.
+func (l *webrtcLink) isDown() bool {
 	select {
 	case <-l.lost:
-		closed = true
+		return true
 	default:
-		closed = l.closed.Load()
+		return l.closed.Load()
 	}
-	return l.sent.Load(), l.received.Load(), closed
 }
 
 // Path implements PathReporter: the selected ICE candidate pair and its
 // last measured round trip.
 func (l *webrtcLink) Path() Path {
 	p := Path{Link: "webrtc", Restarts: l.setup.restartCount()}
+	if l.isDown() {
+		// closed or lost: ICE is going or gone (and pion logs the
+		// questions it cannot answer), so its last path
+		if last := l.lastPath.Load(); last != nil {
+			p.Local, p.Remote, p.LocalAddr, p.RemoteAddr, p.RTT = last.Local, last.Remote, last.LocalAddr, last.RemoteAddr, last.RTT
+		}
+		return p
+	}
 	t := l.pc.SCTP().Transport().ICETransport()
 	pair, err := t.GetSelectedCandidatePair()
 	if err != nil || pair == nil {
