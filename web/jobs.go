@@ -443,7 +443,14 @@ func (js *Jobs) observeLocked(j *uiJob, view jobView, hasView bool, now time.Tim
 	}
 	switch st := view.State; st {
 	case "over", "ended":
-		js.finishLocked(j, st, "the server says the job is "+st, now)
+		why := view.Reason
+		if why == "" {
+			why = "every rank has left"
+			if st == "ended" {
+				why = "ended at the server"
+			}
+		}
+		js.finishLocked(j, st, why, now)
 	case "failed":
 		if j.restarts >= maxRestarts {
 			js.finishLocked(j, st, fmt.Sprintf("it failed %d times as it formed", j.restarts+1), now)

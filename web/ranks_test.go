@@ -100,6 +100,15 @@ func TestRealRanksTrace(t *testing.T) {
 		}
 	}
 	require.Equal(t, map[int]int{0: rounds, 1: rounds, 2: rounds}, per)
+
+	// every rank finalized: the job is over, and its invite says so
+	st, _, ae := e.joinInvite(in.Invite)
+	require.Equal(t, http.StatusGone, st)
+	require.Equal(t, "job-ended", ae.Code)
+	require.Contains(t, ae.Message, "every rank has left")
+	var list jobsList
+	o.getJSON("/api/jobs", &list)
+	require.Equal(t, "over", list.Jobs[0].State)
 }
 
 // runRank is one rank: rounds Allreduces and a ring exchange.
