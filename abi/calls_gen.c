@@ -639,30 +639,12 @@ int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status) WEAK(PMPI_Sendrecv_c);
 
 int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)dest;
-	(void)sendtag;
-	(void)source;
-	(void)recvtag;
-	(void)comm;
-	(void)status;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Sendrecv_replace");
+	return mpiabi_Sendrecv_replace((uintptr_t)buf, count, (uintptr_t)datatype, dest, sendtag, source, recvtag, (uintptr_t)comm, (uintptr_t)status);
 }
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) WEAK(PMPI_Sendrecv_replace);
 
 int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)dest;
-	(void)sendtag;
-	(void)source;
-	(void)recvtag;
-	(void)comm;
-	(void)status;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Sendrecv_replace_c");
+	return mpiabi_Sendrecv_replace_c((uintptr_t)buf, count, (uintptr_t)datatype, dest, sendtag, source, recvtag, (uintptr_t)comm, (uintptr_t)status);
 }
 int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) WEAK(PMPI_Sendrecv_replace_c);
 
@@ -2320,31 +2302,22 @@ int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_D
 // Reduction operations
 
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) {
-	(void)user_fn;
-	(void)commute;
-	(void)op;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Op_create");
+	return mpiabi_Op_create((uintptr_t)user_fn, commute, (uintptr_t)op);
 }
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op) WEAK(PMPI_Op_create);
 
 int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) {
-	(void)user_fn;
-	(void)commute;
-	(void)op;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Op_create_c");
+	return mpiabi_Op_create_c((uintptr_t)user_fn, commute, (uintptr_t)op);
 }
 int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) WEAK(PMPI_Op_create_c);
 
 int PMPI_Op_free(MPI_Op *op) {
-	(void)op;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Op_free");
+	return mpiabi_Op_free((uintptr_t)op);
 }
 int MPI_Op_free(MPI_Op *op) WEAK(PMPI_Op_free);
 
 int PMPI_Op_commutative(MPI_Op op, int *commute) {
-	(void)op;
-	(void)commute;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Op_commutative");
+	return mpiabi_Op_commutative((uintptr_t)op, (uintptr_t)commute);
 }
 int MPI_Op_commutative(MPI_Op op, int *commute) WEAK(PMPI_Op_commutative);
 

@@ -424,7 +424,7 @@ func (c *collCall) reduction(dt uintptr, n int32, o uintptr) (dtype, *meshmpi.Op
 	if err != nil {
 		return d, nil, err
 	}
-	op, err := lookupOp(o)
+	op, err := lookupOp(o, dt, d)
 	return d, op, err
 }
 
@@ -601,7 +601,7 @@ func mpiabi_Reduce_local(in, inout uintptr, n int32, dt, o uintptr) C.int {
 	}
 	var op *meshmpi.Op
 	if err == nil {
-		op, err = lookupOp(o)
+		op, err = lookupOp(o, dt, d)
 	}
 	if err == nil {
 		err = d.k.reduceLocal(in, inout, int(n), op)

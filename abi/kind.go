@@ -24,6 +24,7 @@ type kind interface {
 	isend(c *meshmpi.Comm, buf uintptr, n, dest, tag int, sync bool, m mode) (*meshmpi.Request, error)
 	recv(c *meshmpi.Comm, buf uintptr, n, src, tag int) (meshmpi.Status, error)
 	irecv(c *meshmpi.Comm, buf uintptr, n, src, tag int, m mode) (*meshmpi.Request, error)
+	sendrecvReplace(c *meshmpi.Comm, buf uintptr, n, dest, stag, src, rtag int) (meshmpi.Status, error)
 	bcast(c *meshmpi.Comm, buf uintptr, n, root int, m mode) (*meshmpi.Request, error)
 	gather(c *meshmpi.Comm, s uintptr, sn int, r uintptr, rn, root int, m mode) (*meshmpi.Request, error)
 	gatherv(c *meshmpi.Comm, s uintptr, sn int, r uintptr, rn int, counts, displs []int, root int, m mode) (*meshmpi.Request, error)
@@ -95,6 +96,10 @@ func (tk[T]) irecv(c *meshmpi.Comm, buf uintptr, n, src, tag int, m mode) (*mesh
 		return meshmpi.RecvInit(c, view[T](buf, n), src, tag)
 	}
 	return meshmpi.Irecv(c, view[T](buf, n), src, tag)
+}
+
+func (tk[T]) sendrecvReplace(c *meshmpi.Comm, buf uintptr, n, dest, stag, src, rtag int) (meshmpi.Status, error) {
+	return meshmpi.SendrecvReplace(c, view[T](buf, n), dest, stag, src, rtag)
 }
 
 func (tk[T]) bcast(c *meshmpi.Comm, buf uintptr, n, root int, m mode) (*meshmpi.Request, error) {

@@ -208,6 +208,28 @@ func mpiabi_Sendrecv_c(sbuf uintptr, sn int64, sdt uintptr, dest, stag int32,
 	return sendrecv("MPI_Sendrecv_c", sbuf, sn, sdt, dest, stag, rbuf, rn, rdt, src, rtag, comm, st)
 }
 
+func sendrecvReplace(call string, buf uintptr, n int64, dth uintptr, dest, stag, src, rtag int32, comm, st uintptr) C.int {
+	e, d, err := p2pArgs(comm, buf, n, dth)
+	if err != nil {
+		return raise(comm, call, err)
+	}
+	s, err := d.k.sendrecvReplace(e.c, buf, int(n), rankIn(dest), tagIn(stag), rankIn(src), tagIn(rtag))
+	if err == nil {
+		setStatus(st, s, false, 0)
+	}
+	return raise(comm, call, err)
+}
+
+//export mpiabi_Sendrecv_replace
+func mpiabi_Sendrecv_replace(buf uintptr, n int32, dt uintptr, dest, stag, src, rtag int32, comm, st uintptr) C.int {
+	return sendrecvReplace("MPI_Sendrecv_replace", buf, int64(n), dt, dest, stag, src, rtag, comm, st)
+}
+
+//export mpiabi_Sendrecv_replace_c
+func mpiabi_Sendrecv_replace_c(buf uintptr, n int64, dt uintptr, dest, stag, src, rtag int32, comm, st uintptr) C.int {
+	return sendrecvReplace("MPI_Sendrecv_replace_c", buf, n, dt, dest, stag, src, rtag, comm, st)
+}
+
 func probe(call string, src, tag int32, comm, flag, st uintptr) C.int {
 	e, err := lookupComm(comm)
 	if err != nil {

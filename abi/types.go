@@ -17,41 +17,52 @@ type dtype struct {
 	name string
 	size int
 	k    kind // nil: a type meshmpi cannot move yet (long double …)
+	// mkop makes the Go operation of an MPI_Op_create function on this
+	// type; nil for the pair types
+	mkop func(name string, fn, dth uintptr, commute, large bool) *meshmpi.Op
 }
 
+// dt is a pair type: moved, reduced by the predefined operations only.
 func dt[T meshmpi.Element](name string) dtype {
 	var z T
 	return dtype{name: name, size: int(unsafe.Sizeof(z)), k: tk[T]{}}
+}
+
+// dn is a numeric type.
+func dn[T meshmpi.Numeric](name string) dtype {
+	d := dt[T](name)
+	d.mkop = newUserOp[T]
+	return d
 }
 
 // dtypes are the predefined datatypes, by handle (include/mpi.h). C's
 // long is 8 bytes and wchar_t 4 on the 64-bit Unix targets this builds
 // for (LP64).
 var dtypes = map[uintptr]dtype{
-	0x201: dt[int]("MPI_AINT"),
-	0x202: dt[int64]("MPI_COUNT"),
-	0x203: dt[int64]("MPI_OFFSET"),
-	0x207: dt[uint8]("MPI_PACKED"),
-	0x208: dt[int16]("MPI_SHORT"),
-	0x209: dt[int32]("MPI_INT"),
-	0x20a: dt[int64]("MPI_LONG"),
-	0x20b: dt[int64]("MPI_LONG_LONG"),
-	0x20c: dt[uint16]("MPI_UNSIGNED_SHORT"),
-	0x20d: dt[uint32]("MPI_UNSIGNED"),
-	0x20e: dt[uint64]("MPI_UNSIGNED_LONG"),
-	0x20f: dt[uint64]("MPI_UNSIGNED_LONG_LONG"),
-	0x210: dt[float32]("MPI_FLOAT"),
-	0x212: dt[complex64]("MPI_C_FLOAT_COMPLEX"),
-	0x213: dt[complex64]("MPI_CXX_FLOAT_COMPLEX"),
-	0x214: dt[float64]("MPI_DOUBLE"),
-	0x216: dt[complex128]("MPI_C_DOUBLE_COMPLEX"),
-	0x217: dt[complex128]("MPI_CXX_DOUBLE_COMPLEX"),
-	0x218: dt[int32]("MPI_LOGICAL"),
-	0x219: dt[int32]("MPI_INTEGER"),
-	0x21a: dt[float32]("MPI_REAL"),
-	0x21b: dt[complex64]("MPI_COMPLEX"),
-	0x21c: dt[float64]("MPI_DOUBLE_PRECISION"),
-	0x21d: dt[complex128]("MPI_DOUBLE_COMPLEX"),
+	0x201: dn[int]("MPI_AINT"),
+	0x202: dn[int64]("MPI_COUNT"),
+	0x203: dn[int64]("MPI_OFFSET"),
+	0x207: dn[uint8]("MPI_PACKED"),
+	0x208: dn[int16]("MPI_SHORT"),
+	0x209: dn[int32]("MPI_INT"),
+	0x20a: dn[int64]("MPI_LONG"),
+	0x20b: dn[int64]("MPI_LONG_LONG"),
+	0x20c: dn[uint16]("MPI_UNSIGNED_SHORT"),
+	0x20d: dn[uint32]("MPI_UNSIGNED"),
+	0x20e: dn[uint64]("MPI_UNSIGNED_LONG"),
+	0x20f: dn[uint64]("MPI_UNSIGNED_LONG_LONG"),
+	0x210: dn[float32]("MPI_FLOAT"),
+	0x212: dn[complex64]("MPI_C_FLOAT_COMPLEX"),
+	0x213: dn[complex64]("MPI_CXX_FLOAT_COMPLEX"),
+	0x214: dn[float64]("MPI_DOUBLE"),
+	0x216: dn[complex128]("MPI_C_DOUBLE_COMPLEX"),
+	0x217: dn[complex128]("MPI_CXX_DOUBLE_COMPLEX"),
+	0x218: dn[int32]("MPI_LOGICAL"),
+	0x219: dn[int32]("MPI_INTEGER"),
+	0x21a: dn[float32]("MPI_REAL"),
+	0x21b: dn[complex64]("MPI_COMPLEX"),
+	0x21c: dn[float64]("MPI_DOUBLE_PRECISION"),
+	0x21d: dn[complex128]("MPI_DOUBLE_COMPLEX"),
 	0x220: {name: "MPI_LONG_DOUBLE", size: 16},
 	0x224: {name: "MPI_C_LONG_DOUBLE_COMPLEX", size: 32},
 	0x225: {name: "MPI_CXX_LONG_DOUBLE_COMPLEX", size: 32},
@@ -64,39 +75,39 @@ var dtypes = map[uintptr]dtype{
 	0x230: {name: "MPI_2REAL", size: 8},
 	0x231: {name: "MPI_2DOUBLE_PRECISION", size: 16},
 	0x232: dt[meshmpi.Loc[int32]]("MPI_2INTEGER"),
-	0x238: dt[uint8]("MPI_C_BOOL"),
-	0x239: dt[uint8]("MPI_CXX_BOOL"),
-	0x23c: dt[int32]("MPI_WCHAR"),
-	0x240: dt[int8]("MPI_INT8_T"),
-	0x241: dt[uint8]("MPI_UINT8_T"),
-	0x243: dt[int8]("MPI_CHAR"),
-	0x244: dt[int8]("MPI_SIGNED_CHAR"),
-	0x245: dt[uint8]("MPI_UNSIGNED_CHAR"),
-	0x247: dt[uint8]("MPI_BYTE"),
-	0x248: dt[int16]("MPI_INT16_T"),
-	0x249: dt[uint16]("MPI_UINT16_T"),
-	0x250: dt[int32]("MPI_INT32_T"),
-	0x251: dt[uint32]("MPI_UINT32_T"),
-	0x258: dt[int64]("MPI_INT64_T"),
-	0x259: dt[uint64]("MPI_UINT64_T"),
-	0x2c0: dt[int8]("MPI_LOGICAL1"),
-	0x2c1: dt[int8]("MPI_INTEGER1"),
-	0x2c3: dt[uint8]("MPI_CHARACTER"),
-	0x2c8: dt[int16]("MPI_LOGICAL2"),
-	0x2c9: dt[int16]("MPI_INTEGER2"),
+	0x238: dn[uint8]("MPI_C_BOOL"),
+	0x239: dn[uint8]("MPI_CXX_BOOL"),
+	0x23c: dn[int32]("MPI_WCHAR"),
+	0x240: dn[int8]("MPI_INT8_T"),
+	0x241: dn[uint8]("MPI_UINT8_T"),
+	0x243: dn[int8]("MPI_CHAR"),
+	0x244: dn[int8]("MPI_SIGNED_CHAR"),
+	0x245: dn[uint8]("MPI_UNSIGNED_CHAR"),
+	0x247: dn[uint8]("MPI_BYTE"),
+	0x248: dn[int16]("MPI_INT16_T"),
+	0x249: dn[uint16]("MPI_UINT16_T"),
+	0x250: dn[int32]("MPI_INT32_T"),
+	0x251: dn[uint32]("MPI_UINT32_T"),
+	0x258: dn[int64]("MPI_INT64_T"),
+	0x259: dn[uint64]("MPI_UINT64_T"),
+	0x2c0: dn[int8]("MPI_LOGICAL1"),
+	0x2c1: dn[int8]("MPI_INTEGER1"),
+	0x2c3: dn[uint8]("MPI_CHARACTER"),
+	0x2c8: dn[int16]("MPI_LOGICAL2"),
+	0x2c9: dn[int16]("MPI_INTEGER2"),
 	0x2ca: {name: "MPI_REAL2", size: 2},
-	0x2d0: dt[int32]("MPI_LOGICAL4"),
-	0x2d1: dt[int32]("MPI_INTEGER4"),
-	0x2d2: dt[float32]("MPI_REAL4"),
+	0x2d0: dn[int32]("MPI_LOGICAL4"),
+	0x2d1: dn[int32]("MPI_INTEGER4"),
+	0x2d2: dn[float32]("MPI_REAL4"),
 	0x2d3: {name: "MPI_COMPLEX4", size: 4},
-	0x2d8: dt[int64]("MPI_LOGICAL8"),
-	0x2d9: dt[int64]("MPI_INTEGER8"),
-	0x2da: dt[float64]("MPI_REAL8"),
-	0x2db: dt[complex64]("MPI_COMPLEX8"),
+	0x2d8: dn[int64]("MPI_LOGICAL8"),
+	0x2d9: dn[int64]("MPI_INTEGER8"),
+	0x2da: dn[float64]("MPI_REAL8"),
+	0x2db: dn[complex64]("MPI_COMPLEX8"),
 	0x2e0: {name: "MPI_LOGICAL16", size: 16},
 	0x2e1: {name: "MPI_INTEGER16", size: 16},
 	0x2e2: {name: "MPI_REAL16", size: 16},
-	0x2e3: dt[complex128]("MPI_COMPLEX16"),
+	0x2e3: dn[complex128]("MPI_COMPLEX16"),
 	0x2eb: {name: "MPI_COMPLEX32", size: 32},
 }
 
@@ -122,23 +133,13 @@ func sameType(a, b dtype) error {
 	return nil
 }
 
-// ops are the predefined reduction operations, by handle.
+// ops are the predefined reduction operations, by handle (user-defined
+// ones are in ops.go).
 var ops = map[uintptr]*meshmpi.Op{
 	0x21: meshmpi.Sum, 0x22: meshmpi.Min, 0x23: meshmpi.Max, 0x24: meshmpi.Prod,
 	0x28: meshmpi.Band, 0x29: meshmpi.Bor, 0x2a: meshmpi.Bxor,
 	0x30: meshmpi.Land, 0x31: meshmpi.Lor, 0x32: meshmpi.Lxor,
 	0x38: meshmpi.MinLoc, 0x39: meshmpi.MaxLoc, 0x3c: meshmpi.Replace, 0x3d: meshmpi.NoOp,
-}
-
-func lookupOp(h uintptr) (*meshmpi.Op, error) {
-	o, ok := ops[h]
-	if !ok {
-		if h == 0x20 {
-			return nil, errorf(errOp, "MPI_OP_NULL is not an operation to use")
-		}
-		return nil, errorf(errOp, "%#x is not a predefined operation (MPI_Op_create is not in the C binding yet)", h)
-	}
-	return o, nil
 }
 
 //export mpiabi_Type_size

@@ -108,8 +108,51 @@ static void p2p(void)
     OK(MPI_Sendrecv(big, sizeof big, MPI_BYTE, next, 17, bigin, sizeof bigin, MPI_CHAR, prev, 17, MPI_COMM_WORLD, &st));
     for (int i = 0; i < (int)sizeof big; i += 4097)
         CHECK(bigin[i] == (char)(i * 7 + prev), "big message byte %d", i);
+    /* sendrecv_replace round the ring */
+    int token = rank;
+    OK(MPI_Sendrecv_replace(&token, 1, MPI_INT, next, 18, prev, 18, MPI_COMM_WORLD, &st));
+    CHECK(token == prev && st.MPI_SOURCE == prev, "sendrecv_replace %d", token);
     long long ll = rank;
     OK(MPI_Ssend(&ll, 1, MPI_LONG_LONG, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
+}
+
+/* a commutative user operation: a sum */
+static void mysum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    CHECK(*dt == MPI_DOUBLE, "datatype handed to the user function");
+    for (int i = 0; i < *len; i++)
+        ((double *)inout)[i] += ((double *)in)[i];
+}
+
+/* a non-commutative one: keep the lower rank's value */
+static void first(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    memcpy(inout, in, *len * sizeof(int));
+}
+
+static void userops(void)
+{
+    MPI_Op sum, keep;
+    int commute;
+    OK(MPI_Op_create(mysum, 1, &sum));
+    OK(MPI_Op_create(first, 0, &keep));
+    OK(MPI_Op_commutative(keep, &commute));
+    CHECK(!commute, "op_commutative");
+    double v[100], s[100];
+    for (int i = 0; i < 100; i++)
+        v[i] = rank * i;
+    OK(MPI_Allreduce(v, s, 100, MPI_DOUBLE, sum, MPI_COMM_WORLD));
+    for (int i = 0; i < 100; i++)
+        CHECK(s[i] == i * size * (size - 1) / 2.0, "user sum[%d] = %g", i, s[i]);
+    int mine[3] = {rank + 1, rank + 2, rank + 3}, got[3];
+    OK(MPI_Allreduce(mine, got, 3, MPI_INT, keep, MPI_COMM_WORLD));
+    CHECK(got[0] == 1 && got[2] == 3, "non-commutative user op in rank order: %d %d", got[0], got[2]);
+    OK(MPI_Scan(mine, got, 3, MPI_INT, keep, MPI_COMM_WORLD));
+    CHECK(got[1] == 2, "scan with the user op: %d", got[1]);
+    OK(MPI_Op_free(&sum));
+    OK(MPI_Op_free(&keep));
+    CHECK(sum == MPI_OP_NULL, "op_free sets MPI_OP_NULL");
 }
 
 static void collectives(void)
@@ -301,6 +344,7 @@ int main(int argc, char **argv)
 
     p2p();
     collectives();
+    userops();
     communicators();
 
     CHECK(MPI_Wtime() >= t0, "wtime");
