@@ -1135,10 +1135,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) WEAK(PMPI_Comm_split_type);
 
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
-	(void)comm;
-	(void)group;
-	(void)newcomm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_create");
+	return mpiabi_Comm_create((uintptr_t)comm, (uintptr_t)group, (uintptr_t)newcomm);
 }
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) WEAK(PMPI_Comm_create);
 
@@ -1173,9 +1170,7 @@ int PMPI_Comm_disconnect(MPI_Comm *comm) {
 int MPI_Comm_disconnect(MPI_Comm *comm) WEAK(PMPI_Comm_disconnect);
 
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
-	(void)comm;
-	(void)group;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_group");
+	return mpiabi_Comm_group((uintptr_t)comm, (uintptr_t)group);
 }
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group) WEAK(PMPI_Comm_group);
 
@@ -1201,17 +1196,12 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) WEAK(PMPI_Comm_remote_group);
 
 int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name) {
-	(void)comm;
-	(void)comm_name;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_set_name");
+	return mpiabi_Comm_set_name((uintptr_t)comm, (uintptr_t)comm_name);
 }
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name) WEAK(PMPI_Comm_set_name);
 
 int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) {
-	(void)comm;
-	(void)comm_name;
-	(void)resultlen;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_get_name");
+	return mpiabi_Comm_get_name((uintptr_t)comm, (uintptr_t)comm_name, (uintptr_t)resultlen);
 }
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) WEAK(PMPI_Comm_get_name);
 
@@ -1264,100 +1254,62 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) WE
 // Groups
 
 int PMPI_Group_size(MPI_Group group, int *size) {
-	(void)group;
-	(void)size;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Group_size");
+	return mpiabi_Group_size((uintptr_t)group, (uintptr_t)size);
 }
 int MPI_Group_size(MPI_Group group, int *size) WEAK(PMPI_Group_size);
 
 int PMPI_Group_rank(MPI_Group group, int *rank) {
-	(void)group;
-	(void)rank;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Group_rank");
+	return mpiabi_Group_rank((uintptr_t)group, (uintptr_t)rank);
 }
 int MPI_Group_rank(MPI_Group group, int *rank) WEAK(PMPI_Group_rank);
 
 int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]) {
-	(void)group1;
-	(void)n;
-	(void)ranks1;
-	(void)group2;
-	(void)ranks2;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Group_translate_ranks");
+	return mpiabi_Group_translate_ranks((uintptr_t)group1, n, (uintptr_t)ranks1, (uintptr_t)group2, (uintptr_t)ranks2);
 }
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]) WEAK(PMPI_Group_translate_ranks);
 
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) {
-	(void)group1;
-	(void)group2;
-	(void)result;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Group_compare");
+	return mpiabi_Group_compare((uintptr_t)group1, (uintptr_t)group2, (uintptr_t)result);
 }
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result) WEAK(PMPI_Group_compare);
 
 int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
-	(void)group1;
-	(void)group2;
-	(void)newgroup;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Group_union");
+	return mpiabi_Group_union((uintptr_t)group1, (uintptr_t)group2, (uintptr_t)newgroup);
 }
 int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) WEAK(PMPI_Group_union);
 
 int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
-	(void)group1;
-	(void)group2;
-	(void)newgroup;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Group_intersection");
+	return mpiabi_Group_intersection((uintptr_t)group1, (uintptr_t)group2, (uintptr_t)newgroup);
 }
 int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) WEAK(PMPI_Group_intersection);
 
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) {
-	(void)group1;
-	(void)group2;
-	(void)newgroup;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Group_difference");
+	return mpiabi_Group_difference((uintptr_t)group1, (uintptr_t)group2, (uintptr_t)newgroup);
 }
 int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup) WEAK(PMPI_Group_difference);
 
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
-	(void)group;
-	(void)n;
-	(void)ranks;
-	(void)newgroup;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Group_incl");
+	return mpiabi_Group_incl((uintptr_t)group, n, (uintptr_t)ranks, (uintptr_t)newgroup);
 }
 int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) WEAK(PMPI_Group_incl);
 
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) {
-	(void)group;
-	(void)n;
-	(void)ranks;
-	(void)newgroup;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Group_excl");
+	return mpiabi_Group_excl((uintptr_t)group, n, (uintptr_t)ranks, (uintptr_t)newgroup);
 }
 int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup) WEAK(PMPI_Group_excl);
 
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) {
-	(void)group;
-	(void)n;
-	(void)ranges;
-	(void)newgroup;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Group_range_incl");
+	return mpiabi_Group_range_incl((uintptr_t)group, n, (uintptr_t)ranges, (uintptr_t)newgroup);
 }
 int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) WEAK(PMPI_Group_range_incl);
 
 int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) {
-	(void)group;
-	(void)n;
-	(void)ranges;
-	(void)newgroup;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Group_range_excl");
+	return mpiabi_Group_range_excl((uintptr_t)group, n, (uintptr_t)ranges, (uintptr_t)newgroup);
 }
 int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup) WEAK(PMPI_Group_range_excl);
 
 int PMPI_Group_free(MPI_Group *group) {
-	(void)group;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Group_free");
+	return mpiabi_Group_free((uintptr_t)group);
 }
 int MPI_Group_free(MPI_Group *group) WEAK(PMPI_Group_free);
 
@@ -2662,10 +2614,7 @@ int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_
 int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[]) WEAK(PMPI_Type_get_contents_c);
 
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) {
-	(void)datatype;
-	(void)type_name;
-	(void)resultlen;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_get_name");
+	return mpiabi_Type_get_name((uintptr_t)datatype, (uintptr_t)type_name, (uintptr_t)resultlen);
 }
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) WEAK(PMPI_Type_get_name);
 

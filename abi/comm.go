@@ -208,3 +208,38 @@ func mpiabi_Comm_get_attr(comm uintptr, key int32, val, flag uintptr) C.int {
 	*(*unsafe.Pointer)(ptr(val)) = unsafe.Pointer(&attrVals[i])
 	return errSuccess
 }
+
+//export mpiabi_Comm_set_name
+func mpiabi_Comm_set_name(comm, name uintptr) C.int {
+	e, err := lookupComm(comm)
+	if err == nil && name == 0 {
+		err = errorf(errArg, "comm_name is NULL")
+	}
+	if err != nil {
+		return raise(comm, "MPI_Comm_set_name", err)
+	}
+	s := C.GoString((*C.char)(ptr(name)))
+	if len(s) > maxObjectName-1 {
+		s = s[:maxObjectName-1]
+	}
+	state.mu.Lock()
+	e.name = s
+	state.mu.Unlock()
+	return errSuccess
+}
+
+//export mpiabi_Comm_get_name
+func mpiabi_Comm_get_name(comm, name, resultlen uintptr) C.int {
+	e, err := lookupComm(comm)
+	if err == nil && (name == 0 || resultlen == 0) {
+		err = errorf(errArg, "comm_name or resultlen is NULL")
+	}
+	if err != nil {
+		return raise(comm, "MPI_Comm_get_name", err)
+	}
+	state.mu.Lock()
+	s := e.name
+	state.mu.Unlock()
+	putInt(resultlen, putString(name, s, maxObjectName))
+	return errSuccess
+}

@@ -115,8 +115,8 @@ func initialize(call string, required int32, provided uintptr) C.int {
 	vals[3] = errLastCode
 	state.mu.Lock()
 	attrVals = vals
-	state.world = &commEntry{c: w, eh: ehFatal}
-	state.self = &commEntry{c: w.Self(), eh: ehFatal}
+	state.world = &commEntry{c: w, eh: ehFatal, name: "MPI_COMM_WORLD"}
+	state.self = &commEntry{c: w.Self(), eh: ehFatal, name: "MPI_COMM_SELF"}
 	state.comms = table[*commEntry]{base: firstComm}
 	state.reqs = table[*reqEntry]{base: firstReq}
 	state.thread = required

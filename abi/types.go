@@ -229,3 +229,16 @@ func mpiabi_Type_commit(h uintptr) C.int {
 	}
 	return errSuccess // predefined types are committed
 }
+
+//export mpiabi_Type_get_name
+func mpiabi_Type_get_name(h, name, resultlen uintptr) C.int {
+	d, ok := dtypes[h]
+	if !ok {
+		return raise(self, "MPI_Type_get_name", errorf(errType, "%#x is not a predefined datatype", h))
+	}
+	if name == 0 || resultlen == 0 {
+		return raise(self, "MPI_Type_get_name", errorf(errArg, "type_name or resultlen is NULL"))
+	}
+	putInt(resultlen, putString(name, d.name, maxObjectName))
+	return errSuccess
+}

@@ -310,6 +310,57 @@ static void communicators(void)
     OK(MPI_Comm_size(MPI_COMM_SELF, &s));
     CHECK(s == 1, "self");
 
+    /* groups: the even ranks, made three ways, and a communicator over them */
+    MPI_Group world, evens, evens2, evens3, odds, all, empty;
+    int ranks[64], ne = 0, gs, gr;
+    for (int i = 0; i < size; i += 2)
+        ranks[ne++] = i;
+    OK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+    OK(MPI_Group_size(world, &gs));
+    OK(MPI_Group_rank(world, &gr));
+    CHECK(gs == size && gr == rank, "world group %d %d", gs, gr);
+    OK(MPI_Group_incl(world, ne, ranks, &evens));
+    int range[1][3] = {{0, size - 1, 2}};
+    OK(MPI_Group_range_incl(world, 1, range, &evens2));
+    OK(MPI_Group_compare(evens, evens2, &cmp));
+    CHECK(cmp == MPI_IDENT, "incl and range_incl: %d", cmp);
+    OK(MPI_Group_difference(world, evens, &odds));
+    OK(MPI_Group_difference(world, odds, &evens3));
+    OK(MPI_Group_compare(evens, evens3, &cmp));
+    CHECK(cmp == MPI_IDENT, "difference twice: %d", cmp);
+    OK(MPI_Group_union(odds, evens, &all));
+    OK(MPI_Group_compare(all, world, &cmp));
+    CHECK(cmp == (size > 1 ? MPI_SIMILAR : MPI_IDENT), "union: %d", cmp);
+    OK(MPI_Group_intersection(odds, evens, &empty));
+    CHECK(empty == MPI_GROUP_EMPTY, "an empty intersection is MPI_GROUP_EMPTY");
+    OK(MPI_Group_rank(evens, &gr));
+    CHECK(gr == (rank % 2 == 0 ? rank / 2 : MPI_UNDEFINED), "rank in evens %d", gr);
+    int tr[2] = {0, ne - 1}, out[2];
+    OK(MPI_Group_translate_ranks(evens, 2, tr, world, out));
+    CHECK(out[0] == 0 && out[1] == ranks[ne - 1], "translate %d %d", out[0], out[1]);
+    MPI_Comm ec;
+    OK(MPI_Comm_create(MPI_COMM_WORLD, evens, &ec));
+    CHECK((rank % 2 == 0) == (ec != MPI_COMM_NULL), "comm_create membership");
+    if (ec != MPI_COMM_NULL) {
+        OK(MPI_Comm_size(ec, &s));
+        CHECK(s == ne, "comm_create size %d", s);
+        OK(MPI_Comm_set_name(ec, "evens"));
+        char name[MPI_MAX_OBJECT_NAME];
+        int len;
+        OK(MPI_Comm_get_name(ec, name, &len));
+        CHECK(strcmp(name, "evens") == 0 && len == 5, "name %s", name);
+        OK(MPI_Comm_free(&ec));
+    }
+    MPI_Group *gs_[] = {&world, &evens, &evens2, &evens3, &odds, &all, &empty};
+    for (int i = 0; i < 7; i++) {
+        OK(MPI_Group_free(gs_[i]));
+        CHECK(*gs_[i] == MPI_GROUP_NULL, "group_free");
+    }
+    char wname[MPI_MAX_OBJECT_NAME];
+    int wlen;
+    OK(MPI_Comm_get_name(MPI_COMM_WORLD, wname, &wlen));
+    CHECK(strcmp(wname, "MPI_COMM_WORLD") == 0, "world's name %s", wname);
+
     int size_i;
     MPI_Aint lb, extent;
     OK(MPI_Type_size(MPI_DOUBLE_INT, &size_i));
