@@ -220,32 +220,22 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
 int MPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag) WEAK(PMPI_Comm_get_attr);
 
 int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) {
-	(void)comm;
-	(void)comm_keyval;
-	(void)attribute_val;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_set_attr");
+	return mpiabi_Comm_set_attr((uintptr_t)comm, comm_keyval, (uintptr_t)attribute_val);
 }
 int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val) WEAK(PMPI_Comm_set_attr);
 
 int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) {
-	(void)comm;
-	(void)comm_keyval;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_delete_attr");
+	return mpiabi_Comm_delete_attr((uintptr_t)comm, comm_keyval);
 }
 int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval) WEAK(PMPI_Comm_delete_attr);
 
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state) {
-	(void)comm_copy_attr_fn;
-	(void)comm_delete_attr_fn;
-	(void)comm_keyval;
-	(void)extra_state;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Comm_create_keyval");
+	return mpiabi_Comm_create_keyval((uintptr_t)comm_copy_attr_fn, (uintptr_t)comm_delete_attr_fn, (uintptr_t)comm_keyval, (uintptr_t)extra_state);
 }
 int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn, MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval, void *extra_state) WEAK(PMPI_Comm_create_keyval);
 
 int PMPI_Comm_free_keyval(int *comm_keyval) {
-	(void)comm_keyval;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Comm_free_keyval");
+	return mpiabi_Comm_free_keyval((uintptr_t)comm_keyval);
 }
 int MPI_Comm_free_keyval(int *comm_keyval) WEAK(PMPI_Comm_free_keyval);
 
@@ -289,41 +279,27 @@ int PMPI_Type_free_keyval(int *type_keyval) {
 int MPI_Type_free_keyval(int *type_keyval) WEAK(PMPI_Type_free_keyval);
 
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) {
-	(void)comm;
-	(void)keyval;
-	(void)attribute_val;
-	(void)flag;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Attr_get");
+	return mpiabi_Attr_get((uintptr_t)comm, keyval, (uintptr_t)attribute_val, (uintptr_t)flag);
 }
 int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag) WEAK(PMPI_Attr_get);
 
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) {
-	(void)comm;
-	(void)keyval;
-	(void)attribute_val;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Attr_put");
+	return mpiabi_Attr_put((uintptr_t)comm, keyval, (uintptr_t)attribute_val);
 }
 int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val) WEAK(PMPI_Attr_put);
 
 int PMPI_Attr_delete(MPI_Comm comm, int keyval) {
-	(void)comm;
-	(void)keyval;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Attr_delete");
+	return mpiabi_Attr_delete((uintptr_t)comm, keyval);
 }
 int MPI_Attr_delete(MPI_Comm comm, int keyval) WEAK(PMPI_Attr_delete);
 
 int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state) {
-	(void)copy_fn;
-	(void)delete_fn;
-	(void)keyval;
-	(void)extra_state;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Keyval_create");
+	return mpiabi_Keyval_create((uintptr_t)copy_fn, (uintptr_t)delete_fn, (uintptr_t)keyval, (uintptr_t)extra_state);
 }
 int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state) WEAK(PMPI_Keyval_create);
 
 int PMPI_Keyval_free(int *keyval) {
-	(void)keyval;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Keyval_free");
+	return mpiabi_Keyval_free((uintptr_t)keyval);
 }
 int MPI_Keyval_free(int *keyval) WEAK(PMPI_Keyval_free);
 

@@ -58,6 +58,10 @@ func mpiabi_Comm_dup(comm, newcomm uintptr) C.int {
 	if newcomm == 0 {
 		return raise(comm, "MPI_Comm_dup", errorf(errArg, "newcomm is NULL"))
 	}
+	attrs, err := copyAttrs(comm, e)
+	if err != nil {
+		return raise(comm, "MPI_Comm_dup", err)
+	}
 	n, err := e.c.Dup()
 	if err != nil {
 		return raise(comm, "MPI_Comm_dup", err)
@@ -66,6 +70,10 @@ func mpiabi_Comm_dup(comm, newcomm uintptr) C.int {
 	if err != nil {
 		return raise(comm, "MPI_Comm_dup", err)
 	}
+	state.mu.Lock()
+	nc, _ := state.comms.get(h)
+	nc.attrs = attrs
+	state.mu.Unlock()
 	putHandle(newcomm, h)
 	return errSuccess
 }
@@ -110,6 +118,9 @@ func mpiabi_Comm_free(pcomm uintptr) C.int {
 	}
 	e, err := lookupComm(h)
 	if err != nil {
+		return raise(h, "MPI_Comm_free", err)
+	}
+	if err := deleteAttrs(h, e); err != nil {
 		return raise(h, "MPI_Comm_free", err)
 	}
 	if err := e.c.Free(); err != nil {
@@ -182,11 +193,16 @@ func mpiabi_Comm_get_errhandler(comm, eh uintptr) C.int {
 //
 //export mpiabi_Comm_get_attr
 func mpiabi_Comm_get_attr(comm uintptr, key int32, val, flag uintptr) C.int {
-	if _, err := lookupComm(comm); err != nil {
-		return raise(comm, "MPI_Comm_get_attr", err)
+	return getAttr("MPI_Comm_get_attr", comm, key, val, flag)
+}
+
+func getAttr(call string, comm uintptr, key int32, val, flag uintptr) C.int {
+	e, err := lookupComm(comm)
+	if err != nil {
+		return raise(comm, call, err)
 	}
 	if val == 0 || flag == 0 {
-		return raise(comm, "MPI_Comm_get_attr", errorf(errArg, "attribute_val or flag is NULL"))
+		return raise(comm, call, errorf(errArg, "attribute_val or flag is NULL"))
 	}
 	var i int
 	switch key {
@@ -202,7 +218,7 @@ func mpiabi_Comm_get_attr(comm uintptr, key int32, val, flag uintptr) C.int {
 		putInt(flag, 0)
 		return errSuccess
 	default:
-		return raise(comm, "MPI_Comm_get_attr", errorf(errKeyval, "key %d: meshmpi keeps no attributes of the program's keys yet", key))
+		return getUserAttr(call, comm, e, key, val, flag)
 	}
 	putInt(flag, 1)
 	*(*unsafe.Pointer)(ptr(val)) = unsafe.Pointer(&attrVals[i])

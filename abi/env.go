@@ -134,7 +134,13 @@ func mpiabi_Finalize() C.int {
 		state.mu.Unlock()
 		return raise(self, "MPI_Finalize", errorf(errOther, "MPI is not initialized, or is finalized already"))
 	}
+	self0 := state.self
 	state.mu.Unlock()
+	// MPI_COMM_SELF's attributes are deleted first, so libraries can
+	// clean up (MPI-4.1 §11.2.4)
+	if err := deleteAttrs(self, self0); err != nil {
+		return raise(self, "MPI_Finalize", err)
+	}
 	err := meshmpi.Finalize()
 	state.mu.Lock()
 	state.finalized = true

@@ -68,8 +68,8 @@ func getHandle(u uintptr) uintptr { return *(*uintptr)(ptr(u)) }
 // commEntry is a communicator's Go side.
 type commEntry struct {
 	c     *meshmpi.Comm
-	eh    uintptr           // error handler
-	attrs map[int32]uintptr // the program's attributes
+	eh    uintptr        // error handler
+	attrs map[int32]attr // the program's attributes
 	name  string
 }
 

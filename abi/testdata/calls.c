@@ -279,6 +279,61 @@ static void collectives(void)
     free(displs);
 }
 
+static int copies, deletes;
+
+static int copy_attr(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    (void)comm;
+    (void)keyval;
+    CHECK(*(int *)extra == 7, "extra state");
+    copies++;
+    *(void **)out = (char *)in + 1;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+static int delete_attr(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)val;
+    (void)extra;
+    deletes++;
+    return MPI_SUCCESS;
+}
+
+static void attributes(void)
+{
+    static int extra = 7;
+    static char base[4];
+    int key, plain, flag;
+    void *val;
+    MPI_Comm dup;
+    OK(MPI_Comm_create_keyval(copy_attr, delete_attr, &key, &extra));
+    OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &plain, NULL));
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, key, &val, &flag));
+    CHECK(!flag, "no attribute yet");
+    OK(MPI_Comm_set_attr(MPI_COMM_WORLD, key, base));
+    OK(MPI_Comm_set_attr(MPI_COMM_WORLD, plain, base + 2));
+    OK(MPI_Comm_get_attr(MPI_COMM_WORLD, key, &val, &flag));
+    CHECK(flag && val == base, "get_attr");
+    OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    CHECK(copies == 1, "copies %d", copies);
+    OK(MPI_Comm_get_attr(dup, key, &val, &flag));
+    CHECK(flag && val == base + 1, "the copy function's value");
+    OK(MPI_Comm_get_attr(dup, plain, &val, &flag));
+    CHECK(!flag, "MPI_COMM_NULL_COPY_FN does not copy");
+    OK(MPI_Comm_set_attr(dup, key, base + 3)); /* replaces: deletes the old value */
+    CHECK(deletes == 1, "deletes %d", deletes);
+    OK(MPI_Comm_free(&dup));
+    CHECK(deletes == 2, "comm_free deletes: %d", deletes);
+    OK(MPI_Comm_delete_attr(MPI_COMM_WORLD, key));
+    CHECK(deletes == 3, "delete_attr: %d", deletes);
+    OK(MPI_Comm_free_keyval(&key));
+    CHECK(key == MPI_KEYVAL_INVALID, "free_keyval");
+    OK(MPI_Comm_free_keyval(&plain));
+}
+
 static void communicators(void)
 {
     MPI_Comm dup, half;
@@ -397,6 +452,7 @@ int main(int argc, char **argv)
     collectives();
     userops();
     communicators();
+    attributes();
 
     CHECK(MPI_Wtime() >= t0, "wtime");
     OK(MPI_Finalize());
