@@ -7,6 +7,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"io"
 	"mime/multipart"
@@ -348,14 +349,26 @@ func TestSessionsBounded(t *testing.T) {
 	req = httptest.NewRequest("GET", "/", nil)
 	req.AddCookie(&http.Cookie{Name: SessionCookie, Value: ids[0]})
 	require.Nil(t, s.get(req, now), "evicted")
-	// failed logins are throttled
+	// failed logins are throttled per address, and for all addresses
 	n := 0
-	for s.failure(now) {
+	for s.failure("192.0.2.1", now) {
 		n++
 	}
-	require.Equal(t, loginBurst, n)
-	require.True(t, s.throttled(now))
-	require.False(t, s.throttled(now.Add(time.Second)))
+	require.Equal(t, addrBurst, n)
+	require.True(t, s.throttled("192.0.2.1", now))
+	require.False(t, s.throttled("192.0.2.1", now.Add(time.Duration(float64(time.Second)/addrRate))))
+	require.False(t, s.throttled("192.0.2.2", now), "another address is not held back")
+	for i := 2; s.failure(fmt.Sprintf("192.0.2.%d", i), now); i++ {
+		n++
+	}
+	require.Equal(t, allBurst, n)
+	require.True(t, s.throttled("192.0.2.200", now), "all addresses together")
+	require.False(t, s.throttled("192.0.2.200", now.Add(time.Second)))
+	// the addresses tracked are bounded: those whose bucket refilled go
+	for i := range maxAddrs + 10 {
+		s.failure(fmt.Sprintf("198.51.%d.%d", i/256, i%256), now.Add(time.Hour+time.Duration(i)*time.Millisecond))
+	}
+	require.LessOrEqual(t, len(s.byAddr), maxAddrs)
 }
 
 func TestCreateJobInputs(t *testing.T) {

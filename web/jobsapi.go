@@ -250,7 +250,7 @@ func (js *Jobs) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := time.Now()
-	if js.sess.throttled(now) {
+	if js.sess.throttled(clientAddr(r), now) {
 		http.Redirect(w, r, "/login?error=busy", http.StatusSeeOther)
 		return
 	}
@@ -260,7 +260,7 @@ func (js *Jobs) login(w http.ResponseWriter, r *http.Request) {
 		pw = r.PostForm.Get("password")
 	}
 	if !secretEqual(pw, js.cfg.Password) && !secretEqual(pw, js.cfg.AdminKey) {
-		js.sess.failure(now)
+		js.sess.failure(clientAddr(r), now)
 		http.Redirect(w, r, "/login?error=1", http.StatusSeeOther)
 		return
 	}

@@ -30,7 +30,8 @@ type session struct {
 	expires time.Time
 }
 
-// sessions is the bounded table of organizer sessions.
+// sessions is the bounded table of organizer sessions, and the throttle
+// of failed logins.
 type sessions struct {
 	ttl time.Duration
 	max int
@@ -38,20 +39,50 @@ type sessions struct {
 	mu sync.Mutex
 	m  map[string]*session
 
-	// failed logins: a token bucket shared by every client, so a guesser
-	// gets a few tries a second however many addresses it has.
+	// failed logins: a token bucket per client address, and one shared
+	// by all of them, so a guesser gets a few tries a second however
+	// many addresses it has, and one address cannot keep the organizer
+	// out by itself
+	all    bucket
+	byAddr map[string]*bucket
+}
+
+// bucket is a token bucket of failed logins.
+type bucket struct {
 	tokens float64
 	last   time.Time
 }
 
-// Login throttle: loginBurst failed tries at once, then loginRate a second.
+// take refills b by rate a second up to burst, then takes a token if
+// there is one.
+func (b *bucket) take(now time.Time, burst, rate float64) bool {
+	if !b.has(now, burst, rate) {
+		return false
+	}
+	b.tokens = min(burst, b.tokens+now.Sub(b.last).Seconds()*rate) - 1
+	b.last = now
+	return true
+}
+
+// has reports whether b holds a token now.
+func (b *bucket) has(now time.Time, burst, rate float64) bool {
+	return min(burst, b.tokens+now.Sub(b.last).Seconds()*rate) >= 1
+}
+
+// Login throttle: an address may fail addrBurst times at once, then
+// addrRate times a second; all addresses together allBurst and allRate.
+// At most maxAddrs addresses are tracked (beyond, the shared bucket
+// alone holds them back).
 const (
-	loginBurst = 20
-	loginRate  = 2.0
+	addrBurst = 10
+	addrRate  = 0.5
+	allBurst  = 100
+	allRate   = 10.0
+	maxAddrs  = 4096
 )
 
 func newSessions(ttl time.Duration, max int) *sessions {
-	return &sessions{ttl: ttl, max: max, m: map[string]*session{}, tokens: loginBurst}
+	return &sessions{ttl: ttl, max: max, m: map[string]*session{}, all: bucket{tokens: allBurst}, byAddr: map[string]*bucket{}}
 }
 
 // randomID returns n random bytes, base64url.
@@ -123,25 +154,46 @@ func (s *sessions) len() int {
 	return len(s.m)
 }
 
-// failure takes a token for a failed login; false: too many failures
+// failure counts a failed login from addr; false: too many failures
 // lately, the client should wait.
-func (s *sessions) failure(now time.Time) bool {
+func (s *sessions) failure(addr string, now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tokens = min(loginBurst, s.tokens+now.Sub(s.last).Seconds()*loginRate)
-	s.last = now
-	if s.tokens < 1 {
-		return false
+	b := s.byAddr[addr]
+	if b == nil {
+		if len(s.byAddr) >= maxAddrs {
+			for a, x := range s.byAddr { // forget those that refilled
+				if x.tokens+now.Sub(x.last).Seconds()*addrRate >= addrBurst {
+					delete(s.byAddr, a)
+				}
+			}
+		}
+		b = &bucket{tokens: addrBurst, last: now}
+		if len(s.byAddr) < maxAddrs {
+			s.byAddr[addr] = b
+		}
 	}
-	s.tokens--
-	return true
+	return b.take(now, addrBurst, addrRate) && s.all.take(now, allBurst, allRate)
 }
 
-// throttled reports whether failed logins have used up the bucket.
-func (s *sessions) throttled(now time.Time) bool {
+// throttled reports whether failed logins from addr, or from everyone,
+// have used up their bucket.
+func (s *sessions) throttled(addr string, now time.Time) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return min(loginBurst, s.tokens+now.Sub(s.last).Seconds()*loginRate) < 1
+	if b := s.byAddr[addr]; b != nil && !b.has(now, addrBurst, addrRate) {
+		return true
+	}
+	return !s.all.has(now, allBurst, allRate)
+}
+
+// clientAddr is the request's remote address without its port.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // secretEqual compares a try with a secret in constant time (hashes, so
