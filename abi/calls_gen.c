@@ -1322,35 +1322,17 @@ int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MP
 int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Bcast_init);
 
 int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-	(void)buffer;
-	(void)count;
-	(void)datatype;
-	(void)root;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Bcast_c");
+	return mpiabi_Bcast_c((uintptr_t)buffer, count, (uintptr_t)datatype, root, (uintptr_t)comm);
 }
 int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) WEAK(PMPI_Bcast_c);
 
 int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) {
-	(void)buffer;
-	(void)count;
-	(void)datatype;
-	(void)root;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Ibcast_c");
+	return mpiabi_Ibcast_c((uintptr_t)buffer, count, (uintptr_t)datatype, root, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ibcast_c);
 
 int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)buffer;
-	(void)count;
-	(void)datatype;
-	(void)root;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Bcast_init_c");
+	return mpiabi_Bcast_init_c((uintptr_t)buffer, count, (uintptr_t)datatype, root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Bcast_init_c);
 
@@ -1370,44 +1352,17 @@ int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Gather_init);
 
 int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)root;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Gather_c");
+	return mpiabi_Gather_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, root, (uintptr_t)comm);
 }
 int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) WEAK(PMPI_Gather_c);
 
 int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)root;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Igather_c");
+	return mpiabi_Igather_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, root, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Igather_c);
 
 int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)root;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Gather_init_c");
+	return mpiabi_Gather_init_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Gather_init_c);
 
@@ -1427,47 +1382,17 @@ int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Gatherv_init);
 
 int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)displs;
-	(void)recvtype;
-	(void)root;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Gatherv_c");
+	return mpiabi_Gatherv_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)displs, (uintptr_t)recvtype, root, (uintptr_t)comm);
 }
 int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) WEAK(PMPI_Gatherv_c);
 
 int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)displs;
-	(void)recvtype;
-	(void)root;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Igatherv_c");
+	return mpiabi_Igatherv_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)displs, (uintptr_t)recvtype, root, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Igatherv_c);
 
 int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)displs;
-	(void)recvtype;
-	(void)root;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Gatherv_init_c");
+	return mpiabi_Gatherv_init_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)displs, (uintptr_t)recvtype, root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Gatherv_init_c);
 
@@ -1487,44 +1412,17 @@ int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Scatter_init);
 
 int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)root;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Scatter_c");
+	return mpiabi_Scatter_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, root, (uintptr_t)comm);
 }
 int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) WEAK(PMPI_Scatter_c);
 
 int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)root;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Iscatter_c");
+	return mpiabi_Iscatter_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, root, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Iscatter_c);
 
 int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)root;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Scatter_init_c");
+	return mpiabi_Scatter_init_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Scatter_init_c);
 
@@ -1544,47 +1442,17 @@ int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int di
 int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Scatterv_init);
 
 int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)displs;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)root;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Scatterv_c");
+	return mpiabi_Scatterv_c((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)displs, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, root, (uintptr_t)comm);
 }
 int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) WEAK(PMPI_Scatterv_c);
 
 int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)displs;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)root;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Iscatterv_c");
+	return mpiabi_Iscatterv_c((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)displs, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, root, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Iscatterv_c);
 
 int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)displs;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)root;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Scatterv_init_c");
+	return mpiabi_Scatterv_init_c((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)displs, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Scatterv_init_c);
 
@@ -1604,41 +1472,17 @@ int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
 int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Allgather_init);
 
 int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Allgather_c");
+	return mpiabi_Allgather_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) WEAK(PMPI_Allgather_c);
 
 int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Iallgather_c");
+	return mpiabi_Iallgather_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Iallgather_c);
 
 int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Allgather_init_c");
+	return mpiabi_Allgather_init_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Allgather_init_c);
 
@@ -1658,44 +1502,17 @@ int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendty
 int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Allgatherv_init);
 
 int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)displs;
-	(void)recvtype;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Allgatherv_c");
+	return mpiabi_Allgatherv_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)displs, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm) WEAK(PMPI_Allgatherv_c);
 
 int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)displs;
-	(void)recvtype;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Iallgatherv_c");
+	return mpiabi_Iallgatherv_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)displs, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Iallgatherv_c);
 
 int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)displs;
-	(void)recvtype;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Allgatherv_init_c");
+	return mpiabi_Allgatherv_init_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)displs, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Allgatherv_init_c);
 
@@ -1715,41 +1532,17 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
 int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Alltoall_init);
 
 int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Alltoall_c");
+	return mpiabi_Alltoall_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) WEAK(PMPI_Alltoall_c);
 
 int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Ialltoall_c");
+	return mpiabi_Ialltoall_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ialltoall_c);
 
 int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Alltoall_init_c");
+	return mpiabi_Alltoall_init_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Alltoall_init_c);
 
@@ -1769,47 +1562,17 @@ int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int s
 int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Alltoallv_init);
 
 int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)sdispls;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)rdispls;
-	(void)recvtype;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Alltoallv_c");
+	return mpiabi_Alltoallv_c((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)sdispls, (uintptr_t)sendtype, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)rdispls, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) WEAK(PMPI_Alltoallv_c);
 
 int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)sdispls;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)rdispls;
-	(void)recvtype;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Ialltoallv_c");
+	return mpiabi_Ialltoallv_c((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)sdispls, (uintptr_t)sendtype, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)rdispls, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ialltoallv_c);
 
 int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)sdispls;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)rdispls;
-	(void)recvtype;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Alltoallv_init_c");
+	return mpiabi_Alltoallv_init_c((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)sdispls, (uintptr_t)sendtype, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)rdispls, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Alltoallv_init_c);
 
@@ -1919,41 +1682,17 @@ int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Reduce_init);
 
 int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)count;
-	(void)datatype;
-	(void)op;
-	(void)root;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Reduce_c");
+	return mpiabi_Reduce_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, count, (uintptr_t)datatype, (uintptr_t)op, root, (uintptr_t)comm);
 }
 int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm) WEAK(PMPI_Reduce_c);
 
 int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)count;
-	(void)datatype;
-	(void)op;
-	(void)root;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Ireduce_c");
+	return mpiabi_Ireduce_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, count, (uintptr_t)datatype, (uintptr_t)op, root, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ireduce_c);
 
 int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)count;
-	(void)datatype;
-	(void)op;
-	(void)root;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Reduce_init_c");
+	return mpiabi_Reduce_init_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, count, (uintptr_t)datatype, (uintptr_t)op, root, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Reduce_init_c);
 
@@ -1973,38 +1712,17 @@ int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datat
 int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Allreduce_init);
 
 int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)count;
-	(void)datatype;
-	(void)op;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Allreduce_c");
+	return mpiabi_Allreduce_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm);
 }
 int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) WEAK(PMPI_Allreduce_c);
 
 int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)count;
-	(void)datatype;
-	(void)op;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Iallreduce_c");
+	return mpiabi_Iallreduce_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Iallreduce_c);
 
 int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)count;
-	(void)datatype;
-	(void)op;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Allreduce_init_c");
+	return mpiabi_Allreduce_init_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Allreduce_init_c);
 
@@ -2024,38 +1742,17 @@ int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvc
 int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Reduce_scatter_init);
 
 int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)datatype;
-	(void)op;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Reduce_scatter_c");
+	return mpiabi_Reduce_scatter_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm);
 }
 int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) WEAK(PMPI_Reduce_scatter_c);
 
 int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)datatype;
-	(void)op;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Ireduce_scatter_c");
+	return mpiabi_Ireduce_scatter_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ireduce_scatter_c);
 
 int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)datatype;
-	(void)op;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Reduce_scatter_init_c");
+	return mpiabi_Reduce_scatter_init_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Reduce_scatter_init_c);
 
@@ -2075,38 +1772,17 @@ int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvc
 int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Reduce_scatter_block_init);
 
 int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)datatype;
-	(void)op;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Reduce_scatter_block_c");
+	return mpiabi_Reduce_scatter_block_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, recvcount, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm);
 }
 int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) WEAK(PMPI_Reduce_scatter_block_c);
 
 int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)datatype;
-	(void)op;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Ireduce_scatter_block_c");
+	return mpiabi_Ireduce_scatter_block_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, recvcount, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ireduce_scatter_block_c);
 
 int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)datatype;
-	(void)op;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Reduce_scatter_block_init_c");
+	return mpiabi_Reduce_scatter_block_init_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, recvcount, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Reduce_scatter_block_init_c);
 
@@ -2126,38 +1802,17 @@ int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Scan_init);
 
 int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)count;
-	(void)datatype;
-	(void)op;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Scan_c");
+	return mpiabi_Scan_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm);
 }
 int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) WEAK(PMPI_Scan_c);
 
 int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)count;
-	(void)datatype;
-	(void)op;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Iscan_c");
+	return mpiabi_Iscan_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Iscan_c);
 
 int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)count;
-	(void)datatype;
-	(void)op;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Scan_init_c");
+	return mpiabi_Scan_init_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Scan_init_c);
 
@@ -2177,38 +1832,17 @@ int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype
 int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Exscan_init);
 
 int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)count;
-	(void)datatype;
-	(void)op;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Exscan_c");
+	return mpiabi_Exscan_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm);
 }
 int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) WEAK(PMPI_Exscan_c);
 
 int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)count;
-	(void)datatype;
-	(void)op;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Iexscan_c");
+	return mpiabi_Iexscan_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Iexscan_c);
 
 int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)recvbuf;
-	(void)count;
-	(void)datatype;
-	(void)op;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Exscan_init_c");
+	return mpiabi_Exscan_init_c((uintptr_t)sendbuf, (uintptr_t)recvbuf, count, (uintptr_t)datatype, (uintptr_t)op, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Exscan_init_c);
 
@@ -2218,12 +1852,7 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op) WEAK(PMPI_Reduce_local);
 
 int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op) {
-	(void)inbuf;
-	(void)inoutbuf;
-	(void)count;
-	(void)datatype;
-	(void)op;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Reduce_local_c");
+	return mpiabi_Reduce_local_c((uintptr_t)inbuf, (uintptr_t)inoutbuf, count, (uintptr_t)datatype, (uintptr_t)op);
 }
 int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op) WEAK(PMPI_Reduce_local_c);
 

@@ -17,16 +17,20 @@ type collCall struct {
 	rank, size int
 	m          mode
 	req        uintptr
+	large      bool // an MPI_…_c call: MPI_Count counts, MPI_Aint displacements
 }
 
 var modeSuffix = [...]string{blocking: "", nonblocking: "", persistent: "_init"}
 
 // begin checks the communicator and, unless blocking, the request pointer.
-func begin(name string, comm uintptr, m mode, req uintptr) (*collCall, C.int) {
+func begin(name string, comm uintptr, m mode, req uintptr, large bool) (*collCall, C.int) {
 	if m == nonblocking {
 		name = "MPI_I" + string(name[4]+'a'-'A') + name[5:]
 	}
 	name += modeSuffix[m]
+	if large {
+		name += "_c"
+	}
 	e, err := lookupComm(comm)
 	if err != nil {
 		return nil, raise(comm, name, err)
@@ -34,7 +38,7 @@ func begin(name string, comm uintptr, m mode, req uintptr) (*collCall, C.int) {
 	if m != blocking && req == 0 {
 		return nil, raise(comm, name, errorf(errArg, "request is NULL"))
 	}
-	return &collCall{name: name, comm: comm, e: e, rank: e.c.Rank(), size: e.c.Size(), m: m, req: req}, errSuccess
+	return &collCall{name: name, comm: comm, e: e, rank: e.c.Rank(), size: e.c.Size(), m: m, req: req, large: large}, errSuccess
 }
 
 // end reports the call's error, or stores its request.
@@ -48,7 +52,7 @@ func (c *collCall) end(r *meshmpi.Request, err error) C.int {
 func (c *collCall) fail(err error) C.int { return raise(c.comm, c.name, err) }
 
 // typ looks up a datatype and checks a count.
-func (c *collCall) typ(h uintptr, n int32) (dtype, error) {
+func (c *collCall) typ(h uintptr, n int64) (dtype, error) {
 	d, err := lookupType(h)
 	if err != nil {
 		return d, err
@@ -66,6 +70,9 @@ func (c *collCall) vector(counts, displs uintptr) ([]int, []int, int, error) {
 		return nil, nil, 0, errorf(errArg, "counts or displs is NULL")
 	}
 	cs, ds := cints(counts, c.size), cints(displs, c.size)
+	if c.large {
+		cs, ds = cints64(counts, c.size), cints64(displs, c.size)
+	}
 	span := 0
 	for i := range cs {
 		if cs[i] < 0 {
@@ -79,7 +86,7 @@ func (c *collCall) vector(counts, displs uintptr) ([]int, []int, int, error) {
 }
 
 func barrier(comm uintptr, m mode, req uintptr) C.int {
-	c, rc := begin("MPI_Barrier", comm, m, req)
+	c, rc := begin("MPI_Barrier", comm, m, req, false)
 	if c == nil {
 		return rc
 	}
@@ -88,17 +95,8 @@ func barrier(comm uintptr, m mode, req uintptr) C.int {
 		func() (*meshmpi.Request, error) { return meshmpi.BarrierInit(c.e.c) }))
 }
 
-//export mpiabi_Barrier
-func mpiabi_Barrier(comm uintptr) C.int { return barrier(comm, blocking, 0) }
-
-//export mpiabi_Ibarrier
-func mpiabi_Ibarrier(comm, req uintptr) C.int { return barrier(comm, nonblocking, req) }
-
-//export mpiabi_Barrier_init
-func mpiabi_Barrier_init(comm, info, req uintptr) C.int { return barrier(comm, persistent, req) }
-
-func bcast(buf uintptr, n int32, dt uintptr, root int32, comm uintptr, m mode, req uintptr) C.int {
-	c, rc := begin("MPI_Bcast", comm, m, req)
+func bcast(buf uintptr, n int64, dt uintptr, root int32, comm uintptr, m mode, req uintptr, large bool) C.int {
+	c, rc := begin("MPI_Bcast", comm, m, req, large)
 	if c == nil {
 		return rc
 	}
@@ -109,24 +107,9 @@ func bcast(buf uintptr, n int32, dt uintptr, root int32, comm uintptr, m mode, r
 	return c.end(d.k.bcast(c.e.c, buf, int(n), rankIn(root), m))
 }
 
-//export mpiabi_Bcast
-func mpiabi_Bcast(buf uintptr, n int32, dt uintptr, root int32, comm uintptr) C.int {
-	return bcast(buf, n, dt, root, comm, blocking, 0)
-}
-
-//export mpiabi_Ibcast
-func mpiabi_Ibcast(buf uintptr, n int32, dt uintptr, root int32, comm, req uintptr) C.int {
-	return bcast(buf, n, dt, root, comm, nonblocking, req)
-}
-
-//export mpiabi_Bcast_init
-func mpiabi_Bcast_init(buf uintptr, n int32, dt uintptr, root int32, comm, info, req uintptr) C.int {
-	return bcast(buf, n, dt, root, comm, persistent, req)
-}
-
 // pair looks up a send and a receive type that must move the same Go
 // type; a side that is not significant (its flag false) is skipped.
-func (c *collCall) pair(st uintptr, sn int32, useSend bool, rt uintptr, rn int32, useRecv bool) (kind, error) {
+func (c *collCall) pair(st uintptr, sn int64, useSend bool, rt uintptr, rn int64, useRecv bool) (kind, error) {
 	var k kind
 	var sd, rd dtype
 	var err error
@@ -153,8 +136,8 @@ func (c *collCall) pair(st uintptr, sn int32, useSend bool, rt uintptr, rn int32
 	return k, nil
 }
 
-func gather(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, root int32, comm uintptr, m mode, req uintptr) C.int {
-	c, rc := begin("MPI_Gather", comm, m, req)
+func gather(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, root int32, comm uintptr, m mode, req uintptr, large bool) C.int {
+	c, rc := begin("MPI_Gather", comm, m, req, large)
 	if c == nil {
 		return rc
 	}
@@ -172,23 +155,8 @@ func gather(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, ro
 	return c.end(k.gather(c.e.c, s, int(sn), r, rlen, rankIn(root), m))
 }
 
-//export mpiabi_Gather
-func mpiabi_Gather(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, root int32, comm uintptr) C.int {
-	return gather(s, sn, st, r, rn, rt, root, comm, blocking, 0)
-}
-
-//export mpiabi_Igather
-func mpiabi_Igather(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, root int32, comm, req uintptr) C.int {
-	return gather(s, sn, st, r, rn, rt, root, comm, nonblocking, req)
-}
-
-//export mpiabi_Gather_init
-func mpiabi_Gather_init(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, root int32, comm, info, req uintptr) C.int {
-	return gather(s, sn, st, r, rn, rt, root, comm, persistent, req)
-}
-
-func gatherv(s uintptr, sn int32, st uintptr, r, counts, displs uintptr, rt uintptr, root int32, comm uintptr, m mode, req uintptr) C.int {
-	c, rc := begin("MPI_Gatherv", comm, m, req)
+func gatherv(s uintptr, sn int64, st uintptr, r, counts, displs uintptr, rt uintptr, root int32, comm uintptr, m mode, req uintptr, large bool) C.int {
+	c, rc := begin("MPI_Gatherv", comm, m, req, large)
 	if c == nil {
 		return rc
 	}
@@ -209,23 +177,8 @@ func gatherv(s uintptr, sn int32, st uintptr, r, counts, displs uintptr, rt uint
 	return c.end(k.gatherv(c.e.c, s, int(sn), r, span, cs, ds, rankIn(root), m))
 }
 
-//export mpiabi_Gatherv
-func mpiabi_Gatherv(s uintptr, sn int32, st uintptr, r, counts, displs uintptr, rt uintptr, root int32, comm uintptr) C.int {
-	return gatherv(s, sn, st, r, counts, displs, rt, root, comm, blocking, 0)
-}
-
-//export mpiabi_Igatherv
-func mpiabi_Igatherv(s uintptr, sn int32, st uintptr, r, counts, displs uintptr, rt uintptr, root int32, comm, req uintptr) C.int {
-	return gatherv(s, sn, st, r, counts, displs, rt, root, comm, nonblocking, req)
-}
-
-//export mpiabi_Gatherv_init
-func mpiabi_Gatherv_init(s uintptr, sn int32, st uintptr, r, counts, displs uintptr, rt uintptr, root int32, comm, info, req uintptr) C.int {
-	return gatherv(s, sn, st, r, counts, displs, rt, root, comm, persistent, req)
-}
-
-func scatter(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, root int32, comm uintptr, m mode, req uintptr) C.int {
-	c, rc := begin("MPI_Scatter", comm, m, req)
+func scatter(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, root int32, comm uintptr, m mode, req uintptr, large bool) C.int {
+	c, rc := begin("MPI_Scatter", comm, m, req, large)
 	if c == nil {
 		return rc
 	}
@@ -243,23 +196,8 @@ func scatter(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, r
 	return c.end(k.scatter(c.e.c, s, slen, r, int(rn), rankIn(root), m))
 }
 
-//export mpiabi_Scatter
-func mpiabi_Scatter(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, root int32, comm uintptr) C.int {
-	return scatter(s, sn, st, r, rn, rt, root, comm, blocking, 0)
-}
-
-//export mpiabi_Iscatter
-func mpiabi_Iscatter(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, root int32, comm, req uintptr) C.int {
-	return scatter(s, sn, st, r, rn, rt, root, comm, nonblocking, req)
-}
-
-//export mpiabi_Scatter_init
-func mpiabi_Scatter_init(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, root int32, comm, info, req uintptr) C.int {
-	return scatter(s, sn, st, r, rn, rt, root, comm, persistent, req)
-}
-
-func scatterv(s, counts, displs uintptr, st uintptr, r uintptr, rn int32, rt uintptr, root int32, comm uintptr, m mode, req uintptr) C.int {
-	c, rc := begin("MPI_Scatterv", comm, m, req)
+func scatterv(s, counts, displs uintptr, st uintptr, r uintptr, rn int64, rt uintptr, root int32, comm uintptr, m mode, req uintptr, large bool) C.int {
+	c, rc := begin("MPI_Scatterv", comm, m, req, large)
 	if c == nil {
 		return rc
 	}
@@ -280,23 +218,8 @@ func scatterv(s, counts, displs uintptr, st uintptr, r uintptr, rn int32, rt uin
 	return c.end(k.scatterv(c.e.c, s, span, cs, ds, r, int(rn), rankIn(root), m))
 }
 
-//export mpiabi_Scatterv
-func mpiabi_Scatterv(s, counts, displs uintptr, st uintptr, r uintptr, rn int32, rt uintptr, root int32, comm uintptr) C.int {
-	return scatterv(s, counts, displs, st, r, rn, rt, root, comm, blocking, 0)
-}
-
-//export mpiabi_Iscatterv
-func mpiabi_Iscatterv(s, counts, displs uintptr, st uintptr, r uintptr, rn int32, rt uintptr, root int32, comm, req uintptr) C.int {
-	return scatterv(s, counts, displs, st, r, rn, rt, root, comm, nonblocking, req)
-}
-
-//export mpiabi_Scatterv_init
-func mpiabi_Scatterv_init(s, counts, displs uintptr, st uintptr, r uintptr, rn int32, rt uintptr, root int32, comm, info, req uintptr) C.int {
-	return scatterv(s, counts, displs, st, r, rn, rt, root, comm, persistent, req)
-}
-
-func allgather(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, comm uintptr, m mode, req uintptr) C.int {
-	c, rc := begin("MPI_Allgather", comm, m, req)
+func allgather(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, comm uintptr, m mode, req uintptr, large bool) C.int {
+	c, rc := begin("MPI_Allgather", comm, m, req, large)
 	if c == nil {
 		return rc
 	}
@@ -307,23 +230,8 @@ func allgather(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr,
 	return c.end(k.allgather(c.e.c, s, int(sn), r, int(rn)*c.size, m))
 }
 
-//export mpiabi_Allgather
-func mpiabi_Allgather(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, comm uintptr) C.int {
-	return allgather(s, sn, st, r, rn, rt, comm, blocking, 0)
-}
-
-//export mpiabi_Iallgather
-func mpiabi_Iallgather(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, comm, req uintptr) C.int {
-	return allgather(s, sn, st, r, rn, rt, comm, nonblocking, req)
-}
-
-//export mpiabi_Allgather_init
-func mpiabi_Allgather_init(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, comm, info, req uintptr) C.int {
-	return allgather(s, sn, st, r, rn, rt, comm, persistent, req)
-}
-
-func allgatherv(s uintptr, sn int32, st uintptr, r, counts, displs uintptr, rt uintptr, comm uintptr, m mode, req uintptr) C.int {
-	c, rc := begin("MPI_Allgatherv", comm, m, req)
+func allgatherv(s uintptr, sn int64, st uintptr, r, counts, displs uintptr, rt uintptr, comm uintptr, m mode, req uintptr, large bool) C.int {
+	c, rc := begin("MPI_Allgatherv", comm, m, req, large)
 	if c == nil {
 		return rc
 	}
@@ -338,23 +246,8 @@ func allgatherv(s uintptr, sn int32, st uintptr, r, counts, displs uintptr, rt u
 	return c.end(k.allgatherv(c.e.c, s, int(sn), r, span, cs, ds, m))
 }
 
-//export mpiabi_Allgatherv
-func mpiabi_Allgatherv(s uintptr, sn int32, st uintptr, r, counts, displs uintptr, rt uintptr, comm uintptr) C.int {
-	return allgatherv(s, sn, st, r, counts, displs, rt, comm, blocking, 0)
-}
-
-//export mpiabi_Iallgatherv
-func mpiabi_Iallgatherv(s uintptr, sn int32, st uintptr, r, counts, displs uintptr, rt uintptr, comm, req uintptr) C.int {
-	return allgatherv(s, sn, st, r, counts, displs, rt, comm, nonblocking, req)
-}
-
-//export mpiabi_Allgatherv_init
-func mpiabi_Allgatherv_init(s uintptr, sn int32, st uintptr, r, counts, displs uintptr, rt uintptr, comm, info, req uintptr) C.int {
-	return allgatherv(s, sn, st, r, counts, displs, rt, comm, persistent, req)
-}
-
-func alltoall(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, comm uintptr, m mode, req uintptr) C.int {
-	c, rc := begin("MPI_Alltoall", comm, m, req)
+func alltoall(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, comm uintptr, m mode, req uintptr, large bool) C.int {
+	c, rc := begin("MPI_Alltoall", comm, m, req, large)
 	if c == nil {
 		return rc
 	}
@@ -365,23 +258,8 @@ func alltoall(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, 
 	return c.end(k.alltoall(c.e.c, s, int(sn)*c.size, r, int(rn)*c.size, m))
 }
 
-//export mpiabi_Alltoall
-func mpiabi_Alltoall(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, comm uintptr) C.int {
-	return alltoall(s, sn, st, r, rn, rt, comm, blocking, 0)
-}
-
-//export mpiabi_Ialltoall
-func mpiabi_Ialltoall(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, comm, req uintptr) C.int {
-	return alltoall(s, sn, st, r, rn, rt, comm, nonblocking, req)
-}
-
-//export mpiabi_Alltoall_init
-func mpiabi_Alltoall_init(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, comm, info, req uintptr) C.int {
-	return alltoall(s, sn, st, r, rn, rt, comm, persistent, req)
-}
-
-func alltoallv(s, scounts, sdispls, st, r, rcounts, rdispls, rt, comm uintptr, m mode, req uintptr) C.int {
-	c, rc := begin("MPI_Alltoallv", comm, m, req)
+func alltoallv(s, scounts, sdispls, st, r, rcounts, rdispls, rt, comm uintptr, m mode, req uintptr, large bool) C.int {
+	c, rc := begin("MPI_Alltoallv", comm, m, req, large)
 	if c == nil {
 		return rc
 	}
@@ -403,23 +281,8 @@ func alltoallv(s, scounts, sdispls, st, r, rcounts, rdispls, rt, comm uintptr, m
 	return c.end(k.alltoallv(c.e.c, s, sspan, scs, sds, r, rspan, rcs, rds, m))
 }
 
-//export mpiabi_Alltoallv
-func mpiabi_Alltoallv(s, scounts, sdispls, st, r, rcounts, rdispls, rt, comm uintptr) C.int {
-	return alltoallv(s, scounts, sdispls, st, r, rcounts, rdispls, rt, comm, blocking, 0)
-}
-
-//export mpiabi_Ialltoallv
-func mpiabi_Ialltoallv(s, scounts, sdispls, st, r, rcounts, rdispls, rt, comm, req uintptr) C.int {
-	return alltoallv(s, scounts, sdispls, st, r, rcounts, rdispls, rt, comm, nonblocking, req)
-}
-
-//export mpiabi_Alltoallv_init
-func mpiabi_Alltoallv_init(s, scounts, sdispls, st, r, rcounts, rdispls, rt, comm, info, req uintptr) C.int {
-	return alltoallv(s, scounts, sdispls, st, r, rcounts, rdispls, rt, comm, persistent, req)
-}
-
 // reduction looks up a reduction's datatype, count and operation.
-func (c *collCall) reduction(dt uintptr, n int32, o uintptr) (dtype, *meshmpi.Op, error) {
+func (c *collCall) reduction(dt uintptr, n int64, o uintptr) (dtype, *meshmpi.Op, error) {
 	d, err := c.typ(dt, n)
 	if err != nil {
 		return d, nil, err
@@ -428,8 +291,8 @@ func (c *collCall) reduction(dt uintptr, n int32, o uintptr) (dtype, *meshmpi.Op
 	return d, op, err
 }
 
-func reduce(s, r uintptr, n int32, dt, o uintptr, root int32, comm uintptr, m mode, req uintptr) C.int {
-	c, rc := begin("MPI_Reduce", comm, m, req)
+func reduce(s, r uintptr, n int64, dt, o uintptr, root int32, comm uintptr, m mode, req uintptr, large bool) C.int {
+	c, rc := begin("MPI_Reduce", comm, m, req, large)
 	if c == nil {
 		return rc
 	}
@@ -444,23 +307,8 @@ func reduce(s, r uintptr, n int32, dt, o uintptr, root int32, comm uintptr, m mo
 	return c.end(d.k.reduce(c.e.c, s, r, int(n), rn, op, rankIn(root), m))
 }
 
-//export mpiabi_Reduce
-func mpiabi_Reduce(s, r uintptr, n int32, dt, o uintptr, root int32, comm uintptr) C.int {
-	return reduce(s, r, n, dt, o, root, comm, blocking, 0)
-}
-
-//export mpiabi_Ireduce
-func mpiabi_Ireduce(s, r uintptr, n int32, dt, o uintptr, root int32, comm, req uintptr) C.int {
-	return reduce(s, r, n, dt, o, root, comm, nonblocking, req)
-}
-
-//export mpiabi_Reduce_init
-func mpiabi_Reduce_init(s, r uintptr, n int32, dt, o uintptr, root int32, comm, info, req uintptr) C.int {
-	return reduce(s, r, n, dt, o, root, comm, persistent, req)
-}
-
-func allreduce(s, r uintptr, n int32, dt, o, comm uintptr, m mode, req uintptr) C.int {
-	c, rc := begin("MPI_Allreduce", comm, m, req)
+func allreduce(s, r uintptr, n int64, dt, o, comm uintptr, m mode, req uintptr, large bool) C.int {
+	c, rc := begin("MPI_Allreduce", comm, m, req, large)
 	if c == nil {
 		return rc
 	}
@@ -471,23 +319,8 @@ func allreduce(s, r uintptr, n int32, dt, o, comm uintptr, m mode, req uintptr) 
 	return c.end(d.k.allreduce(c.e.c, s, r, int(n), op, m))
 }
 
-//export mpiabi_Allreduce
-func mpiabi_Allreduce(s, r uintptr, n int32, dt, o, comm uintptr) C.int {
-	return allreduce(s, r, n, dt, o, comm, blocking, 0)
-}
-
-//export mpiabi_Iallreduce
-func mpiabi_Iallreduce(s, r uintptr, n int32, dt, o, comm, req uintptr) C.int {
-	return allreduce(s, r, n, dt, o, comm, nonblocking, req)
-}
-
-//export mpiabi_Allreduce_init
-func mpiabi_Allreduce_init(s, r uintptr, n int32, dt, o, comm, info, req uintptr) C.int {
-	return allreduce(s, r, n, dt, o, comm, persistent, req)
-}
-
-func reduceScatterBlock(s, r uintptr, n int32, dt, o, comm uintptr, m mode, req uintptr) C.int {
-	c, rc := begin("MPI_Reduce_scatter_block", comm, m, req)
+func reduceScatterBlock(s, r uintptr, n int64, dt, o, comm uintptr, m mode, req uintptr, large bool) C.int {
+	c, rc := begin("MPI_Reduce_scatter_block", comm, m, req, large)
 	if c == nil {
 		return rc
 	}
@@ -498,23 +331,8 @@ func reduceScatterBlock(s, r uintptr, n int32, dt, o, comm uintptr, m mode, req 
 	return c.end(d.k.reduceScatterBlock(c.e.c, s, r, int(n)*c.size, int(n), op, m))
 }
 
-//export mpiabi_Reduce_scatter_block
-func mpiabi_Reduce_scatter_block(s, r uintptr, n int32, dt, o, comm uintptr) C.int {
-	return reduceScatterBlock(s, r, n, dt, o, comm, blocking, 0)
-}
-
-//export mpiabi_Ireduce_scatter_block
-func mpiabi_Ireduce_scatter_block(s, r uintptr, n int32, dt, o, comm, req uintptr) C.int {
-	return reduceScatterBlock(s, r, n, dt, o, comm, nonblocking, req)
-}
-
-//export mpiabi_Reduce_scatter_block_init
-func mpiabi_Reduce_scatter_block_init(s, r uintptr, n int32, dt, o, comm, info, req uintptr) C.int {
-	return reduceScatterBlock(s, r, n, dt, o, comm, persistent, req)
-}
-
-func reduceScatter(s, r, counts, dt, o, comm uintptr, m mode, req uintptr) C.int {
-	c, rc := begin("MPI_Reduce_scatter", comm, m, req)
+func reduceScatter(s, r, counts, dt, o, comm uintptr, m mode, req uintptr, large bool) C.int {
+	c, rc := begin("MPI_Reduce_scatter", comm, m, req, large)
 	if c == nil {
 		return rc
 	}
@@ -526,6 +344,9 @@ func reduceScatter(s, r, counts, dt, o, comm uintptr, m mode, req uintptr) C.int
 		return c.fail(errorf(errArg, "recvcounts is NULL"))
 	}
 	cs := cints(counts, c.size)
+	if c.large {
+		cs = cints64(counts, c.size)
+	}
 	total := 0
 	for i, n := range cs {
 		if n < 0 {
@@ -536,23 +357,8 @@ func reduceScatter(s, r, counts, dt, o, comm uintptr, m mode, req uintptr) C.int
 	return c.end(d.k.reduceScatter(c.e.c, s, r, total, cs[c.rank], cs, op, m))
 }
 
-//export mpiabi_Reduce_scatter
-func mpiabi_Reduce_scatter(s, r, counts, dt, o, comm uintptr) C.int {
-	return reduceScatter(s, r, counts, dt, o, comm, blocking, 0)
-}
-
-//export mpiabi_Ireduce_scatter
-func mpiabi_Ireduce_scatter(s, r, counts, dt, o, comm, req uintptr) C.int {
-	return reduceScatter(s, r, counts, dt, o, comm, nonblocking, req)
-}
-
-//export mpiabi_Reduce_scatter_init
-func mpiabi_Reduce_scatter_init(s, r, counts, dt, o, comm, info, req uintptr) C.int {
-	return reduceScatter(s, r, counts, dt, o, comm, persistent, req)
-}
-
-func scan(name string, s, r uintptr, n int32, dt, o, comm uintptr, exclusive bool, m mode, req uintptr) C.int {
-	c, rc := begin(name, comm, m, req)
+func scan(name string, s, r uintptr, n int64, dt, o, comm uintptr, exclusive bool, m mode, req uintptr, large bool) C.int {
+	c, rc := begin(name, comm, m, req, large)
 	if c == nil {
 		return rc
 	}
@@ -563,38 +369,7 @@ func scan(name string, s, r uintptr, n int32, dt, o, comm uintptr, exclusive boo
 	return c.end(d.k.scan(c.e.c, s, r, int(n), op, exclusive, m))
 }
 
-//export mpiabi_Scan
-func mpiabi_Scan(s, r uintptr, n int32, dt, o, comm uintptr) C.int {
-	return scan("MPI_Scan", s, r, n, dt, o, comm, false, blocking, 0)
-}
-
-//export mpiabi_Iscan
-func mpiabi_Iscan(s, r uintptr, n int32, dt, o, comm, req uintptr) C.int {
-	return scan("MPI_Scan", s, r, n, dt, o, comm, false, nonblocking, req)
-}
-
-//export mpiabi_Scan_init
-func mpiabi_Scan_init(s, r uintptr, n int32, dt, o, comm, info, req uintptr) C.int {
-	return scan("MPI_Scan", s, r, n, dt, o, comm, false, persistent, req)
-}
-
-//export mpiabi_Exscan
-func mpiabi_Exscan(s, r uintptr, n int32, dt, o, comm uintptr) C.int {
-	return scan("MPI_Exscan", s, r, n, dt, o, comm, true, blocking, 0)
-}
-
-//export mpiabi_Iexscan
-func mpiabi_Iexscan(s, r uintptr, n int32, dt, o, comm, req uintptr) C.int {
-	return scan("MPI_Exscan", s, r, n, dt, o, comm, true, nonblocking, req)
-}
-
-//export mpiabi_Exscan_init
-func mpiabi_Exscan_init(s, r uintptr, n int32, dt, o, comm, info, req uintptr) C.int {
-	return scan("MPI_Exscan", s, r, n, dt, o, comm, true, persistent, req)
-}
-
-//export mpiabi_Reduce_local
-func mpiabi_Reduce_local(in, inout uintptr, n int32, dt, o uintptr) C.int {
+func reduceLocal(call string, in, inout uintptr, n int64, dt, o uintptr) C.int {
 	d, err := lookupType(dt)
 	if err == nil && n < 0 {
 		err = errorf(errCount, "count %d is negative", n)
@@ -606,5 +381,5 @@ func mpiabi_Reduce_local(in, inout uintptr, n int32, dt, o uintptr) C.int {
 	if err == nil {
 		err = d.k.reduceLocal(in, inout, int(n), op)
 	}
-	return raise(self, "MPI_Reduce_local", err)
+	return raise(self, call, err)
 }

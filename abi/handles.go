@@ -55,6 +55,19 @@ func cints(u uintptr, n int) []int {
 	return out
 }
 
+// cints64 copies the n 64-bit C integers (MPI_Count, MPI_Aint) at u.
+func cints64(u uintptr, n int) []int {
+	if u == 0 || n <= 0 {
+		return nil
+	}
+	s := unsafe.Slice((*int64)(ptr(u)), n)
+	out := make([]int, n)
+	for i, v := range s {
+		out[i] = int(v)
+	}
+	return out
+}
+
 func putInt(u uintptr, v int) {
 	if u != 0 {
 		*(*int32)(ptr(u)) = int32(v)

@@ -266,6 +266,25 @@ static void collectives(void)
     for (int i = 0; rank == 0 && i < size; i++)
         CHECK(all[i] == i + 1, "igather");
 
+    /* large-count variants */
+    MPI_Count cn = 3, *ccounts = malloc(size * sizeof(MPI_Count));
+    MPI_Aint *cdispls = malloc(size * sizeof(MPI_Aint));
+    double dall[64];
+    OK(MPI_Allreduce_c(dv, dsum, cn, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+    CHECK(dsum[2] == 3 * size, "allreduce_c");
+    for (int i = 0; i < size; i++) {
+        ccounts[i] = 1;
+        cdispls[i] = size - 1 - i;
+    }
+    double mine = rank;
+    OK(MPI_Allgatherv_c(&mine, 1, MPI_DOUBLE, dall, ccounts, cdispls, MPI_DOUBLE, MPI_COMM_WORLD));
+    for (int i = 0; i < size; i++)
+        CHECK(dall[size - 1 - i] == i, "allgatherv_c");
+    OK(MPI_Ibcast_c(dall, cn, MPI_DOUBLE, 0, MPI_COMM_WORLD, &req));
+    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    free(ccounts);
+    free(cdispls);
+
     /* MINLOC on MPI_2INT */
     int pair[2] = {rank == size / 2 ? -5 : rank, rank}, low[2];
     OK(MPI_Allreduce(pair, low, 1, MPI_2INT, MPI_MINLOC, MPI_COMM_WORLD));

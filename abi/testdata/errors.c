@@ -92,7 +92,8 @@ int main(int argc, char **argv)
     MPI_Datatype vec;
     EXPECT(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Type_vector", MPI_Type_vector(2, 1, 2, MPI_INT, &vec));
     EXPECT(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Bsend", MPI_Bsend(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD));
-    EXPECT(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Allreduce_c", MPI_Allreduce_c(&x, &n, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    MPI_Comm child;
+    EXPECT(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Comm_spawn", MPI_Comm_spawn("x", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &child, MPI_ERRCODES_IGNORE));
     int dims[2] = {0, 0};
     EXPECT(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Dims_create", MPI_Dims_create(size, 2, dims));
     /* the communicator is still fine */
