@@ -2365,83 +2365,47 @@ MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2) WEAK(PMPI_Aint_diff);
 // Process topologies
 
 int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
-	(void)nnodes;
-	(void)ndims;
-	(void)dims;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Dims_create");
+	return mpiabi_Dims_create(nnodes, ndims, (uintptr_t)dims);
 }
 int MPI_Dims_create(int nnodes, int ndims, int dims[]) WEAK(PMPI_Dims_create);
 
 int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart) {
-	(void)comm_old;
-	(void)ndims;
-	(void)dims;
-	(void)periods;
-	(void)reorder;
-	(void)comm_cart;
-	return mpiabi_unsupported((uintptr_t)comm_old, (char *)"MPI_Cart_create");
+	return mpiabi_Cart_create((uintptr_t)comm_old, ndims, (uintptr_t)dims, (uintptr_t)periods, reorder, (uintptr_t)comm_cart);
 }
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm *comm_cart) WEAK(PMPI_Cart_create);
 
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
-	(void)comm;
-	(void)maxdims;
-	(void)dims;
-	(void)periods;
-	(void)coords;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Cart_get");
+	return mpiabi_Cart_get((uintptr_t)comm, maxdims, (uintptr_t)dims, (uintptr_t)periods, (uintptr_t)coords);
 }
 int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) WEAK(PMPI_Cart_get);
 
 int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) {
-	(void)comm;
-	(void)coords;
-	(void)rank;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Cart_rank");
+	return mpiabi_Cart_rank((uintptr_t)comm, (uintptr_t)coords, (uintptr_t)rank);
 }
 int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank) WEAK(PMPI_Cart_rank);
 
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
-	(void)comm;
-	(void)rank;
-	(void)maxdims;
-	(void)coords;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Cart_coords");
+	return mpiabi_Cart_coords((uintptr_t)comm, rank, maxdims, (uintptr_t)coords);
 }
 int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) WEAK(PMPI_Cart_coords);
 
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest) {
-	(void)comm;
-	(void)direction;
-	(void)disp;
-	(void)rank_source;
-	(void)rank_dest;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Cart_shift");
+	return mpiabi_Cart_shift((uintptr_t)comm, direction, disp, (uintptr_t)rank_source, (uintptr_t)rank_dest);
 }
 int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest) WEAK(PMPI_Cart_shift);
 
 int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) {
-	(void)comm;
-	(void)remain_dims;
-	(void)newcomm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Cart_sub");
+	return mpiabi_Cart_sub((uintptr_t)comm, (uintptr_t)remain_dims, (uintptr_t)newcomm);
 }
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm) WEAK(PMPI_Cart_sub);
 
 int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) {
-	(void)comm;
-	(void)ndims;
-	(void)dims;
-	(void)periods;
-	(void)newrank;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Cart_map");
+	return mpiabi_Cart_map((uintptr_t)comm, ndims, (uintptr_t)dims, (uintptr_t)periods, (uintptr_t)newrank);
 }
 int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank) WEAK(PMPI_Cart_map);
 
 int PMPI_Cartdim_get(MPI_Comm comm, int *ndims) {
-	(void)comm;
-	(void)ndims;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Cartdim_get");
+	return mpiabi_Cartdim_get((uintptr_t)comm, (uintptr_t)ndims);
 }
 int MPI_Cartdim_get(MPI_Comm comm, int *ndims) WEAK(PMPI_Cartdim_get);
 
@@ -2552,9 +2516,7 @@ int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted) WEAK(PMPI_Dist_graph_neighbors_count);
 
 int PMPI_Topo_test(MPI_Comm comm, int *status) {
-	(void)comm;
-	(void)status;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Topo_test");
+	return mpiabi_Topo_test((uintptr_t)comm, (uintptr_t)status);
 }
 int MPI_Topo_test(MPI_Comm comm, int *status) WEAK(PMPI_Topo_test);
 

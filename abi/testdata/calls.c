@@ -353,6 +353,38 @@ static void attributes(void)
     OK(MPI_Comm_free_keyval(&plain));
 }
 
+static void topologies(void)
+{
+    int dims[2] = {0, 0}, periods[2] = {1, 0}, coords[2], r, src, dst, st;
+    MPI_Comm cart, row;
+    OK(MPI_Dims_create(size, 2, dims));
+    CHECK(dims[0] * dims[1] == size && dims[0] >= dims[1], "dims %d x %d", dims[0], dims[1]);
+    OK(MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart));
+    OK(MPI_Topo_test(cart, &st));
+    CHECK(st == MPI_CART, "topo_test %d", st);
+    OK(MPI_Topo_test(MPI_COMM_WORLD, &st));
+    CHECK(st == MPI_UNDEFINED, "topo_test on world %d", st);
+    OK(MPI_Cartdim_get(cart, &st));
+    CHECK(st == 2, "cartdim %d", st);
+    OK(MPI_Cart_coords(cart, rank, 2, coords));
+    OK(MPI_Cart_rank(cart, coords, &r));
+    CHECK(r == rank && coords[0] == rank / dims[1] && coords[1] == rank % dims[1], "coords %d %d", coords[0], coords[1]);
+    OK(MPI_Cart_shift(cart, 0, 1, &src, &dst));
+    CHECK(dst == ((coords[0] + 1) % dims[0]) * dims[1] + coords[1], "periodic shift dest %d", dst);
+    OK(MPI_Cart_shift(cart, 1, 1, &src, &dst));
+    CHECK((coords[1] == dims[1] - 1) == (dst == MPI_PROC_NULL), "non-periodic shift dest %d", dst);
+    CHECK((coords[1] == 0) == (src == MPI_PROC_NULL), "non-periodic shift source %d", src);
+    int d2[2], p2[2], c2[2];
+    OK(MPI_Cart_get(cart, 2, d2, p2, c2));
+    CHECK(d2[0] == dims[0] && p2[0] == 1 && p2[1] == 0 && c2[1] == coords[1], "cart_get");
+    int remain[2] = {0, 1};
+    OK(MPI_Cart_sub(cart, remain, &row));
+    OK(MPI_Comm_size(row, &st));
+    CHECK(st == dims[1], "cart_sub size %d", st);
+    OK(MPI_Comm_free(&row));
+    OK(MPI_Comm_free(&cart));
+}
+
 static void communicators(void)
 {
     MPI_Comm dup, half;
@@ -472,6 +504,7 @@ int main(int argc, char **argv)
     userops();
     communicators();
     attributes();
+    topologies();
 
     CHECK(MPI_Wtime() >= t0, "wtime");
     OK(MPI_Finalize());

@@ -94,8 +94,10 @@ int main(int argc, char **argv)
     EXPECT(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Bsend", MPI_Bsend(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD));
     MPI_Comm child;
     EXPECT(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Comm_spawn", MPI_Comm_spawn("x", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &child, MPI_ERRCODES_IGNORE));
-    int dims[2] = {0, 0};
-    EXPECT(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Dims_create", MPI_Dims_create(size, 2, dims));
+    EXPECT(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Neighbor_allgather",
+           MPI_Neighbor_allgather(&x, 1, MPI_INT, &n, 1, MPI_INT, MPI_COMM_WORLD));
+    int dims[2] = {0, 3};
+    EXPECT(MPI_ERR_TOPOLOGY, "MPI_Cart_shift", MPI_Cart_shift(MPI_COMM_WORLD, 0, 1, &dims[0], &dims[1]));
     /* the communicator is still fine */
     OK(MPI_Allreduce(&x, &n, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
     CHECK(n == size, "allreduce after the errors: %d", n);
