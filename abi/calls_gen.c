@@ -306,61 +306,42 @@ int MPI_Keyval_free(int *keyval) WEAK(PMPI_Keyval_free);
 // Info objects
 
 int PMPI_Info_create(MPI_Info *info) {
-	(void)info;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Info_create");
+	return mpiabi_Info_create((uintptr_t)info);
 }
 int MPI_Info_create(MPI_Info *info) WEAK(PMPI_Info_create);
 
 int PMPI_Info_free(MPI_Info *info) {
-	(void)info;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Info_free");
+	return mpiabi_Info_free((uintptr_t)info);
 }
 int MPI_Info_free(MPI_Info *info) WEAK(PMPI_Info_free);
 
 int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) {
-	(void)info;
-	(void)newinfo;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Info_dup");
+	return mpiabi_Info_dup((uintptr_t)info, (uintptr_t)newinfo);
 }
 int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo) WEAK(PMPI_Info_dup);
 
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value) {
-	(void)info;
-	(void)key;
-	(void)value;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Info_set");
+	return mpiabi_Info_set((uintptr_t)info, (uintptr_t)key, (uintptr_t)value);
 }
 int MPI_Info_set(MPI_Info info, const char *key, const char *value) WEAK(PMPI_Info_set);
 
 int PMPI_Info_delete(MPI_Info info, const char *key) {
-	(void)info;
-	(void)key;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Info_delete");
+	return mpiabi_Info_delete((uintptr_t)info, (uintptr_t)key);
 }
 int MPI_Info_delete(MPI_Info info, const char *key) WEAK(PMPI_Info_delete);
 
 int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) {
-	(void)info;
-	(void)nkeys;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Info_get_nkeys");
+	return mpiabi_Info_get_nkeys((uintptr_t)info, (uintptr_t)nkeys);
 }
 int MPI_Info_get_nkeys(MPI_Info info, int *nkeys) WEAK(PMPI_Info_get_nkeys);
 
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) {
-	(void)info;
-	(void)n;
-	(void)key;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Info_get_nthkey");
+	return mpiabi_Info_get_nthkey((uintptr_t)info, n, (uintptr_t)key);
 }
 int MPI_Info_get_nthkey(MPI_Info info, int n, char *key) WEAK(PMPI_Info_get_nthkey);
 
 int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag) {
-	(void)info;
-	(void)key;
-	(void)buflen;
-	(void)value;
-	(void)flag;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Info_get_string");
+	return mpiabi_Info_get_string((uintptr_t)info, (uintptr_t)key, (uintptr_t)buflen, (uintptr_t)value, (uintptr_t)flag);
 }
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag) WEAK(PMPI_Info_get_string);
 
@@ -417,24 +398,12 @@ int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) WEAK(PMPI_Bsend_c);
 
 int PMPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)dest;
-	(void)tag;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Rsend");
+	return mpiabi_Rsend((uintptr_t)buf, count, (uintptr_t)datatype, dest, tag, (uintptr_t)comm);
 }
 int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) WEAK(PMPI_Rsend);
 
 int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)dest;
-	(void)tag;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Rsend_c");
+	return mpiabi_Rsend_c((uintptr_t)buf, count, (uintptr_t)datatype, dest, tag, (uintptr_t)comm);
 }
 int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) WEAK(PMPI_Rsend_c);
 
@@ -493,26 +462,12 @@ int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
 int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ibsend_c);
 
 int PMPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)dest;
-	(void)tag;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Irsend");
+	return mpiabi_Irsend((uintptr_t)buf, count, (uintptr_t)datatype, dest, tag, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Irsend);
 
 int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)dest;
-	(void)tag;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Irsend_c");
+	return mpiabi_Irsend_c((uintptr_t)buf, count, (uintptr_t)datatype, dest, tag, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Irsend_c);
 
@@ -571,26 +526,12 @@ int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
 int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Bsend_init_c);
 
 int PMPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)dest;
-	(void)tag;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Rsend_init");
+	return mpiabi_Rsend_init((uintptr_t)buf, count, (uintptr_t)datatype, dest, tag, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Rsend_init);
 
 int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)dest;
-	(void)tag;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Rsend_init_c");
+	return mpiabi_Rsend_init_c((uintptr_t)buf, count, (uintptr_t)datatype, dest, tag, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Rsend_init_c);
 
@@ -781,63 +722,32 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status) WEAK(PMPI_Iprobe);
 
 int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) {
-	(void)source;
-	(void)tag;
-	(void)comm;
-	(void)message;
-	(void)status;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Mprobe");
+	return mpiabi_Mprobe(source, tag, (uintptr_t)comm, (uintptr_t)message, (uintptr_t)status);
 }
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status) WEAK(PMPI_Mprobe);
 
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) {
-	(void)source;
-	(void)tag;
-	(void)comm;
-	(void)flag;
-	(void)message;
-	(void)status;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Improbe");
+	return mpiabi_Improbe(source, tag, (uintptr_t)comm, (uintptr_t)flag, (uintptr_t)message, (uintptr_t)status);
 }
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status) WEAK(PMPI_Improbe);
 
 int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)message;
-	(void)status;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Mrecv");
+	return mpiabi_Mrecv((uintptr_t)buf, count, (uintptr_t)datatype, (uintptr_t)message, (uintptr_t)status);
 }
 int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) WEAK(PMPI_Mrecv);
 
 int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)message;
-	(void)status;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Mrecv_c");
+	return mpiabi_Mrecv_c((uintptr_t)buf, count, (uintptr_t)datatype, (uintptr_t)message, (uintptr_t)status);
 }
 int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status) WEAK(PMPI_Mrecv_c);
 
 int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)message;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Imrecv");
+	return mpiabi_Imrecv((uintptr_t)buf, count, (uintptr_t)datatype, (uintptr_t)message, (uintptr_t)request);
 }
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) WEAK(PMPI_Imrecv);
 
 int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)message;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Imrecv_c");
+	return mpiabi_Imrecv_c((uintptr_t)buf, count, (uintptr_t)datatype, (uintptr_t)message, (uintptr_t)request);
 }
 int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request) WEAK(PMPI_Imrecv_c);
 
@@ -1101,12 +1011,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) {
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm) WEAK(PMPI_Comm_split);
 
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) {
-	(void)comm;
-	(void)split_type;
-	(void)key;
-	(void)info;
-	(void)newcomm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_split_type");
+	return mpiabi_Comm_split_type((uintptr_t)comm, split_type, key, (uintptr_t)info, (uintptr_t)newcomm);
 }
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm) WEAK(PMPI_Comm_split_type);
 
@@ -4665,21 +4570,12 @@ int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request) WEAK(PM
 // Miscellany
 
 int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) {
-	(void)info;
-	(void)key;
-	(void)valuelen;
-	(void)value;
-	(void)flag;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Info_get");
+	return mpiabi_Info_get((uintptr_t)info, (uintptr_t)key, valuelen, (uintptr_t)value, (uintptr_t)flag);
 }
 int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) WEAK(PMPI_Info_get);
 
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) {
-	(void)info;
-	(void)key;
-	(void)valuelen;
-	(void)flag;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Info_get_valuelen");
+	return mpiabi_Info_get_valuelen((uintptr_t)info, (uintptr_t)key, (uintptr_t)valuelen, (uintptr_t)flag);
 }
 int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) WEAK(PMPI_Info_get_valuelen);
 

@@ -6,6 +6,9 @@ package abi
 import "C"
 
 import (
+	"hash/fnv"
+	"os"
+	"slices"
 	"unsafe"
 
 	"github.com/meshmpi/meshmpi"
@@ -258,4 +261,42 @@ func mpiabi_Comm_get_name(comm, name, resultlen uintptr) C.int {
 	state.mu.Unlock()
 	putInt(resultlen, putString(name, s, maxObjectName))
 	return errSuccess
+}
+
+// Split types of MPI_Comm_split_type.
+const commTypeShared = 221
+
+// MPI_Comm_split_type with MPI_COMM_TYPE_SHARED groups the ranks of a
+// host: each rank's hostname is hashed, the hashes gathered, and the
+// lowest rank of each host names its color. Other split types are not
+// in the C binding yet.
+//
+//export mpiabi_Comm_split_type
+func mpiabi_Comm_split_type(comm uintptr, typ, key int32, info, newcomm uintptr) C.int {
+	e, err := lookupComm(comm)
+	if err == nil && newcomm == 0 {
+		err = errorf(errArg, "newcomm is NULL")
+	}
+	if err == nil && typ != commTypeShared && typ != undefined {
+		err = errorf(errUnsupported, "split type %d: only MPI_COMM_TYPE_SHARED is in the C binding yet", typ)
+	}
+	if err != nil {
+		return raise(comm, "MPI_Comm_split_type", err)
+	}
+	h := fnv.New64a()
+	host, _ := os.Hostname()
+	h.Write([]byte(host))
+	mine := []uint64{h.Sum64()}
+	if typ == undefined {
+		mine[0] = 0
+	}
+	all := make([]uint64, e.c.Size())
+	if err := meshmpi.Allgather(e.c, mine, all); err != nil {
+		return raise(comm, "MPI_Comm_split_type", err)
+	}
+	color := int32(undefined)
+	if typ != undefined {
+		color = int32(slices.Index(all, mine[0]))
+	}
+	return mpiabi_Comm_split(comm, color, key, newcomm)
 }

@@ -25,6 +25,8 @@ type kind interface {
 	recv(c *meshmpi.Comm, buf uintptr, n, src, tag int) (meshmpi.Status, error)
 	irecv(c *meshmpi.Comm, buf uintptr, n, src, tag int, m mode) (*meshmpi.Request, error)
 	sendrecvReplace(c *meshmpi.Comm, buf uintptr, n, dest, stag, src, rtag int) (meshmpi.Status, error)
+	mrecv(msg *meshmpi.Message, buf uintptr, n int) (meshmpi.Status, error)
+	imrecv(msg *meshmpi.Message, buf uintptr, n int) (*meshmpi.Request, error)
 	bcast(c *meshmpi.Comm, buf uintptr, n, root int, m mode) (*meshmpi.Request, error)
 	gather(c *meshmpi.Comm, s uintptr, sn int, r uintptr, rn, root int, m mode) (*meshmpi.Request, error)
 	gatherv(c *meshmpi.Comm, s uintptr, sn int, r uintptr, rn int, counts, displs []int, root int, m mode) (*meshmpi.Request, error)
@@ -100,6 +102,14 @@ func (tk[T]) irecv(c *meshmpi.Comm, buf uintptr, n, src, tag int, m mode) (*mesh
 
 func (tk[T]) sendrecvReplace(c *meshmpi.Comm, buf uintptr, n, dest, stag, src, rtag int) (meshmpi.Status, error) {
 	return meshmpi.SendrecvReplace(c, view[T](buf, n), dest, stag, src, rtag)
+}
+
+func (tk[T]) mrecv(msg *meshmpi.Message, buf uintptr, n int) (meshmpi.Status, error) {
+	return meshmpi.Mrecv(msg, view[T](buf, n))
+}
+
+func (tk[T]) imrecv(msg *meshmpi.Message, buf uintptr, n int) (*meshmpi.Request, error) {
+	return meshmpi.Imrecv(msg, view[T](buf, n))
 }
 
 func (tk[T]) bcast(c *meshmpi.Comm, buf uintptr, n, root int, m mode) (*meshmpi.Request, error) {

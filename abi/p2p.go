@@ -262,3 +262,36 @@ func mpiabi_Iprobe(src, tag int32, comm, flag, st uintptr) C.int {
 	}
 	return probe("MPI_Iprobe", src, tag, comm, flag, st)
 }
+
+// The ready sends are standard sends: a ready send may always be one
+// (MPI-4.1 §3.4: "a ready send ... can be replaced by a standard send").
+
+//export mpiabi_Rsend
+func mpiabi_Rsend(buf uintptr, n int32, dt uintptr, dest, tag int32, comm uintptr) C.int {
+	return send("MPI_Rsend", buf, int64(n), dt, dest, tag, comm, false)
+}
+
+//export mpiabi_Rsend_c
+func mpiabi_Rsend_c(buf uintptr, n int64, dt uintptr, dest, tag int32, comm uintptr) C.int {
+	return send("MPI_Rsend_c", buf, n, dt, dest, tag, comm, false)
+}
+
+//export mpiabi_Irsend
+func mpiabi_Irsend(buf uintptr, n int32, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	return isend("MPI_Irsend", buf, int64(n), dt, dest, tag, comm, req, false, nonblocking)
+}
+
+//export mpiabi_Irsend_c
+func mpiabi_Irsend_c(buf uintptr, n int64, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	return isend("MPI_Irsend_c", buf, n, dt, dest, tag, comm, req, false, nonblocking)
+}
+
+//export mpiabi_Rsend_init
+func mpiabi_Rsend_init(buf uintptr, n int32, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	return isend("MPI_Rsend_init", buf, int64(n), dt, dest, tag, comm, req, false, persistent)
+}
+
+//export mpiabi_Rsend_init_c
+func mpiabi_Rsend_init_c(buf uintptr, n int64, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	return isend("MPI_Rsend_init_c", buf, n, dt, dest, tag, comm, req, false, persistent)
+}

@@ -112,6 +112,27 @@ static void p2p(void)
     int token = rank;
     OK(MPI_Sendrecv_replace(&token, 1, MPI_INT, next, 18, prev, 18, MPI_COMM_WORLD, &st));
     CHECK(token == prev && st.MPI_SOURCE == prev, "sendrecv_replace %d", token);
+    /* matched probes and ready sends */
+    MPI_Message msg;
+    int mv = -1;
+    OK(MPI_Irsend(&v, 1, MPI_INT, next, 19, MPI_COMM_WORLD, &rs[0]));
+    OK(MPI_Mprobe(prev, 19, MPI_COMM_WORLD, &msg, &st));
+    OK(MPI_Get_count(&st, MPI_INT, &n));
+    CHECK(n == 1 && msg != MPI_MESSAGE_NULL, "mprobe");
+    OK(MPI_Mrecv(&mv, 1, MPI_INT, &msg, &st));
+    CHECK(mv == prev && msg == MPI_MESSAGE_NULL && st.MPI_TAG == 19, "mrecv %d", mv);
+    OK(MPI_Wait(&rs[0], MPI_STATUS_IGNORE));
+    OK(MPI_Rsend(&v, 1, MPI_INT, next, 20, MPI_COMM_WORLD));
+    do
+        OK(MPI_Improbe(prev, 20, MPI_COMM_WORLD, &flag, &msg, &st));
+    while (!flag);
+    OK(MPI_Imrecv(&mv, 1, MPI_INT, &msg, &rs[0]));
+    OK(MPI_Wait(&rs[0], &st));
+    CHECK(mv == prev && st.MPI_SOURCE == prev, "imrecv %d", mv);
+    OK(MPI_Mprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &msg, &st));
+    CHECK(msg == MPI_MESSAGE_NO_PROC && st.MPI_SOURCE == MPI_PROC_NULL, "mprobe of MPI_PROC_NULL");
+    OK(MPI_Mrecv(&mv, 1, MPI_INT, &msg, &st));
+    CHECK(msg == MPI_MESSAGE_NULL && st.MPI_SOURCE == MPI_PROC_NULL, "mrecv of MPI_MESSAGE_NO_PROC");
     long long ll = rank;
     OK(MPI_Ssend(&ll, 1, MPI_LONG_LONG, MPI_PROC_NULL, 0, MPI_COMM_WORLD));
 }
@@ -353,6 +374,39 @@ static void attributes(void)
     OK(MPI_Comm_free_keyval(&plain));
 }
 
+static void infos(void)
+{
+    MPI_Info info, dup;
+    int n, flag, len;
+    char key[MPI_MAX_INFO_KEY], val[MPI_MAX_INFO_VAL];
+    OK(MPI_Info_create(&info));
+    OK(MPI_Info_set(info, "alpha", "1"));
+    OK(MPI_Info_set(info, "beta", "two"));
+    OK(MPI_Info_set(info, "alpha", "one"));
+    OK(MPI_Info_get_nkeys(info, &n));
+    CHECK(n == 2, "nkeys %d", n);
+    OK(MPI_Info_get_nthkey(info, 1, key));
+    CHECK(strcmp(key, "beta") == 0, "nthkey %s", key);
+    len = sizeof val;
+    OK(MPI_Info_get_string(info, "alpha", &len, val, &flag));
+    CHECK(flag && strcmp(val, "one") == 0 && len == 4, "get_string %s %d", val, len);
+    OK(MPI_Info_dup(info, &dup));
+    OK(MPI_Info_delete(info, "alpha"));
+    OK(MPI_Info_get_valuelen(info, "alpha", &len, &flag));
+    CHECK(!flag, "deleted");
+    OK(MPI_Info_get(dup, "alpha", sizeof val - 1, val, &flag));
+    CHECK(flag && strcmp(val, "one") == 0, "the dup keeps its keys");
+    OK(MPI_Info_free(&info));
+    OK(MPI_Info_free(&dup));
+    CHECK(info == MPI_INFO_NULL, "info_free");
+
+    MPI_Comm node;
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+    OK(MPI_Comm_size(node, &n));
+    CHECK(n == size, "every rank of this test is on one host: %d", n);
+    OK(MPI_Comm_free(&node));
+}
+
 static void topologies(void)
 {
     int dims[2] = {0, 0}, periods[2] = {1, 0}, coords[2], r, src, dst, st;
@@ -505,6 +559,7 @@ int main(int argc, char **argv)
     communicators();
     attributes();
     topologies();
+    infos();
 
     CHECK(MPI_Wtime() >= t0, "wtime");
     OK(MPI_Finalize());

@@ -1,0 +1,168 @@
+package abi
+
+/*
+#include <stdint.h>
+*/
+import "C"
+
+import (
+	"sync"
+
+	"github.com/meshmpi/meshmpi"
+)
+
+// Messages of the matched probes (MPI_Mprobe, MPI_Improbe), received once
+// by MPI_Mrecv or MPI_Imrecv.
+const (
+	msgNull      uintptr = 0x128
+	msgNoProc    uintptr = 0x129
+	firstMessage uintptr = 0x5000000
+)
+
+type msgEntry struct {
+	m    *meshmpi.Message
+	comm uintptr
+}
+
+var messages struct {
+	mu sync.Mutex
+	t  table[msgEntry]
+}
+
+func mprobe(call string, src, tag int32, comm, flag, msg, st uintptr) C.int {
+	e, err := lookupComm(comm)
+	if err == nil && msg == 0 {
+		err = errorf(errArg, "message is NULL")
+	}
+	if err != nil {
+		return raise(comm, call, err)
+	}
+	if src == procNull { // MPI_MESSAGE_NO_PROC, found at once
+		putInt(flag, 1)
+		putHandle(msg, msgNoProc)
+		setStatus(st, meshmpi.Status{Source: meshmpi.ProcNull, Tag: meshmpi.AnyTag}, false, 0)
+		return errSuccess
+	}
+	var m *meshmpi.Message
+	var s meshmpi.Status
+	ok := true
+	if flag == 0 {
+		m, s, err = e.c.Mprobe(rankIn(src), tagIn(tag))
+	} else {
+		m, s, ok, err = e.c.Improbe(rankIn(src), tagIn(tag))
+		putInt(flag, b2i(ok && err == nil))
+	}
+	if err != nil || !ok {
+		return raise(comm, call, err)
+	}
+	messages.mu.Lock()
+	if messages.t.base == 0 {
+		messages.t.base = firstMessage
+	}
+	h, added := messages.t.add(msgEntry{m: m, comm: comm})
+	messages.mu.Unlock()
+	if !added {
+		return raise(comm, call, errorf(errIntern, "too many messages"))
+	}
+	putHandle(msg, h)
+	setStatus(st, s, false, 0)
+	return errSuccess
+}
+
+//export mpiabi_Mprobe
+func mpiabi_Mprobe(src, tag int32, comm, msg, st uintptr) C.int {
+	return mprobe("MPI_Mprobe", src, tag, comm, 0, msg, st)
+}
+
+//export mpiabi_Improbe
+func mpiabi_Improbe(src, tag int32, comm, flag, msg, st uintptr) C.int {
+	if flag == 0 {
+		return raise(comm, "MPI_Improbe", errorf(errArg, "flag is NULL"))
+	}
+	return mprobe("MPI_Improbe", src, tag, comm, flag, msg, st)
+}
+
+// takeMessage removes the message at p from the table for its receive.
+func takeMessage(p uintptr) (msgEntry, bool, error) {
+	if p == 0 {
+		return msgEntry{}, false, errorf(errArg, "message is NULL")
+	}
+	h := getHandle(p)
+	if h == msgNoProc {
+		putHandle(p, msgNull)
+		return msgEntry{}, true, nil
+	}
+	messages.mu.Lock()
+	defer messages.mu.Unlock()
+	m, ok := messages.t.get(h)
+	if !ok {
+		return m, false, errorf(errRequest, "%#x is not a message of MPI_Mprobe or MPI_Improbe", h)
+	}
+	messages.t.remove(h)
+	putHandle(p, msgNull)
+	return m, false, nil
+}
+
+func mrecv(call string, buf uintptr, n int64, dth, msg, st uintptr) C.int {
+	m, noProc, err := takeMessage(msg)
+	if err != nil {
+		return raise(self, call, err)
+	}
+	if noProc {
+		setStatus(st, meshmpi.Status{Source: meshmpi.ProcNull, Tag: meshmpi.AnyTag}, false, 0)
+		return errSuccess
+	}
+	_, d, err := p2pArgs(m.comm, buf, n, dth)
+	if err != nil {
+		return raise(m.comm, call, err)
+	}
+	s, err := d.k.mrecv(m.m, buf, int(n))
+	setStatus(st, s, false, 0)
+	return raise(m.comm, call, err)
+}
+
+//export mpiabi_Mrecv
+func mpiabi_Mrecv(buf uintptr, n int32, dt, msg, st uintptr) C.int {
+	return mrecv("MPI_Mrecv", buf, int64(n), dt, msg, st)
+}
+
+//export mpiabi_Mrecv_c
+func mpiabi_Mrecv_c(buf uintptr, n int64, dt, msg, st uintptr) C.int {
+	return mrecv("MPI_Mrecv_c", buf, n, dt, msg, st)
+}
+
+func imrecv(call string, buf uintptr, n int64, dth, msg, req uintptr) C.int {
+	if req == 0 {
+		return raise(self, call, errorf(errArg, "request is NULL"))
+	}
+	m, noProc, err := takeMessage(msg)
+	if err != nil {
+		return raise(self, call, err)
+	}
+	if noProc { // a receive from MPI_PROC_NULL: complete at once
+		e, _ := lookupComm(world)
+		if e == nil {
+			return raise(self, call, errorf(errOther, "MPI is not initialized"))
+		}
+		return irecv(call, 0, 0, 0x247, procNull, anyTag, world, req, nonblocking)
+	}
+	_, d, err := p2pArgs(m.comm, buf, n, dth)
+	if err != nil {
+		return raise(m.comm, call, err)
+	}
+	r, err := d.k.imrecv(m.m, buf, int(n))
+	if err == nil {
+		err = addReq(r, m.comm, d.size, req)
+	}
+	return raise(m.comm, call, err)
+}
+
+//export mpiabi_Imrecv
+func mpiabi_Imrecv(buf uintptr, n int32, dt, msg, req uintptr) C.int {
+	return imrecv("MPI_Imrecv", buf, int64(n), dt, msg, req)
+}
+
+//export mpiabi_Imrecv_c
+func mpiabi_Imrecv_c(buf uintptr, n int64, dt, msg, req uintptr) C.int {
+	return imrecv("MPI_Imrecv_c", buf, n, dt, msg, req)
+}
