@@ -14,6 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/meshmpi/meshmpi"
+	"github.com/meshmpi/meshmpi/signaling"
 )
 
 // The tests build meshcc, meshrun and libmpi_abi.so once (into a
@@ -431,6 +434,60 @@ func TestGenerated(t *testing.T) {
 		got, _ := os.ReadFile(f)
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s is not what go generate makes: run go generate ./abi", f)
+		}
+	}
+}
+
+// TestMixedJob runs C ranks (testdata/mixed.c over libmpi_abi.so) and Go
+// ranks (testdata/gorank) in one job: a signaling server of the test's
+// own, a seat token per rank, and the environment meshrun gives a rank
+// (meshmpi.EnvSignal, EnvJob, EnvToken, EnvRank).
+func TestMixedJob(t *testing.T) {
+	ts := setup(t)
+	cbin := compile(t, ts, "mixed", "testdata/mixed.c", "")
+	gobin := filepath.Join(tmpRoot, "gorank")
+	if out, err := exec.Command("go", "build", "-o", gobin, "./testdata/gorank").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./testdata/gorank: %v\n%s", err, out)
+	}
+	const n = 4
+	srv, err := signaling.ListenLocal(signaling.Config{MaxJobSize: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	job := "abi-mixed"
+	seats, err := srv.MintSeats(signaling.Claims{Job: job, Size: n, Expires: time.Now().Add(time.Hour).Unix(),
+		Settings: map[string]string{meshmpi.SettingNetwork: "loopback"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	type proc struct {
+		cmd      *exec.Cmd
+		out, err bytes.Buffer
+	}
+	procs := make([]*proc, n)
+	for r := range n {
+		bin := cbin // ranks 0 and 2 are C, 1 and 3 Go
+		if r%2 == 1 {
+			bin = gobin
+		}
+		p := &proc{cmd: exec.CommandContext(ctx, bin)}
+		p.cmd.Env = append(os.Environ(), meshmpi.EnvSignal+"="+srv.URL(), meshmpi.EnvJob+"="+job,
+			meshmpi.EnvToken+"="+seats[r], meshmpi.EnvRank+"="+fmt.Sprint(r))
+		p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.err
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs[r] = p
+	}
+	for r, p := range procs {
+		err := p.cmd.Wait()
+		lang := map[bool]string{true: "C", false: "Go"}[r%2 == 0]
+		want := fmt.Sprintf("mixed ok: %s rank %d of %d", lang, r, n)
+		if err != nil || !strings.Contains(p.out.String(), want) {
+			t.Errorf("rank %d (%s): %v\nstdout:\n%s\nstderr:\n%s", r, lang, err, p.out.String(), p.err.String())
 		}
 	}
 }

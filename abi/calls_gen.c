@@ -172,9 +172,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) {
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler) WEAK(PMPI_Comm_get_errhandler);
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
-	(void)comm;
-	(void)errorcode;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_call_errhandler");
+	return mpiabi_Comm_call_errhandler((uintptr_t)comm, errorcode);
 }
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) WEAK(PMPI_Comm_call_errhandler);
 
@@ -777,25 +775,17 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) WEAK(PMPI_Get_elements_x);
 
 int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count) {
-	(void)status;
-	(void)datatype;
-	(void)count;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Status_set_elements");
+	return mpiabi_Status_set_elements((uintptr_t)status, (uintptr_t)datatype, count);
 }
 int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count) WEAK(PMPI_Status_set_elements);
 
 int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) {
-	(void)status;
-	(void)datatype;
-	(void)count;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Status_set_elements_x");
+	return mpiabi_Status_set_elements_x((uintptr_t)status, (uintptr_t)datatype, count);
 }
 int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) WEAK(PMPI_Status_set_elements_x);
 
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag) {
-	(void)status;
-	(void)flag;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Status_set_cancelled");
+	return mpiabi_Status_set_cancelled((uintptr_t)status, flag);
 }
 int MPI_Status_set_cancelled(MPI_Status *status, int flag) WEAK(PMPI_Status_set_cancelled);
 
@@ -805,44 +795,32 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag) {
 int MPI_Test_cancelled(const MPI_Status *status, int *flag) WEAK(PMPI_Test_cancelled);
 
 int PMPI_Status_get_source(MPI_Status *status, int *source) {
-	(void)status;
-	(void)source;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Status_get_source");
+	return mpiabi_Status_get_source((uintptr_t)status, (uintptr_t)source);
 }
 int MPI_Status_get_source(MPI_Status *status, int *source) WEAK(PMPI_Status_get_source);
 
 int PMPI_Status_set_source(MPI_Status *status, int source) {
-	(void)status;
-	(void)source;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Status_set_source");
+	return mpiabi_Status_set_source((uintptr_t)status, source);
 }
 int MPI_Status_set_source(MPI_Status *status, int source) WEAK(PMPI_Status_set_source);
 
 int PMPI_Status_get_tag(MPI_Status *status, int *tag) {
-	(void)status;
-	(void)tag;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Status_get_tag");
+	return mpiabi_Status_get_tag((uintptr_t)status, (uintptr_t)tag);
 }
 int MPI_Status_get_tag(MPI_Status *status, int *tag) WEAK(PMPI_Status_get_tag);
 
 int PMPI_Status_set_tag(MPI_Status *status, int tag) {
-	(void)status;
-	(void)tag;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Status_set_tag");
+	return mpiabi_Status_set_tag((uintptr_t)status, tag);
 }
 int MPI_Status_set_tag(MPI_Status *status, int tag) WEAK(PMPI_Status_set_tag);
 
 int PMPI_Status_get_error(MPI_Status *status, int *error) {
-	(void)status;
-	(void)error;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Status_get_error");
+	return mpiabi_Status_get_error((uintptr_t)status, (uintptr_t)error);
 }
 int MPI_Status_get_error(MPI_Status *status, int *error) WEAK(PMPI_Status_get_error);
 
 int PMPI_Status_set_error(MPI_Status *status, int error) {
-	(void)status;
-	(void)error;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Status_set_error");
+	return mpiabi_Status_set_error((uintptr_t)status, error);
 }
 int MPI_Status_set_error(MPI_Status *status, int error) WEAK(PMPI_Status_set_error);
 
@@ -1056,9 +1034,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group) {
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group) WEAK(PMPI_Comm_group);
 
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
-	(void)comm;
-	(void)flag;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_test_inter");
+	return mpiabi_Comm_test_inter((uintptr_t)comm, (uintptr_t)flag);
 }
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag) WEAK(PMPI_Comm_test_inter);
 
@@ -4585,10 +4561,7 @@ int PMPI_Pcontrol(const int level, ...) {
 int MPI_Pcontrol(const int level, ...) WEAK(PMPI_Pcontrol);
 
 int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) {
-	(void)status;
-	(void)datatype;
-	(void)count;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Status_set_elements_c");
+	return mpiabi_Status_set_elements_c((uintptr_t)status, (uintptr_t)datatype, count);
 }
 int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) WEAK(PMPI_Status_set_elements_c);
 

@@ -72,6 +72,21 @@ static void p2p(void)
     while (!flag);
     CHECK(rs[0] == MPI_REQUEST_NULL && st.MPI_SOURCE == prev, "test");
 
+    /* the status accessors */
+    MPI_Status made;
+    OK(MPI_Status_set_source(&made, 3));
+    OK(MPI_Status_set_tag(&made, 4));
+    OK(MPI_Status_set_error(&made, MPI_ERR_TAG));
+    OK(MPI_Status_set_elements(&made, MPI_DOUBLE, 5));
+    OK(MPI_Status_set_cancelled(&made, 0));
+    int got;
+    OK(MPI_Status_get_source(&made, &got));
+    CHECK(got == 3 && made.MPI_TAG == 4 && made.MPI_ERROR == MPI_ERR_TAG, "status setters");
+    OK(MPI_Get_count(&made, MPI_INT, &got));
+    CHECK(got == 10, "5 doubles set are %d ints", got);
+    OK(MPI_Comm_test_inter(MPI_COMM_WORLD, &got));
+    CHECK(!got, "world is no intercommunicator");
+
     /* cancel a receive that never matches */
     OK(MPI_Irecv(&a, 1, MPI_INT, prev, 99, MPI_COMM_WORLD, &rs[0]));
     OK(MPI_Cancel(&rs[0]));

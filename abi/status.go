@@ -1,0 +1,137 @@
+package abi
+
+/*
+#include <stdint.h>
+*/
+import "C"
+
+// The status accessors of MPI-4.1 §3.2.5 and §13.3, on MPI_Status's
+// layout (requests.go).
+
+func statusArg(call string, st uintptr) (*status, C.int) {
+	if st == 0 {
+		return nil, raise(self, call, errorf(errArg, "status is NULL"))
+	}
+	return (*status)(ptr(st)), errSuccess
+}
+
+func setElements(call string, st, dth uintptr, n int64) C.int {
+	s, rc := statusArg(call, st)
+	if s == nil {
+		return rc
+	}
+	d, ok := dtypes[dth]
+	if !ok {
+		return raise(self, call, errorf(errType, "%#x is not a predefined datatype", dth))
+	}
+	if n < 0 {
+		return raise(self, call, errorf(errCount, "count %d is negative", n))
+	}
+	b := n * int64(d.size)
+	s.internal[0], s.internal[1] = int32(uint32(b)), int32(uint64(b)>>32)
+	return errSuccess
+}
+
+//export mpiabi_Status_set_elements
+func mpiabi_Status_set_elements(st, dt uintptr, n int32) C.int {
+	return setElements("MPI_Status_set_elements", st, dt, int64(n))
+}
+
+//export mpiabi_Status_set_elements_c
+func mpiabi_Status_set_elements_c(st, dt uintptr, n int64) C.int {
+	return setElements("MPI_Status_set_elements_c", st, dt, n)
+}
+
+//export mpiabi_Status_set_elements_x
+func mpiabi_Status_set_elements_x(st, dt uintptr, n int64) C.int {
+	return setElements("MPI_Status_set_elements_x", st, dt, n)
+}
+
+//export mpiabi_Status_set_cancelled
+func mpiabi_Status_set_cancelled(st uintptr, flag int32) C.int {
+	s, rc := statusArg("MPI_Status_set_cancelled", st)
+	if s != nil {
+		s.internal[2] = int32(b2i(flag != 0))
+	}
+	return rc
+}
+
+func getField(call string, st, out uintptr, f func(*status) int32) C.int {
+	s, rc := statusArg(call, st)
+	if s != nil {
+		if out == 0 {
+			return raise(self, call, errorf(errArg, "the result pointer is NULL"))
+		}
+		putInt(out, int(f(s)))
+	}
+	return rc
+}
+
+func setField(call string, st uintptr, f func(*status)) C.int {
+	s, rc := statusArg(call, st)
+	if s != nil {
+		f(s)
+	}
+	return rc
+}
+
+//export mpiabi_Status_get_source
+func mpiabi_Status_get_source(st, out uintptr) C.int {
+	return getField("MPI_Status_get_source", st, out, func(s *status) int32 { return s.source })
+}
+
+//export mpiabi_Status_get_tag
+func mpiabi_Status_get_tag(st, out uintptr) C.int {
+	return getField("MPI_Status_get_tag", st, out, func(s *status) int32 { return s.tag })
+}
+
+//export mpiabi_Status_get_error
+func mpiabi_Status_get_error(st, out uintptr) C.int {
+	return getField("MPI_Status_get_error", st, out, func(s *status) int32 { return s.err })
+}
+
+//export mpiabi_Status_set_source
+func mpiabi_Status_set_source(st uintptr, v int32) C.int {
+	return setField("MPI_Status_set_source", st, func(s *status) { s.source = v })
+}
+
+//export mpiabi_Status_set_tag
+func mpiabi_Status_set_tag(st uintptr, v int32) C.int {
+	return setField("MPI_Status_set_tag", st, func(s *status) { s.tag = v })
+}
+
+//export mpiabi_Status_set_error
+func mpiabi_Status_set_error(st uintptr, v int32) C.int {
+	return setField("MPI_Status_set_error", st, func(s *status) { s.err = v })
+}
+
+// MPI_Comm_call_errhandler raises errorcode on comm: under
+// MPI_ERRORS_RETURN it returns MPI_SUCCESS (the handler returned), under
+// the fatal handlers it ends the job.
+//
+//export mpiabi_Comm_call_errhandler
+func mpiabi_Comm_call_errhandler(comm uintptr, code int32) C.int {
+	if _, err := lookupComm(comm); err != nil {
+		return raise(comm, "MPI_Comm_call_errhandler", err)
+	}
+	e, ok := lookupCode(code)
+	if !ok {
+		return raise(comm, "MPI_Comm_call_errhandler", errorf(errArg, "%d is not an error code", code))
+	}
+	if errhandlerOf(comm) != ehReturn {
+		fatal("MPI_Comm_call_errhandler: "+e.msg, e.class)
+	}
+	return errSuccess
+}
+
+//export mpiabi_Comm_test_inter
+func mpiabi_Comm_test_inter(comm, flag uintptr) C.int {
+	if _, err := lookupComm(comm); err != nil {
+		return raise(comm, "MPI_Comm_test_inter", err)
+	}
+	if flag == 0 {
+		return raise(comm, "MPI_Comm_test_inter", errorf(errArg, "flag is NULL"))
+	}
+	putInt(flag, 0) // the C binding makes no intercommunicators yet
+	return errSuccess
+}
