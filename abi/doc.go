@@ -36,16 +36,40 @@
 // nonblocking operation reads or writes the program's buffer directly,
 // and C memory does not move.
 //
-// # Datatypes and errors
+// # What is there
 //
-// This first slice moves and reduces the predefined datatypes (each maps
-// to a Go element type by its C size on this target; types.go);
-// derived datatypes come later. Errors are values of the Go API mapped to
-// MPI error classes; each raised error gets an error code of its own
-// whose MPI_Error_string is the Go error's message, prefixed by the call
-// (MPI_Error_class gives its class). A communicator's error handler is
-// MPI_ERRORS_ARE_FATAL until MPI_Comm_set_errhandler changes it; errors
-// not tied to a communicator are raised on MPI_COMM_SELF (MPI-4.1 §9.3).
+// Environment (MPI_Init, Init_thread: every thread level as asked,
+// Finalize, Initialized, Finalized, Abort, Wtime, Wtick,
+// Get_processor_name, Get_version, Get_library_version, Query_thread,
+// Is_thread_main, Abi_get_version → 1.0); error handlers
+// (MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, MPI_ERRORS_ABORT,
+// Error_string, Error_class, Comm_call_errhandler); attributes (MPI_TAG_UB,
+// MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE, MPI_LASTUSEDCODE and the
+// program's keys with their copy and delete functions); point-to-point in
+// every mode but buffered (ready sends are standard sends), with probes,
+// matched probes, Sendrecv and Sendrecv_replace, persistent requests and
+// every Wait/Test form, Cancel and the status accessors; every collective
+// but the neighborhood ones and Alltoallw, blocking, nonblocking and
+// persistent, with MPI_IN_PLACE and the large-count (_c) variants, on all
+// predefined operations and MPI_Op_create's; communicators (dup, split,
+// split_type with MPI_COMM_TYPE_SHARED, create, compare, free, names),
+// groups, Cartesian topologies, info objects.
+//
+// The datatypes are the predefined ones that have a Go element type of
+// their C size on this target (types.go: not long double, the 16-byte
+// Fortran types, MPI_2REAL and MPI_2DOUBLE_PRECISION); derived datatypes
+// come later. Every other call of the header is a stub (calls.txt says
+// which are which).
+//
+// # Errors
+//
+// Errors are values of the Go API mapped to MPI error classes; each raised
+// error gets an error code of its own whose MPI_Error_string is the Go
+// error's message, prefixed by the call (MPI_Error_class gives its class).
+// A communicator's error handler is MPI_ERRORS_ARE_FATAL until
+// MPI_Comm_set_errhandler changes it; errors not tied to a communicator
+// are raised on MPI_COMM_SELF (MPI-4.1 §9.3). A fatal error flushes the
+// program's stdio, prints the message and ends the job with status 1.
 package abi
 
 //go:generate go run ./internal/gen
