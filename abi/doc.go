@@ -48,18 +48,19 @@
 // program's keys with their copy and delete functions); point-to-point in
 // every mode but buffered (ready sends are standard sends), with probes,
 // matched probes, Sendrecv and Sendrecv_replace, persistent requests and
-// every Wait/Test form, Cancel and the status accessors; every collective
-// but the neighborhood ones and Alltoallw, blocking, nonblocking and
-// persistent, with MPI_IN_PLACE and the large-count (_c) variants, on all
-// predefined operations and MPI_Op_create's; communicators (dup, split,
+// every Wait/Test form, Request_get_status, Cancel and the status
+// accessors; every collective but the neighborhood ones and Alltoallw,
+// blocking, nonblocking and persistent, with MPI_IN_PLACE and the
+// large-count (_c) variants, on all predefined operations and
+// MPI_Op_create's; communicators (dup, split,
 // split_type with MPI_COMM_TYPE_SHARED, create, compare, free, names),
 // groups, Cartesian topologies, info objects.
 //
 // The datatypes are the predefined ones that have a Go element type of
 // their C size on this target (types.go: not long double, the 16-byte
 // Fortran types, MPI_2REAL and MPI_2DOUBLE_PRECISION); derived datatypes
-// come later. Every other call of the header is a stub (calls.txt says
-// which are which).
+// come later. Every other call of the header is a stub: a call is
+// implemented when a Go function exports mpiabi_Name (internal/gen looks).
 //
 // # Errors
 //
