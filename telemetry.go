@@ -38,40 +38,37 @@ const (
 
 // telemetryConfig is a job's telemetry settings; the zero value is off.
 type telemetryConfig struct {
+	_        [0]func() // never compared: no equality function in the binary
 	on       bool
 	interval time.Duration
 	ops      int
 }
 
 // applyTelemetrySetting applies one telemetry setting (k is one of the
-// Setting­Telemetry keys) to t.
+// SettingTelemetry keys) to t.
 func applyTelemetrySetting(t *telemetryConfig, k, v string) error {
+	n, err := strconv.Atoi(v)
+	want := "1 or 0"
 	switch k {
 	case SettingTelemetry:
-		switch v {
-		case "1", "true":
-			t.on = true
-		case "0", "false", "":
-			t.on = false
-		default:
-			return fmt.Errorf("job setting %s=%q: want 1 or 0: %w", k, v, ErrArg)
+		if v == "1" || v == "true" || v == "0" || v == "false" || v == "" {
+			t.on = v == "1" || v == "true"
+			return nil
 		}
 	case SettingTelemetryInterval:
-		ms, err := strconv.Atoi(v)
-		d := time.Duration(ms) * time.Millisecond
-		if err != nil || d < MinTelemetryInterval || d > MaxTelemetryInterval {
-			return fmt.Errorf("job setting %s=%q: want milliseconds from %d to %d: %w",
-				k, v, MinTelemetryInterval.Milliseconds(), MaxTelemetryInterval.Milliseconds(), ErrArg)
+		if d := time.Duration(n) * time.Millisecond; err == nil && d >= MinTelemetryInterval && d <= MaxTelemetryInterval {
+			t.interval = d
+			return nil
 		}
-		t.interval = d
+		want = "milliseconds from 100 to 10000"
 	case SettingTelemetryOps:
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxTelemetryOps {
-			return fmt.Errorf("job setting %s=%q: want 1 to %d operations: %w", k, v, MaxTelemetryOps, ErrArg)
+		if err == nil && n >= 1 && n <= MaxTelemetryOps {
+			t.ops = n
+			return nil
 		}
-		t.ops = n
+		want = "1 to 1024 operations"
 	}
-	return nil
+	return fmt.Errorf("job setting %s=%q: want %s: %w", k, v, want, ErrArg)
 }
 
 // withDefaults fills in the settings a job left out.
@@ -94,9 +91,9 @@ const (
 	opRecv
 )
 
-// String is the operation's name as telemetry reports it: the lower-case
+// name is the operation's name as telemetry reports it: the lower-case
 // MPI name without an I or Init prefix.
-func (k opKind) String() string {
+func (k opKind) name() string {
 	switch k {
 	case opSend:
 		return "send"
@@ -111,6 +108,7 @@ func (k opKind) String() string {
 // nothing (the communicator and the error are references the operation
 // already held).
 type opRecord struct {
+	_          [0]func() // never compared: no equality function in the binary
 	kind       opKind
 	peer       int32 // world rank of a point-to-point operation's peer; -1 for collectives
 	comm       *Comm
@@ -120,7 +118,7 @@ type opRecord struct {
 }
 
 // Op returns the record's operation name.
-func (r *opRecord) Op() string { return r.kind.String() }
+func (r *opRecord) Op() string { return r.kind.name() }
 
 // CommName returns the name telemetry gives the record's communicator.
 func (r *opRecord) CommName() string {
@@ -185,15 +183,19 @@ func (r *recorder) record(kind opKind, c *Comm, peer int, bytes int, start int64
 	r.mu.Unlock()
 }
 
-// take hands fn the operations recorded since the last take and how
-// many were dropped; the records are valid during the call only. Calls
-// of take must not overlap (one reporter takes).
-func (r *recorder) take(fn func(recs []opRecord, dropped int)) {
+// take returns the operations recorded since the last take and how many
+// were dropped; give the records back with done once read. Calls of take
+// must not overlap (one reporter takes).
+func (r *recorder) take() (recs []opRecord, dropped int) {
 	r.mu.Lock()
-	recs, dropped := r.recs, r.dropped
+	recs, dropped = r.recs, r.dropped
 	r.recs, r.dropped = r.spare[:0], 0
 	r.mu.Unlock()
-	fn(recs, dropped)
+	return recs, dropped
+}
+
+// done takes back the records take returned.
+func (r *recorder) done(recs []opRecord) {
 	clear(recs) // no communicator or error stays reachable from here
 	r.spare = recs[:0]
 }

@@ -84,7 +84,8 @@ func benchTelemetryOp(b *testing.B, n int, op string, drain bool, opts []Option)
 				for {
 					select {
 					case <-t.C:
-						w.p.rec.take(func([]opRecord, int) {})
+						recs, _ := w.p.rec.take()
+						w.p.rec.done(recs)
 					case <-stop:
 						return
 					}

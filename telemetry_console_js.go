@@ -3,6 +3,7 @@
 package meshmpi
 
 import (
+	"strings"
 	"syscall/js"
 
 	"github.com/meshmpi/meshmpi/internal/jsglue"
@@ -29,19 +30,25 @@ func captureConsole() consoleCapture {
 	return jsConsole{q}
 }
 
-// take implements consoleCapture: the queue's take() gives a flat array
-// of stream, text, stream, text … and empties the queue.
+// take implements consoleCapture: the queue's take() gives one string,
+// a line each, "o" (standard output) or "e" (error) then the text, and
+// empties the queue.
 func (c jsConsole) take(dst []signaling.ConsoleLine) []signaling.ConsoleLine {
-	var a js.Value
-	if jsglue.Try(func() { a = c.q.Call("take") }) != nil || a.Type() != js.TypeObject {
+	var v js.Value
+	if jsglue.Try(func() { v = c.q.Call("take") }) != nil || v.Type() != js.TypeString {
 		return dst
 	}
-	for i, n := 0, a.Length(); i+1 < n; i += 2 {
+	for s := v.String(); s != ""; {
+		var line string
+		line, s, _ = strings.Cut(s, "\n")
+		if line == "" {
+			continue
+		}
 		stream := signaling.StreamOut
-		if a.Index(i).String() == signaling.StreamErr {
+		if line[0] == 'e' {
 			stream = signaling.StreamErr
 		}
-		dst = append(dst, signaling.ConsoleLine{Stream: stream, Text: signaling.ClipText(a.Index(i+1).String(), signaling.MaxConsoleLineLen)})
+		dst = append(dst, signaling.ConsoleLine{Stream: stream, Text: signaling.ClipText(line[1:], signaling.MaxConsoleLineLen)})
 	}
 	return dst
 }

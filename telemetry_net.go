@@ -11,6 +11,7 @@ import (
 // reports (mesh.TelemetrySource): its recorder's operations and, when
 // the process is the rank (Init, Main), its console.
 type rankTelemetry struct {
+	_   [0]func() // never compared: no equality function in the binary
 	rec *recorder
 
 	console consoleCapture // nil: the process is not the rank (or could not capture)
@@ -42,13 +43,11 @@ func startTelemetry(s *Session, m *mesh.Mesh, tc telemetryConfig, console bool) 
 
 // TakeOps implements mesh.TelemetrySource.
 func (t *rankTelemetry) TakeOps(dst []signaling.OpEvent) ([]signaling.OpEvent, int) {
-	var dropped int
-	t.rec.take(func(recs []opRecord, d int) {
-		dropped = d
-		for i := range recs {
-			dst = append(dst, opEvent(&recs[i]))
-		}
-	})
+	recs, dropped := t.rec.take()
+	for i := range recs {
+		dst = append(dst, opEvent(&recs[i]))
+	}
+	t.rec.done(recs)
 	return dst, dropped
 }
 

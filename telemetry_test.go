@@ -53,19 +53,18 @@ func TestTelemetrySettings(t *testing.T) {
 // takeOps returns what rank's recorder holds, as "op comm peer bytes err"
 // lines, and its dropped count.
 func takeOps(w *Comm) (ops []string, dropped int) {
-	w.p.rec.take(func(recs []opRecord, d int) {
-		dropped = d
-		for _, r := range recs {
-			line := fmt.Sprintf("%s %s %d %d", r.Op(), r.CommName(), r.peer, r.bytes)
-			if r.err != nil {
-				line += " err"
-			}
-			if r.start <= 0 || r.end < r.start {
-				line += fmt.Sprintf(" bad-times(%d,%d)", r.start, r.end)
-			}
-			ops = append(ops, line)
+	recs, dropped := w.p.rec.take()
+	defer w.p.rec.done(recs)
+	for _, r := range recs {
+		line := fmt.Sprintf("%s %s %d %d", r.Op(), r.CommName(), r.peer, r.bytes)
+		if r.err != nil {
+			line += " err"
 		}
-	})
+		if r.start <= 0 || r.end < r.start {
+			line += fmt.Sprintf(" bad-times(%d,%d)", r.start, r.end)
+		}
+		ops = append(ops, line)
+	}
 	return ops, dropped
 }
 
@@ -165,7 +164,10 @@ func TestTelemetryDropsBeyondItsBound(t *testing.T) {
 func TestTelemetryNoAllocs(t *testing.T) {
 	ctx := context.Background()
 	world(t, 2, func(w *Comm) error {
-		drain := func() { w.p.rec.take(func([]opRecord, int) {}) }
+		drain := func() {
+			recs, _ := w.p.rec.take()
+			w.p.rec.done(recs)
+		}
 		buf, got := []byte{1, 2, 3, 4, 5, 6, 7, 8}, make([]byte, 8)
 		other := 1 - w.Rank()
 		pingPong := func() {
@@ -220,7 +222,8 @@ func BenchmarkTelemetryRecord(b *testing.B) {
 		start := rec.now()
 		rec.record(opSend, c, 1, 8, start, nil)
 		if i%DefaultTelemetryOps == DefaultTelemetryOps-1 {
-			rec.take(func([]opRecord, int) {})
+			recs, _ := rec.take()
+			rec.done(recs)
 		}
 	}
 }

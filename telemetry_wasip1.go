@@ -62,17 +62,17 @@ func (t *guestTelemetry) last() {
 func (t *guestTelemetry) send() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.rec.take(func(recs []opRecord, dropped int) {
-		ops := t.ops[:0]
-		for i := range recs {
-			r := &recs[i]
-			ops = append(ops, wasm.Op{Op: r.Op(), Comm: r.CommName(), Peer: int(r.peer), Bytes: r.bytes,
-				Start: r.start, End: max(r.end, r.start), Err: r.ErrText()})
-		}
-		if len(ops) > 0 || dropped > 0 {
-			_ = t.g.SendTelemetry(dropped, ops) // a stream that failed fails the rank's links too
-		}
-		clear(ops)
-		t.ops = ops[:0]
-	})
+	recs, dropped := t.rec.take()
+	ops := t.ops[:0]
+	for i := range recs {
+		r := &recs[i]
+		ops = append(ops, wasm.Op{Op: r.Op(), Comm: r.CommName(), Peer: int(r.peer), Bytes: r.bytes,
+			Start: r.start, End: max(r.end, r.start), Err: r.ErrText()})
+	}
+	t.rec.done(recs)
+	if len(ops) > 0 || dropped > 0 {
+		_ = t.g.SendTelemetry(dropped, ops) // a stream that failed fails the rank's links too
+	}
+	clear(ops)
+	t.ops = ops[:0]
 }

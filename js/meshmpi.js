@@ -61,24 +61,25 @@ function watchSockets() {
 // consoleQueue keeps the rank's newest output lines (at most 512, each
 // cut to 1 KiB) for the Go side, which drains them through
 // globalThis.meshmpiConsole.take() into the job's telemetry when it is
-// on: a flat array [stream, text, stream, text, …], stream "out" or
-// "err". flush() ends the unfinished lines.
+// on: one string, a line each, "o" or "e" (standard output or error)
+// then the text. flush() ends the unfinished lines.
 function consoleQueue() {
-  const max = 512, part = { out: "", err: "" };
+  const max = 512, part = { o: "", e: "" };
   let q = [];
-  const add = (stream, text) => {
-    if (q.length >= 2 * max) q = q.slice(2);
-    q.push(stream, text.length > 1024 ? text.slice(0, 1024) : text);
+  const add = (s, text) => {
+    if (q.length >= max) q.shift();
+    q.push(s + (text.length > 1024 ? text.slice(0, 1024) : text));
   };
   const queue = {
     write(stream, text) {
-      const parts = (part[stream] + text).split("\n");
-      part[stream] = parts.pop().slice(0, 4096);
-      for (const l of parts) add(stream, l.endsWith("\r") ? l.slice(0, -1) : l);
+      const s = stream === "out" ? "o" : "e";
+      const parts = (part[s] + text).split("\n");
+      part[s] = parts.pop().slice(0, 4096);
+      for (const l of parts) add(s, l.endsWith("\r") ? l.slice(0, -1) : l);
     },
-    take() { const t = q; q = []; return t; },
+    take() { const t = q.join("\n"); q = []; return t; },
     flush() {
-      for (const s of ["out", "err"]) if (part[s]) { add(s, part[s]); part[s] = ""; }
+      for (const s of ["o", "e"]) if (part[s]) { add(s, part[s]); part[s] = ""; }
     },
   };
   globalThis.meshmpiConsole = queue;

@@ -107,10 +107,10 @@ type Mesh struct {
 	reports  []*signaling.Suspect
 	report   chan struct{} // cap 1: reports grew
 	tel      *reporter     // the telemetry reporter, if started (telemetry.go)
-	// opened holds the links this rank opened or accepted, while a
-	// telemetry reporter runs, until it has reported them closed (a
-	// departed rank's pair goes at once)
-	opened map[int]peer.Link
+	// opened holds the links this rank opened or accepted, by rank,
+	// while a telemetry reporter runs, until it has reported them closed
+	// (a departed rank's pair goes at once)
+	opened []peer.Link
 }
 
 // pair is this rank's connection to one remote rank while it is set up,

@@ -45,11 +45,14 @@ type reporter struct {
 	ops     []signaling.OpEvent
 	console []signaling.ConsoleLine
 	links   []signaling.LinkStat
-	last    map[int]signaling.LinkStat // what was last sent per peer
+	// last is what was last sent of the link to each rank, its Peer
+	// rank+1 (0: not sent since it opened)
+	last []signaling.LinkStat
 }
 
 // StartTelemetry starts reporting to the signaling server every
-// t.Interval until Leave (which sends the last report before the word
+// t.Interval (call it before Start: the links connected before are not
+// reported) until Leave (which sends the last report before the word
 // that the rank leaves), Abort or Close (which send it too, within a
 // short wait). A mesh reports at most once: later calls do nothing.
 func (m *Mesh) StartTelemetry(t Telemetry) {
@@ -61,14 +64,9 @@ func (m *Mesh) StartTelemetry(t Telemetry) {
 	if m.tel != nil || m.stopped {
 		return
 	}
-	r := &reporter{m: m, cfg: t, stop: make(chan struct{}), done: make(chan struct{}), last: map[int]signaling.LinkStat{}}
+	r := &reporter{m: m, cfg: t, stop: make(chan struct{}), done: make(chan struct{}), last: make([]signaling.LinkStat, m.size)}
 	m.tel = r
-	m.opened = map[int]peer.Link{}
-	for rank, p := range m.pairs {
-		if p.linked() {
-			m.opened[rank] = p.link
-		}
-	}
+	m.opened = make([]peer.Link, m.size) // filled as links connect: Start comes after
 	go r.run()
 }
 
@@ -85,27 +83,21 @@ func (m *Mesh) stopTelemetry() {
 }
 
 func (r *reporter) run() {
-	defer close(r.done)
 	t := time.NewTicker(r.cfg.Interval)
-	defer t.Stop()
-	for {
+	for last := false; !last; {
 		select {
 		case <-t.C:
-			// bounded, as the last one is: Leave waits for this one
-			ctx, cancel := context.WithTimeout(r.m.ctx, abortNotice)
-			r.report(ctx)
-			cancel()
 		case <-r.stop:
-			ctx, cancel := context.WithTimeout(r.m.ctx, abortNotice)
-			r.report(ctx)
-			cancel()
-			return
-		case <-r.m.down: // the signaling connection ended: no one to tell
-			return
-		case <-r.m.ctx.Done():
-			return
+			last = true
 		}
+		// bounded, the last one too: Leave waits for it (once the
+		// signaling connection is gone, a send fails at once)
+		ctx, cancel := context.WithTimeout(r.m.ctx, abortNotice)
+		r.report(ctx)
+		cancel()
 	}
+	t.Stop()
+	close(r.done)
 }
 
 // report sends what happened since the last report, in as many messages
@@ -209,59 +201,49 @@ func sizeBound(msg *signaling.Telemetry) int {
 // that closed since is reported once more if its counts moved.
 func (r *reporter) linkStats(ctx context.Context, dst []signaling.LinkStat) []signaling.LinkStat {
 	m := r.m
-	type linked struct {
-		rank int
-		l    peer.Link
-	}
-	var ls []linked
-	m.mu.Lock()
-	for rank, l := range m.opened {
-		ls = append(ls, linked{rank, l})
-	}
-	m.mu.Unlock()
-	seen := make(map[int]bool, len(ls))
-	for _, x := range ls {
-		c, ok := x.l.(peer.Counter)
+	for rank := range r.last {
+		m.mu.Lock()
+		l := m.opened[rank]
+		m.mu.Unlock()
+		c, ok := l.(peer.Counter)
 		if !ok {
-			continue
+			continue // no link (or one that does not count)
 		}
+		prev := r.last[rank] // Peer is 0 until the link was reported
 		sent, received, closed := c.Counts()
 		if closed {
 			// reported now with its last counts, then forgotten
 			m.mu.Lock()
-			delete(m.opened, x.rank)
+			m.opened[rank] = nil
 			m.mu.Unlock()
-		} else {
-			seen[x.rank] = true
-		}
-		prev, ok := r.last[x.rank]
-		if closed && ok && prev.Sent == sent && prev.Received == received {
-			continue
+			r.last[rank] = signaling.LinkStat{}
+			if prev.Peer == rank+1 && prev.Sent == sent && prev.Received == received {
+				continue
+			}
 		}
 		var path peer.Path
-		pr, canRefresh := x.l.(peer.PathRefresher)
+		pr, canRefresh := l.(peer.PathRefresher)
 		switch {
-		case closed && ok: // its path as last reported (below)
+		case closed && prev.Peer != 0: // its path as last reported (below)
 		case canRefresh && !closed:
 			path = pr.RefreshPath(ctx)
 		default:
-			if p, ok := x.l.(peer.PathReporter); ok {
+			if p, ok := l.(peer.PathReporter); ok {
 				path = p.Path()
 			}
 		}
-		st := signaling.LinkStat{Peer: x.rank, Local: candidateType(path.Local), Remote: candidateType(path.Remote),
+		st := signaling.LinkStat{Peer: rank, Local: candidateType(path.Local), Remote: candidateType(path.Remote),
 			RTTMicros: int(path.RTT.Microseconds()), Sent: sent, Received: received}
-		if closed && ok {
+		if closed && prev.Peer != 0 {
 			st.Local, st.Remote, st.RTTMicros = prev.Local, prev.Remote, prev.RTTMicros
 		}
-		if prev != st {
-			r.last[x.rank] = st
+		if prev.Peer != rank+1 || st.Local != prev.Local || st.Remote != prev.Remote || st.RTTMicros != prev.RTTMicros ||
+			st.Sent != prev.Sent || st.Received != prev.Received {
 			dst = append(dst, st)
-		}
-	}
-	for rank := range r.last {
-		if !seen[rank] {
-			delete(r.last, rank) // closed or gone: reported afresh if it comes back
+			if !closed {
+				st.Peer = rank + 1 // the mark of a reported link
+				r.last[rank] = st
+			}
 		}
 	}
 	return dst
