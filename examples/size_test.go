@@ -39,8 +39,13 @@ import (
 // IntercommCreate and IntercommMerge, Split — on top of Revoke, Agree and
 // Shrink: examples/resilient, which does all of it, is 1.430 MiB (the
 // others 1.28–1.39), so the bar is 1.45 MiB; every rank that does not
-// use these calls stays where it was (heat 1.368 MiB).
-const maxGzipped = 1_520_435 // 1.45 MiB
+// use these calls stays where it was (heat 1.368 MiB). Issue 17's
+// telemetry, linked into every rank because a job's settings turn it on
+// at run time (the telemetry message and join's agent, the operation
+// recorder, the reporter with its link stats, the console queue's
+// drain), added some 23 KB gzipped (resilient 1.432 → 1.4536 MiB, heat
+// 1.395; no new package): the bar is 1.46 MiB.
+const maxGzipped = 1_530_921 // 1.46 MiB
 
 func TestBrowserBuildSize(t *testing.T) {
 	if testing.Short() {
