@@ -374,24 +374,12 @@ int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) WEAK(PMPI_Ssend_c);
 
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)dest;
-	(void)tag;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Bsend");
+	return mpiabi_Bsend((uintptr_t)buf, count, (uintptr_t)datatype, dest, tag, (uintptr_t)comm);
 }
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) WEAK(PMPI_Bsend);
 
 int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)dest;
-	(void)tag;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Bsend_c");
+	return mpiabi_Bsend_c((uintptr_t)buf, count, (uintptr_t)datatype, dest, tag, (uintptr_t)comm);
 }
 int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) WEAK(PMPI_Bsend_c);
 
@@ -626,35 +614,27 @@ int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, 
 int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Isendrecv_replace_c);
 
 int PMPI_Buffer_attach(void *buffer, int size) {
-	(void)buffer;
-	(void)size;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Buffer_attach");
+	return mpiabi_Buffer_attach((uintptr_t)buffer, size);
 }
 int MPI_Buffer_attach(void *buffer, int size) WEAK(PMPI_Buffer_attach);
 
 int PMPI_Buffer_attach_c(void *buffer, MPI_Count size) {
-	(void)buffer;
-	(void)size;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Buffer_attach_c");
+	return mpiabi_Buffer_attach_c((uintptr_t)buffer, size);
 }
 int MPI_Buffer_attach_c(void *buffer, MPI_Count size) WEAK(PMPI_Buffer_attach_c);
 
 int PMPI_Buffer_detach(void *buffer_addr, int *size) {
-	(void)buffer_addr;
-	(void)size;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Buffer_detach");
+	return mpiabi_Buffer_detach((uintptr_t)buffer_addr, (uintptr_t)size);
 }
 int MPI_Buffer_detach(void *buffer_addr, int *size) WEAK(PMPI_Buffer_detach);
 
 int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) {
-	(void)buffer_addr;
-	(void)size;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Buffer_detach_c");
+	return mpiabi_Buffer_detach_c((uintptr_t)buffer_addr, (uintptr_t)size);
 }
 int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) WEAK(PMPI_Buffer_detach_c);
 
 int PMPI_Buffer_flush(void) {
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Buffer_flush");
+	return mpiabi_Buffer_flush();
 }
 int MPI_Buffer_flush(void) WEAK(PMPI_Buffer_flush);
 
@@ -877,31 +857,17 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) 
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status) WEAK(PMPI_Request_get_status);
 
 int PMPI_Request_get_status_all(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) {
-	(void)count;
-	(void)array_of_requests;
-	(void)flag;
-	(void)array_of_statuses;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Request_get_status_all");
+	return mpiabi_Request_get_status_all(count, (uintptr_t)array_of_requests, (uintptr_t)flag, (uintptr_t)array_of_statuses);
 }
 int MPI_Request_get_status_all(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]) WEAK(PMPI_Request_get_status_all);
 
 int PMPI_Request_get_status_any(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) {
-	(void)count;
-	(void)array_of_requests;
-	(void)index;
-	(void)flag;
-	(void)status;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Request_get_status_any");
+	return mpiabi_Request_get_status_any(count, (uintptr_t)array_of_requests, (uintptr_t)index, (uintptr_t)flag, (uintptr_t)status);
 }
 int MPI_Request_get_status_any(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status) WEAK(PMPI_Request_get_status_any);
 
 int PMPI_Request_get_status_some(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) {
-	(void)incount;
-	(void)array_of_requests;
-	(void)outcount;
-	(void)array_of_indices;
-	(void)array_of_statuses;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Request_get_status_some");
+	return mpiabi_Request_get_status_some(incount, (uintptr_t)array_of_requests, (uintptr_t)outcount, (uintptr_t)array_of_indices, (uintptr_t)array_of_statuses);
 }
 int MPI_Request_get_status_some(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]) WEAK(PMPI_Request_get_status_some);
 

@@ -141,7 +141,13 @@ func mpiabi_Finalize() C.int {
 	if err := deleteAttrs(self, self0); err != nil {
 		return raise(self, "MPI_Finalize", err)
 	}
-	err := meshmpi.Finalize()
+	bsends.mu.Lock() // buffered sends leave first, as MPI_Buffer_detach waits
+	err := reclaim(true)
+	bsends.mu.Unlock()
+	if err != nil {
+		return raise(self, "MPI_Finalize", err)
+	}
+	err = meshmpi.Finalize()
 	state.mu.Lock()
 	state.finalized = true
 	state.mu.Unlock()

@@ -26,6 +26,7 @@ type kind interface {
 	irecv(c *meshmpi.Comm, buf uintptr, n, src, tag int, m mode) (*meshmpi.Request, error)
 	sendrecvReplace(c *meshmpi.Comm, buf uintptr, n, dest, stag, src, rtag int) (meshmpi.Status, error)
 	mrecv(msg *meshmpi.Message, buf uintptr, n int) (meshmpi.Status, error)
+	isendCopy(c *meshmpi.Comm, buf uintptr, n, dest, tag int) (*meshmpi.Request, error)
 	imrecv(msg *meshmpi.Message, buf uintptr, n int) (*meshmpi.Request, error)
 	bcast(c *meshmpi.Comm, buf uintptr, n, root int, m mode) (*meshmpi.Request, error)
 	gather(c *meshmpi.Comm, s uintptr, sn int, r uintptr, rn, root int, m mode) (*meshmpi.Request, error)
@@ -102,6 +103,11 @@ func (tk[T]) irecv(c *meshmpi.Comm, buf uintptr, n, src, tag int, m mode) (*mesh
 
 func (tk[T]) sendrecvReplace(c *meshmpi.Comm, buf uintptr, n, dest, stag, src, rtag int) (meshmpi.Status, error) {
 	return meshmpi.SendrecvReplace(c, view[T](buf, n), dest, stag, src, rtag)
+}
+
+// isendCopy sends a copy of the buffer (MPI_Bsend).
+func (tk[T]) isendCopy(c *meshmpi.Comm, buf uintptr, n, dest, tag int) (*meshmpi.Request, error) {
+	return meshmpi.Isend(c, append([]T(nil), view[T](buf, n)...), dest, tag)
 }
 
 func (tk[T]) mrecv(msg *meshmpi.Message, buf uintptr, n int) (meshmpi.Status, error) {

@@ -479,3 +479,109 @@ func mpiabi_Test_cancelled(st, flag uintptr) C.int {
 	putInt(flag, int((*status)(ptr(st)).internal[2]))
 	return errSuccess
 }
+
+// The MPI_Request_get_status_… calls test like MPI_Test… but free
+// nothing and leave the handles as they are (MPI-4.1 §3.7.6).
+
+//export mpiabi_Request_get_status_all
+func mpiabi_Request_get_status_all(n int32, arr, flag, sts uintptr) C.int {
+	if flag == 0 {
+		return raise(self, "MPI_Request_get_status_all", errorf(errArg, "flag is NULL"))
+	}
+	es, _, comm, err := requests("MPI_Request_get_status_all", n, arr)
+	if err != nil {
+		return raise(comm, "MPI_Request_get_status_all", err)
+	}
+	ss := make([]meshmpi.Status, n)
+	for i, e := range es {
+		if e == nil {
+			continue
+		}
+		s, ok, err := e.r.Test()
+		if err != nil {
+			return raise(e.comm, "MPI_Request_get_status_all", err)
+		}
+		if !ok {
+			putInt(flag, 0)
+			return errSuccess
+		}
+		ss[i] = s
+	}
+	putInt(flag, 1)
+	for i, e := range es {
+		if e == nil {
+			setEmpty(statusAt(sts, i), false)
+		} else {
+			setStatus(statusAt(sts, i), ss[i], false, 0)
+		}
+	}
+	return errSuccess
+}
+
+//export mpiabi_Request_get_status_any
+func mpiabi_Request_get_status_any(n int32, arr, index, flag, st uintptr) C.int {
+	if index == 0 || flag == 0 {
+		return raise(self, "MPI_Request_get_status_any", errorf(errArg, "index or flag is NULL"))
+	}
+	es, _, comm, err := requests("MPI_Request_get_status_any", n, arr)
+	if err != nil {
+		return raise(comm, "MPI_Request_get_status_any", err)
+	}
+	active := false
+	for i, e := range es {
+		if e == nil || e.r.State() != meshmpi.Active && e.r.Persistent() {
+			continue
+		}
+		active = true
+		s, ok, err := e.r.Test()
+		if err != nil {
+			return raise(e.comm, "MPI_Request_get_status_any", err)
+		}
+		if ok {
+			putInt(index, i)
+			putInt(flag, 1)
+			setStatus(st, s, false, 0)
+			return errSuccess
+		}
+	}
+	putInt(index, undefined)
+	putInt(flag, b2i(!active))
+	if !active {
+		setEmpty(st, false)
+	}
+	return errSuccess
+}
+
+//export mpiabi_Request_get_status_some
+func mpiabi_Request_get_status_some(n int32, arr, outcount, indices, sts uintptr) C.int {
+	if outcount == 0 || (n > 0 && indices == 0) {
+		return raise(self, "MPI_Request_get_status_some", errorf(errArg, "outcount or array_of_indices is NULL"))
+	}
+	es, _, comm, err := requests("MPI_Request_get_status_some", n, arr)
+	if err != nil {
+		return raise(comm, "MPI_Request_get_status_some", err)
+	}
+	active, k := false, 0
+	out := unsafe.Slice((*int32)(ptr(indices)), n)
+	for i, e := range es {
+		if e == nil || e.r.State() != meshmpi.Active && e.r.Persistent() {
+			continue
+		}
+		active = true
+		s, ok, err := e.r.Test()
+		if err != nil {
+			return raise(e.comm, "MPI_Request_get_status_some", err)
+		}
+		if ok {
+			out[k] = int32(i)
+			setStatus(statusAt(sts, k), s, false, 0)
+			k++
+		}
+	}
+	if !active {
+		putInt(outcount, undefined)
+	} else {
+		putInt(outcount, k)
+	}
+	return errSuccess
+}

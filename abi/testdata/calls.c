@@ -72,6 +72,26 @@ static void p2p(void)
     while (!flag);
     CHECK(rs[0] == MPI_REQUEST_NULL && st.MPI_SOURCE == prev, "test");
 
+    /* buffered sends, and the get_status calls that free nothing */
+    static char bbuf[4 * MPI_BSEND_OVERHEAD];
+    int bv[3] = {rank, rank + 1, rank + 2}, br[3];
+    OK(MPI_Buffer_attach(bbuf, sizeof bbuf));
+    OK(MPI_Bsend(bv, 3, MPI_INT, next, 21, MPI_COMM_WORLD));
+    bv[0] = -1; /* the buffer is free again at once */
+    OK(MPI_Irecv(br, 3, MPI_INT, prev, 21, MPI_COMM_WORLD, &rs[0]));
+    do
+        OK(MPI_Request_get_status(rs[0], &flag, &st));
+    while (!flag);
+    CHECK(rs[0] != MPI_REQUEST_NULL && st.MPI_SOURCE == prev, "get_status frees nothing");
+    OK(MPI_Request_get_status_all(1, rs, &flag, sts));
+    CHECK(flag && sts[0].MPI_TAG == 21, "get_status_all");
+    OK(MPI_Wait(&rs[0], &st));
+    CHECK(br[0] == prev && br[2] == prev + 2 && st.MPI_TAG == 21, "bsend got %d", br[0]);
+    void *detached;
+    int dsize;
+    OK(MPI_Buffer_detach(&detached, &dsize));
+    CHECK(detached == bbuf && dsize == (int)sizeof bbuf, "detach");
+
     /* the status accessors */
     MPI_Status made;
     OK(MPI_Status_set_source(&made, 3));
