@@ -46,7 +46,8 @@
 // Error_string, Error_class, Comm_call_errhandler); attributes (MPI_TAG_UB,
 // MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE, MPI_LASTUSEDCODE and the
 // program's keys with their copy and delete functions); point-to-point in
-// every mode but buffered (ready sends are standard sends), with probes,
+// every mode (ready sends are standard sends; buffered ones blocking only,
+// with MPI_Buffer_attach and detach), with probes,
 // matched probes, Sendrecv and Sendrecv_replace, persistent requests and
 // every Wait/Test form, Request_get_status, Cancel and the status
 // accessors; every collective but the neighborhood ones and Alltoallw,
