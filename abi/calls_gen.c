@@ -85,16 +85,12 @@ int PMPI_Is_thread_main(int *flag) {
 int MPI_Is_thread_main(int *flag) WEAK(PMPI_Is_thread_main);
 
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) {
-	(void)size;
-	(void)info;
-	(void)baseptr;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Alloc_mem");
+	return mpiabi_Alloc_mem(size, (uintptr_t)info, (uintptr_t)baseptr);
 }
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr) WEAK(PMPI_Alloc_mem);
 
 int PMPI_Free_mem(void *base) {
-	(void)base;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Free_mem");
+	return mpiabi_Free_mem((uintptr_t)base);
 }
 int MPI_Free_mem(void *base) WEAK(PMPI_Free_mem);
 
@@ -177,8 +173,7 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) WEAK(PMPI_Comm_call_errhandler);
 
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler) {
-	(void)errhandler;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Errhandler_free");
+	return mpiabi_Errhandler_free((uintptr_t)errhandler);
 }
 int MPI_Errhandler_free(MPI_Errhandler *errhandler) WEAK(PMPI_Errhandler_free);
 
@@ -925,10 +920,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) {
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm) WEAK(PMPI_Comm_dup);
 
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
-	(void)comm;
-	(void)info;
-	(void)newcomm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_dup_with_info");
+	return mpiabi_Comm_dup_with_info((uintptr_t)comm, (uintptr_t)info, (uintptr_t)newcomm);
 }
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) WEAK(PMPI_Comm_dup_with_info);
 
@@ -989,8 +981,7 @@ int PMPI_Comm_free(MPI_Comm *comm) {
 int MPI_Comm_free(MPI_Comm *comm) WEAK(PMPI_Comm_free);
 
 int PMPI_Comm_disconnect(MPI_Comm *comm) {
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Comm_disconnect");
+	return mpiabi_Comm_disconnect((uintptr_t)comm);
 }
 int MPI_Comm_disconnect(MPI_Comm *comm) WEAK(PMPI_Comm_disconnect);
 
@@ -1029,16 +1020,12 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) {
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen) WEAK(PMPI_Comm_get_name);
 
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
-	(void)comm;
-	(void)info;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_set_info");
+	return mpiabi_Comm_set_info((uintptr_t)comm, (uintptr_t)info);
 }
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) WEAK(PMPI_Comm_set_info);
 
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
-	(void)comm;
-	(void)info_used;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_get_info");
+	return mpiabi_Comm_get_info((uintptr_t)comm, (uintptr_t)info_used);
 }
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) WEAK(PMPI_Comm_get_info);
 

@@ -34,6 +34,12 @@ int main(int argc, char **argv)
     OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
     OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh));
     CHECK(eh == MPI_ERRORS_RETURN, "set errhandler");
+    OK(MPI_Errhandler_free(&eh));
+    CHECK(eh == MPI_ERRHANDLER_NULL, "errhandler_free");
+    double *mem;
+    OK(MPI_Alloc_mem(100 * sizeof(double), MPI_INFO_NULL, &mem));
+    mem[99] = 1;
+    OK(MPI_Free_mem(mem));
 
     /* ranks */
     EXPECT(MPI_ERR_RANK, "MPI_Send", MPI_Send(&x, 1, MPI_INT, size, 0, MPI_COMM_WORLD));
