@@ -1411,92 +1411,32 @@ int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], con
 int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Alltoallv_init_c);
 
 int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)sdispls;
-	(void)sendtypes;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)rdispls;
-	(void)recvtypes;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Alltoallw");
+	return mpiabi_Alltoallw((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)sdispls, (uintptr_t)sendtypes, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)rdispls, (uintptr_t)recvtypes, (uintptr_t)comm);
 }
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) WEAK(PMPI_Alltoallw);
 
 int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)sdispls;
-	(void)sendtypes;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)rdispls;
-	(void)recvtypes;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Ialltoallw");
+	return mpiabi_Ialltoallw((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)sdispls, (uintptr_t)sendtypes, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)rdispls, (uintptr_t)recvtypes, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ialltoallw);
 
 int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)sdispls;
-	(void)sendtypes;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)rdispls;
-	(void)recvtypes;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Alltoallw_init");
+	return mpiabi_Alltoallw_init((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)sdispls, (uintptr_t)sendtypes, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)rdispls, (uintptr_t)recvtypes, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Alltoallw_init);
 
 int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)sdispls;
-	(void)sendtypes;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)rdispls;
-	(void)recvtypes;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Alltoallw_c");
+	return mpiabi_Alltoallw_c((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)sdispls, (uintptr_t)sendtypes, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)rdispls, (uintptr_t)recvtypes, (uintptr_t)comm);
 }
 int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) WEAK(PMPI_Alltoallw_c);
 
 int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)sdispls;
-	(void)sendtypes;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)rdispls;
-	(void)recvtypes;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Ialltoallw_c");
+	return mpiabi_Ialltoallw_c((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)sdispls, (uintptr_t)sendtypes, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)rdispls, (uintptr_t)recvtypes, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ialltoallw_c);
 
 int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)sdispls;
-	(void)sendtypes;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)rdispls;
-	(void)recvtypes;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Alltoallw_init_c");
+	return mpiabi_Alltoallw_init_c((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)sdispls, (uintptr_t)sendtypes, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)rdispls, (uintptr_t)recvtypes, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Alltoallw_init_c);
 

@@ -50,7 +50,7 @@
 // with MPI_Buffer_attach and detach), with probes,
 // matched probes, Sendrecv and Sendrecv_replace, persistent requests and
 // every Wait/Test form, Request_get_status, Cancel and the status
-// accessors; every collective but the neighborhood ones and Alltoallw,
+// accessors; every collective but the neighborhood ones (Alltoallw too),
 // blocking, nonblocking and persistent, with MPI_IN_PLACE and the
 // large-count (_c) variants, on all predefined operations and
 // MPI_Op_create's; communicators (dup, split,

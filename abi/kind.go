@@ -27,6 +27,7 @@ type kind interface {
 	sendrecvReplace(c *meshmpi.Comm, buf uintptr, n, dest, stag, src, rtag int) (meshmpi.Status, error)
 	mrecv(msg *meshmpi.Message, buf uintptr, n int) (meshmpi.Status, error)
 	isendCopy(c *meshmpi.Comm, buf uintptr, n, dest, tag int) (*meshmpi.Request, error)
+	datatype() *meshmpi.Datatype
 	imrecv(msg *meshmpi.Message, buf uintptr, n int) (*meshmpi.Request, error)
 	bcast(c *meshmpi.Comm, buf uintptr, n, root int, m mode) (*meshmpi.Request, error)
 	gather(c *meshmpi.Comm, s uintptr, sn int, r uintptr, rn, root int, m mode) (*meshmpi.Request, error)
@@ -104,6 +105,9 @@ func (tk[T]) irecv(c *meshmpi.Comm, buf uintptr, n, src, tag int, m mode) (*mesh
 func (tk[T]) sendrecvReplace(c *meshmpi.Comm, buf uintptr, n, dest, stag, src, rtag int) (meshmpi.Status, error) {
 	return meshmpi.SendrecvReplace(c, view[T](buf, n), dest, stag, src, rtag)
 }
+
+// datatype is the Go API's datatype of T (MPI_Alltoallw's types).
+func (tk[T]) datatype() *meshmpi.Datatype { return meshmpi.DatatypeOf[T]() }
 
 // isendCopy sends a copy of the buffer (MPI_Bsend).
 func (tk[T]) isendCopy(c *meshmpi.Comm, buf uintptr, n, dest, tag int) (*meshmpi.Request, error) {

@@ -283,6 +283,39 @@ static void collectives(void)
     for (int i = 0; i < size; i++)
         CHECK(rcv[i] == i * 100 + rank, "alltoallv");
 
+    /* alltoallw: ints to even ranks, doubles to odd ones, byte displacements */
+    {
+        int *wc = malloc(size * sizeof(int)), *wd = malloc(size * sizeof(int));
+        MPI_Datatype *wt = malloc(size * sizeof(MPI_Datatype));
+        char *ws = malloc(size * 8), *wr = malloc(size * 8);
+        for (int i = 0; i < size; i++) {
+            wc[i] = 1;
+            wd[i] = 8 * i;
+            wt[i] = i % 2 == 0 ? MPI_INT : MPI_DOUBLE;
+            if (i % 2 == 0)
+                *(int *)(ws + 8 * i) = rank * 10 + i;
+            else
+                *(double *)(ws + 8 * i) = rank * 10 + i + 0.5;
+        }
+        /* what rank r sends me has the type of my parity */
+        MPI_Datatype *rt = malloc(size * sizeof(MPI_Datatype));
+        for (int i = 0; i < size; i++)
+            rt[i] = rank % 2 == 0 ? MPI_INT : MPI_DOUBLE;
+        OK(MPI_Alltoallw(ws, wc, wd, wt, wr, wc, wd, rt, MPI_COMM_WORLD));
+        for (int i = 0; i < size; i++) {
+            if (rank % 2 == 0)
+                CHECK(*(int *)(wr + 8 * i) == i * 10 + rank, "alltoallw int from %d", i);
+            else
+                CHECK(*(double *)(wr + 8 * i) == i * 10 + rank + 0.5, "alltoallw double from %d", i);
+        }
+        free(wc);
+        free(wd);
+        free(wt);
+        free(rt);
+        free(ws);
+        free(wr);
+    }
+
     /* reduce_scatter_block, scan, exscan */
     for (int i = 0; i < size; i++)
         snd[i] = i + rank;
