@@ -60,8 +60,12 @@ func alltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm ui
 	}
 	sb, rb := view[byte](s, sspan), view[byte](r, rspan)
 	return c.end(run(m, func() error { return meshmpi.Alltoallw(c.e.c, sb, scs, sds, sts, rb, rcs, rds, rts) },
-		func() (*meshmpi.Request, error) { return meshmpi.Ialltoallw(c.e.c, sb, scs, sds, sts, rb, rcs, rds, rts) },
-		func() (*meshmpi.Request, error) { return meshmpi.AlltoallwInit(c.e.c, sb, scs, sds, sts, rb, rcs, rds, rts) }))
+		func() (*meshmpi.Request, error) {
+			return meshmpi.Ialltoallw(c.e.c, sb, scs, sds, sts, rb, rcs, rds, rts)
+		},
+		func() (*meshmpi.Request, error) {
+			return meshmpi.AlltoallwInit(c.e.c, sb, scs, sds, sts, rb, rcs, rds, rts)
+		}))
 }
 
 //export mpiabi_Alltoallw
