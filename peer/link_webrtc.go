@@ -106,6 +106,10 @@ type webrtcLink struct {
 	// lastPath is the last path ICE reported (Path), kept for when the
 	// connection is gone
 	lastPath atomic.Pointer[Path]
+	// pathMu keeps teardown from closing ICE while Path asks it (pion
+	// logs an error for a closed agent's stats); torn: teardown began
+	pathMu sync.Mutex
+	torn   bool
 
 	setup *rtcSetup // the link's signaling, from the first offer to close
 }
@@ -373,6 +377,9 @@ func (l *webrtcLink) lose(err error) {
 // pion's goroutines. Never called from a pion callback.
 func (l *webrtcLink) teardown() {
 	l.downOnce.Do(func() {
+		l.pathMu.Lock()
+		l.torn = true
+		l.pathMu.Unlock()
 		l.setup.close() // before the connection it restarts goes
 		if l.dc != nil {
 			_ = l.dc.Close()
@@ -426,7 +433,9 @@ func (l *webrtcLink) isDown() bool {
 // last measured round trip.
 func (l *webrtcLink) Path() Path {
 	p := Path{Link: "webrtc", Restarts: l.setup.restartCount()}
-	if l.isDown() {
+	l.pathMu.Lock()
+	defer l.pathMu.Unlock()
+	if l.torn || l.isDown() {
 		// closed or lost: ICE is going or gone (and pion logs the
 		// questions it cannot answer), so its last path
 		if last := l.lastPath.Load(); last != nil {
@@ -436,6 +445,9 @@ func (l *webrtcLink) Path() Path {
 	}
 	t := l.pc.SCTP().Transport().ICETransport()
 	pair, err := t.GetSelectedCandidatePair()
+	if st := l.pc.ICEConnectionState(); st == webrtc.ICEConnectionStateClosed || st == webrtc.ICEConnectionStateFailed {
+		err = errors.New("ICE is over") // the remote went: its agent may be closed already
+	}
 	if err != nil || pair == nil {
 		if last := l.lastPath.Load(); last != nil { // closed since: its last path
 			p.Local, p.Remote, p.LocalAddr, p.RemoteAddr, p.RTT = last.Local, last.Remote, last.LocalAddr, last.RemoteAddr, last.RTT
