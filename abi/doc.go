@@ -14,6 +14,9 @@
 // compiled C program as 4 native ranks; without a launcher MPI_Init makes
 // a world of one rank.
 //
+// The package needs cgo: built without it (CGO_ENABLED=0, js, wasip1) it
+// is empty.
+//
 // # How calls cross
 //
 // calls.txt lists every call of the header in a short notation;
