@@ -9,7 +9,7 @@
 //
 // The page passes its ?key= (the viewer permission) on to the API calls.
 // window.meshmpiDashboard.summary() tells tools what the page holds.
-import { $, el, api, lowerKeys, bytes, micros, clock, joined, argList, programName } from "/web/common.js";
+import { $, el, api, session, lowerKeys, bytes, micros, clock, joined, argList, programName } from "/web/common.js";
 
 const q = new URLSearchParams(location.search);
 const id = decodeURIComponent((/^\/jobs\/([^/]+)\/dashboard/.exec(location.pathname) || [])[1] || q.get("job") || "");
@@ -573,5 +573,7 @@ async function start() {
   }
   renderSummary();
   watch();
+  // the jobs page is the organizer's: a viewer with the link has no use for it
+  session().then((s) => { $("nav").hidden = !s.organizer; }).catch(() => {});
 }
 start();

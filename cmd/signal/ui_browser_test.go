@@ -573,7 +573,7 @@ func TestBrowserPoolUI(t *testing.T) {
 	saveShot(t, vols[0], "pool", false)
 }
 
-// TestBrowserJobsUIFailure: rank 1 of a job of 3 quits halfway (uidemo
+// TestBrowserJobsUIFailure: rank 1 of a job of 2 quits halfway (uidemo
 // -fail 1). Its join page says it ended with status 3; the dashboard names
 // the failure among its errors and departures, marks the rank's row, and
 // its console's "errors only" filter shows the ranks' standard error
@@ -583,11 +583,11 @@ func TestBrowserJobsUIFailure(t *testing.T) {
 	base := startServe(t)
 	org := b.Tab("jobs", base)
 	login(t, org, base)
-	job := createJob(t, org, 3, "-rounds 8 -pause 100ms -fail 1", false, "")
+	job := createJob(t, org, 2, "-rounds 8 -pause 100ms -fail 1", false, "")
 	dash := b.Tab("dashboard", base)
 	require.NoError(t, chromedp.Do(dash, chromedp.EmulateViewport(1280, 1500), chromedp.Navigate(job.Dashboard)))
 	poll(t, dash, time.Minute, "the dashboard connects", `window.meshmpiDashboard && window.meshmpiDashboard.summary().connected`)
-	joins := make([]context.Context, 3)
+	joins := make([]context.Context, 2)
 	for i := range joins {
 		joins[i] = b.Tab(fmt.Sprintf("join-%d", i), base)
 		require.NoError(t, chromedp.Do(joins[i], chromedp.Navigate(job.Invite+"?mic=1")))
