@@ -39,23 +39,54 @@ export function signalURL(loc) {
   return (loc.protocol === "https:" ? "wss://" : "ws://") + loc.host + "/ws";
 }
 
-// watchSockets wraps the page's WebSocket once so that the messages the
-// Go program's signaling client receives are also handed to tap.
+// opened holds the rank's WebSockets and RTCPeerConnections. A process
+// that ends closes its sockets with it; a Go program in a page does not,
+// so a program that ends without Finalize (os.Exit, a panic, a trap) would
+// leave its signaling socket and links open, and the job would wait for
+// it forever. The page closes them when the program ends (releaseRank).
+const opened = [];
+
+// watchSockets wraps the page's WebSocket and RTCPeerConnection once, so
+// that the messages the Go program's signaling client receives are also
+// handed to tap, and both are in opened.
 function watchSockets() {
   const Base = globalThis.WebSocket;
-  if (!Base || Base.meshmpiWatched) return;
-  class Watched extends Base {
-    constructor(url, protocols) {
-      super(url, protocols);
-      this.addEventListener("message", (ev) => {
-        if (tap && typeof ev.data === "string") {
-          try { tap(JSON.parse(ev.data)); } catch { /* not ours to judge */ }
-        }
-      });
+  if (Base && !Base.meshmpiWatched) {
+    class Watched extends Base {
+      constructor(url, protocols) {
+        super(url, protocols);
+        opened.push(this);
+        this.addEventListener("message", (ev) => {
+          if (tap && typeof ev.data === "string") {
+            try { tap(JSON.parse(ev.data)); } catch { /* not ours to judge */ }
+          }
+        });
+      }
     }
+    Watched.meshmpiWatched = true;
+    globalThis.WebSocket = Watched;
   }
-  Watched.meshmpiWatched = true;
-  globalThis.WebSocket = Watched;
+  const PC = globalThis.RTCPeerConnection;
+  if (typeof PC === "function" && !PC.meshmpiWatched) {
+    class WatchedPC extends PC {
+      constructor(...args) {
+        super(...args);
+        opened.push(this);
+      }
+    }
+    WatchedPC.meshmpiWatched = true;
+    globalThis.RTCPeerConnection = WatchedPC;
+  }
+}
+
+// releaseRank closes the rank's signaling socket and peer connections,
+// as the end of a process would: the server and the other ranks see it
+// gone. The page calls it when the program ended; a page may call it
+// earlier to cut a running rank off (its operations then fail).
+export function releaseRank() {
+  for (const c of opened.splice(0)) {
+    try { c.close(); } catch { /* closed already */ }
+  }
 }
 
 // consoleQueue keeps the rank's newest output lines (at most 512, each
@@ -149,6 +180,7 @@ export async function startRank(opts) {
   const exited = new Promise((r) => { resolveExit = r; });
   go.exit = (code) => {
     tap = null;
+    releaseRank(); // after Finalize they are closed already
     emit("exited", { status: code });
     resolveExit(code);
   };
@@ -172,6 +204,7 @@ export async function startRank(opts) {
   go.run(instance).catch((e) => {
     // a trap (out of memory, a runtime bug): the program is gone
     stderr("meshmpi: " + e + "\n");
+    releaseRank();
     if (state.phase !== "exited") {
       emit("exited", { status: -1, error: String(e) });
       resolveExit(-1);

@@ -232,3 +232,33 @@ func TestSuspectFiltered(t *testing.T) {
 	require.Empty(t, m.reports)
 	m.mu.Unlock()
 }
+
+// A job the server ends under its running ranks (EndJob: the organizer
+// ended it, or its time limit passed) evicts every rank: pending
+// receives, wildcard ones too, fail with the reason, and Net.Evicted is
+// told, so a rank program stops instead of running on over its links.
+func TestJobEndedEvicts(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
+	defer cancel()
+	j := startFailJob(t, ctx, 2)
+	sErr, rErr := exchange(j.ms[0], j.ms[1], 0, 1) // a link is up: it must not keep the ranks going
+	require.NoError(t, sErr)
+	require.NoError(t, rErr)
+	at0 := postRecv(t, j.ms[0], 1)
+	any1 := postRecv(t, j.ms[1], peer.AnySource)
+
+	require.NoError(t, j.srv.EndJob("failure", "the organizer ended it"))
+	for r, op := range []*peer.Op{at0, any1} {
+		err := waitOpCtx(t, ctx, op)
+		require.ErrorIs(t, err, peer.ErrProcFailed, "rank %d", r)
+		require.ErrorIs(t, err, signaling.ErrJobGone, "rank %d", r)
+		require.ErrorContains(t, err, "the organizer ended it", "rank %d", r)
+		select {
+		case err := <-j.evicted[r]:
+			require.ErrorIs(t, err, signaling.ErrJobGone)
+			require.ErrorContains(t, err, fmt.Sprintf("rank %d was evicted from the job", r))
+		case <-ctx.Done():
+			t.Fatalf("rank %d was not told it was evicted", r)
+		}
+	}
+}

@@ -27,10 +27,12 @@ type Net struct {
 	// Evicted, if set, is told when the server declared this rank failed
 	// and closed its signaling connection (a peer lost its link to it, or
 	// it stopped answering pings: it was frozen, or cut off): the job goes
-	// on without it, for good. The endpoint has been closed with err by
-	// then (an endpoint without Close(error) has had every peer reported
-	// lost with it), which wraps signaling.ErrDeclaredFailed and
-	// peer.ErrProcFailed and says why.
+	// on without it, for good; or when the job ended under it (the
+	// server's EndJob: the organizer ended it, or its time limit passed).
+	// The endpoint has been closed with err by then (an endpoint without
+	// Close(error) has had every peer reported lost with it), which wraps
+	// signaling.ErrDeclaredFailed or signaling.ErrJobGone, and
+	// peer.ErrProcFailed, and says why.
 	// It is called once, on the mesh's goroutine: it must not call Close.
 	Evicted func(err error)
 }
@@ -485,7 +487,9 @@ func (m *Mesh) route() {
 	default:
 		m.cancel() // Join is waiting: fail it
 	}
-	if errors.Is(err, signaling.ErrDeclaredFailed) {
+	// declared failed, or the job ended under it (the organizer ended
+	// it, its time limit passed): either way this rank is out of the job
+	if errors.Is(err, signaling.ErrDeclaredFailed) || errors.Is(err, signaling.ErrJobGone) {
 		m.evicted(err)
 	}
 }

@@ -1041,16 +1041,22 @@ func (s *Server) depart(j *job, c *conn, d Departure) {
 		t.Stop()
 		delete(j.suspects, c.rank)
 	}
-	state, code := RankFailed, 0
+	state, code, why := RankFailed, 0, reason
 	switch {
 	case c.abort != nil:
 		state, code = RankAborted, c.abort.Code
 	case !j.started && !j.seated():
 		state = RankLeft // a volunteer's seat is free again
-	case d.Clean && j.started:
+	case j.started && c.leaving:
+		// it said it finalizes (Leaving): finished, even if its process
+		// ended before its connection's closing handshake did
 		state = RankFinalized
+	case j.started && d.Clean:
+		// closed cleanly without saying it finalizes: its program ended
+		// without Finalize (a failed rank whose library left the job)
+		why = "left without Finalize: its program ended or failed"
 	}
-	s.leftRank(j, c.rank, state, reason, code)
+	s.leftRank(j, c.rank, state, why, code)
 	if s.closed {
 		if j.present == 0 {
 			delete(s.jobs, j.id)

@@ -28,8 +28,8 @@ const (
 const (
 	RankJoined    = "joined"    // present, the job not formed yet
 	RankReady     = "ready"     // present in the formed job
-	RankFinalized = "finalized" // left the formed job cleanly (Finalize)
-	RankFailed    = "failed"    // left the formed job without Finalize, or was declared failed
+	RankFinalized = "finalized" // left the formed job after saying it finalizes (Leaving)
+	RankFailed    = "failed"    // left the formed job without Finalize (crashed, or its program failed), or was declared failed
 	RankAborted   = "aborted"   // called Abort (RankView.Code)
 	RankLeft      = "left"      // left before the job formed, or was sent away (the job failed or ended)
 )

@@ -211,15 +211,16 @@ func TestTelemetryView(t *testing.T) {
 }
 
 // Rank state changes are events whether or not ranks send telemetry:
-// join, ready, a clean leave (finalized), an abort (with its code), a
-// crash (failed), a volunteer leaving an open job before it formed
-// (left), and the job's own states.
+// join, ready, a clean leave (finalized: Leaving, then a close), an
+// abort (with its code), a crash (failed), a clean close without
+// Leaving (failed: the program ended without Finalize), a volunteer
+// leaving an open job before it formed (left), and the job's own states.
 func TestRankStateEvents(t *testing.T) {
 	srv, url := startServer(t, nil)
 	left := make(chan struct{}, 8)
 	srv.leaveHook = func() { left <- struct{}{} }
-	toks := seats(t, "states", 3)
-	cs := make([]*Client, 3)
+	toks := seats(t, "states", 4)
+	cs := make([]*Client, 4)
 	for r := range cs {
 		cs[r] = dial(t, url, "states", toks[r], &DialOptions{Rank: intp(r)})
 	}
@@ -227,17 +228,21 @@ func TestRankStateEvents(t *testing.T) {
 		recvAs[*Ready](t, c)
 	}
 	f := follow(t, srv, "states")
-	require.NoError(t, cs[0].Close()) // Finalize
+	send(t, cs[0], &Leaving{}) // Finalize
+	require.NoError(t, cs[0].Close())
 	<-left
 	send(t, cs[1], &Abort{Code: 7, Where: "pi.go:12"})
 	require.NoError(t, cs[1].Close())
 	<-left
 	require.NoError(t, cs[2].ws.closeNow()) // a crash
 	<-left
+	require.NoError(t, cs[3].Close()) // its program failed: the library left without Finalize
+	<-left
 	f.until(func(seen []Event) bool { return count(seen, EventJob) == 2 })
 	require.Equal(t, []string{RankJoined, RankReady, RankFinalized}, rankStates(f.seen, 0))
 	require.Equal(t, []string{RankJoined, RankReady, RankAborted}, rankStates(f.seen, 1))
 	require.Equal(t, []string{RankJoined, RankReady, RankFailed}, rankStates(f.seen, 2))
+	require.Equal(t, []string{RankJoined, RankReady, RankFailed}, rankStates(f.seen, 3))
 	var jobStates []string
 	for _, e := range f.seen {
 		if e.Kind == EventJob {
@@ -252,6 +257,7 @@ func TestRankStateEvents(t *testing.T) {
 	require.Equal(t, 7, v.Ranks[1].Code)
 	require.Contains(t, v.Ranks[1].Reason, "called Abort(7) at pi.go:12")
 	require.Contains(t, v.Ranks[2].Reason, "without Finalize")
+	require.Contains(t, v.Ranks[3].Reason, "left without Finalize: its program ended or failed")
 	for _, rv := range v.Ranks {
 		require.NotZero(t, rv.Left)
 	}

@@ -14,7 +14,7 @@
 // progress; a page in a frame posts every change to its parent as
 // {meshmpi: "run", ...}. ?mic=1 holds the microphone once first (a
 // loopback-only host needs the host candidates that brings).
-import { startRank, signalURL } from "/js/meshmpi.js";
+import { startRank, signalURL, releaseRank } from "/js/meshmpi.js";
 import { $, el, api, refusals, refusalCode, ApiError } from "/web/common.js";
 
 const q = new URLSearchParams(location.search);
@@ -29,28 +29,6 @@ const maxTries = 3;
 const tries = Math.max(0, Math.min(maxTries, Number(q.get("try")) || 0));
 let stopping = false; // the job ended under the running rank
 let pooled = false; // the seat came from the pool page, which asks again itself
-
-// A Go program that ends (os.Exit, a panic) leaves its WebSocket and
-// peer connections open in the page, so the job would wait for it
-// forever; the page closes them when the program ended with an error, so
-// the server and the other ranks see it gone. (After a clean exit the
-// program closed them itself.)
-const opened = [];
-for (const name of ["WebSocket", "RTCPeerConnection"]) {
-  const Base = globalThis[name];
-  if (typeof Base !== "function") continue;
-  globalThis[name] = class extends Base {
-    constructor(...args) {
-      super(...args);
-      opened.push(this);
-    }
-  };
-}
-function release() {
-  for (const c of opened.splice(0)) {
-    try { c.close(); } catch { /* closed already */ }
-  }
-}
 
 // in the pool page's frame, the pool page's header is enough
 if (parent !== window) document.body.classList.add("framed");
@@ -188,11 +166,11 @@ async function main() {
       if (code && refusals[code]) run.note = refusals[code];
       if (code === "job-ended" && st.phase !== "exited" && !stopping) {
         // the organizer ended the job (or its time limit passed) while
-        // this rank runs: the page lets go of its connections, so the
-        // program's links fail and it stops
+        // this rank runs: the rank is evicted and ends; the page lets go
+        // of its connections at once too
         stopping = true;
         run.note = "The job has ended: the organizer ended it, or its time limit passed. This tab stops its rank.";
-        release();
+        releaseRank();
       }
       if (st.phase === "exited" && code === "job-failed" && !run.times.ready && !pooled && tries < maxTries) {
         // not the end: the page joins the restarted job (tools wait for "exited")
@@ -204,7 +182,6 @@ async function main() {
           location.replace(location.pathname + "?" + next);
         }, 1000);
       } else if (st.phase === "exited") {
-        if (st.status !== 0) release();
         if (!run.note && st.status !== 0) run.note = `The program ended with exit status ${st.status}; its output is below.`;
         progress();
       }
