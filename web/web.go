@@ -60,7 +60,6 @@ import (
 	"io"
 	"maps"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -308,34 +307,12 @@ type LabJob struct {
 	Tokens []string `json:"tokens"` // Tokens[r] admits rank r only
 }
 
-// ownHost reports whether a request's Host names this server.
-func (l *lab) ownHost(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if host == "" {
-		return false
-	}
-	if net.ParseIP(host) != nil || strings.EqualFold(host, "localhost") {
-		return true // an address is not a name an attacker's DNS can rebind
-	}
-	for _, h := range l.cfg.Hosts {
-		if strings.EqualFold(host, h) {
-			return true
-		}
-	}
-	return false
-}
-
 func (l *lab) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+	if !isLoopback(r) {
 		http.Error(w, "lab jobs are for clients on this host only", http.StatusForbidden)
 		return
 	}
-	if !l.ownHost(r.Host) {
+	if !ownHost(r.Host, l.cfg.Hosts) {
 		http.Error(w, "lab jobs are for this server's own names (see signal serve -public-name)", http.StatusForbidden)
 		return
 	}
