@@ -129,11 +129,13 @@ func groupRanks(n int32, ranks uintptr) ([]int, error) {
 	return cints(ranks, int(n)), nil
 }
 
-func inclExcl(call string, h uintptr, n int32, ranks, out uintptr, excl bool) C.int {
+// inclExcl is MPI_Group_incl/excl and their range forms: ranks gives
+// the ranks named, for a group of size ranks.
+func inclExcl(call string, h, out uintptr, excl bool, ranks func(size int) ([]int, error)) C.int {
 	g, err := lookupGroup(h)
 	var rs []int
 	if err == nil {
-		rs, err = groupRanks(n, ranks)
+		rs, err = ranks(g.Size())
 	}
 	if err == nil && out == 0 {
 		err = errorf(errArg, "newgroup is NULL")
@@ -154,16 +156,18 @@ func inclExcl(call string, h uintptr, n int32, ranks, out uintptr, excl bool) C.
 
 //export mpiabi_Group_incl
 func mpiabi_Group_incl(h uintptr, n int32, ranks, out uintptr) C.int {
-	return inclExcl("MPI_Group_incl", h, n, ranks, out, false)
+	return inclExcl("MPI_Group_incl", h, out, false, func(int) ([]int, error) { return groupRanks(n, ranks) })
 }
 
 //export mpiabi_Group_excl
 func mpiabi_Group_excl(h uintptr, n int32, ranks, out uintptr) C.int {
-	return inclExcl("MPI_Group_excl", h, n, ranks, out, true)
+	return inclExcl("MPI_Group_excl", h, out, true, func(int) ([]int, error) { return groupRanks(n, ranks) })
 }
 
-// rangeRanks expands MPI_Group_range_incl's triplets (first, last, stride).
-func rangeRanks(n int32, ranges uintptr) ([]int, error) {
+// rangeRanks expands MPI_Group_range_incl's triplets (first, last,
+// stride) for a group of size ranks: ranks are distinct and in the group,
+// so a range past that many is an error, not an expansion without bound.
+func rangeRanks(n int32, ranges uintptr, size int) ([]int, error) {
 	if n < 0 || (n > 0 && ranges == 0) {
 		return nil, errorf(errArg, "n %d or ranges is invalid", n)
 	}
@@ -175,43 +179,23 @@ func rangeRanks(n int32, ranges uintptr) ([]int, error) {
 			return nil, errorf(errArg, "range (%d, %d, %d) is empty or has stride 0", first, last, stride)
 		}
 		for r := first; (stride > 0 && r <= last) || (stride < 0 && r >= last); r += stride {
+			if len(rs) == size {
+				return nil, errorf(errArg, "ranges name more than the group's %d ranks", size)
+			}
 			rs = append(rs, r)
 		}
 	}
 	return rs, nil
 }
 
-func rangeInclExcl(call string, h uintptr, n int32, ranges, out uintptr, excl bool) C.int {
-	g, err := lookupGroup(h)
-	var rs []int
-	if err == nil {
-		rs, err = rangeRanks(n, ranges)
-	}
-	if err == nil && out == 0 {
-		err = errorf(errArg, "newgroup is NULL")
-	}
-	var ng *meshmpi.Group
-	if err == nil {
-		if excl {
-			ng, err = g.Excl(rs)
-		} else {
-			ng, err = g.Incl(rs)
-		}
-	}
-	if err == nil {
-		err = putGroup(ng, out)
-	}
-	return raise(self, call, err)
-}
-
 //export mpiabi_Group_range_incl
 func mpiabi_Group_range_incl(h uintptr, n int32, ranges, out uintptr) C.int {
-	return rangeInclExcl("MPI_Group_range_incl", h, n, ranges, out, false)
+	return inclExcl("MPI_Group_range_incl", h, out, false, func(size int) ([]int, error) { return rangeRanks(n, ranges, size) })
 }
 
 //export mpiabi_Group_range_excl
 func mpiabi_Group_range_excl(h uintptr, n int32, ranges, out uintptr) C.int {
-	return rangeInclExcl("MPI_Group_range_excl", h, n, ranges, out, true)
+	return inclExcl("MPI_Group_range_excl", h, out, true, func(size int) ([]int, error) { return rangeRanks(n, ranges, size) })
 }
 
 func setOp(call string, a, b, out uintptr, f func(g, h *meshmpi.Group) (*meshmpi.Group, error)) C.int {

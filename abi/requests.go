@@ -353,16 +353,24 @@ func mpiabi_Testsome(n int32, arr, outcount, indices, sts uintptr) C.int {
 	return some("MPI_Testsome", es, arr, idx, ss, outcount, indices, sts, comm, err)
 }
 
-//export mpiabi_Request_free
-func mpiabi_Request_free(p uintptr) C.int {
+// liveReq returns the request *p names, and its handle, for a call that
+// needs a real one: a NULL p, MPI_REQUEST_NULL (which cannot be verb) and
+// an unknown handle are errors.
+func liveReq(p uintptr, verb string) (*reqEntry, uintptr, error) {
 	if p == 0 {
-		return raise(self, "MPI_Request_free", errorf(errRequest, "request is NULL"))
+		return nil, 0, errorf(errRequest, "request is NULL")
 	}
 	h := getHandle(p)
 	if h == reqNull {
-		return raise(self, "MPI_Request_free", errorf(errRequest, "MPI_REQUEST_NULL cannot be freed"))
+		return nil, h, errorf(errRequest, "MPI_REQUEST_NULL cannot be %s", verb)
 	}
 	e, err := lookupReq(h)
+	return e, h, err
+}
+
+//export mpiabi_Request_free
+func mpiabi_Request_free(p uintptr) C.int {
+	e, h, err := liveReq(p, "freed")
 	if err != nil {
 		return raise(self, "MPI_Request_free", err)
 	}
@@ -378,14 +386,7 @@ func mpiabi_Request_free(p uintptr) C.int {
 
 //export mpiabi_Cancel
 func mpiabi_Cancel(p uintptr) C.int {
-	if p == 0 {
-		return raise(self, "MPI_Cancel", errorf(errRequest, "request is NULL"))
-	}
-	h := getHandle(p)
-	if h == reqNull {
-		return raise(self, "MPI_Cancel", errorf(errRequest, "MPI_REQUEST_NULL cannot be cancelled"))
-	}
-	e, err := lookupReq(h)
+	e, _, err := liveReq(p, "cancelled")
 	if err != nil {
 		return raise(self, "MPI_Cancel", err)
 	}
@@ -394,13 +395,7 @@ func mpiabi_Cancel(p uintptr) C.int {
 
 //export mpiabi_Start
 func mpiabi_Start(p uintptr) C.int {
-	if p == 0 {
-		return raise(self, "MPI_Start", errorf(errRequest, "request is NULL"))
-	}
-	e, err := lookupReq(getHandle(p))
-	if err == nil && e == nil {
-		err = errorf(errRequest, "MPI_REQUEST_NULL cannot be started")
-	}
+	e, _, err := liveReq(p, "started")
 	if err != nil {
 		return raise(self, "MPI_Start", err)
 	}

@@ -63,6 +63,16 @@ int main(int argc, char **argv)
     /* communicators */
     EXPECT(MPI_ERR_COMM, "MPI_Comm_rank", MPI_Comm_rank(MPI_COMM_NULL, &n));
     EXPECT(MPI_ERR_COMM, "MPI_Send", MPI_Send(&x, 1, MPI_INT, 0, 0, (MPI_Comm)0x5555));
+    {
+        /* a range that names more ranks than the group has: an error, not a
+           billion-rank expansion */
+        MPI_Group wg, ng;
+        int huge[1][3] = {{0, 1 << 30, 1}};
+        MPI_Comm_group(MPI_COMM_WORLD, &wg);
+        EXPECT(MPI_ERR_ARG, "MPI_Group_range_incl", MPI_Group_range_incl(wg, 1, huge, &ng));
+        EXPECT(MPI_ERR_ARG, "MPI_Group_range_excl", MPI_Group_range_excl(wg, 1, huge, &ng));
+        MPI_Group_free(&wg);
+    }
     MPI_Comm world = MPI_COMM_WORLD;
     EXPECT(MPI_ERR_COMM, "MPI_Comm_free", MPI_Comm_free(&world));
     /* requests */
