@@ -19,6 +19,10 @@ type DialOptions struct {
 	// Fingerprint is this rank's DTLS certificate fingerprint, which the
 	// server vouches for to the job's other ranks (Ready.Fingerprints).
 	Fingerprint string
+	// Host is this rank's host identity (Join.Host), which the server
+	// passes on to the other ranks (Ready.Hosts) so same-host pairs can
+	// skip WebRTC; empty picks LocalHost(), "-" announces none.
+	Host string
 	// Agent says what runs the rank, for the server's dashboards
 	// (Join.Agent); empty picks the browser's navigator.userAgent under
 	// GOOS=js and "meshmpi <go version> <GOOS>/<GOARCH>" otherwise. It is
@@ -99,7 +103,13 @@ func Dial(ctx context.Context, url, job, token string, opts *DialOptions) (_ *Cl
 	if o.Agent == "" {
 		o.Agent = defaultAgent()
 	}
-	join := &Join{Job: job, Token: token, Rank: o.Rank, Kind: o.Kind, Fingerprint: o.Fingerprint, Agent: ClipText(o.Agent, MaxAgentLen)}
+	switch o.Host {
+	case "":
+		o.Host = LocalHost()
+	case "-":
+		o.Host = ""
+	}
+	join := &Join{Job: job, Token: token, Rank: o.Rank, Kind: o.Kind, Fingerprint: o.Fingerprint, Host: o.Host, Agent: ClipText(o.Agent, MaxAgentLen)}
 	data, err := Encode(join)
 	if err != nil {
 		return nil, err

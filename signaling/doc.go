@@ -25,12 +25,13 @@
 //
 //	type     direction  data
 //	join     C→S        job, token, rank? (requested), kind (native|browser|wasi), fingerprint?,
-//	                    agent? (what runs the rank: a user agent, ≤ 256 bytes)
+//	                    host? (opaque host identity, ≤ 64 bytes), agent? (what runs the rank: a user
+//	                    agent, ≤ 256 bytes)
 //	welcome  S→C        protocol, job, rank, size, iceServers?, settings?, limits? (rate, burst, bytes),
 //	                    max?, late?                 (max: the job may grow to max ranks; late: rank ≥ size)
-//	ready    S→C        size, kinds[rank], fingerprints[rank]?, max?  (all N ranks present; a late
-//	                                                 rank's covers every rank admitted, itself included)
-//	joined   S→C        rank, kind, fingerprint?    (a late rank joined the formed job; see Growth)
+//	ready    S→C        size, kinds[rank], fingerprints[rank]?, hosts[rank]?, max?  (all N ranks present;
+//	                                                 a late rank's covers every rank admitted, itself included)
+//	joined   S→C        rank, kind, fingerprint?, host?  (a late rank joined the formed job; see Growth)
 //	signal   C→S→C      to, from, kind (sdp-offer|sdp-answer|ice-candidate|connect), payload (JSON value)
 //	path     C→S        peer, local, remote, rttMicros?  (how a link reached peer: ICE candidate types)
 //	abort    C→S        code, where?                (the sender called Abort: it leaves, the job ends)
@@ -126,12 +127,12 @@
 // What the ranks are told:
 //
 //   - the late rank: welcome{rank, size: N, max: M, late: true}, then at
-//     once ready{size: N, max: M, kinds, fingerprints?} whose kinds and
-//     fingerprints cover every rank admitted so far, itself included
+//     once ready{size: N, max: M, kinds, fingerprints?, hosts?} whose kinds,
+//     fingerprints and hosts cover every rank admitted so far, itself included
 //     (ranks 0…rank), then, if some of those ranks have left already, one
 //     left{rank, also} naming them ("left the job before this rank
 //     joined");
-//   - every other rank present: joined{rank, kind, fingerprint?}, one
+//   - every other rank present: joined{rank, kind, fingerprint?, host?}, one
 //     message per rank (O(N) per arrival), after which the server vouches
 //     for the late rank's fingerprint as Ready does for the world's;
 //   - the world's ranks got max in their welcome and ready, so every
@@ -162,6 +163,13 @@
 // another rank's name; a rank applies a signal only to its link with the
 // sender. With open tokens the fingerprint binds a link to whoever took
 // the seat, not to a particular person.
+//
+// A rank may also announce a host identity (join's host; LocalHost by
+// default: a hash of the boot id, uid and network namespace natively, none
+// in a browser), which the server passes on as it does fingerprints
+// (ready's hosts[r], joined's host). It is a hint, not a credential: ranks
+// with equal hosts try a same-host link (package mesh), whose own
+// handshake checks the peer (same uid, a secret sent over this server).
 //
 // # Job life
 //

@@ -145,6 +145,33 @@ func TestLateReadyTellsEveryRank(t *testing.T) {
 	}
 }
 
+// Host identities reach every rank as fingerprints do: the world's in
+// Ready at their ranks, a late rank's in Joined and its own Ready.
+func TestReadyPassesHosts(t *testing.T) {
+	_, url := startServer(t, nil)
+	tok := mintClaims(t, Claims{Job: "job", Size: 3, Max: 4})
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	// rank 0 takes the default, rank 1 announces none, rank 2 a launcher's token
+	r0, err := Dial(ctx, url, "job", tok, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r0.Close() })
+	r1 := dial(t, url, "job", tok, &DialOptions{Host: "-"})
+	r2 := dial(t, url, "job", tok, &DialOptions{Host: "launcher.7"})
+	want := []string{LocalHost(), "", "launcher.7"}
+	for _, c := range []*Client{r0, r1, r2} {
+		require.Equal(t, want, recvAs[*Ready](t, c).Hosts)
+	}
+	r3 := dial(t, url, "job", tok, &DialOptions{Host: "h1:ab"})
+	require.Equal(t, append(want, "h1:ab"), recvAs[*Ready](t, r3).Hosts)
+	for _, c := range []*Client{r0, r1, r2} {
+		require.Equal(t, &Joined{Rank: 3, Kind: KindNative, Host: "h1:ab"}, recvAs[*Joined](t, c))
+	}
+	// a host identity the protocol refuses is the dialer's error, not the server's
+	_, err = Dial(ctx, url, "job", tok, &DialOptions{Host: "a host"})
+	require.ErrorIs(t, err, ErrInvalid)
+}
+
 // Signals go between late and early ranks both ways, stamped with the
 // sender's rank as between the world's ranks; a signal to a rank the job
 // may admit but has not is rank-absent (not fatal), one past max is

@@ -23,11 +23,12 @@ type job struct {
 	id      string
 	claims  Claims  // the first joiner's; every other joiner's are the same world
 	members []*conn // by rank; nil when absent. Size long, and one longer per late rank admitted
-	// kinds and prints are what each rank announced when it joined
-	// (Join.Kind, Join.Fingerprint), by rank, kept after it leaves: a
-	// late rank's Ready tells them.
+	// kinds, prints and hosts are what each rank announced when it
+	// joined (Join.Kind, Join.Fingerprint, Join.Host), by rank, kept
+	// after it leaves: a late rank's Ready tells them.
 	kinds    []ClientKind
 	prints   []string
+	hosts    []string
 	aborted  bool // a rank called Abort after the job formed: no late rank joins it
 	present  int
 	started  bool  // Ready was sent: no more joins
@@ -517,7 +518,7 @@ func (s *Server) join(c *conn, m *Join) *Error {
 			return &Error{Code: CodeTooManyJobs, Message: fmt.Sprintf("server holds %d jobs", s.cfg.MaxJobs)}
 		}
 		j = &job{id: m.Job, claims: claims, members: make([]*conn, claims.Size),
-			kinds: make([]ClientKind, claims.Size), prints: make([]string, claims.Size)}
+			kinds: make([]ClientKind, claims.Size), prints: make([]string, claims.Size), hosts: make([]string, claims.Size)}
 		s.jobs[m.Job] = j
 	} else if !j.claims.sameWorld(claims) {
 		switch {
@@ -570,7 +571,7 @@ func (s *Server) join(c *conn, m *Join) *Error {
 
 // admit seats c at rank of j and sends it its Welcome. Server.mu is held.
 func (s *Server) admit(c *conn, j *job, m *Join, claims Claims, rank int) {
-	j.members[rank], j.kinds[rank], j.prints[rank] = c, m.Kind, m.Fingerprint
+	j.members[rank], j.kinds[rank], j.prints[rank], j.hosts[rank] = c, m.Kind, m.Fingerprint, m.Host
 	j.present++
 	j.expires = max(j.expires, claims.Expires)
 	c.job, c.rank, c.kind, c.print = j, rank, m.Kind, m.Fingerprint
@@ -608,7 +609,11 @@ func (j *job) ready() *Ready {
 	if slices.ContainsFunc(j.prints, func(p string) bool { return p != "" }) {
 		prints = slices.Clone(j.prints)
 	}
-	return &Ready{Size: j.claims.Size, Kinds: slices.Clone(j.kinds), Fingerprints: prints, Max: j.maxField()}
+	var hosts []string
+	if slices.ContainsFunc(j.hosts, func(h string) bool { return h != "" }) {
+		hosts = slices.Clone(j.hosts)
+	}
+	return &Ready{Size: j.claims.Size, Kinds: slices.Clone(j.kinds), Fingerprints: prints, Hosts: hosts, Max: j.maxField()}
 }
 
 // joinLate admits c to the formed job j, which may grow, as its next late
@@ -632,7 +637,7 @@ func (s *Server) joinLate(c *conn, j *job, m *Join, claims Claims, want *int) *E
 		return &Error{Code: CodeJobFull, Message: fmt.Sprintf("job full: %d of %d ranks", len(j.members), limit)}
 	}
 	rank := len(j.members)
-	j.members, j.kinds, j.prints = append(j.members, nil), append(j.kinds, ""), append(j.prints, "")
+	j.members, j.kinds, j.prints, j.hosts = append(j.members, nil), append(j.kinds, ""), append(j.prints, ""), append(j.hosts, "")
 	s.admit(c, j, m, claims, rank)
 	s.lateJoins.Add(1)
 	c.send(j.ready())
@@ -651,7 +656,7 @@ func (s *Server) joinLate(c *conn, j *job, m *Join, claims Claims, want *int) *E
 			others = append(others, o)
 		}
 	}
-	s.broadcast(&Joined{Rank: rank, Kind: m.Kind, Fingerprint: m.Fingerprint}, others)
+	s.broadcast(&Joined{Rank: rank, Kind: m.Kind, Fingerprint: m.Fingerprint, Host: m.Host}, others)
 	return nil
 }
 

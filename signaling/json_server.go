@@ -20,7 +20,7 @@ var knownKeys = func() map[string]string {
 		settings limits max late urls username credential messageRate messageBurst messageBytes kinds
 		fingerprints to from payload peer local remote rttMicros also reason aborted code message where
 		service port wait op id now ops links console dropped comm bytes start end err sent received
-		stream text`) {
+		stream text host hosts`) {
 		m[k] = k
 	}
 	return m

@@ -135,7 +135,9 @@ func FuzzDecode(f *testing.F) {
 		`{"v":1,"type":"lookup","data":{"wait":false,"service":"\ud834\udd1e"}}`, `{"v":1,"type":"name","data":{"op":"lookup","service":"s","code":"name-limit","message":"m"}}`,
 		`{"v":1,"type":"telemetry","data":{"now":5,"ops":[{"end":3,"start":2,"op":"bcast","peer":null,"comm":null}],"links":null,"console":[{"text":"\ud834\udd1e","stream":"err"}],"dropped":0}}`,
 		`{"v":1,"type":"telemetry","data":{"now":5,"ops":[],"links":[{"peer":0,"sent":0}],"console":[]}}`,
-		`{"v":1,"type":"join","data":{"job":"a","token":"t","kind":"wasi","agent":"meshmpi wasip1 (wazero)"}}`} {
+		`{"v":1,"type":"join","data":{"job":"a","token":"t","kind":"wasi","agent":"meshmpi wasip1 (wazero)"}}`,
+		`{"v":1,"type":"ready","data":{"hosts":["h1:ab","",null],"kinds":["native","wasi","browser"],"size":3}}`,
+		`{"v":1,"type":"joined","data":{"host":"","rank":3,"kind":"native"}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

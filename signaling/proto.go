@@ -27,10 +27,13 @@ const (
 	// MaxFingerprintLen bounds a certificate fingerprint (sha-512's is 191
 	// bytes).
 	MaxFingerprintLen = 200
-	MaxPayloadLen     = 64 << 10 // bytes of one signal payload
-	MaxTextLen        = 1024     // bytes of an error message or reason
-	maxICEURLs        = 16
-	maxICEFieldLen    = 1024
+	// MaxHostLen bounds a host identity (Join.Host): a hash, or a token
+	// the launcher handed out.
+	MaxHostLen     = 64
+	MaxPayloadLen  = 64 << 10 // bytes of one signal payload
+	MaxTextLen     = 1024     // bytes of an error message or reason
+	maxICEURLs     = 16
+	maxICEFieldLen = 1024
 	// MaxNameLen bounds a service name and a port in the name service
 	// (Publish, Unpublish, Lookup, Name): bytes of valid UTF-8.
 	MaxNameLen = 256
@@ -174,6 +177,11 @@ type Join struct {
 	// AB:CD:…"), which the server vouches for to the other ranks (Ready);
 	// "" announces none.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Host names the machine and user the rank runs as, so ranks that
+	// share both can link without WebRTC: an opaque value (a hash of the
+	// boot id and uid natively, never the raw boot id), 1..MaxHostLen
+	// bytes of [A-Za-z0-9._:-]; "" says none (a browser tab).
+	Host string `json:"host,omitempty"`
 	// Agent says what runs the rank, for dashboards: a browser's
 	// navigator.userAgent, "meshmpi go1.26 linux/amd64" natively. At
 	// most MaxAgentLen bytes of UTF-8 (ClipText); "" says nothing.
@@ -230,6 +238,10 @@ type Ready struct {
 	// from r only if it presents that certificate. Absent when no rank
 	// announced one.
 	Fingerprints []string `json:"fingerprints,omitempty"`
+	// Hosts[r] is the host identity rank r announced (Join.Host, "" if
+	// none): ranks with equal non-empty hosts share a machine and user.
+	// Absent when no rank announced one.
+	Hosts []string `json:"hosts,omitempty"`
 	// Max is the job's Welcome.Max: the most ranks it may grow to, 0
 	// when it cannot grow.
 	Max int `json:"max,omitempty"`
@@ -237,11 +249,12 @@ type Ready struct {
 
 // Joined tells the ranks present that a late rank joined a formed job
 // (see Growth in the package doc), with what Ready says of the others:
-// its kind and the certificate fingerprint the server vouches for.
+// its kind, the certificate fingerprint the server vouches for and its host.
 type Joined struct {
 	Rank        int        `json:"rank"`
 	Kind        ClientKind `json:"kind"`
 	Fingerprint string     `json:"fingerprint,omitempty"`
+	Host        string     `json:"host,omitempty"`
 }
 
 // Path reports how the sender reached one of its peers: the ICE
@@ -464,7 +477,19 @@ func (m *Join) Validate() error {
 	if err := validText("agent", m.Agent, MaxAgentLen); err != nil {
 		return err
 	}
+	if err := validHost(m.Host); err != nil {
+		return err
+	}
 	return validFingerprint(m.Fingerprint)
+}
+
+// validHost checks the shape of a host identity: opaque, short, and
+// plain enough to log and compare.
+func validHost(h string) error {
+	if len(h) > MaxHostLen || strings.Trim(h, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-") != "" {
+		return invalid("host identity %q: want at most %d bytes of [A-Za-z0-9._:-]", ClipText(h, 80), MaxHostLen)
+	}
+	return nil
 }
 
 // validFingerprint checks the shape of a certificate fingerprint: a hash
@@ -554,6 +579,14 @@ func (m *Ready) Validate() error {
 	}
 	for _, f := range m.Fingerprints {
 		if err := validFingerprint(f); err != nil {
+			return err
+		}
+	}
+	if m.Hosts != nil && len(m.Hosts) != len(m.Kinds) {
+		return invalid("ready has %d hosts for %d kinds", len(m.Hosts), len(m.Kinds))
+	}
+	for _, h := range m.Hosts {
+		if err := validHost(h); err != nil {
 			return err
 		}
 	}
@@ -655,6 +688,9 @@ func (m *Joined) Validate() error {
 	if !m.Kind.valid() {
 		return invalid("client kind %q", m.Kind)
 	}
+	if err := validHost(m.Host); err != nil {
+		return err
+	}
 	return validFingerprint(m.Fingerprint)
 }
 
@@ -738,6 +774,9 @@ func (m *Join) appendData(b []byte) []byte {
 	if m.Fingerprint != "" {
 		o.str("fingerprint", m.Fingerprint)
 	}
+	if m.Host != "" {
+		o.str("host", m.Host)
+	}
 	if m.Agent != "" {
 		o.str("agent", m.Agent)
 	}
@@ -756,6 +795,8 @@ func (m *Join) field(r *jsonReader, key string) (bool, error) {
 		return true, r.str((*string)(&m.Kind))
 	case "fingerprint":
 		return true, r.str(&m.Fingerprint)
+	case "host":
+		return true, r.str(&m.Host)
 	case "agent":
 		return true, r.str(&m.Agent)
 	}
@@ -843,6 +884,8 @@ func (m *Ready) field(r *jsonReader, key string) (bool, error) {
 		return true, readStrings(r, &m.Kinds)
 	case "fingerprints":
 		return true, readStrings(r, &m.Fingerprints)
+	case "hosts":
+		return true, readStrings(r, &m.Hosts)
 	case "max":
 		return true, r.int(&m.Max)
 	}
@@ -857,6 +900,8 @@ func (m *Joined) field(r *jsonReader, key string) (bool, error) {
 		return true, r.str((*string)(&m.Kind))
 	case "fingerprint":
 		return true, r.str(&m.Fingerprint)
+	case "host":
+		return true, r.str(&m.Host)
 	}
 	return false, nil
 }

@@ -78,6 +78,10 @@ func (m *Ready) appendData(b []byte) []byte {
 		o.key("fingerprints")
 		o.b = appendStrings(o.b, m.Fingerprints)
 	}
+	if len(m.Hosts) > 0 {
+		o.key("hosts")
+		o.b = appendStrings(o.b, m.Hosts)
+	}
 	if m.Max != 0 {
 		o.int("max", m.Max)
 	}
@@ -90,6 +94,9 @@ func (m *Joined) appendData(b []byte) []byte {
 	o.str("kind", string(m.Kind))
 	if m.Fingerprint != "" {
 		o.str("fingerprint", m.Fingerprint)
+	}
+	if m.Host != "" {
+		o.str("host", m.Host)
 	}
 	return o.close()
 }
