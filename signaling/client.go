@@ -52,6 +52,7 @@ type transport interface {
 
 // Client is one rank's connection to the signaling server.
 type Client struct {
+	url     string // the server's endpoint, as dialed
 	ws      transport
 	welcome Welcome
 	in      chan Message
@@ -130,6 +131,7 @@ func Dial(ctx context.Context, url, job, token string, opts *DialOptions) (_ *Cl
 	switch m := m.(type) {
 	case *Welcome:
 		c := &Client{
+			url:     url,
 			ws:      ws,
 			welcome: *m,
 			in:      make(chan Message, o.Queue),
@@ -204,6 +206,9 @@ func (c *Client) setErr(err error) {
 
 // Welcome returns the server's answer to the join.
 func (c *Client) Welcome() Welcome { return c.welcome }
+
+// URL is the server endpoint the client dialed.
+func (c *Client) URL() string { return c.url }
 
 // Rank is this client's rank.
 func (c *Client) Rank() int { return c.welcome.Rank }

@@ -32,8 +32,9 @@
 //	ready    S→C        size, kinds[rank], fingerprints[rank]?, hosts[rank]?, max?  (all N ranks present;
 //	                                                 a late rank's covers every rank admitted, itself included)
 //	joined   S→C        rank, kind, fingerprint?, host?  (a late rank joined the formed job; see Growth)
-//	signal   C→S→C      to, from, kind (sdp-offer|sdp-answer|ice-candidate|connect), payload (JSON value)
-//	path     C→S        peer, local, remote, rttMicros?  (how a link reached peer: ICE candidate types)
+//	signal   C→S→C      to, from, kind (sdp-offer|sdp-answer|ice-candidate|connect|link), payload (JSON value)
+//	path     C→S        peer, local, remote, rttMicros?  (how a link reached peer: ICE candidate types,
+//	                                                 or memory|shm|unix for a same-host link)
 //	abort    C→S        code, where?                (the sender called Abort: it leaves, the job ends)
 //	suspect  C→S        rank, reason?               (the sender lost its link to rank; see Failure knowledge)
 //	leaving  C→S                                     (the sender finalizes: the links it closes next are no failure)

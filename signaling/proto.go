@@ -98,10 +98,14 @@ const (
 	// offer. Ranks use it to keep one offerer per pair (the lower rank), so
 	// two ranks that start talking at once never make two connections.
 	SignalConnect SignalKind = "connect"
+	// SignalLink sets up a same-host link between ranks whose hosts are
+	// equal (Ready.Hosts), in place of an offer: the lower rank tells
+	// the higher where and how to reach it (package mesh).
+	SignalLink SignalKind = "link"
 )
 
 func (k SignalKind) valid() bool {
-	return k == SignalOffer || k == SignalAnswer || k == SignalCandidate || k == SignalConnect
+	return k == SignalOffer || k == SignalAnswer || k == SignalCandidate || k == SignalConnect || k == SignalLink
 }
 
 // ErrorCode is the machine-readable part of an Error message.
@@ -262,8 +266,10 @@ type Joined struct {
 // The server counts and logs them: its view of which links are direct
 // and which go through a relay.
 type Path struct {
-	Peer      int    `json:"peer"`
-	Local     string `json:"local"`  // host, srflx, prflx or relay
+	Peer int `json:"peer"`
+	// Local and Remote are host, srflx, prflx or relay over WebRTC;
+	// memory, shm or unix (both) for a link that skips it.
+	Local     string `json:"local"`
 	Remote    string `json:"remote"` // the same
 	RTTMicros int    `json:"rttMicros,omitempty"`
 }
@@ -639,7 +645,7 @@ func (m *Path) Validate() error {
 	}
 	for _, t := range []string{m.Local, m.Remote} {
 		switch t {
-		case "host", "srflx", "prflx", "relay":
+		case "host", "srflx", "prflx", "relay", "memory", "shm", "unix":
 		default:
 			return invalid("candidate type %q", t)
 		}

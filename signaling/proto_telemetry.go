@@ -72,8 +72,9 @@ type OpEvent struct {
 type LinkStat struct {
 	Peer int `json:"peer"`
 	// Local and Remote are the candidate types of the link's path (host,
-	// srflx, prflx, relay; "memory" in one process, "wasi-host" through a
-	// WASI host), "" while unknown.
+	// srflx, prflx, relay; "memory" in one process, "shm" or "unix"
+	// between processes of one host, "wasi-host" through a WASI host),
+	// "" while unknown.
 	Local     string `json:"local,omitempty"`
 	Remote    string `json:"remote,omitempty"`
 	RTTMicros int    `json:"rttMicros,omitempty"` // the link's round trip, 0 if unknown
@@ -129,7 +130,7 @@ func validText(what string, s string, n int) error {
 
 func validCandidateType(t string) bool {
 	switch t {
-	case "", "host", "srflx", "prflx", "relay", "memory", "wasi-host":
+	case "", "host", "srflx", "prflx", "relay", "memory", "wasi-host", "shm", "unix":
 		return true
 	}
 	return false

@@ -24,6 +24,8 @@ func sampleMessages() []Message {
 		&Ready{Size: 2, Kinds: []ClientKind{KindNative, KindBrowser}, Fingerprints: []string{"sha-256 01:02", ""}},
 		&Path{Peer: 3, Local: "host", Remote: "relay", RTTMicros: 812},
 		&Path{Peer: 0, Local: "srflx", Remote: "prflx"},
+		&Path{Peer: 1, Local: "shm", Remote: "shm"},
+		&Signal{To: 3, From: 1, Kind: SignalLink, Payload: json.RawMessage(`"shm1 @meshmpi-ab 00ff"`)},
 		&Signal{To: 1, From: 0, Kind: SignalOffer, Payload: json.RawMessage(`{"type":"offer","sdp":"v=0"}`)},
 		&Signal{To: 0, From: 3, Kind: SignalCandidate, Payload: json.RawMessage(`"candidate:1 1 udp 1 127.0.0.1 5000 typ host"`)},
 		&Left{Rank: 3, Reason: "connection closed"},
