@@ -6,6 +6,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"fmt"
 
 	"github.com/pion/webrtc/v4"
@@ -29,4 +30,18 @@ func NewIdentity() (*Identity, error) {
 		return nil, fmt.Errorf("peer: identity fingerprint: %v", err)
 	}
 	return &Identity{fingerprint: normalizeFingerprint(fps[0].Algorithm + " " + fps[0].Value), cert: cert}, nil
+}
+
+// tlsCertificate is the certificate and its key as DTLS takes them, for
+// the native data path (link_native.go), which runs DTLS itself.
+func (id *Identity) tlsCertificate() (tls.Certificate, error) {
+	pems, err := id.cert.PEM()
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("peer: identity certificate: %w", err)
+	}
+	c, err := tls.X509KeyPair([]byte(pems), []byte(pems))
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("peer: identity certificate: %w", err)
+	}
+	return c, nil
 }

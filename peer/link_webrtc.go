@@ -73,7 +73,8 @@ func isLoopbackInterface(name string) bool {
 // HandleClose on loss, and teardown). pion's own event callbacks only
 // signal channels, never call the handler.
 type webrtcLink struct {
-	pc       *webrtc.PeerConnection
+	pc       *webrtc.PeerConnection   // nil on the native path
+	nat      *nativePeer              // nil on pion's path
 	dc       *datachannel.DataChannel // detached
 	maxFrame int
 	high     uint64 // WriteFrame reports not ready at or above this buffered amount
@@ -114,9 +115,52 @@ type webrtcLink struct {
 	setup *rtcSetup // the link's signaling, from the first offer to close
 }
 
-// connect builds the pion peer connection and its negotiated data
-// channel, and runs negotiate on them; cfg is valid, defaults applied.
-func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) (_ Link, err error) {
+// connect builds the link: on the native data path (link_native.go) when
+// the offerer was told its remote is native Go and the answerer finds the
+// offer asks for it; otherwise a pion peer connection and its negotiated
+// data channel. cfg is valid, defaults applied.
+func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) (Link, error) {
+	ctx, cancel := context.WithTimeout(ctx, DefaultSetupTimeout)
+	defer cancel()
+	setup := newRTCSetup()
+	native := offerer && cfg.NativeRemote
+	if !offerer {
+		offer, err := setup.awaitOffer(ctx, sig)
+		if err != nil {
+			setup.close()
+			return nil, err
+		}
+		native = nativeOffer(offer)
+	}
+	if native {
+		return connectNative(ctx, cfg, sig, offerer, setup)
+	}
+	return connectPion(ctx, cfg, sig, offerer, setup)
+}
+
+// newWebRTCLink is a link not yet connected, with cfg's water marks.
+func newWebRTCLink(cfg WebRTCConfig, setup *rtcSetup) *webrtcLink {
+	return &webrtcLink{
+		high:     uint64(cfg.HighWater),
+		low:      uint64(cfg.LowWater),
+		writable: make(chan struct{}, 1),
+		lost:     make(chan struct{}),
+		closing:  make(chan struct{}),
+		ctlDone:  make(chan struct{}),
+		readDone: make(chan struct{}),
+		setup:    setup,
+	}
+}
+
+// connectPion builds the pion peer connection and its negotiated data
+// channel, and runs negotiate on them.
+func connectPion(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool, setup *rtcSetup) (_ Link, err error) {
+	l := newWebRTCLink(cfg, setup)
+	defer func() {
+		if err != nil {
+			l.teardown()
+		}
+	}()
 	api, err := cfg.API()
 	if err != nil {
 		return nil, err
@@ -133,24 +177,7 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 	if err != nil {
 		return nil, err
 	}
-	l := &webrtcLink{
-		pc:       pc,
-		high:     uint64(cfg.HighWater),
-		low:      uint64(cfg.LowWater),
-		writable: make(chan struct{}, 1),
-		lost:     make(chan struct{}),
-		closing:  make(chan struct{}),
-		ctlDone:  make(chan struct{}),
-		readDone: make(chan struct{}),
-		setup:    newRTCSetup(),
-	}
-	defer func() {
-		if err != nil {
-			l.teardown()
-		}
-	}()
-
-	setup := l.setup
+	l.pc = pc
 	pc.OnICECandidate(func(c *webrtc.ICECandidate) {
 		if c == nil {
 			return
@@ -200,6 +227,9 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 
 // createLocal implements rtcPeer.
 func (l *webrtcLink) createLocal(_ context.Context, typ string) (string, error) {
+	if l.nat != nil {
+		return l.nat.createLocal(typ)
+	}
 	var (
 		d   webrtc.SessionDescription
 		err error
@@ -223,11 +253,17 @@ func (l *webrtcLink) createLocal(_ context.Context, typ string) (string, error) 
 
 // setRemote implements rtcPeer.
 func (l *webrtcLink) setRemote(_ context.Context, typ, sdp string) error {
+	if l.nat != nil {
+		return l.nat.setRemote(typ, sdp)
+	}
 	return l.pc.SetRemoteDescription(webrtc.SessionDescription{Type: webrtc.NewSDPType(typ), SDP: sdp})
 }
 
 // addCandidate implements rtcPeer.
 func (l *webrtcLink) addCandidate(_ context.Context, init []byte) error {
+	if l.nat != nil {
+		return l.nat.addCandidate(init)
+	}
 	var c webrtc.ICECandidateInit
 	if err := json.Unmarshal(init, &c); err != nil {
 		return err
@@ -248,7 +284,9 @@ func (l *webrtcLink) opened(rwc datachannel.ReadWriteCloser) (Link, error) {
 	}
 	l.dc = dc
 	l.maxFrame = MaxWebRTCFrame
-	if s := l.pc.SCTP(); s != nil {
+	if l.pc == nil {
+		// native path: both ends advertise MaxWebRTCFrame
+	} else if s := l.pc.SCTP(); s != nil {
 		if m := int(s.GetCapabilities().MaxMessageSize); m > 0 {
 			l.maxFrame = min(m, MaxWebRTCFrame)
 		}
@@ -384,7 +422,12 @@ func (l *webrtcLink) teardown() {
 		if l.dc != nil {
 			_ = l.dc.Close()
 		}
-		_ = l.pc.GracefulClose()
+		if l.nat != nil {
+			l.nat.close()
+		}
+		if l.pc != nil {
+			_ = l.pc.GracefulClose()
+		}
 	})
 }
 
@@ -441,6 +484,16 @@ func (l *webrtcLink) Path() Path {
 		if last := l.lastPath.Load(); last != nil {
 			p.Local, p.Remote, p.LocalAddr, p.RemoteAddr, p.RTT = last.Local, last.Remote, last.LocalAddr, last.RemoteAddr, last.RTT
 		}
+		return p
+	}
+	if l.nat != nil {
+		if !l.nat.path(&p) {
+			if last := l.lastPath.Load(); last != nil {
+				p.Local, p.Remote, p.LocalAddr, p.RemoteAddr, p.RTT = last.Local, last.Remote, last.LocalAddr, last.RemoteAddr, last.RTT
+			}
+			return p
+		}
+		l.lastPath.Store(&p)
 		return p
 	}
 	t := l.pc.SCTP().Transport().ICETransport()

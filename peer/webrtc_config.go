@@ -54,6 +54,13 @@ type WebRTCConfig struct {
 	// signaling server vouched for the remote rank: a remote description
 	// that names another certificate fails the link with ErrIdentity.
 	RemoteFingerprint string
+	// NativeRemote says the remote rank is native Go (a native rank or a
+	// WASI host), not a browser. The dialer then offers the native data
+	// path (larger SCTP packets: several times the throughput), which a
+	// native acceptor takes and a browser would not see; false keeps
+	// pion's standard path. The acceptor ignores it: the offer decides.
+	// No effect in the browser.
+	NativeRemote bool
 }
 
 func (c WebRTCConfig) withDefaults() WebRTCConfig {

@@ -92,10 +92,12 @@ type rtcSetup struct {
 	opened    chan struct{} // closed once the data channel is open
 	openOnce  sync.Once
 
-	msgs chan sigMsg     // from the signal reader
-	life context.Context // ends at close: the reader and keep stop
-	stop context.CancelFunc
-	wg   sync.WaitGroup
+	msgs     chan sigMsg // from the signal reader
+	early    []sigMsg    // read by awaitOffer, for negotiate
+	readOnce sync.Once
+	life     context.Context // ends at close: the reader and keep stop
+	stop     context.CancelFunc
+	wg       sync.WaitGroup
 
 	restarts int // ICE restarts this side began or answered (guarded by mu; tests)
 }
@@ -153,6 +155,31 @@ type sigMsg struct {
 // link's whole life, so none is lost between negotiate and keep.
 // negotiate calls it, once.
 func (s *rtcSetup) read(sig Signaler) {
+	s.readOnce.Do(func() { s.startReader(sig) })
+}
+
+// awaitOffer starts the signal reader and waits for the remote's offer,
+// keeping it and the messages before it for negotiate: the answerer
+// chooses its data path from the offer before it builds it.
+func (s *rtcSetup) awaitOffer(ctx context.Context, sig Signaler) ([]byte, error) {
+	s.read(sig)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("not connected: %w", context.Cause(ctx))
+		case m := <-s.msgs:
+			s.early = append(s.early, m)
+			if m.err != nil {
+				return nil, fmt.Errorf("signaling: %w", m.err)
+			}
+			if m.kind == SignalOffer {
+				return m.payload, nil
+			}
+		}
+	}
+}
+
+func (s *rtcSetup) startReader(sig Signaler) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -239,6 +266,46 @@ func (s *rtcSetup) negotiate(ctx context.Context, sig Signaler, offerer bool, p 
 		pending = nil
 		return nil
 	}
+	handle := func(m sigMsg) error {
+		if m.err != nil {
+			return fmt.Errorf("signaling: %w", m.err)
+		}
+		switch {
+		case m.kind == SignalOffer && !offerer && !haveRemote:
+			if err := remote("offer", m.payload); err != nil {
+				return err
+			}
+			answer, err := p.createLocal(ctx, "answer")
+			if err != nil {
+				return err
+			}
+			if err := sig.Send(ctx, SignalAnswer, []byte(answer)); err != nil {
+				return fmt.Errorf("send answer: %w", err)
+			}
+		case m.kind == SignalAnswer && offerer && !haveRemote:
+			if err := remote("answer", m.payload); err != nil {
+				return err
+			}
+		case m.kind == SignalCandidate:
+			if !haveRemote {
+				pending = append(pending, m.payload)
+			} else if err := addCandidate(m.payload); err != nil {
+				return err
+			}
+		case m.kind == SignalRestart:
+			// the remote saw its path break before this side saw it
+			// open: the connection is young enough to need none
+		default:
+			return fmt.Errorf("unexpected %q signal", m.kind)
+		}
+		return nil
+	}
+	for _, m := range s.early {
+		if err := handle(m); err != nil {
+			return err
+		}
+	}
+	s.early = nil
 	for {
 		select {
 		case <-ctx.Done():
@@ -250,36 +317,8 @@ func (s *rtcSetup) negotiate(ctx context.Context, sig Signaler, offerer bool, p 
 				return err
 			}
 		case m := <-s.msgs:
-			if m.err != nil {
-				return fmt.Errorf("signaling: %w", m.err)
-			}
-			switch {
-			case m.kind == SignalOffer && !offerer && !haveRemote:
-				if err := remote("offer", m.payload); err != nil {
-					return err
-				}
-				answer, err := p.createLocal(ctx, "answer")
-				if err != nil {
-					return err
-				}
-				if err := sig.Send(ctx, SignalAnswer, []byte(answer)); err != nil {
-					return fmt.Errorf("send answer: %w", err)
-				}
-			case m.kind == SignalAnswer && offerer && !haveRemote:
-				if err := remote("answer", m.payload); err != nil {
-					return err
-				}
-			case m.kind == SignalCandidate:
-				if !haveRemote {
-					pending = append(pending, m.payload)
-				} else if err := addCandidate(m.payload); err != nil {
-					return err
-				}
-			case m.kind == SignalRestart:
-				// the remote saw its path break before this side saw it
-				// open: the connection is young enough to need none
-			default:
-				return fmt.Errorf("unexpected %q signal", m.kind)
+			if err := handle(m); err != nil {
+				return err
 			}
 		case <-s.opened:
 			return nil

@@ -1,0 +1,89 @@
+//go:build !js && !wasip1
+
+package peer
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshmpi/meshmpi/internal/leaktest"
+	"github.com/stretchr/testify/require"
+)
+
+var nativeConfig = WebRTCConfig{Loopback: true, NativeRemote: true}
+
+// The dialer's NativeRemote picks the path; the acceptor follows the
+// offer. On the native path both sides send large SCTP packets, and
+// messages of every size arrive intact, both ways at once.
+func TestNativeLinkPath(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		cfg    WebRTCConfig
+		native bool
+	}{
+		{"native", nativeConfig, true},
+		{"pion", loopbackConfig, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leaktest.Check(t)
+			hangGuard(t, 30*time.Second)
+			a, b, la, lb := webrtcEndpoints(t, tc.cfg)
+			for _, l := range []*webrtcLink{la, lb} {
+				require.Equal(t, tc.native, l.nat != nil)
+				require.Equal(t, tc.native, l.pc == nil)
+				if tc.native {
+					require.Equal(t, nativeMTU, l.nat.mtu)
+					require.Equal(t, MaxWebRTCFrame, l.MaxFrame())
+					require.Equal(t, "host", l.Path().Local)
+				}
+			}
+			for i, n := range []int{0, 1, 8, 8 << 10, 64 << 10, 1 << 20, 3<<20 + 7} {
+				src := [2][]byte{pattern(n, i), pattern(n, i+100)}
+				dst := [2][]byte{make([]byte, n), make([]byte, n)}
+				sa, sb, ra, rb := a.GetOp(), b.GetOp(), a.GetOp(), b.GetOp()
+				require.NoError(t, a.StartSend(sa, Standard, 1, 0, int32(i), src[0]))
+				require.NoError(t, b.StartSend(sb, Standard, 0, 0, int32(i), src[1]))
+				require.NoError(t, b.StartRecv(rb, 0, 0, int32(i), dst[0]))
+				require.NoError(t, a.StartRecv(ra, 1, 0, int32(i), dst[1]))
+				for _, op := range []*Op{sa, sb, ra, rb} {
+					require.NoError(t, waitTimeout(t, op, 20*time.Second).Err, "%d bytes", n)
+				}
+				require.True(t, bytes.Equal(src[0], dst[0]), "%d bytes", n)
+				require.True(t, bytes.Equal(src[1], dst[1]), "%d bytes", n)
+			}
+		})
+	}
+}
+
+// The native offer carries the capability; pion's offers, and so a
+// browser's, do not.
+func TestNativeOffer(t *testing.T) {
+	for _, tc := range []struct {
+		sdp  string
+		want bool
+	}{
+		{"v=0\r\na=x-meshmpi-sctp-mtu:8150\r\n", true},
+		{"v=0\r\na=sctp-port:5000\r\na=max-message-size:262144\r\n", false},
+		{"", false},
+	} {
+		require.Equal(t, tc.want, nativeOffer([]byte(tc.sdp)), tc.sdp)
+	}
+}
+
+// The DTLS certificate must be the one the description named.
+func TestNativeVerifyFingerprint(t *testing.T) {
+	cert := []byte("certificate")
+	sum := sha256.Sum256(cert)
+	var parts []string
+	for _, c := range sum {
+		parts = append(parts, fmt.Sprintf("%02X", c))
+	}
+	good := "sha-256 " + strings.Join(parts, ":")
+	require.NoError(t, verifyFingerprint([][]byte{cert}, good))
+	require.ErrorIs(t, verifyFingerprint([][]byte{[]byte("other")}, good), ErrIdentity)
+	require.ErrorIs(t, verifyFingerprint(nil, good), ErrIdentity)
+}
