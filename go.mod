@@ -13,6 +13,7 @@ require (
 	github.com/pion/ice/v4 v4.4.2
 	github.com/pion/logging v0.2.4
 	github.com/pion/sctp v1.11.1
+	github.com/pion/stun/v4 v4.0.0
 	github.com/pion/transport/v4 v4.1.0
 	github.com/pion/turn/v5 v5.1.0
 	github.com/pion/webrtc/v4 v4.2.20
@@ -35,7 +36,6 @@ require (
 	github.com/pion/rtp v1.10.5 // indirect
 	github.com/pion/sdp/v3 v3.0.19 // indirect
 	github.com/pion/srtp/v3 v3.0.13 // indirect
-	github.com/pion/stun/v4 v4.0.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
