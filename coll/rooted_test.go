@@ -214,3 +214,26 @@ func TestRootedLarge(t *testing.T) {
 		}
 	}
 }
+
+// Ranks that share cores broadcast on the tree at every size, and only
+// they: selection by the Oversubscribed input.
+func TestBcastSelectOversubscribed(t *testing.T) {
+	for _, tc := range []struct {
+		over  bool
+		count int
+		want  string
+	}{
+		{false, 8, "binomial"},
+		{false, 64 << 10, "scatter_allgather"},
+		{true, 64 << 10, "binomial"},
+		{true, 1 << 20, "binomial"},
+	} {
+		args := colltest.Case{Coll: coll.Bcast, Size: 8, Count: tc.count, Type: op.Uint8}.Args()
+		a := args[3]
+		a.Oversubscribed = tc.over
+		alg, err := coll.Select(&a, "")
+		if err != nil || alg.Name != tc.want {
+			t.Errorf("oversubscribed %v, %d bytes: got %q (%v), want %q", tc.over, tc.count, alg.Name, err, tc.want)
+		}
+	}
+}
