@@ -81,12 +81,20 @@ func newProc(rank, size int, cfg config, dialer peer.Dialer) (*proc, error) {
 // grow to limit: a late rank (one that joined after the job formed) has
 // a world of itself alone, the others the job's first size ranks.
 func newJobProc(rank, size, limit int, late bool, cfg config, dialer peer.Dialer) (*proc, error) {
+	return newSelfProc(rank, size, limit, late, cfg, dialer, peer.NewLoopbackLink(cfg.frameSize))
+}
+
+// newSelfProc is newJobProc with self as the rank's link to itself, or
+// none yet if nil (the caller attaches it).
+func newSelfProc(rank, size, limit int, late bool, cfg config, dialer peer.Dialer, self peer.Link) (*proc, error) {
 	ep, err := peer.NewEndpoint(peer.Config{Rank: rank, Size: limit, EagerLimit: cfg.eagerLimit, UnexpectedLimit: cfg.unexpected, Dialer: dialer})
 	if err != nil {
 		return nil, err
 	}
-	if err := ep.Attach(rank, peer.NewLoopbackLink(cfg.frameSize)); err != nil {
-		return nil, err
+	if self != nil {
+		if err := ep.Attach(rank, self); err != nil {
+			return nil, err
+		}
 	}
 	p := &proc{ep: ep, collAlgorithms: cfg.collAlgs, keepGoing: cfg.keepGoing, late: late}
 	if cfg.telemetry.on {
@@ -202,30 +210,58 @@ func Run(n int, fn func(world *Comm) error, opts ...Option) error {
 	}
 	procs := make([]*proc, n)
 	names := newLocalNames()
+	// memory links that cannot carry a lazily connected link's frames
+	// (a test's small frames) are wired up front, as small worlds are
+	lazy := n >= lazyLinksFrom && (cfg.frameSize == 0 || cfg.frameSize >= peer.LazyFrame)
+	var w *memWorld
+	if lazy {
+		w = &memWorld{}
+	}
 	for i := range procs {
-		if procs[i], err = newProc(i, n, cfg, nil); err != nil {
+		var dialer peer.Dialer
+		var self peer.Link = peer.NewLoopbackLink(cfg.frameSize)
+		if lazy {
+			dialer, self = &memDialer{w: w, from: i}, nil
+		}
+		if procs[i], err = newSelfProc(i, n, n, false, cfg, dialer, self); err != nil {
 			return fmt.Errorf("run: %w", err)
 		}
 		procs[i].wait = inProcessWait(n, true)
 		procs[i].oversubscribed = oversubscribed(n)
 		procs[i].names = names
 	}
-	for i := range n {
-		for j := i + 1; j < n; j++ {
-			a, b := peer.NewMemoryLinks(cfg.frameSize)
-			if err := errors.Join(procs[i].ep.Attach(j, a), procs[j].ep.Attach(i, b)); err != nil {
-				return fmt.Errorf("run: %w", err)
+	if lazy {
+		if err := w.init(procs, cfg.frameSize); err != nil {
+			return fmt.Errorf("run: %w", err)
+		}
+	} else {
+		for i := range n {
+			for j := i + 1; j < n; j++ {
+				a, b := peer.NewMemoryLinks(cfg.frameSize)
+				if err := errors.Join(procs[i].ep.Attach(j, a), procs[j].ep.Attach(i, b)); err != nil {
+					return fmt.Errorf("run: %w", err)
+				}
 			}
 		}
+	}
+	if runHook != nil {
+		runHook(procs, w)
 	}
 	return runRanks(procs, fn, cfg.timeout,
 		func(i int) error { return procs[i].finalize() },
 		func(cause error) {
+			if w != nil {
+				w.aborted.Store(true)
+			}
 			for _, q := range procs {
 				q.ep.Close(cause)
 			}
 		})
 }
+
+// runHook, if set (by tests), sees an in-process world's ranks and, if
+// its links are wired lazily, its memWorld, before they run.
+var runHook func(procs []*proc, w *memWorld)
 
 // runJob is Run over a job's mesh: the ranks join concurrently (a job forms
 // only when all are present), then run as Run's do.
