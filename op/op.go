@@ -121,6 +121,7 @@ func init() {
 	defineFloat[float64]()
 	defineComplex[complex64]()
 	defineComplex[complex128]()
+	defineVector() // vector loops where the build and the CPU have them
 
 	defineLoc[int8]()
 	defineLoc[int16]()
