@@ -90,6 +90,12 @@ type redHalving struct {
 	// blocks returns the byte range, in in and in acc, of the blocks of
 	// the participants [lo, hi)
 	blocks func(lo, hi int) (off, n int)
+	// final, if set, is where the last round's fold lands instead of its
+	// part of acc: the caller's output, exactly that part's size, which no
+	// step reads. The part's current contents are copied there while the
+	// partner's copy is on its way, and the received data is reduced
+	// straight in (a fused receive-reduce): no later copy out of acc.
+	final Ref
 }
 
 // part returns the part of r (in or acc) holding the blocks participant w
@@ -132,8 +138,30 @@ func (h *redHalving) reduceScatter() {
 		}
 		// the halves are disjoint: the send and the fold do not meet
 		p.send(f.OrigRank(q), h.part(src, q, i))
+		if i == f.Rounds-1 && h.final.Len > 0 {
+			h.foldFinal(f.OrigRank(q), h.part(src, v, i), tmp)
+			continue
+		}
 		fold(f.OrigRank(q), h.part(h.acc, v, i))
 	}
+}
+
+// foldFinal is the last round's fold into h.final: what this rank holds
+// of its part (cur, in the input or in acc) is copied there, and peer's
+// copy of the part is received into tmp (or fresh scratch) and reduced in.
+// The reduction waits for the receive and the copy only, so it fuses with
+// the receive.
+func (h *redHalving) foldFinal(peer int, cur, tmp Ref) {
+	p, n := h.p, h.final.Len
+	if tmp.Len < n {
+		tmp = h.b.Scratch(n)
+	}
+	tmp = tmp.Sub(0, n)
+	copied := p.copy(cur, h.final)
+	got := p.recv(peer, tmp)
+	p.reduce(tmp, h.final, got, copied)
+	h.holds = true
+	h.b.Fence()
 }
 
 // scratch reserves the receive buffer of reduceScatter: what the first

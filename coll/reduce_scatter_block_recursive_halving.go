@@ -22,7 +22,10 @@ package coll
 // elements, Size·Count/2 on a host (whose first reduction is the fold). The first reduction reads the input and writes the
 // accumulator, where the data was received, so nothing is copied in; in
 // place, the receive buffer is input only except for the result at its
-// start, written last.
+// start, written last. Not in place, a participant's last fold lands in
+// the receive buffer itself (redHalving.final): its part is copied there
+// while the partner's is on its way and the partner's is reduced in as it
+// arrives, so the block is not reduced in scratch and copied out after.
 // Restrictions: Commutative.
 //
 // 5 ranks (Pof2 4, Rem 1), participants p0..p3 = ranks 0 2 3 4; halving
@@ -61,11 +64,17 @@ func buildReduceScatterBlockRecursiveHalving(b *Builder, a *Args) error {
 		return lo * c, (hi - lo) * c
 	}
 	h := redHalving{b: b, p: p, f: f, rank: rank, in: in, acc: acc, holds: false, blocks: blocks}
+	host := f.Role(rank) == topo.Host
+	if !host && !a.InPlace {
+		// the last fold lands in out, which nothing else touches (in place,
+		// out is the start of the input, which the last round may send)
+		h.final = out
+	}
 	h.reduceScatter()
-	if f.Role(rank) == topo.Host {
+	if host {
 		p.send(rank+1, acc.Sub((rank+1)*c, c))
 	}
-	if mine := acc.Sub(rank*c, c); mine != out {
+	if mine := acc.Sub(rank*c, c); h.final.Len == 0 && mine != out {
 		b.Copy(mine, out)
 	}
 	return nil
