@@ -4,6 +4,7 @@ package peer
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -59,6 +60,12 @@ func toLowerHex(s string) string {
 // was told to expect: a peer with another certificate is refused with
 // ErrIdentity, on the side that checks, before any data flows.
 func TestWebRTCIdentity(t *testing.T) {
+	for _, native := range []bool{false, true} {
+		t.Run(fmt.Sprintf("native=%v", native), func(t *testing.T) { testIdentity(t, native) })
+	}
+}
+
+func testIdentity(t *testing.T, native bool) {
 	leaktest.Check(t)
 	a, err := NewIdentity()
 	require.NoError(t, err)
@@ -94,7 +101,7 @@ func TestWebRTCIdentity(t *testing.T) {
 		return dErr, aErr
 	}
 	cfg := func(id *Identity, remote string) WebRTCConfig {
-		return WebRTCConfig{Loopback: true, Identity: id, RemoteFingerprint: remote}
+		return WebRTCConfig{Loopback: true, Identity: id, RemoteFingerprint: remote, NativeRemote: native}
 	}
 
 	dErr, aErr := connect(cfg(a, b.Fingerprint()), cfg(b, a.Fingerprint()))

@@ -10,7 +10,9 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"strconv"
@@ -486,4 +488,16 @@ func (c icePacketConn) ReadFrom(p []byte) (int, net.Addr, error) {
 	return n, c.RemoteAddr(), err
 }
 
-func (c icePacketConn) WriteTo(p []byte, _ net.Addr) (int, error) { return c.Write(p) }
+// WriteTo drops the packet while ICE has no pair (between an ICE restart
+// and its first new pair): SCTP sends it again, as over pion's own
+// connection, where a write error would end the association.
+func (c icePacketConn) WriteTo(p []byte, _ net.Addr) (int, error) {
+	n, err := c.Write(p)
+	if errors.Is(err, ice.ErrNoCandidatePairs) {
+		return 0, nil
+	}
+	if errors.Is(err, ice.ErrClosed) {
+		return 0, io.ErrClosedPipe
+	}
+	return n, err
+}

@@ -16,6 +16,13 @@ import (
 
 var nativeConfig = WebRTCConfig{Loopback: true, NativeRemote: true}
 
+// bothPaths are the link's two paths on loopback, for tests that run
+// over each.
+var bothPaths = []struct {
+	name string
+	cfg  WebRTCConfig
+}{{"pion", loopbackConfig}, {"native", nativeConfig}}
+
 // The dialer's NativeRemote picks the path; the acceptor follows the
 // offer. On the native path both sides send large SCTP packets, and
 // messages of every size arrive intact, both ways at once.
@@ -86,4 +93,23 @@ func TestNativeVerifyFingerprint(t *testing.T) {
 	require.NoError(t, verifyFingerprint([][]byte{cert}, good))
 	require.ErrorIs(t, verifyFingerprint([][]byte{[]byte("other")}, good), ErrIdentity)
 	require.ErrorIs(t, verifyFingerprint(nil, good), ErrIdentity)
+}
+
+// BenchmarkWebRTCPaths compares pion's path and the native one through two
+// endpoints on loopback, in one process: the 8 B round trip, and 64 KiB
+// and 1 MiB messages one after another; then the data channel alone (no
+// endpoint): the 8 B echo and a stream of 64 KiB writes. With -count, the paths
+// alternate, so both see the same machine load.
+func BenchmarkWebRTCPaths(b *testing.B) {
+	for _, p := range []struct {
+		name string
+		cfg  WebRTCConfig
+	}{{"pion", loopbackConfig}, {"native", nativeConfig}} {
+		b.Run(p.name+"/pingpong-8B", func(b *testing.B) { benchPingPong(b, p.cfg) })
+		for _, n := range []int{64 << 10, 1 << 20} {
+			b.Run(fmt.Sprintf("%s/bandwidth-%dKiB", p.name, n>>10), func(b *testing.B) { benchBandwidth(b, p.cfg, n) })
+		}
+		b.Run(p.name+"/raw-pingpong-8B", func(b *testing.B) { benchRawPingPong(b, p.cfg) })
+		b.Run(p.name+"/raw-stream", func(b *testing.B) { benchRawBandwidth(b, p.cfg) })
+	}
 }

@@ -184,9 +184,15 @@ func TestWebRTCBackpressure(t *testing.T) {
 // with ErrProcFailed and tells the failure hooks (a wildcard receive
 // stays posted: the layer above decides), and later sends to it fail too.
 func TestWebRTCPeerClosed(t *testing.T) {
+	for _, cfg := range bothPaths {
+		t.Run(cfg.name, func(t *testing.T) { testPeerClosed(t, cfg.cfg) })
+	}
+}
+
+func testPeerClosed(t *testing.T, cfg WebRTCConfig) {
 	leaktest.Check(t)
 	hangGuard(t, 30*time.Second)
-	a, b, _, _ := webrtcEndpoints(t, loopbackConfig)
+	a, b, _, _ := webrtcEndpoints(t, cfg)
 	told := make(chan error, 2)
 	b.OnPeerFailed(func(_ int, err error) { told <- err })
 	specific := b.GetOp()
@@ -208,34 +214,50 @@ func TestWebRTCPeerClosed(t *testing.T) {
 // A peer connection torn down under the link (no data-channel close from
 // the remote endpoint first) is reported the same way on both sides.
 func TestWebRTCPeerConnectionClosed(t *testing.T) {
-	leaktest.Check(t)
-	hangGuard(t, 30*time.Second)
-	a, b, la, _ := webrtcEndpoints(t, loopbackConfig)
-	ra, rb := a.GetOp(), b.GetOp()
-	require.NoError(t, a.StartRecv(ra, 1, 0, 1, nil))
-	require.NoError(t, b.StartRecv(rb, 0, 0, 1, nil))
+	for _, cfg := range bothPaths {
+		t.Run(cfg.name, func(t *testing.T) {
+			leaktest.Check(t)
+			hangGuard(t, 30*time.Second)
+			a, b, la, _ := webrtcEndpoints(t, cfg.cfg)
+			ra, rb := a.GetOp(), b.GetOp()
+			require.NoError(t, a.StartRecv(ra, 1, 0, 1, nil))
+			require.NoError(t, b.StartRecv(rb, 0, 0, 1, nil))
 
-	require.NoError(t, la.pc.Close())
+			if la.pc != nil {
+				require.NoError(t, la.pc.Close())
+			} else {
+				la.nat.close()
+			}
 
-	require.ErrorIs(t, waitTimeout(t, ra, 15*time.Second).Err, ErrProcFailed)
-	require.ErrorIs(t, waitTimeout(t, rb, 15*time.Second).Err, ErrProcFailed)
+			require.ErrorIs(t, waitTimeout(t, ra, 15*time.Second).Err, ErrProcFailed)
+			require.ErrorIs(t, waitTimeout(t, rb, 15*time.Second).Err, ErrProcFailed)
+		})
+	}
 }
 
 // Close with no handler bound and Close called twice are fine.
 func TestWebRTCCloseUnbound(t *testing.T) {
-	leaktest.Check(t)
-	la, lb := connectWebRTCPair(t, loopbackConfig)
-	require.NoError(t, la.Close())
-	require.NoError(t, la.Close())
-	require.NoError(t, lb.Close())
-	ok, err := la.WriteFrame(make([]byte, HeaderLen), nil)
-	require.False(t, ok)
-	require.True(t, errors.Is(err, ErrClosed))
+	for _, cfg := range bothPaths {
+		t.Run(cfg.name, func(t *testing.T) {
+			leaktest.Check(t)
+			la, lb := connectWebRTCPair(t, cfg.cfg)
+			require.NoError(t, la.Close())
+			require.NoError(t, la.Close())
+			require.NoError(t, lb.Close())
+			ok, err := la.WriteFrame(make([]byte, HeaderLen), nil)
+			require.False(t, ok)
+			require.True(t, errors.Is(err, ErrClosed))
+		})
+	}
 }
 
 // BenchmarkWebRTCPingPong is the 8 B round trip through two endpoints.
-func BenchmarkWebRTCPingPong(b *testing.B) {
-	a, z, _, _ := webrtcEndpoints(b, loopbackConfig)
+func BenchmarkWebRTCPingPong(b *testing.B) { benchPingPong(b, loopbackConfig) }
+
+// benchPingPong is the 8 B round trip through two endpoints over cfg's
+// link.
+func benchPingPong(b *testing.B, cfg WebRTCConfig) {
+	a, z, _, _ := webrtcEndpoints(b, cfg)
 	msg, echo := make([]byte, 8), make([]byte, 8)
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -261,6 +283,7 @@ func BenchmarkWebRTCPingPong(b *testing.B) {
 		}
 	}()
 	s, r := a.GetOp(), a.GetOp()
+	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		_ = a.StartRecv(r, 1, 0, 2, msg)
@@ -279,10 +302,14 @@ func BenchmarkWebRTCPingPong(b *testing.B) {
 }
 
 // BenchmarkWebRTCBandwidth sends 1 MiB messages one after another.
-func BenchmarkWebRTCBandwidth(b *testing.B) {
-	a, z, _, _ := webrtcEndpoints(b, loopbackConfig)
-	msg, dst := pattern(1<<20, 0), make([]byte, 1<<20)
-	b.SetBytes(1 << 20)
+func BenchmarkWebRTCBandwidth(b *testing.B) { benchBandwidth(b, loopbackConfig, 1<<20) }
+
+// benchBandwidth sends n-byte messages one after another over cfg's link.
+func benchBandwidth(b *testing.B, cfg WebRTCConfig, n int) {
+	a, z, _, _ := webrtcEndpoints(b, cfg)
+	msg, dst := pattern(n, 0), make([]byte, n)
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
 	s, r := a.GetOp(), z.GetOp()
 	b.ResetTimer()
 	for range b.N {
@@ -299,8 +326,11 @@ func BenchmarkWebRTCBandwidth(b *testing.B) {
 
 // BenchmarkWebRTCRawPingPong is the baseline: 8 B echoed over the same
 // detached pion data channels, no endpoint.
-func BenchmarkWebRTCRawPingPong(b *testing.B) {
-	la, lb := connectWebRTCPair(b, loopbackConfig)
+func BenchmarkWebRTCRawPingPong(b *testing.B) { benchRawPingPong(b, loopbackConfig) }
+
+// benchRawPingPong echoes 8 B over cfg's data channel, no endpoint.
+func benchRawPingPong(b *testing.B, cfg WebRTCConfig) {
+	la, lb := connectWebRTCPair(b, cfg)
 	defer la.Close()
 	defer lb.Close()
 	done := make(chan struct{})
@@ -335,8 +365,12 @@ func BenchmarkWebRTCRawPingPong(b *testing.B) {
 // BenchmarkWebRTCRawBandwidth is the baseline: 1 MiB per iteration in
 // 65535-byte messages over the same detached channels, with the same
 // buffered-amount flow control, the receiver counting bytes.
-func BenchmarkWebRTCRawBandwidth(b *testing.B) {
-	la, lb := connectWebRTCPair(b, loopbackConfig)
+func BenchmarkWebRTCRawBandwidth(b *testing.B) { benchRawBandwidth(b, loopbackConfig) }
+
+// benchRawBandwidth streams 1 MiB per iteration over cfg's data channel,
+// no endpoint.
+func benchRawBandwidth(b *testing.B, cfg WebRTCConfig) {
+	la, lb := connectWebRTCPair(b, cfg)
 	defer la.Close()
 	defer lb.Close()
 	const total = 1 << 20
@@ -416,16 +450,19 @@ func TestWebRTCUnexpectedFlood(t *testing.T) {
 func TestWebRTCICERestart(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
+		cfg      WebRTCConfig
 		offerer  bool // the side that notices the break
 		restarts int  // restarts each side counts
 	}{
-		{"offerer notices", true, 1},
-		{"answerer notices", false, 1},
+		{"offerer notices", loopbackConfig, true, 1},
+		{"answerer notices", loopbackConfig, false, 1},
+		{"native/offerer notices", nativeConfig, true, 1},
+		{"native/answerer notices", nativeConfig, false, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			leaktest.Check(t)
 			hangGuard(t, 60*time.Second)
-			a, b, la, lb := webrtcEndpoints(t, loopbackConfig)
+			a, b, la, lb := webrtcEndpoints(t, tc.cfg)
 			ufrags := [2]string{iceUfrag(t, la), iceUfrag(t, lb)}
 			big := pattern(16<<20, 3)
 			dst := make([]byte, len(big))
@@ -448,7 +485,7 @@ func TestWebRTCICERestart(t *testing.T) {
 			require.Equal(t, tc.restarts, la.setup.restartCount())
 			require.Equal(t, tc.restarts, lb.setup.restartCount())
 			// fresh ICE credentials on both sides: a restart, not a resume
-			for la.pc.SignalingState() != webrtc.SignalingStateStable {
+			for la.pc != nil && la.pc.SignalingState() != webrtc.SignalingStateStable {
 				time.Sleep(5 * time.Millisecond)
 			}
 			require.NotEqual(t, ufrags[0], iceUfrag(t, la))
@@ -473,6 +510,11 @@ func TestWebRTCICERestart(t *testing.T) {
 
 // iceUfrag is the ICE username fragment of l's current local description.
 func iceUfrag(t *testing.T, l *webrtcLink) string {
+	if l.nat != nil {
+		ufrag, _, err := l.nat.agent.GetLocalUserCredentials()
+		require.NoError(t, err)
+		return ufrag
+	}
 	d := l.pc.CurrentLocalDescription()
 	require.NotNil(t, d)
 	for _, line := range strings.Split(d.SDP, "\n") {
