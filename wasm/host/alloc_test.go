@@ -5,6 +5,8 @@ package host
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"log/slog"
 	"testing"
 
@@ -21,20 +23,37 @@ func (s *sink) HandleFrame(hdr, payload []byte) { s.frames++; s.bytes += len(hdr
 func (s *sink) HandleWritable()                 {}
 func (s *sink) HandleClose(error)               {}
 
+// countingStream is a guest's stream that only counts what the host
+// writes to it.
+type countingStream struct{ n int }
+
+func (c *countingStream) Read([]byte) (int, error)    { return 0, io.EOF }
+func (c *countingStream) Write(p []byte) (int, error) { c.n += len(p); return len(p), nil }
+func (c *countingStream) Close() error                { return nil }
+
 // TestRelayHotPathAllocs: relaying a frame each way allocates nothing
 // once the queues have grown: the guest's data message is read, decoded
 // and forwarded to the real link; the remote's frame is queued for the
-// guest, written out, and credited back. The real link is a memory link,
-// so what is counted is the relay's own work.
+// guest, written out (by the writer, or at once by the link's reader
+// while no write is under way), and credited back. The real link is a
+// memory link, so what is counted is the relay's own work.
 func TestRelayHotPathAllocs(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		t.Run(fmt.Sprintf("direct=%v", direct), func(t *testing.T) { testRelayHotPathAllocs(t, direct) })
+	}
+}
+
+func testRelayHotPathAllocs(t *testing.T, direct bool) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	r := &relay{log: slog.New(slog.DiscardHandler), ctx: ctx, cancel: cancel, out: newOutQueue(),
+	var guest countingStream
+	r := &relay{rw: &guest, log: slog.New(slog.DiscardHandler), ctx: ctx, cancel: cancel, out: newOutQueue(),
 		rank: 0, limit: 2, links: make([]*hostLink, 2), dialing: make([]bool, 2), stopWriter: make(chan struct{})}
 	real, remote := peer.NewMemoryLinks(wasm.MaxFrame)
 	var s sink
 	remote.Bind(&s)
 	require.NoError(t, r.Attach(1, real))
+	// drain is the writer: it takes what is queued for the guest
 	drain := func() int {
 		b, ok := r.out.take(r.stopWriter)
 		if !ok {
@@ -45,6 +64,7 @@ func TestRelayHotPathAllocs(t *testing.T) {
 		return n
 	}
 	require.Positive(t, drain()) // the link-up
+	r.out.setDirect(direct)
 
 	hdr, payload := make([]byte, peer.HeaderLen), make([]byte, 16<<10)
 	frame := append(append([]byte(nil), hdr...), payload...)
@@ -61,11 +81,22 @@ func TestRelayHotPathAllocs(t *testing.T) {
 			err = r.handle(&m)
 		}
 		// remote → host → guest, and the guest's credit
+		before := guest.n
 		if err == nil {
 			_, err = remote.WriteFrame(hdr, payload)
 		}
-		if err != nil || drain() <= len(frame) { // the data, maybe a credit
+		if err != nil {
 			t.Fatalf("relaying: %v", err)
+		}
+		if direct {
+			if guest.n-before <= len(frame) {
+				t.Fatalf("the link's reader wrote %d bytes to the guest, want the data", guest.n-before)
+			}
+			if len(r.out.buf) > 0 && drain() < 0 { // a credit, if any, waits for the writer
+				t.Fatal("drain")
+			}
+		} else if drain() <= len(frame) { // the data, maybe a credit
+			t.Fatal("the writer found no data for the guest")
 		}
 		stream.Reset(credit)
 		if m, err = rd.Next(); err == nil {

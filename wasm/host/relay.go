@@ -124,6 +124,7 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 		return err
 	}
 	r.writerDone = make(chan struct{})
+	r.out.setDirect(true)
 	go r.writer()
 	return r.readLoop(rd)
 }
@@ -347,6 +348,22 @@ func (r *relay) dial(rank int) {
 
 func (r *relay) push(b []byte) { r.out.push(b) }
 
+// pushNow is push from a link's reader, which holds no lock of the
+// relay's: when no write to the guest is under way it writes the queue
+// itself rather than waking the writer, a goroutine hand-off less on
+// every frame's way to the guest (BenchmarkRelay's ping-pong).
+func (r *relay) pushNow(b []byte) {
+	b, ok := r.out.pushTake(b)
+	if !ok {
+		return // the writer, or another link's reader, writes it
+	}
+	if _, err := r.rw.Write(b); err != nil {
+		r.log.Debug("writing to the guest failed", "rank", r.rank, "err", err)
+		r.cancel(errGuestDone)
+	}
+	r.out.give(b)
+}
+
 // Attach implements mesh.Endpoint: the guest learns of the link before
 // any of its frames.
 func (r *relay) Attach(rank int, l peer.Link) error {
@@ -474,7 +491,7 @@ func (hl *hostLink) HandleFrame(hdr, payload []byte) {
 	}
 	hl.unacked += n
 	hl.mu.Unlock()
-	hl.r.push(wasm.AppendData(hl.r.out.lock(), hl.rank, hdr, payload))
+	hl.r.pushNow(wasm.AppendData(hl.r.out.lock(), hl.rank, hdr, payload))
 }
 
 // HandleWritable implements peer.LinkHandler: the real link drained, so
@@ -580,12 +597,15 @@ func (goneLink) Close() error  { return nil }
 
 // outQueue is the host's messages to the guest, appended by any goroutine
 // into one buffer that the writer swaps out whole: steady state allocates
-// nothing, and many small messages go out in one write.
+// nothing, and many small messages go out in one write. One write at a
+// time: the writer's or a link reader's (pushTake), whoever finds none
+// under way.
 type outQueue struct {
-	mu    sync.Mutex
-	buf   []byte
-	spare []byte
-	wake  chan struct{} // cap 1
+	mu     sync.Mutex
+	buf    []byte
+	spare  []byte        // nil while a write is under way
+	direct bool          // the writer runs, so link readers may write (pushTake)
+	wake   chan struct{} // cap 1
 }
 
 func newOutQueue() *outQueue {
@@ -602,14 +622,32 @@ func (q *outQueue) lock() []byte {
 func (q *outQueue) push(b []byte) {
 	q.buf = b
 	q.mu.Unlock()
+	q.ring()
+}
+
+func (q *outQueue) ring() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
 	}
 }
 
-// take waits for queued bytes and takes them all; ok is false once stop
-// is closed.
+// pushTake is push that takes the queued bytes for its caller to write
+// when no write is under way (ok); the caller then gives them back.
+func (q *outQueue) pushTake(b []byte) (out []byte, ok bool) {
+	q.buf = b
+	if q.spare == nil || !q.direct {
+		q.mu.Unlock()
+		q.ring()
+		return nil, false
+	}
+	out, q.buf, q.spare = q.buf, q.spare[:0], nil
+	q.mu.Unlock()
+	return out, true
+}
+
+// take waits for queued bytes and no write under way, and takes them
+// all; ok is false once stop is closed.
 func (q *outQueue) take(stop <-chan struct{}) (b []byte, ok bool) {
 	for {
 		q.mu.Lock()
@@ -622,14 +660,28 @@ func (q *outQueue) take(stop <-chan struct{}) (b []byte, ok bool) {
 		select {
 		case <-q.wake:
 		case <-stop:
+			q.setDirect(false)
 			return nil, false
 		}
 	}
 }
 
-// give returns a buffer take handed out.
+// setDirect allows or ends writes by link readers: the guest hears
+// nothing before its welcome, which the writer's start follows.
+func (q *outQueue) setDirect(on bool) {
+	q.mu.Lock()
+	q.direct = on
+	q.mu.Unlock()
+}
+
+// give returns a buffer take or pushTake handed out; bytes queued during
+// the write wake the writer.
 func (q *outQueue) give(b []byte) {
 	q.mu.Lock()
 	q.spare = b[:0]
+	more := len(q.buf) > 0
 	q.mu.Unlock()
+	if more {
+		q.ring()
+	}
 }
