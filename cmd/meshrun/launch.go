@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -107,20 +108,29 @@ func (l *launcher) run() int {
 			}
 		}
 	}
-	var prog program
+	// the module compiles (a second or more without a cache) while the
+	// job's server starts
+	var compiling *compiling
 	if nwasi > 0 {
-		var status int
-		if prog, status = l.compileOrStop(t.wasm); prog == nil {
-			return status
-		}
-		defer prog.Close(context.Background())
+		compiling = l.startCompile(t.wasm)
 	}
 	spec, stop, err := l.job()
 	if err != nil {
+		if compiling != nil {
+			compiling.abandon()
+		}
 		l.fail("%v", err)
 		return 1
 	}
 	defer stop()
+	var prog program
+	if compiling != nil {
+		var status int
+		if prog, status = compiling.wait(); prog == nil {
+			return status
+		}
+		defer prog.Close(context.Background())
+	}
 	if l.cfg.max > 0 {
 		if err := l.growable(spec); err != nil {
 			l.fail("%v", err)
@@ -167,7 +177,7 @@ type program interface {
 
 // compile compiles the WASI ranks' module once for all of them, for the
 // runtime --runtime names, with its cache of machine code in the user's
-// cache directory.
+// cache directory (cacheDir).
 func (l *launcher) compile(path string) (program, error) {
 	module, err := os.ReadFile(path)
 	if err != nil {
@@ -177,9 +187,9 @@ func (l *launcher) compile(path string) (program, error) {
 	if rt == "" {
 		rt = runtimeWazero
 	}
-	cache := ""
-	if dir, err := os.UserCacheDir(); err == nil {
-		cache = filepath.Join(dir, "meshmpi", rt)
+	cache, err := cacheDir(rt)
+	if err != nil {
+		l.log.Warn("no compilation cache: every run compiles the module afresh", "err", err)
 	}
 	start := time.Now()
 	var p program
@@ -193,50 +203,90 @@ func (l *launcher) compile(path string) (program, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	l.log.Info("compiled", "module", path, "runtime", rt, "bytes", len(module), "cache", cache, "took", time.Since(start).Round(time.Millisecond))
+	if rt == runtimeWazero && cache != "" {
+		if err := host.PruneCache(cache, host.CacheKeep); err != nil {
+			l.log.Warn("pruning the compilation cache", "dir", cache, "err", err)
+		}
+	}
 	return p, nil
 }
 
-// compileOrStop compiles the WASI ranks' module (compile), or gives up at
-// a signal: a compile (seconds for a large module without a cache, more
-// on a loaded host) is left to finish on its own and its program
-// closed, and meshrun exits at once. When it fails, prog is nil and
-// status is meshrun's exit status.
-func (l *launcher) compileOrStop(path string) (prog program, status int) {
-	type result struct {
-		prog program
-		err  error
+// cacheDir is the directory of runtime rt's compilation cache, made if
+// need be: meshmpi/rt in the user's cache directory. A user without one
+// (no home, a read-only one) gets "" and why: the runs work, cold.
+func cacheDir(rt string) (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
 	}
-	done := make(chan result, 1)
-	abandoned := make(chan struct{})
+	dir = filepath.Join(dir, "meshmpi", rt)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// compiling is the WASI ranks' module being compiled (compile).
+type compiling struct {
+	l    *launcher
+	done chan compiled // cap 1
+
+	mu   sync.Mutex
+	gone bool // abandoned: the compile's program is closed, not sent
+}
+
+type compiled struct {
+	prog program
+	err  error
+}
+
+// startCompile starts compiling the WASI ranks' module.
+func (l *launcher) startCompile(path string) *compiling {
+	c := &compiling{l: l, done: make(chan compiled, 1)}
 	go func() {
 		p, err := l.compile(path)
-		select {
-		case done <- result{p, err}:
-		case <-abandoned:
-			if err == nil {
-				_ = p.Close(context.Background())
-			}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.gone {
+			c.done <- compiled{p, err}
+		} else if err == nil {
+			_ = p.Close(context.Background())
 		}
 	}()
+	return c
+}
+
+// wait returns the compiled module, or gives up at a signal: a compile
+// (seconds for a large module without a cache, more on a loaded host)
+// is left to finish on its own and its program closed, and meshrun
+// exits at once. When it fails, prog is nil and status is meshrun's
+// exit status.
+func (c *compiling) wait() (prog program, status int) {
 	select {
-	case r := <-done:
+	case r := <-c.done:
 		if r.err != nil {
-			l.fail("%v", r.err)
+			c.l.fail("%v", r.err)
 			return nil, exitUsage
 		}
 		return r.prog, 0
-	case sig := <-l.sigc:
-		close(abandoned)
-		// done has room: a compile that ended meanwhile is closed too
-		select {
-		case r := <-done:
-			if r.err == nil {
-				_ = r.prog.Close(context.Background())
-			}
-		default:
-		}
-		l.fail("%v: stopping (the WASI module was still compiling)", sig)
+	case sig := <-c.l.sigc:
+		c.abandon()
+		c.l.fail("%v: stopping (the WASI module was still compiling)", sig)
 		return nil, signalStatus(sig)
+	}
+}
+
+// abandon gives up on the compile; its program is closed.
+func (c *compiling) abandon() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gone = true
+	select { // a compile that ended meanwhile
+	case r := <-c.done:
+		if r.err == nil {
+			_ = r.prog.Close(context.Background())
+		}
+	default:
 	}
 }
 

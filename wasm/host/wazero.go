@@ -10,12 +10,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/experimental/sock"
 	"github.com/tetratelabs/wazero/sys"
 
@@ -44,7 +46,10 @@ type Program struct {
 
 // Compile compiles a wasip1 module. cacheDir keeps the machine code
 // between runs (wazero's file cache: a warm start takes tens of
-// milliseconds instead of a second); "" compiles afresh.
+// milliseconds instead of a second); "" compiles afresh. A cache that
+// cannot be used (its directory cannot be made, a full disk) costs the
+// next run its warm start, never this one its module: the module is
+// compiled without it.
 func Compile(ctx context.Context, module []byte, cacheDir string) (*Program, error) {
 	return compile(ctx, module, cacheDir, false)
 }
@@ -52,6 +57,21 @@ func Compile(ctx context.Context, module []byte, cacheDir string) (*Program, err
 // compile is Compile; stockPoll keeps wazero's own poll_oneoff, for the
 // benchmark that shows what replacing it buys.
 func compile(ctx context.Context, module []byte, cacheDir string, stockPoll bool) (*Program, error) {
+	if cacheDir != "" {
+		p, err := compileWith(ctx, module, cacheDir, stockPoll)
+		if err == nil || ctx.Err() != nil {
+			return p, err
+		}
+		// the cache failed (or the module is bad, which the retry says
+		// again, at the cost of a second compile of a module that fails)
+	}
+	return compileWith(ctx, module, "", stockPoll)
+}
+
+// compileWith is one attempt of compile. Its functions compile on as
+// many goroutines as the process has processors: a module of a few MB
+// takes a core-second or more, and a cold start waits for all of it.
+func compileWith(ctx context.Context, module []byte, cacheDir string, stockPoll bool) (*Program, error) {
 	cfg := wazero.NewRuntimeConfig().WithCloseOnContextDone(true)
 	if cacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
@@ -69,7 +89,7 @@ func compile(ctx context.Context, module []byte, cacheDir string, stockPoll bool
 		rt.Close(ctx)
 		return nil, fmt.Errorf("wasm host: %w", err)
 	}
-	mod, err := rt.CompileModule(ctx, module)
+	mod, err := rt.CompileModule(experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0)), module)
 	if err != nil {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("wasm host: compile: %w", err)
