@@ -100,6 +100,7 @@ type nativePeer struct {
 	rSetup  string // the remote's a=setup
 	started bool   // run began
 	closed  bool
+	running sync.WaitGroup // run; close waits for it
 
 	// set by run before the link opens, read after
 	dtls  *dtls.Conn
@@ -286,6 +287,7 @@ func (n *nativePeer) setRemote(typ, sdp string) error {
 				return fmt.Errorf("gather: %w", err)
 			}
 		}
+		n.running.Add(1)
 		go n.run()
 		return nil
 	}
@@ -325,6 +327,7 @@ func (n *nativePeer) addCandidate(init []byte) error {
 // link open; the first failure loses the link. The set-up bounds it: the
 // link's teardown closes the agent, which ends every step.
 func (n *nativePeer) run() {
+	defer n.running.Done()
 	ctx, cancel := context.WithTimeout(n.l.setup.life, DefaultSetupTimeout)
 	defer cancel()
 	if err := n.connect(ctx); err != nil {
@@ -355,6 +358,11 @@ func (n *nativePeer) connect(ctx context.Context) error {
 		ExtendedMasterSecret: dtls.RequireExtendedMasterSecret,
 		InsecureSkipVerify:   true, // self-signed: the fingerprint check below is the verification
 		LoggerFactory:        n.log,
+		// pion and browsers ask for SRTP keys even with no media: the
+		// profiles pion offers, so that a standard peer's handshake passes
+		SRTPProtectionProfiles: []dtls.SRTPProtectionProfile{
+			dtls.SRTP_AEAD_AES_256_GCM, dtls.SRTP_AEAD_AES_128_GCM, dtls.SRTP_AES128_CM_HMAC_SHA1_80,
+		},
 		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
 			return verifyFingerprint(raw, rFP)
 		},
@@ -377,11 +385,8 @@ func (n *nativePeer) connect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("DTLS: %w", err)
 	}
-	n.mu.Lock()
-	n.dtls = dc
-	closed := n.closed
-	n.mu.Unlock()
-	if closed {
+	if !n.hold(func() { n.dtls = dc }) {
+		_ = dc.Close()
 		return ErrClosed
 	}
 	if err := dc.HandshakeContext(ctx); err != nil {
@@ -402,17 +407,33 @@ func (n *nativePeer) connect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("SCTP: %w", err)
 	}
-	n.mu.Lock()
-	n.assoc = assoc
-	n.mu.Unlock()
+	if !n.hold(func() { n.assoc = assoc }) {
+		assoc.Abort("")
+		return ErrClosed
+	}
 	ch, err := datachannel.Dial(assoc, 0, &datachannel.Config{
 		ChannelType: datachannel.ChannelTypeReliable, Negotiated: true, Label: "meshmpi", LoggerFactory: n.log,
 	})
 	if err != nil {
 		return fmt.Errorf("data channel: %w", err)
 	}
-	n.dc = ch
+	if !n.hold(func() { n.dc = ch }) {
+		_ = ch.Close()
+		return ErrClosed
+	}
 	return nil
+}
+
+// hold records a connection that close must end, unless close came
+// first (false: the caller closes it).
+func (n *nativePeer) hold(set func()) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return false
+	}
+	set()
+	return true
 }
 
 // close ends the path from the data channel down; pion's goroutines end
@@ -420,10 +441,10 @@ func (n *nativePeer) connect(ctx context.Context) error {
 func (n *nativePeer) close() {
 	n.mu.Lock()
 	n.closed = true
-	d, a := n.dtls, n.assoc
+	d, a, ch := n.dtls, n.assoc, n.dc
 	n.mu.Unlock()
-	if n.dc != nil {
-		_ = n.dc.Close()
+	if ch != nil {
+		_ = ch.Close()
 	}
 	if a != nil {
 		// an abort tells the remote at once, as pion's closed peer
@@ -434,6 +455,7 @@ func (n *nativePeer) close() {
 		_ = d.Close()
 	}
 	_ = n.agent.Close()
+	n.running.Wait()
 }
 
 // path is the selected candidate pair and its round trip.

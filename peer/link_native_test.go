@@ -4,6 +4,7 @@ package peer
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"strings"
@@ -112,4 +113,48 @@ func BenchmarkWebRTCPaths(b *testing.B) {
 		b.Run(p.name+"/raw-pingpong-8B", func(b *testing.B) { benchRawPingPong(b, p.cfg) })
 		b.Run(p.name+"/raw-stream", func(b *testing.B) { benchRawBandwidth(b, p.cfg) })
 	}
+}
+
+// A standard WebRTC answerer (pion's peer connection here, a browser
+// alike) reads the native offer as an ordinary one and answers without
+// the capability: the link still connects, its dialer sending standard
+// 1,191-byte packets, so a wrong NativeRemote costs speed, not the link.
+func TestNativeOfferStandardAnswer(t *testing.T) {
+	leaktest.Check(t)
+	hangGuard(t, 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sa, sb := newChanSignalers()
+	accepted := make(chan Link, 1)
+	go func() {
+		l, err := connectPion(ctx, loopbackConfig.withDefaults(), sb, false, newRTCSetup())
+		if err != nil {
+			t.Errorf("standard answerer: %v", err)
+		}
+		accepted <- l
+	}()
+	la, err := DialWebRTC(ctx, nativeConfig, sa)
+	lb := <-accepted
+	require.NoError(t, err)
+	require.NotNil(t, lb)
+	dialer, answerer := la.(*webrtcLink), lb.(*webrtcLink)
+	require.NotNil(t, dialer.nat)
+	require.Equal(t, standardMTU, dialer.nat.mtu)
+	require.NotNil(t, answerer.pc)
+
+	a, err := NewEndpoint(Config{Rank: 0, Size: 2})
+	require.NoError(t, err)
+	b, err := NewEndpoint(Config{Rank: 1, Size: 2})
+	require.NoError(t, err)
+	require.NoError(t, a.Attach(1, la))
+	require.NoError(t, b.Attach(0, lb))
+	defer a.Close(nil)
+	defer b.Close(nil)
+	msg, got := pattern(300_000, 7), make([]byte, 300_000)
+	s, r := a.GetOp(), b.GetOp()
+	require.NoError(t, b.StartRecv(r, 0, 0, 1, got))
+	require.NoError(t, a.StartSend(s, Standard, 1, 0, 1, msg))
+	require.NoError(t, waitTimeout(t, r, 20*time.Second).Err)
+	require.NoError(t, waitTimeout(t, s, 20*time.Second).Err)
+	require.Equal(t, msg, got)
 }
