@@ -192,6 +192,19 @@ func TestCalls(t *testing.T) {
 	}
 }
 
+// TestTypes checks derived datatypes: each constructor's layout, the
+// envelopes and contents, pack and unpack, point-to-point and collectives
+// with derived types, and their errors; alone (layouts only) and as jobs.
+func TestTypes(t *testing.T) {
+	ts := setup(t)
+	bin := compile(t, ts, "types", "testdata/types.c", "")
+	for _, n := range []int{0, 2, 3} {
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+			expectOK(t, runJob(t, ts, n, bin), "types ok")
+		})
+	}
+}
+
 // TestErrors checks edge arguments under MPI_ERRORS_RETURN: invalid ranks,
 // tags, counts, buffers, types, operations, roots, communicators and
 // requests, truncation, MPI_PROC_NULL and MPI_REQUEST_NULL, and the

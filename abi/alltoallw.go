@@ -12,10 +12,12 @@ import (
 )
 
 // side reads one side of MPI_Alltoallw: counts, byte displacements (int
-// or, for _c, MPI_Aint) and datatypes per rank, and the bytes they span.
-func (c *collCall) side(counts, displs, types uintptr) ([]int, []int, []*meshmpi.Datatype, int, error) {
+// or, for _c, MPI_Aint) and datatypes per rank, predefined or derived,
+// and the bytes they touch relative to the buffer, [lo, hi): lo is below
+// zero when a type reaches below its origin (a negative lower bound).
+func (c *collCall) side(counts, displs, types uintptr) ([]int, []int, []*meshmpi.Datatype, int, int, error) {
 	if counts == 0 || displs == 0 || types == 0 {
-		return nil, nil, nil, 0, errorf(errArg, "counts, displs or types is NULL")
+		return nil, nil, nil, 0, 0, errorf(errArg, "counts, displs or types is NULL")
 	}
 	cs, ds := cints(counts, c.size), cints(displs, c.size)
 	if c.large {
@@ -23,21 +25,45 @@ func (c *collCall) side(counts, displs, types uintptr) ([]int, []int, []*meshmpi
 	}
 	hs := unsafe.Slice((*uintptr)(ptr(types)), c.size)
 	ts := make([]*meshmpi.Datatype, c.size)
-	span := 0
+	lo, hi, any := 0, 0, false
 	for r := range c.size {
 		if cs[r] < 0 {
-			return nil, nil, nil, 0, errorf(errCount, "count %d of rank %d is negative", cs[r], r)
+			return nil, nil, nil, 0, 0, errorf(errCount, "count %d of rank %d is negative", cs[r], r)
 		}
-		d, err := lookupType(hs[r])
+		e, err := usable(hs[r])
 		if err != nil {
-			return nil, nil, nil, 0, err
+			return nil, nil, nil, 0, 0, err
 		}
-		ts[r] = d.k.datatype()
-		if end := ds[r] + cs[r]*d.size; cs[r] > 0 && end > span {
-			span = end
+		ts[r] = e.g
+		if l, h := e.lay.Span(cs[r]); h > l {
+			l, h = l+ds[r], h+ds[r]
+			if !any || l < lo {
+				lo = l
+			}
+			if !any || h > hi {
+				hi = h
+			}
+			any = true
 		}
 	}
-	return cs, ds, ts, span, nil
+	return cs, ds, ts, lo, hi, nil
+}
+
+// shifted views [addr+lo, addr+hi) and moves the displacements down by
+// lo when lo is negative or the buffer is MPI_BOTTOM (absolute
+// displacements), since the Go API's buffer starts at the lowest byte it
+// touches.
+func shifted(addr uintptr, ds []int, lo, hi int) []byte {
+	if hi <= lo {
+		return nil
+	}
+	if lo >= 0 && addr != 0 {
+		return view[byte](addr, hi)
+	}
+	for i := range ds {
+		ds[i] -= lo
+	}
+	return view[byte](uintptr(int(addr)+lo), hi-lo)
 }
 
 func alltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm uintptr, m mode, req uintptr, large bool) C.int {
@@ -47,18 +73,22 @@ func alltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm ui
 	}
 	var scs, sds []int
 	var sts []*meshmpi.Datatype
-	var sspan int
+	var slo, shi int
 	var err error
 	if s != inPlace {
-		if scs, sds, sts, sspan, err = c.side(scounts, sdispls, stypes); err != nil {
+		if scs, sds, sts, slo, shi, err = c.side(scounts, sdispls, stypes); err != nil {
 			return c.fail(err)
 		}
 	}
-	rcs, rds, rts, rspan, err := c.side(rcounts, rdispls, rtypes)
+	rcs, rds, rts, rlo, rhi, err := c.side(rcounts, rdispls, rtypes)
 	if err != nil {
 		return c.fail(err)
 	}
-	sb, rb := view[byte](s, sspan), view[byte](r, rspan)
+	sb := meshmpi.InPlace[byte]()
+	if s != inPlace {
+		sb = shifted(s, sds, slo, shi)
+	}
+	rb := shifted(r, rds, rlo, rhi)
 	return c.end(run(m, func() error { return meshmpi.Alltoallw(c.e.c, sb, scs, sds, sts, rb, rcs, rds, rts) },
 		func() (*meshmpi.Request, error) {
 			return meshmpi.Ialltoallw(c.e.c, sb, scs, sds, sts, rb, rcs, rds, rts)

@@ -123,11 +123,22 @@ func mpiabi_Buffer_flush() C.int {
 }
 
 func bsend(call string, buf uintptr, n int64, dth uintptr, dest, tag int32, comm uintptr) C.int {
-	e, d, err := p2pArgs(comm, buf, n, dth)
+	var e *commEntry
+	var k kind
+	var t *typeEntry
+	var err error
+	if dt, ok := derivedType(dth); ok {
+		t, k = dt, tk[uint8]{}
+		e, err = derivedArgs(comm, buf, n, t)
+	} else {
+		var d dtype
+		e, d, err = p2pArgs(comm, buf, n, dth)
+		k = d.k
+	}
 	if err != nil {
 		return raise(comm, call, err)
 	}
-	bytes := n * int64(d.size)
+	bytes := n * int64(t.sizeOr(dth))
 	bsends.mu.Lock()
 	defer bsends.mu.Unlock()
 	if err := reclaim(false); err != nil {
@@ -137,7 +148,16 @@ func bsend(call string, buf uintptr, n int64, dth uintptr, dest, tag int32, comm
 	if bsends.addr == 0 || bsends.used+need > bsends.size {
 		return raise(comm, call, errorf(errBuffer, "%d bytes (with MPI_BSEND_OVERHEAD) do not fit in the attached buffer: %d of %d bytes in use", need, bsends.used, bsends.size))
 	}
-	r, err := d.k.isendCopy(e.c, buf, int(n), rankIn(dest), tagIn(tag))
+	var r *meshmpi.Request
+	if t != nil { // send a packed copy as bytes
+		var stg staging
+		p, pn := stg.add(t, buf, int(n), true, false)
+		stg.pack()
+		r, err = k.isendCopy(e.c, p, pn, rankIn(dest), tagIn(tag))
+		stg.release()
+	} else {
+		r, err = k.isendCopy(e.c, buf, int(n), rankIn(dest), tagIn(tag))
+	}
 	if err != nil {
 		return raise(comm, call, err)
 	}

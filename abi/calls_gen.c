@@ -1705,290 +1705,142 @@ int PMPI_Type_commit(MPI_Datatype *datatype) {
 int MPI_Type_commit(MPI_Datatype *datatype) WEAK(PMPI_Type_commit);
 
 int PMPI_Type_free(MPI_Datatype *datatype) {
-	(void)datatype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_free");
+	return mpiabi_Type_free((uintptr_t)datatype);
 }
 int MPI_Type_free(MPI_Datatype *datatype) WEAK(PMPI_Type_free);
 
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_dup");
+	return mpiabi_Type_dup((uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_dup);
 
 int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)count;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_contiguous");
+	return mpiabi_Type_contiguous(count, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_contiguous);
 
 int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)count;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_contiguous_c");
+	return mpiabi_Type_contiguous_c(count, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_contiguous_c);
 
 int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)count;
-	(void)blocklength;
-	(void)stride;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_vector");
+	return mpiabi_Type_vector(count, blocklength, stride, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_vector);
 
 int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)count;
-	(void)blocklength;
-	(void)stride;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_vector_c");
+	return mpiabi_Type_vector_c(count, blocklength, stride, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_vector_c);
 
 int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)count;
-	(void)blocklength;
-	(void)stride;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_hvector");
+	return mpiabi_Type_create_hvector(count, blocklength, stride, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_create_hvector);
 
 int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)count;
-	(void)blocklength;
-	(void)stride;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_hvector_c");
+	return mpiabi_Type_create_hvector_c(count, blocklength, stride, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_create_hvector_c);
 
 int PMPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)count;
-	(void)array_of_blocklengths;
-	(void)array_of_displacements;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_indexed");
+	return mpiabi_Type_indexed(count, (uintptr_t)array_of_blocklengths, (uintptr_t)array_of_displacements, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_indexed(int count, const int array_of_blocklengths[], const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_indexed);
 
 int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)count;
-	(void)array_of_blocklengths;
-	(void)array_of_displacements;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_indexed_c");
+	return mpiabi_Type_indexed_c(count, (uintptr_t)array_of_blocklengths, (uintptr_t)array_of_displacements, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_indexed_c);
 
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)count;
-	(void)array_of_blocklengths;
-	(void)array_of_displacements;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_hindexed");
+	return mpiabi_Type_create_hindexed(count, (uintptr_t)array_of_blocklengths, (uintptr_t)array_of_displacements, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_create_hindexed);
 
 int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)count;
-	(void)array_of_blocklengths;
-	(void)array_of_displacements;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_hindexed_c");
+	return mpiabi_Type_create_hindexed_c(count, (uintptr_t)array_of_blocklengths, (uintptr_t)array_of_displacements, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_create_hindexed_c);
 
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)count;
-	(void)blocklength;
-	(void)array_of_displacements;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_indexed_block");
+	return mpiabi_Type_create_indexed_block(count, blocklength, (uintptr_t)array_of_displacements, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_create_indexed_block);
 
 int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)count;
-	(void)blocklength;
-	(void)array_of_displacements;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_indexed_block_c");
+	return mpiabi_Type_create_indexed_block_c(count, blocklength, (uintptr_t)array_of_displacements, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_create_indexed_block_c);
 
 int PMPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)count;
-	(void)blocklength;
-	(void)array_of_displacements;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_hindexed_block");
+	return mpiabi_Type_create_hindexed_block(count, blocklength, (uintptr_t)array_of_displacements, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_create_hindexed_block(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_create_hindexed_block);
 
 int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)count;
-	(void)blocklength;
-	(void)array_of_displacements;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_hindexed_block_c");
+	return mpiabi_Type_create_hindexed_block_c(count, blocklength, (uintptr_t)array_of_displacements, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_create_hindexed_block_c);
 
 int PMPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
-	(void)count;
-	(void)array_of_blocklengths;
-	(void)array_of_displacements;
-	(void)array_of_types;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_struct");
+	return mpiabi_Type_create_struct(count, (uintptr_t)array_of_blocklengths, (uintptr_t)array_of_displacements, (uintptr_t)array_of_types, (uintptr_t)newtype);
 }
 int MPI_Type_create_struct(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype) WEAK(PMPI_Type_create_struct);
 
 int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype) {
-	(void)count;
-	(void)array_of_blocklengths;
-	(void)array_of_displacements;
-	(void)array_of_types;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_struct_c");
+	return mpiabi_Type_create_struct_c(count, (uintptr_t)array_of_blocklengths, (uintptr_t)array_of_displacements, (uintptr_t)array_of_types, (uintptr_t)newtype);
 }
 int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype) WEAK(PMPI_Type_create_struct_c);
 
 int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)ndims;
-	(void)array_of_sizes;
-	(void)array_of_subsizes;
-	(void)array_of_starts;
-	(void)order;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_subarray");
+	return mpiabi_Type_create_subarray(ndims, (uintptr_t)array_of_sizes, (uintptr_t)array_of_subsizes, (uintptr_t)array_of_starts, order, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_create_subarray);
 
 int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)ndims;
-	(void)array_of_sizes;
-	(void)array_of_subsizes;
-	(void)array_of_starts;
-	(void)order;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_subarray_c");
+	return mpiabi_Type_create_subarray_c(ndims, (uintptr_t)array_of_sizes, (uintptr_t)array_of_subsizes, (uintptr_t)array_of_starts, order, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_create_subarray_c);
 
 int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)size;
-	(void)rank;
-	(void)ndims;
-	(void)array_of_gsizes;
-	(void)array_of_distribs;
-	(void)array_of_dargs;
-	(void)array_of_psizes;
-	(void)order;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_darray");
+	return mpiabi_Type_create_darray(size, rank, ndims, (uintptr_t)array_of_gsizes, (uintptr_t)array_of_distribs, (uintptr_t)array_of_dargs, (uintptr_t)array_of_psizes, order, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_create_darray);
 
 int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) {
-	(void)size;
-	(void)rank;
-	(void)ndims;
-	(void)array_of_gsizes;
-	(void)array_of_distribs;
-	(void)array_of_dargs;
-	(void)array_of_psizes;
-	(void)order;
-	(void)oldtype;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_darray_c");
+	return mpiabi_Type_create_darray_c(size, rank, ndims, (uintptr_t)array_of_gsizes, (uintptr_t)array_of_distribs, (uintptr_t)array_of_dargs, (uintptr_t)array_of_psizes, order, (uintptr_t)oldtype, (uintptr_t)newtype);
 }
 int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype) WEAK(PMPI_Type_create_darray_c);
 
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype) {
-	(void)oldtype;
-	(void)lb;
-	(void)extent;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_resized");
+	return mpiabi_Type_create_resized((uintptr_t)oldtype, lb, extent, (uintptr_t)newtype);
 }
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype) WEAK(PMPI_Type_create_resized);
 
 int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype) {
-	(void)oldtype;
-	(void)lb;
-	(void)extent;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_resized_c");
+	return mpiabi_Type_create_resized_c((uintptr_t)oldtype, lb, extent, (uintptr_t)newtype);
 }
 int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype) WEAK(PMPI_Type_create_resized_c);
 
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner) {
-	(void)datatype;
-	(void)num_integers;
-	(void)num_addresses;
-	(void)num_datatypes;
-	(void)combiner;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_get_envelope");
+	return mpiabi_Type_get_envelope((uintptr_t)datatype, (uintptr_t)num_integers, (uintptr_t)num_addresses, (uintptr_t)num_datatypes, (uintptr_t)combiner);
 }
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner) WEAK(PMPI_Type_get_envelope);
 
 int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner) {
-	(void)datatype;
-	(void)num_integers;
-	(void)num_addresses;
-	(void)num_large_counts;
-	(void)num_datatypes;
-	(void)combiner;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_get_envelope_c");
+	return mpiabi_Type_get_envelope_c((uintptr_t)datatype, (uintptr_t)num_integers, (uintptr_t)num_addresses, (uintptr_t)num_large_counts, (uintptr_t)num_datatypes, (uintptr_t)combiner);
 }
 int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, int *combiner) WEAK(PMPI_Type_get_envelope_c);
 
 int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) {
-	(void)datatype;
-	(void)max_integers;
-	(void)max_addresses;
-	(void)max_datatypes;
-	(void)array_of_integers;
-	(void)array_of_addresses;
-	(void)array_of_datatypes;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_get_contents");
+	return mpiabi_Type_get_contents((uintptr_t)datatype, max_integers, max_addresses, max_datatypes, (uintptr_t)array_of_integers, (uintptr_t)array_of_addresses, (uintptr_t)array_of_datatypes);
 }
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]) WEAK(PMPI_Type_get_contents);
 
 int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[]) {
-	(void)datatype;
-	(void)max_integers;
-	(void)max_addresses;
-	(void)max_large_counts;
-	(void)max_datatypes;
-	(void)array_of_integers;
-	(void)array_of_addresses;
-	(void)array_of_large_counts;
-	(void)array_of_datatypes;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_get_contents_c");
+	return mpiabi_Type_get_contents_c((uintptr_t)datatype, max_integers, max_addresses, max_large_counts, max_datatypes, (uintptr_t)array_of_integers, (uintptr_t)array_of_addresses, (uintptr_t)array_of_large_counts, (uintptr_t)array_of_datatypes);
 }
 int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[]) WEAK(PMPI_Type_get_contents_c);
 
@@ -1998,9 +1850,7 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) {
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen) WEAK(PMPI_Type_get_name);
 
 int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name) {
-	(void)datatype;
-	(void)type_name;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_set_name");
+	return mpiabi_Type_set_name((uintptr_t)datatype, (uintptr_t)type_name);
 }
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name) WEAK(PMPI_Type_set_name);
 
@@ -2021,68 +1871,32 @@ int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, 
 int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type) WEAK(PMPI_Type_get_value_index);
 
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm) {
-	(void)inbuf;
-	(void)incount;
-	(void)datatype;
-	(void)outbuf;
-	(void)outsize;
-	(void)position;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Pack");
+	return mpiabi_Pack((uintptr_t)inbuf, incount, (uintptr_t)datatype, (uintptr_t)outbuf, outsize, (uintptr_t)position, (uintptr_t)comm);
 }
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position, MPI_Comm comm) WEAK(PMPI_Pack);
 
 int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm) {
-	(void)inbuf;
-	(void)incount;
-	(void)datatype;
-	(void)outbuf;
-	(void)outsize;
-	(void)position;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Pack_c");
+	return mpiabi_Pack_c((uintptr_t)inbuf, incount, (uintptr_t)datatype, (uintptr_t)outbuf, outsize, (uintptr_t)position, (uintptr_t)comm);
 }
 int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm) WEAK(PMPI_Pack_c);
 
 int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm) {
-	(void)inbuf;
-	(void)insize;
-	(void)position;
-	(void)outbuf;
-	(void)outcount;
-	(void)datatype;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Unpack");
+	return mpiabi_Unpack((uintptr_t)inbuf, insize, (uintptr_t)position, (uintptr_t)outbuf, outcount, (uintptr_t)datatype, (uintptr_t)comm);
 }
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype, MPI_Comm comm) WEAK(PMPI_Unpack);
 
 int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) {
-	(void)inbuf;
-	(void)insize;
-	(void)position;
-	(void)outbuf;
-	(void)outcount;
-	(void)datatype;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Unpack_c");
+	return mpiabi_Unpack_c((uintptr_t)inbuf, insize, (uintptr_t)position, (uintptr_t)outbuf, outcount, (uintptr_t)datatype, (uintptr_t)comm);
 }
 int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) WEAK(PMPI_Unpack_c);
 
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size) {
-	(void)incount;
-	(void)datatype;
-	(void)comm;
-	(void)size;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Pack_size");
+	return mpiabi_Pack_size(incount, (uintptr_t)datatype, (uintptr_t)comm, (uintptr_t)size);
 }
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size) WEAK(PMPI_Pack_size);
 
 int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size) {
-	(void)incount;
-	(void)datatype;
-	(void)comm;
-	(void)size;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Pack_size_c");
+	return mpiabi_Pack_size_c(incount, (uintptr_t)datatype, (uintptr_t)comm, (uintptr_t)size);
 }
 int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size) WEAK(PMPI_Pack_size_c);
 
@@ -2120,9 +1934,7 @@ int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype data
 int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size) WEAK(PMPI_Pack_external_size);
 
 int PMPI_Get_address(const void *location, MPI_Aint *address) {
-	(void)location;
-	(void)address;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Get_address");
+	return mpiabi_Get_address((uintptr_t)location, (uintptr_t)address);
 }
 int MPI_Get_address(const void *location, MPI_Aint *address) WEAK(PMPI_Get_address);
 

@@ -17,7 +17,8 @@ type collCall struct {
 	rank, size int
 	m          mode
 	req        uintptr
-	large      bool // an MPI_…_c call: MPI_Count counts, MPI_Aint displacements
+	large      bool     // an MPI_…_c call: MPI_Count counts, MPI_Aint displacements
+	stg        *staging // the packed copies of derived-type buffers, or nil
 }
 
 var modeSuffix = [...]string{blocking: "", nonblocking: "", persistent: "_init"}
@@ -41,17 +42,105 @@ func begin(name string, comm uintptr, m mode, req uintptr, large bool) (*collCal
 	return &collCall{name: name, comm: comm, e: e, rank: e.c.Rank(), size: e.c.Size(), m: m, req: req, large: large}, errSuccess
 }
 
-// end reports the call's error, or stores its request.
+// end reports the call's error, or stores its request. A staged call
+// (derived types) is unpacked now when blocking, else when its request
+// completes.
 func (c *collCall) end(r *meshmpi.Request, err error) C.int {
-	if err == nil && c.m != blocking {
-		err = addReq(r, c.comm, 1, c.req)
+	if err != nil {
+		c.stg.release()
+		return raise(c.comm, c.name, err)
 	}
+	if c.m == blocking {
+		c.stg.unpack()
+		c.stg.release()
+		return errSuccess
+	}
+	return raise(c.comm, c.name, addReqStg(r, c.comm, 1, c.stg, c.req))
+}
+
+func (c *collCall) fail(err error) C.int {
+	c.stg.release()
 	return raise(c.comm, c.name, err)
 }
 
-func (c *collCall) fail(err error) C.int { return raise(c.comm, c.name, err) }
+// tside is one side's datatype: the Go element type the call runs on and
+// how many of them make one element of the datatype; e is the derived
+// type that is staged, nil for a predefined one used in place.
+type tside struct {
+	k    kind
+	e    *typeEntry
+	unit int
+}
 
-// typ looks up a datatype and checks a count.
+// side looks up a datatype and checks a count.
+func (c *collCall) sideType(h uintptr, n int64) (tside, error) {
+	if n < 0 {
+		return tside{}, errorf(errCount, "count %d is negative", n)
+	}
+	if _, ok := derivedType(h); ok {
+		e, err := usable(h)
+		if err != nil {
+			return tside{}, err
+		}
+		if e.mixed || e.basic.k == nil {
+			return tside{tk[uint8]{}, e, e.size()}, nil // moved as bytes
+		}
+		return tside{e.basic.k, e, e.size() / e.basic.size}, nil
+	}
+	d, err := lookupType(h)
+	if err != nil {
+		return tside{}, err
+	}
+	return tside{d.k, nil, 1}, nil
+}
+
+// buf is the memory the Go call gets for n elements of t's type at addr:
+// addr itself for a predefined type, else a packed copy (packed before
+// the call if in, unpacked after it if out). The count is in elements of
+// the Go type.
+func (c *collCall) buf(t tside, addr uintptr, n int, in, out bool) (uintptr, int) {
+	if t.e == nil || addr == inPlace {
+		return addr, n * t.unit
+	}
+	if c.stg == nil {
+		c.stg = &staging{persistent: c.m == persistent}
+	}
+	p, _ := c.stg.add(t.e, addr, n, in, out)
+	return p, n * t.unit
+}
+
+// bufV is buf for the v-forms: blocks of counts[i] elements at
+// displacements displs[i] (in extents of the type) are packed one after
+// the other, and the counts and displacements the Go call gets are in
+// elements of the Go type, with the span they cover.
+func (c *collCall) bufV(t tside, addr uintptr, counts, displs []int, span int, in, out bool) (uintptr, []int, []int, int) {
+	if t.e == nil || addr == inPlace {
+		return addr, counts, displs, span
+	}
+	if c.stg == nil {
+		c.stg = &staging{persistent: c.m == persistent}
+	}
+	addrs := make([]uintptr, len(counts))
+	cs, ds := make([]int, len(counts)), make([]int, len(counts))
+	pos := 0
+	for i := range counts {
+		addrs[i] = uintptr(int(addr) + displs[i]*t.e.extent())
+		cs[i], ds[i] = counts[i]*t.unit, pos
+		pos += cs[i]
+	}
+	p, _ := c.stg.addBlocks(t.e, addrs, counts, in, out)
+	return p, cs, ds, pos
+}
+
+// prep packs the staged inputs of a blocking or nonblocking call; a
+// persistent one packs at each Start.
+func (c *collCall) prep() {
+	if c.stg != nil && c.m != persistent {
+		c.stg.pack()
+	}
+}
+
+// typ looks up a predefined datatype and checks a count.
 func (c *collCall) typ(h uintptr, n int64) (dtype, error) {
 	d, err := lookupType(h)
 	if err != nil {
@@ -100,40 +189,41 @@ func bcast(buf uintptr, n int64, dt uintptr, root int32, comm uintptr, m mode, r
 	if c == nil {
 		return rc
 	}
-	d, err := c.typ(dt, n)
+	t, err := c.sideType(dt, n)
 	if err != nil {
 		return c.fail(err)
 	}
-	return c.end(d.k.bcast(c.e.c, buf, int(n), rankIn(root), m))
+	atRoot := c.rank == int(root)
+	b, bn := c.buf(t, buf, int(n), atRoot, !atRoot)
+	c.prep()
+	return c.end(t.k.bcast(c.e.c, b, bn, rankIn(root), m))
 }
 
 // pair looks up a send and a receive type that must move the same Go
 // type; a side that is not significant (its flag false) is skipped.
-func (c *collCall) pair(st uintptr, sn int64, useSend bool, rt uintptr, rn int64, useRecv bool) (kind, error) {
+func (c *collCall) pair(st uintptr, sn int64, useSend bool, rt uintptr, rn int64, useRecv bool) (kind, tside, tside, error) {
 	var k kind
-	var sd, rd dtype
+	var sd, rd tside
 	var err error
 	if useSend {
-		if sd, err = c.typ(st, sn); err != nil {
-			return nil, err
+		if sd, err = c.sideType(st, sn); err != nil {
+			return nil, sd, rd, err
 		}
 		k = sd.k
 	}
 	if useRecv {
-		if rd, err = c.typ(rt, rn); err != nil {
-			return nil, err
+		if rd, err = c.sideType(rt, rn); err != nil {
+			return nil, sd, rd, err
 		}
-		if useSend {
-			if err := sameType(sd, rd); err != nil {
-				return nil, err
-			}
+		if useSend && sd.k != rd.k {
+			return nil, sd, rd, errorf(errType, "the send type's basic elements (%T) and the receive type's (%T) differ (the C binding moves one element type per call)", sd.k, rd.k)
 		}
 		k = rd.k
 	}
 	if k == nil {
 		k = tk[uint8]{}
 	}
-	return k, nil
+	return k, sd, rd, nil
 }
 
 func gather(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, root int32, comm uintptr, m mode, req uintptr, large bool) C.int {
@@ -142,17 +232,19 @@ func gather(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, ro
 		return rc
 	}
 	atRoot := c.rank == int(root)
-	k, err := c.pair(st, sn, s != inPlace, rt, rn, atRoot)
+	k, sd, rd, err := c.pair(st, sn, s != inPlace, rt, rn, atRoot)
 	if err != nil {
 		return c.fail(err)
 	}
+	s, sl := c.buf(sd, s, int(sn), true, false)
 	rlen := 0
 	if atRoot {
-		rlen = int(rn) * c.size
+		r, rlen = c.buf(rd, r, int(rn)*c.size, s == inPlace, true)
 	} else {
 		r = 0
 	}
-	return c.end(k.gather(c.e.c, s, int(sn), r, rlen, rankIn(root), m))
+	c.prep()
+	return c.end(k.gather(c.e.c, s, sl, r, rlen, rankIn(root), m))
 }
 
 func gatherv(s uintptr, sn int64, st uintptr, r, counts, displs uintptr, rt uintptr, root int32, comm uintptr, m mode, req uintptr, large bool) C.int {
@@ -161,7 +253,7 @@ func gatherv(s uintptr, sn int64, st uintptr, r, counts, displs uintptr, rt uint
 		return rc
 	}
 	atRoot := c.rank == int(root)
-	k, err := c.pair(st, sn, s != inPlace, rt, 0, atRoot)
+	k, sd, rd, err := c.pair(st, sn, s != inPlace, rt, 0, atRoot)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -171,10 +263,13 @@ func gatherv(s uintptr, sn int64, st uintptr, r, counts, displs uintptr, rt uint
 		if cs, ds, span, err = c.vector(counts, displs); err != nil {
 			return c.fail(err)
 		}
+		r, cs, ds, span = c.bufV(rd, r, cs, ds, span, s == inPlace, true)
 	} else {
 		r = 0
 	}
-	return c.end(k.gatherv(c.e.c, s, int(sn), r, span, cs, ds, rankIn(root), m))
+	s, sl := c.buf(sd, s, int(sn), true, false)
+	c.prep()
+	return c.end(k.gatherv(c.e.c, s, sl, r, span, cs, ds, rankIn(root), m))
 }
 
 func scatter(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, root int32, comm uintptr, m mode, req uintptr, large bool) C.int {
@@ -183,17 +278,19 @@ func scatter(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, r
 		return rc
 	}
 	atRoot := c.rank == int(root)
-	k, err := c.pair(st, sn, atRoot, rt, rn, r != inPlace)
+	k, sd, rd, err := c.pair(st, sn, atRoot, rt, rn, r != inPlace)
 	if err != nil {
 		return c.fail(err)
 	}
 	slen := 0
 	if atRoot {
-		slen = int(sn) * c.size
+		s, slen = c.buf(sd, s, int(sn)*c.size, true, false)
 	} else {
 		s = 0
 	}
-	return c.end(k.scatter(c.e.c, s, slen, r, int(rn), rankIn(root), m))
+	r, rl := c.buf(rd, r, int(rn), false, true)
+	c.prep()
+	return c.end(k.scatter(c.e.c, s, slen, r, rl, rankIn(root), m))
 }
 
 func scatterv(s, counts, displs uintptr, st uintptr, r uintptr, rn int64, rt uintptr, root int32, comm uintptr, m mode, req uintptr, large bool) C.int {
@@ -202,7 +299,7 @@ func scatterv(s, counts, displs uintptr, st uintptr, r uintptr, rn int64, rt uin
 		return rc
 	}
 	atRoot := c.rank == int(root)
-	k, err := c.pair(st, 0, atRoot, rt, rn, r != inPlace)
+	k, sd, rd, err := c.pair(st, 0, atRoot, rt, rn, r != inPlace)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -212,10 +309,13 @@ func scatterv(s, counts, displs uintptr, st uintptr, r uintptr, rn int64, rt uin
 		if cs, ds, span, err = c.vector(counts, displs); err != nil {
 			return c.fail(err)
 		}
+		s, cs, ds, span = c.bufV(sd, s, cs, ds, span, true, false)
 	} else {
 		s = 0
 	}
-	return c.end(k.scatterv(c.e.c, s, span, cs, ds, r, int(rn), rankIn(root), m))
+	r, rl := c.buf(rd, r, int(rn), false, true)
+	c.prep()
+	return c.end(k.scatterv(c.e.c, s, span, cs, ds, r, rl, rankIn(root), m))
 }
 
 func allgather(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, comm uintptr, m mode, req uintptr, large bool) C.int {
@@ -223,11 +323,15 @@ func allgather(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr,
 	if c == nil {
 		return rc
 	}
-	k, err := c.pair(st, sn, s != inPlace, rt, rn, true)
+	k, sd, rd, err := c.pair(st, sn, s != inPlace, rt, rn, true)
 	if err != nil {
 		return c.fail(err)
 	}
-	return c.end(k.allgather(c.e.c, s, int(sn), r, int(rn)*c.size, m))
+	inplace := s == inPlace
+	s, sl := c.buf(sd, s, int(sn), true, false)
+	r, rl := c.buf(rd, r, int(rn)*c.size, inplace, true)
+	c.prep()
+	return c.end(k.allgather(c.e.c, s, sl, r, rl, m))
 }
 
 func allgatherv(s uintptr, sn int64, st uintptr, r, counts, displs uintptr, rt uintptr, comm uintptr, m mode, req uintptr, large bool) C.int {
@@ -235,7 +339,7 @@ func allgatherv(s uintptr, sn int64, st uintptr, r, counts, displs uintptr, rt u
 	if c == nil {
 		return rc
 	}
-	k, err := c.pair(st, sn, s != inPlace, rt, 0, true)
+	k, sd, rd, err := c.pair(st, sn, s != inPlace, rt, 0, true)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -243,7 +347,10 @@ func allgatherv(s uintptr, sn int64, st uintptr, r, counts, displs uintptr, rt u
 	if err != nil {
 		return c.fail(err)
 	}
-	return c.end(k.allgatherv(c.e.c, s, int(sn), r, span, cs, ds, m))
+	r, cs, ds, span = c.bufV(rd, r, cs, ds, span, s == inPlace, true)
+	s, sl := c.buf(sd, s, int(sn), true, false)
+	c.prep()
+	return c.end(k.allgatherv(c.e.c, s, sl, r, span, cs, ds, m))
 }
 
 func alltoall(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, comm uintptr, m mode, req uintptr, large bool) C.int {
@@ -251,11 +358,15 @@ func alltoall(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, 
 	if c == nil {
 		return rc
 	}
-	k, err := c.pair(st, sn, s != inPlace, rt, rn, true)
+	k, sd, rd, err := c.pair(st, sn, s != inPlace, rt, rn, true)
 	if err != nil {
 		return c.fail(err)
 	}
-	return c.end(k.alltoall(c.e.c, s, int(sn)*c.size, r, int(rn)*c.size, m))
+	inplace := s == inPlace
+	s, sl := c.buf(sd, s, int(sn)*c.size, true, false)
+	r, rl := c.buf(rd, r, int(rn)*c.size, inplace, true)
+	c.prep()
+	return c.end(k.alltoall(c.e.c, s, sl, r, rl, m))
 }
 
 func alltoallv(s, scounts, sdispls, st, r, rcounts, rdispls, rt, comm uintptr, m mode, req uintptr, large bool) C.int {
@@ -263,13 +374,14 @@ func alltoallv(s, scounts, sdispls, st, r, rcounts, rdispls, rt, comm uintptr, m
 	if c == nil {
 		return rc
 	}
-	k, err := c.pair(st, 0, s != inPlace, rt, 0, true)
+	k, sd, rd, err := c.pair(st, 0, s != inPlace, rt, 0, true)
 	if err != nil {
 		return c.fail(err)
 	}
 	var scs, sds []int
 	sspan := 0
-	if s != inPlace {
+	inplace := s == inPlace
+	if !inplace {
 		if scs, sds, sspan, err = c.vector(scounts, sdispls); err != nil {
 			return c.fail(err)
 		}
@@ -278,17 +390,32 @@ func alltoallv(s, scounts, sdispls, st, r, rcounts, rdispls, rt, comm uintptr, m
 	if err != nil {
 		return c.fail(err)
 	}
+	if !inplace {
+		s, scs, sds, sspan = c.bufV(sd, s, scs, sds, sspan, true, false)
+	}
+	r, rcs, rds, rspan = c.bufV(rd, r, rcs, rds, rspan, inplace, true)
+	c.prep()
 	return c.end(k.alltoallv(c.e.c, s, sspan, scs, sds, r, rspan, rcs, rds, m))
 }
 
-// reduction looks up a reduction's datatype, count and operation.
-func (c *collCall) reduction(dt uintptr, n int64, o uintptr) (dtype, *meshmpi.Op, error) {
-	d, err := c.typ(dt, n)
+// reduction looks up a reduction's datatype, count and operation. A
+// derived type reduces element by element over its packed stream, so its
+// basic elements must all be of one predefined type (MPI-4.1 §6.9.2).
+func (c *collCall) reduction(dt uintptr, n int64, o uintptr) (tside, *meshmpi.Op, error) {
+	t, err := c.sideType(dt, n)
 	if err != nil {
-		return d, nil, err
+		return t, nil, err
 	}
-	op, err := lookupOp(o, dt, d)
-	return d, op, err
+	if t.e == nil {
+		d, _ := lookupType(dt)
+		op, err := lookupOp(o, dt, d)
+		return t, op, err
+	}
+	if t.e.mixed {
+		return t, nil, errorf(errType, "%s mixes basic types: a reduction needs every basic element of one predefined type", t.e)
+	}
+	op, err := lookupOpDerived(o, dt, t.e)
+	return t, op, err
 }
 
 func reduce(s, r uintptr, n int64, dt, o uintptr, root int32, comm uintptr, m mode, req uintptr, large bool) C.int {
@@ -296,15 +423,20 @@ func reduce(s, r uintptr, n int64, dt, o uintptr, root int32, comm uintptr, m mo
 	if c == nil {
 		return rc
 	}
-	d, op, err := c.reduction(dt, n, o)
+	t, op, err := c.reduction(dt, n, o)
 	if err != nil {
 		return c.fail(err)
 	}
 	rn := int(n)
+	inplace := s == inPlace
+	s, sl := c.buf(t, s, int(n), true, false)
 	if c.rank != int(root) {
 		r, rn = 0, 0
+	} else {
+		r, rn = c.buf(t, r, rn, inplace, true)
 	}
-	return c.end(d.k.reduce(c.e.c, s, r, int(n), rn, op, rankIn(root), m))
+	c.prep()
+	return c.end(t.k.reduce(c.e.c, s, r, sl, rn, op, rankIn(root), m))
 }
 
 func allreduce(s, r uintptr, n int64, dt, o, comm uintptr, m mode, req uintptr, large bool) C.int {
@@ -312,11 +444,15 @@ func allreduce(s, r uintptr, n int64, dt, o, comm uintptr, m mode, req uintptr, 
 	if c == nil {
 		return rc
 	}
-	d, op, err := c.reduction(dt, n, o)
+	t, op, err := c.reduction(dt, n, o)
 	if err != nil {
 		return c.fail(err)
 	}
-	return c.end(d.k.allreduce(c.e.c, s, r, int(n), op, m))
+	inplace := s == inPlace
+	s, _ = c.buf(t, s, int(n), true, false)
+	r, rn := c.buf(t, r, int(n), inplace, true)
+	c.prep()
+	return c.end(t.k.allreduce(c.e.c, s, r, rn, op, m))
 }
 
 func reduceScatterBlock(s, r uintptr, n int64, dt, o, comm uintptr, m mode, req uintptr, large bool) C.int {
@@ -324,11 +460,19 @@ func reduceScatterBlock(s, r uintptr, n int64, dt, o, comm uintptr, m mode, req 
 	if c == nil {
 		return rc
 	}
-	d, op, err := c.reduction(dt, n, o)
+	t, op, err := c.reduction(dt, n, o)
 	if err != nil {
 		return c.fail(err)
 	}
-	return c.end(d.k.reduceScatterBlock(c.e.c, s, r, int(n)*c.size, int(n), op, m))
+	rn := int(n)
+	if s == inPlace { // the receive buffer holds the whole input
+		r, _ = c.buf(t, r, rn*c.size, true, true)
+	} else {
+		r, _ = c.buf(t, r, rn, false, true)
+	}
+	s, sl := c.buf(t, s, rn*c.size, true, false)
+	c.prep()
+	return c.end(t.k.reduceScatterBlock(c.e.c, s, r, sl, rn*t.unit, op, m))
 }
 
 func reduceScatter(s, r, counts, dt, o, comm uintptr, m mode, req uintptr, large bool) C.int {
@@ -336,7 +480,7 @@ func reduceScatter(s, r, counts, dt, o, comm uintptr, m mode, req uintptr, large
 	if c == nil {
 		return rc
 	}
-	d, op, err := c.reduction(dt, 0, o)
+	t, op, err := c.reduction(dt, 0, o)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -354,7 +498,20 @@ func reduceScatter(s, r, counts, dt, o, comm uintptr, m mode, req uintptr, large
 		}
 		total += n
 	}
-	return c.end(d.k.reduceScatter(c.e.c, s, r, total, cs[c.rank], cs, op, m))
+	mine := cs[c.rank]
+	if s == inPlace {
+		r, _ = c.buf(t, r, total, true, true)
+	} else {
+		r, _ = c.buf(t, r, mine, false, true)
+	}
+	s, _ = c.buf(t, s, total, true, false)
+	if t.unit != 1 {
+		for i := range cs {
+			cs[i] *= t.unit
+		}
+	}
+	c.prep()
+	return c.end(t.k.reduceScatter(c.e.c, s, r, total*t.unit, mine*t.unit, cs, op, m))
 }
 
 func scan(name string, s, r uintptr, n int64, dt, o, comm uintptr, exclusive bool, m mode, req uintptr, large bool) C.int {
@@ -362,24 +519,25 @@ func scan(name string, s, r uintptr, n int64, dt, o, comm uintptr, exclusive boo
 	if c == nil {
 		return rc
 	}
-	d, op, err := c.reduction(dt, n, o)
+	t, op, err := c.reduction(dt, n, o)
 	if err != nil {
 		return c.fail(err)
 	}
-	return c.end(d.k.scan(c.e.c, s, r, int(n), op, exclusive, m))
+	inplace := s == inPlace
+	s, _ = c.buf(t, s, int(n), true, false)
+	r, rn := c.buf(t, r, int(n), inplace, true)
+	c.prep()
+	return c.end(t.k.scan(c.e.c, s, r, rn, op, exclusive, m))
 }
 
 func reduceLocal(call string, in, inout uintptr, n int64, dt, o uintptr) C.int {
-	d, err := lookupType(dt)
-	if err == nil && n < 0 {
-		err = errorf(errCount, "count %d is negative", n)
+	c := &collCall{name: call, comm: self, m: blocking}
+	t, op, err := c.reduction(dt, n, o)
+	if err != nil {
+		return c.fail(err)
 	}
-	var op *meshmpi.Op
-	if err == nil {
-		op, err = lookupOp(o, dt, d)
-	}
-	if err == nil {
-		err = d.k.reduceLocal(in, inout, int(n), op)
-	}
-	return raise(self, call, err)
+	in, _ = c.buf(t, in, int(n), true, false)
+	inout, k := c.buf(t, inout, int(n), true, true)
+	c.prep()
+	return c.end(nil, t.k.reduceLocal(in, inout, k, op))
 }

@@ -112,6 +112,19 @@ func mrecv(call string, buf uintptr, n int64, dth, msg, st uintptr) C.int {
 		setStatus(st, meshmpi.Status{Source: meshmpi.ProcNull, Tag: meshmpi.AnyTag}, false, 0)
 		return errSuccess
 	}
+	if t, ok := derivedType(dth); ok {
+		if _, err := derivedArgs(m.comm, buf, n, t); err != nil {
+			return raise(m.comm, call, err)
+		}
+		var stg staging
+		p, pn := stg.add(t, buf, int(n), false, true)
+		stg.owed = true
+		s, err := meshmpi.Mrecv(m.m, view[byte](p, pn))
+		stg.unpack()
+		stg.release()
+		setStatus(st, s, false, 0)
+		return raise(m.comm, call, err)
+	}
 	_, d, err := p2pArgs(m.comm, buf, n, dth)
 	if err != nil {
 		return raise(m.comm, call, err)
@@ -145,6 +158,19 @@ func imrecv(call string, buf uintptr, n int64, dth, msg, req uintptr) C.int {
 			return raise(self, call, errorf(errOther, "MPI is not initialized"))
 		}
 		return irecv(call, 0, 0, 0x247, procNull, anyTag, world, req, nonblocking)
+	}
+	if t, ok := derivedType(dth); ok {
+		if _, err := derivedArgs(m.comm, buf, n, t); err != nil {
+			return raise(m.comm, call, err)
+		}
+		stg := &staging{owed: true}
+		p, pn := stg.add(t, buf, int(n), false, true)
+		r, err := meshmpi.Imrecv(m.m, view[byte](p, pn))
+		if err != nil {
+			stg.release()
+			return raise(m.comm, call, err)
+		}
+		return raise(m.comm, call, addReqStg(r, m.comm, t.size(), stg, req))
 	}
 	_, d, err := p2pArgs(m.comm, buf, n, dth)
 	if err != nil {

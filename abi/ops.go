@@ -38,13 +38,16 @@ var userOps struct {
 // newUserOp makes the Go operation of a C function on element type T:
 // the kernel hands the C function the two vectors in place (Go memory
 // without pointers, or the program's own buffers) and its datatype.
-func newUserOp[T meshmpi.Numeric](name string, fn, dth uintptr, commute, large bool) *meshmpi.Op {
+//
+// On a derived type of unit elements of T with no gaps, the function gets
+// the count in elements of that type.
+func newUserOp[T meshmpi.Numeric](name string, fn, dth uintptr, commute, large bool, unit int) *meshmpi.Op {
 	return meshmpi.NewOp(name, commute, func(in, inout []T) {
 		if len(in) == 0 {
 			return
 		}
 		C.mpiabi_call_user_fn(C.uintptr_t(fn), unsafe.Pointer(unsafe.SliceData(in)),
-			unsafe.Pointer(unsafe.SliceData(inout)), C.int64_t(len(in)), C.uintptr_t(dth), C.int(b2i(large)))
+			unsafe.Pointer(unsafe.SliceData(inout)), C.int64_t(len(in)/unit), C.uintptr_t(dth), C.int(b2i(large)))
 	})
 }
 
@@ -70,9 +73,33 @@ func lookupOp(h, dth uintptr, d dtype) (*meshmpi.Op, error) {
 	if d.mkop == nil {
 		return nil, errorf(errOp, "%s: operations of MPI_Op_create on pair types are not in the C binding yet", d.name)
 	}
-	o := d.mkop(fmt.Sprintf("user op %#x", h), u.fn, dth, u.commute, u.large)
+	o := d.mkop(fmt.Sprintf("user op %#x", h), u.fn, dth, u.commute, u.large, 1)
 	u.byType[dth] = o
 	return o, nil
+}
+
+// lookupOpDerived returns the operation of handle h for a derived type e
+// whose basic elements are all of one predefined type. A predefined
+// operation works element by element on the packed stream; a function of
+// MPI_Op_create gets the type's elements, so the type must have no gaps
+// (the packed stream is then its layout).
+func lookupOpDerived(h, dth uintptr, e *typeEntry) (*meshmpi.Op, error) {
+	if o, ok := ops[h]; ok {
+		return o, nil
+	}
+	if h == opNull {
+		return nil, errorf(errOp, "MPI_OP_NULL is not an operation to use")
+	}
+	userOps.mu.Lock()
+	u, ok := userOps.t.get(h)
+	userOps.mu.Unlock()
+	if !ok {
+		return nil, errorf(errOp, "%#x is not an operation", h)
+	}
+	if _, dense := e.lay.Contiguous(2); !dense || e.g.LowerBound() != 0 || e.basic.mkop == nil || e.size() == 0 {
+		return nil, errorf(errOp, "operations of MPI_Op_create on %s: the C binding applies them to derived types without gaps, of a numeric basic type, only", e)
+	}
+	return e.basic.mkop(fmt.Sprintf("user op %#x", h), u.fn, dth, u.commute, u.large, e.size()/e.basic.size), nil
 }
 
 func opCreate(call string, fn uintptr, commute int32, out uintptr, large bool) C.int {

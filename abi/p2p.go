@@ -5,6 +5,8 @@ package abi
 */
 import "C"
 
+import "github.com/meshmpi/meshmpi"
+
 // p2pArgs checks a point-to-point call's communicator, buffer, count and
 // datatype.
 func p2pArgs(comm, buf uintptr, n int64, dth uintptr) (*commEntry, dtype, error) {
@@ -30,6 +32,9 @@ func p2pArgs(comm, buf uintptr, n int64, dth uintptr) (*commEntry, dtype, error)
 }
 
 func send(call string, buf uintptr, n int64, dth uintptr, dest, tag int32, comm uintptr, sync bool) C.int {
+	if t, ok := derivedType(dth); ok {
+		return raise(comm, call, sendDerived(t, buf, n, dest, tag, comm, sync))
+	}
 	e, d, err := p2pArgs(comm, buf, n, dth)
 	if err != nil {
 		return raise(comm, call, err)
@@ -58,6 +63,13 @@ func mpiabi_Ssend_c(buf uintptr, n int64, dt uintptr, dest, tag int32, comm uint
 }
 
 func recv(call string, buf uintptr, n int64, dth uintptr, src, tag int32, comm, st uintptr) C.int {
+	if t, ok := derivedType(dth); ok {
+		s, err := recvDerived(t, buf, n, src, tag, comm)
+		if err == nil || classOf(err) == errTruncate {
+			setStatus(st, s, false, 0)
+		}
+		return raise(comm, call, err)
+	}
 	e, d, err := p2pArgs(comm, buf, n, dth)
 	if err != nil {
 		return raise(comm, call, err)
@@ -80,6 +92,13 @@ func mpiabi_Recv_c(buf uintptr, n int64, dt uintptr, src, tag int32, comm, st ui
 func isend(call string, buf uintptr, n int64, dth uintptr, dest, tag int32, comm, req uintptr, sync bool, m mode) C.int {
 	if req == 0 {
 		return raise(comm, call, errorf(errArg, "request is NULL"))
+	}
+	if t, ok := derivedType(dth); ok {
+		r, stg, err := isendDerived(t, buf, n, dest, tag, comm, sync, m)
+		if err == nil {
+			err = addReqStg(r, comm, t.size(), stg, req)
+		}
+		return raise(comm, call, err)
 	}
 	e, d, err := p2pArgs(comm, buf, n, dth)
 	if err != nil {
@@ -136,6 +155,13 @@ func irecv(call string, buf uintptr, n int64, dth uintptr, src, tag int32, comm,
 	if req == 0 {
 		return raise(comm, call, errorf(errArg, "request is NULL"))
 	}
+	if t, ok := derivedType(dth); ok {
+		r, err := irecvDerived(t, buf, n, src, tag, comm, m)
+		if err == nil {
+			err = addReq(r, comm, t.size(), req)
+		}
+		return raise(comm, call, err)
+	}
 	e, d, err := p2pArgs(comm, buf, n, dth)
 	if err != nil {
 		return raise(comm, call, err)
@@ -168,22 +194,32 @@ func mpiabi_Recv_init_c(buf uintptr, n int64, dt uintptr, src, tag int32, comm, 
 }
 
 // sendrecv posts the receive, sends, then waits for the receive, so the
-// two sides may use different element types.
+// two sides may use different element types, predefined or derived.
 func sendrecv(call string, sbuf uintptr, sn int64, sdt uintptr, dest, stag int32,
 	rbuf uintptr, rn int64, rdt uintptr, src, rtag int32, comm, st uintptr) C.int {
-	e, sd, err := p2pArgs(comm, sbuf, sn, sdt)
+	var r *meshmpi.Request
+	var err error
+	if t, ok := derivedType(rdt); ok {
+		r, err = irecvDerived(t, rbuf, rn, src, rtag, comm, nonblocking)
+	} else {
+		var e *commEntry
+		var rd dtype
+		if e, rd, err = p2pArgs(comm, rbuf, rn, rdt); err == nil {
+			r, err = rd.k.irecv(e.c, rbuf, int(rn), rankIn(src), tagIn(rtag), nonblocking)
+		}
+	}
 	if err != nil {
 		return raise(comm, call, err)
 	}
-	_, rd, err := p2pArgs(comm, rbuf, rn, rdt)
-	if err != nil {
-		return raise(comm, call, err)
+	var serr error
+	if t, ok := derivedType(sdt); ok {
+		serr = sendDerived(t, sbuf, sn, dest, stag, comm, false)
+	} else {
+		e, sd, err := p2pArgs(comm, sbuf, sn, sdt)
+		if serr = err; err == nil {
+			serr = sd.k.send(e.c, sbuf, int(sn), rankIn(dest), tagIn(stag), false)
+		}
 	}
-	r, err := rd.k.irecv(e.c, rbuf, int(rn), rankIn(src), tagIn(rtag), nonblocking)
-	if err != nil {
-		return raise(comm, call, err)
-	}
-	serr := sd.k.send(e.c, sbuf, int(sn), rankIn(dest), tagIn(stag), false)
 	if serr != nil {
 		_ = r.Cancel()
 	}
@@ -209,6 +245,22 @@ func mpiabi_Sendrecv_c(sbuf uintptr, sn int64, sdt uintptr, dest, stag int32,
 }
 
 func sendrecvReplace(call string, buf uintptr, n int64, dth uintptr, dest, stag, src, rtag int32, comm, st uintptr) C.int {
+	if t, ok := derivedType(dth); ok {
+		c, err := derivedArgs(comm, buf, n, t)
+		if err != nil {
+			return raise(comm, call, err)
+		}
+		var stg staging
+		p, pn := stg.add(t, buf, int(n), true, true)
+		stg.pack()
+		s, err := meshmpi.SendrecvReplace(c.c, view[byte](p, pn), rankIn(dest), tagIn(stag), rankIn(src), tagIn(rtag))
+		if err == nil {
+			stg.unpack()
+			setStatus(st, s, false, 0)
+		}
+		stg.release()
+		return raise(comm, call, err)
+	}
 	e, d, err := p2pArgs(comm, buf, n, dth)
 	if err != nil {
 		return raise(comm, call, err)

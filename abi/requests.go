@@ -15,8 +15,9 @@ import (
 // reqEntry is a request's Go side.
 type reqEntry struct {
 	r    *meshmpi.Request
-	comm uintptr // whose error handler its errors go to
-	size int     // bytes of an element of its datatype (its status's count)
+	comm uintptr  // whose error handler its errors go to
+	size int      // bytes of an element of its datatype (its status's count)
+	stg  *staging // the packed copies of derived-type buffers (typed.go), or nil
 }
 
 // status is MPI_Status's layout (include/mpi.h): the length in bytes in
@@ -54,11 +55,18 @@ func statusBytes(u uintptr) int64 {
 
 // addReq gives a request a handle and stores it at out.
 func addReq(r *meshmpi.Request, comm uintptr, size int, out uintptr) error {
+	return addReqStg(r, comm, size, nil, out)
+}
+
+// addReqStg is addReq for an operation with a staging, which the request
+// unpacks when it completes and packs again at each Start.
+func addReqStg(r *meshmpi.Request, comm uintptr, size int, stg *staging, out uintptr) error {
 	state.mu.Lock()
-	h, ok := state.reqs.add(&reqEntry{r: r, comm: comm, size: size})
+	h, ok := state.reqs.add(&reqEntry{r: r, comm: comm, size: size, stg: stg})
 	state.mu.Unlock()
 	if !ok {
 		_ = r.Free()
+		stg.release()
 		return errorf(errIntern, "too many requests")
 	}
 	putHandle(out, h)
@@ -86,10 +94,12 @@ func lookupReq(h uintptr) (*reqEntry, error) {
 // done releases a completed request: a nonblocking one is freed and its
 // handle becomes MPI_REQUEST_NULL; a persistent one stays, inactive.
 func done(e *reqEntry, p uintptr) {
+	e.stg.unpack()
 	if e.r.Persistent() {
 		return
 	}
 	_ = e.r.Free()
+	e.stg.release()
 	state.mu.Lock()
 	state.reqs.remove(getHandle(p))
 	state.mu.Unlock()
@@ -156,6 +166,7 @@ func mpiabi_Request_get_status(h, flag, st uintptr) C.int {
 	s, ok, err := e.r.Test()
 	putInt(flag, b2i(ok))
 	if ok {
+		e.stg.unpack()
 		setStatus(st, s, false, 0)
 	}
 	return raise(e.comm, "MPI_Request_get_status", err)
@@ -377,6 +388,7 @@ func mpiabi_Request_free(p uintptr) C.int {
 	if err := e.r.Free(); err != nil {
 		return raise(e.comm, "MPI_Request_free", err)
 	}
+	e.stg.releaseIdle()
 	state.mu.Lock()
 	state.reqs.remove(h)
 	state.mu.Unlock()
@@ -399,6 +411,9 @@ func mpiabi_Start(p uintptr) C.int {
 	if err != nil {
 		return raise(self, "MPI_Start", err)
 	}
+	if e.stg != nil {
+		e.stg.pack()
+	}
 	return raise(e.comm, "MPI_Start", e.r.Start())
 }
 
@@ -415,56 +430,82 @@ func mpiabi_Startall(n int32, arr uintptr) C.int {
 	if err != nil {
 		return raise(comm, "MPI_Startall", err)
 	}
+	for _, e := range es {
+		if e.stg != nil {
+			e.stg.pack()
+		}
+	}
 	return raise(comm, "MPI_Startall", meshmpi.Startall(rs))
 }
 
-// count is MPI_Get_count's and MPI_Get_elements' answer for a status and
-// a datatype: elements, or MPI_UNDEFINED if the bytes are not a whole
-// number of them.
-func count(call string, st, dth uintptr) (int64, C.int) {
+// count is MPI_Get_count's (elements false) and MPI_Get_elements' answer
+// for a status and a datatype: elements of the type, or basic elements,
+// MPI_UNDEFINED if the bytes are not a whole number of them.
+func count(call string, st, dth uintptr, elements bool) (int64, C.int) {
 	if st == 0 {
 		return 0, raise(self, call, errorf(errArg, "status is NULL (MPI_STATUS_IGNORE has no count)"))
 	}
-	d, ok := dtypes[dth]
-	if !ok {
-		return 0, raise(self, call, errorf(errType, "%#x is not a predefined datatype", dth))
+	e, err := typeOf(dth)
+	if err != nil {
+		return 0, raise(self, call, err)
 	}
 	b := statusBytes(st)
-	if d.size == 0 || b%int64(d.size) != 0 {
+	if elements {
+		return e.elements(b), errSuccess
+	}
+	size := int64(e.size())
+	switch {
+	case size == 0:
+		return 0, errSuccess
+	case b%size != 0:
 		return undefined, errSuccess
 	}
-	return b / int64(d.size), errSuccess
+	return b / size, errSuccess
+}
+
+func getCount(call string, st, dth, out uintptr, elements, large bool) C.int {
+	if out == 0 {
+		return raise(self, call, errorf(errArg, "count is NULL"))
+	}
+	n, rc := count(call, st, dth, elements)
+	if rc != errSuccess {
+		return rc
+	}
+	if large {
+		*(*int64)(ptr(out)) = n
+		return rc
+	}
+	if n > 1<<31-1 {
+		n = undefined
+	}
+	putInt(out, int(n))
+	return rc
 }
 
 //export mpiabi_Get_count
 func mpiabi_Get_count(st, dth, out uintptr) C.int {
-	n, rc := count("MPI_Get_count", st, dth)
-	if rc == errSuccess {
-		if n > 1<<31-1 {
-			n = undefined
-		}
-		putInt(out, int(n))
-	}
-	return rc
+	return getCount("MPI_Get_count", st, dth, out, false, false)
 }
 
 //export mpiabi_Get_count_c
 func mpiabi_Get_count_c(st, dth, out uintptr) C.int {
-	n, rc := count("MPI_Get_count_c", st, dth)
-	if rc == errSuccess && out != 0 {
-		*(*int64)(ptr(out)) = n
-	}
-	return rc
+	return getCount("MPI_Get_count_c", st, dth, out, false, true)
 }
 
 //export mpiabi_Get_elements
-func mpiabi_Get_elements(st, dth, out uintptr) C.int { return mpiabi_Get_count(st, dth, out) }
+func mpiabi_Get_elements(st, dth, out uintptr) C.int {
+	return getCount("MPI_Get_elements", st, dth, out, true, false)
+}
 
 //export mpiabi_Get_elements_c
-func mpiabi_Get_elements_c(st, dth, out uintptr) C.int { return mpiabi_Get_count_c(st, dth, out) }
+func mpiabi_Get_elements_c(st, dth, out uintptr) C.int {
+	return getCount("MPI_Get_elements_c", st, dth, out, true, true)
+}
 
 //export mpiabi_Get_elements_x
-func mpiabi_Get_elements_x(st, dth, out uintptr) C.int { return mpiabi_Get_count_c(st, dth, out) }
+func mpiabi_Get_elements_x(st, dth, out uintptr) C.int {
+	return getCount("MPI_Get_elements_x", st, dth, out, true, true)
+}
 
 //export mpiabi_Test_cancelled
 func mpiabi_Test_cancelled(st, flag uintptr) C.int {
@@ -500,6 +541,7 @@ func mpiabi_Request_get_status_all(n int32, arr, flag, sts uintptr) C.int {
 			putInt(flag, 0)
 			return errSuccess
 		}
+		e.stg.unpack()
 		ss[i] = s
 	}
 	putInt(flag, 1)
@@ -533,6 +575,7 @@ func mpiabi_Request_get_status_any(n int32, arr, index, flag, st uintptr) C.int 
 			return raise(e.comm, "MPI_Request_get_status_any", err)
 		}
 		if ok {
+			e.stg.unpack()
 			putInt(index, i)
 			putInt(flag, 1)
 			setStatus(st, s, false, 0)
@@ -568,6 +611,7 @@ func mpiabi_Request_get_status_some(n int32, arr, outcount, indices, sts uintptr
 			return raise(e.comm, "MPI_Request_get_status_some", err)
 		}
 		if ok {
+			e.stg.unpack()
 			out[k] = int32(i)
 			setStatus(statusAt(sts, k), s, false, 0)
 			k++

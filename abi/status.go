@@ -20,14 +20,14 @@ func setElements(call string, st, dth uintptr, n int64) C.int {
 	if s == nil {
 		return rc
 	}
-	d, ok := dtypes[dth]
-	if !ok {
-		return raise(self, call, errorf(errType, "%#x is not a predefined datatype", dth))
+	e, err := typeOf(dth)
+	if err != nil {
+		return raise(self, call, err)
 	}
 	if n < 0 {
 		return raise(self, call, errorf(errCount, "count %d is negative", n))
 	}
-	b := n * int64(d.size)
+	b := e.bytesOf(n)
 	s.internal[0], s.internal[1] = int32(uint32(b)), int32(uint64(b)>>32)
 	return errSuccess
 }

@@ -19,7 +19,7 @@ type dtype struct {
 	k    kind // nil: a type meshmpi cannot move yet (long double …)
 	// mkop makes the Go operation of an MPI_Op_create function on this
 	// type; nil for the pair types
-	mkop func(name string, fn, dth uintptr, commute, large bool) *meshmpi.Op
+	mkop func(name string, fn, dth uintptr, commute, large bool, unit int) *meshmpi.Op
 }
 
 // dt is a pair type: moved, reduced by the predefined operations only.
@@ -118,7 +118,7 @@ func lookupType(h uintptr) (dtype, error) {
 	case h == 0x200:
 		return d, errorf(errType, "MPI_DATATYPE_NULL is not a datatype to use")
 	case !ok:
-		return d, errorf(errType, "%#x is not a predefined datatype (derived datatypes are not in the C binding yet)", h)
+		return d, errorf(errType, "%#x is not a datatype", h)
 	case d.k == nil:
 		return d, errorf(errType, "%s: meshmpi has no Go type of this size and kind", d.name)
 	}
@@ -140,105 +140,4 @@ var ops = map[uintptr]*meshmpi.Op{
 	0x28: meshmpi.Band, 0x29: meshmpi.Bor, 0x2a: meshmpi.Bxor,
 	0x30: meshmpi.Land, 0x31: meshmpi.Lor, 0x32: meshmpi.Lxor,
 	0x38: meshmpi.MinLoc, 0x39: meshmpi.MaxLoc, 0x3c: meshmpi.Replace, 0x3d: meshmpi.NoOp,
-}
-
-//export mpiabi_Type_size
-func mpiabi_Type_size(h, size uintptr) C.int {
-	d, ok := dtypes[h]
-	if !ok {
-		return raise(self, "MPI_Type_size", errorf(errType, "%#x is not a predefined datatype", h))
-	}
-	if size == 0 {
-		return raise(self, "MPI_Type_size", errorf(errArg, "size is NULL"))
-	}
-	putInt(size, d.size)
-	return errSuccess
-}
-
-//export mpiabi_Type_size_c
-func mpiabi_Type_size_c(h, size uintptr) C.int {
-	d, ok := dtypes[h]
-	if !ok {
-		return raise(self, "MPI_Type_size_c", errorf(errType, "%#x is not a predefined datatype", h))
-	}
-	if size == 0 {
-		return raise(self, "MPI_Type_size_c", errorf(errArg, "size is NULL"))
-	}
-	*(*int64)(ptr(size)) = int64(d.size)
-	return errSuccess
-}
-
-//export mpiabi_Type_size_x
-func mpiabi_Type_size_x(h, size uintptr) C.int { return mpiabi_Type_size_c(h, size) }
-
-//export mpiabi_Type_get_extent
-func mpiabi_Type_get_extent(h, lb, extent uintptr) C.int {
-	d, ok := dtypes[h]
-	if !ok {
-		return raise(self, "MPI_Type_get_extent", errorf(errType, "%#x is not a predefined datatype", h))
-	}
-	if lb == 0 || extent == 0 {
-		return raise(self, "MPI_Type_get_extent", errorf(errArg, "lb or extent is NULL"))
-	}
-	*(*int)(ptr(lb)) = 0
-	*(*int)(ptr(extent)) = d.size
-	return errSuccess
-}
-
-//export mpiabi_Type_get_extent_c
-func mpiabi_Type_get_extent_c(h, lb, extent uintptr) C.int {
-	d, ok := dtypes[h]
-	if !ok {
-		return raise(self, "MPI_Type_get_extent_c", errorf(errType, "%#x is not a predefined datatype", h))
-	}
-	if lb == 0 || extent == 0 {
-		return raise(self, "MPI_Type_get_extent_c", errorf(errArg, "lb or extent is NULL"))
-	}
-	*(*int64)(ptr(lb)) = 0
-	*(*int64)(ptr(extent)) = int64(d.size)
-	return errSuccess
-}
-
-//export mpiabi_Type_get_extent_x
-func mpiabi_Type_get_extent_x(h, lb, extent uintptr) C.int {
-	return mpiabi_Type_get_extent_c(h, lb, extent)
-}
-
-//export mpiabi_Type_get_true_extent
-func mpiabi_Type_get_true_extent(h, lb, extent uintptr) C.int {
-	return mpiabi_Type_get_extent(h, lb, extent)
-}
-
-//export mpiabi_Type_get_true_extent_c
-func mpiabi_Type_get_true_extent_c(h, lb, extent uintptr) C.int {
-	return mpiabi_Type_get_extent_c(h, lb, extent)
-}
-
-//export mpiabi_Type_get_true_extent_x
-func mpiabi_Type_get_true_extent_x(h, lb, extent uintptr) C.int {
-	return mpiabi_Type_get_extent_c(h, lb, extent)
-}
-
-//export mpiabi_Type_commit
-func mpiabi_Type_commit(h uintptr) C.int {
-	if h == 0 {
-		return raise(self, "MPI_Type_commit", errorf(errArg, "datatype is NULL"))
-	}
-	if _, ok := dtypes[getHandle(h)]; !ok {
-		return raise(self, "MPI_Type_commit", errorf(errType, "%#x is not a datatype", getHandle(h)))
-	}
-	return errSuccess // predefined types are committed
-}
-
-//export mpiabi_Type_get_name
-func mpiabi_Type_get_name(h, name, resultlen uintptr) C.int {
-	d, ok := dtypes[h]
-	if !ok {
-		return raise(self, "MPI_Type_get_name", errorf(errType, "%#x is not a predefined datatype", h))
-	}
-	if name == 0 || resultlen == 0 {
-		return raise(self, "MPI_Type_get_name", errorf(errArg, "type_name or resultlen is NULL"))
-	}
-	putInt(resultlen, putString(name, d.name, maxObjectName))
-	return errSuccess
 }
