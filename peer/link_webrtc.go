@@ -66,7 +66,9 @@ func isLoopbackInterface(name string) bool {
 
 // webrtcLink is a Link over one pion data channel: reliable, ordered,
 // negotiated out of band (id 0, no DCEP round trip) and detached, so reads
-// land in the link's own buffer.
+// land in the link's own buffer. The channel runs either in a pion peer
+// connection (pc) or, between native ends, on the native path (nat,
+// link_native.go): the same framing, flow control and events either way.
 //
 // Goroutines: once bound, a reader (Read → HandleFrame, serial and in
 // order) and a control goroutine (HandleWritable on the low-water event,
