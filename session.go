@@ -59,6 +59,11 @@ const (
 	// ULFM calls, and Finalize is a fault-tolerant barrier. meshrun
 	// --keep-going sets it.
 	SettingKeepGoing = "keep-going"
+	// SettingLink picks how ranks link (mesh.SettingLink): "auto" (the
+	// default: memory links within a process, shared memory between
+	// processes of one host, WebRTC otherwise) or "webrtc" for every
+	// pair. meshrun --link sets it.
+	SettingLink = "link"
 )
 
 // AnyRank asks for the next free rank of a job.
@@ -170,6 +175,10 @@ func applySettings(cfg *config, settings map[string]string) (loopback bool, err 
 			case "0", "false", "":
 			default:
 				return false, fmt.Errorf("job setting %s=%q: want 1 or 0: %w", k, v, ErrArg)
+			}
+		case k == SettingLink:
+			if v != "auto" && v != "webrtc" && v != "" {
+				return false, fmt.Errorf("job setting %s=%q: want auto or webrtc: %w", k, v, ErrArg)
 			}
 		case k == SettingTelemetry, k == SettingTelemetryInterval, k == SettingTelemetryOps:
 			if err := applyTelemetrySetting(&cfg.telemetry, k, v); err != nil {

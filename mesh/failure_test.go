@@ -43,7 +43,7 @@ func startFailJob(t *testing.T, ctx context.Context, size int) *failJob {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
 	j.srv = srv
-	toks, err := srv.SeatTokens("failure", size, nil, time.Hour)
+	toks, err := srv.SeatTokens("failure", size, overWebRTC, time.Hour)
 	require.NoError(t, err)
 	for r := range size {
 		id := newIdentity(t)

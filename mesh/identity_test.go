@@ -75,7 +75,7 @@ func TestImpersonationRefused(t *testing.T) {
 	srv, err := signaling.ListenLocal(signaling.Config{})
 	require.NoError(t, err)
 	defer srv.Close()
-	toks, err := srv.SeatTokens("ident", 3, nil, time.Hour)
+	toks, err := srv.SeatTokens("ident", 3, overWebRTC, time.Hour)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
 	defer cancel()
@@ -123,7 +123,7 @@ func TestCandidateInjectionConfined(t *testing.T) {
 	srv, err := signaling.ListenLocal(signaling.Config{})
 	require.NoError(t, err)
 	defer srv.Close()
-	toks, err := srv.SeatTokens("inject", 3, nil, time.Hour)
+	toks, err := srv.SeatTokens("inject", 3, overWebRTC, time.Hour)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
 	defer cancel()

@@ -94,8 +94,17 @@ type Mesh struct {
 
 	down chan struct{} // closed when the signaling connection ends
 
-	mu      sync.Mutex
-	prints  []string // the certificate the server vouched for, per rank (Ready, Joined)
+	// print is this rank's certificate fingerprint, "" without one;
+	// forceWebRTC is the job's link=webrtc (SettingLink)
+	print       string
+	forceWebRTC bool
+
+	mu     sync.Mutex
+	prints []string // the certificate the server vouched for, per rank (Ready, Joined)
+	// hosts and kinds are what each rank announced (Ready, Joined): ranks
+	// of one host link without WebRTC (choose)
+	hosts   []string
+	kinds   []signaling.ClientKind
 	names   []*nameWait
 	parked  map[string]bool // services with a lookup waiting at the server
 	pairs   map[int]*pair
@@ -126,6 +135,8 @@ type pair struct {
 	dead   error
 	notify chan struct{} // cap 1: queue or dead changed
 
+	local chan peer.Link // cap 1: the memory link the lower rank hands over (connectMemory)
+
 	done chan struct{} // closed when link or err is set
 	link peer.Link
 	err  error
@@ -142,8 +153,13 @@ func New(c *signaling.Client, net Net) *Mesh {
 	m := &Mesh{client: c, net: net, rank: c.Rank(), size: c.Max(),
 		ready: make(chan struct{}), down: make(chan struct{}), pairs: map[int]*pair{},
 		prints: make([]string, c.Max()), known: make([]bool, c.Max()), departed: make([]bool, c.Max()),
-		report: make(chan struct{}, 1)}
+		hosts: make([]string, c.Max()), kinds: make([]signaling.ClientKind, c.Max()),
+		report: make(chan struct{}, 1), forceWebRTC: c.Welcome().Settings[SettingLink] == "webrtc"}
+	if net.Identity != nil {
+		m.print = net.Identity.Fingerprint()
+	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
+	m.register()
 	return m
 }
 
@@ -267,7 +283,7 @@ func (m *Mesh) pair(remote int, initiate bool) *pair {
 	if p := m.pairs[remote]; p != nil {
 		return p
 	}
-	p := &pair{m: m, remote: remote, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	p := &pair{m: m, remote: remote, notify: make(chan struct{}, 1), done: make(chan struct{}), local: make(chan peer.Link, 1)}
 	if m.departed[remote] {
 		// gone for good: no pair is kept for it (see left)
 		p.err = fmt.Errorf("connect to rank %d: %w: it left the job", remote, peer.ErrProcFailed)
@@ -293,13 +309,21 @@ func (p *pair) connect(initiate bool) {
 		err error
 	)
 	vouched := m.vouched(p.remote)
-	if m.rank < p.remote {
+	kind, r := m.choose(p.remote)
+	switch {
+	case kind == linkMemory:
+		l, err = p.connectMemory(r, initiate)
+	case m.rank < p.remote && kind == linkHost:
+		l, err = p.connectHost(true)
+	case m.rank < p.remote:
 		l, err = connectLink(m.ctx, m.net, vouched, p, true)
-	} else {
+	default:
 		if initiate {
 			err = m.client.Signal(m.ctx, p.remote, signaling.SignalConnect, []byte("{}"))
 		}
-		if err == nil {
+		if err == nil && kind == linkHost {
+			l, err = p.connectHost(false)
+		} else if err == nil {
 			l, err = connectLink(m.ctx, m.net, vouched, p, false)
 		}
 	}
@@ -333,6 +357,10 @@ func (m *Mesh) reportPath(remote int, l peer.Link) {
 		return
 	}
 	path := pr.Path()
+	if path.Local == "" && sameHostLink(path.Link) {
+		// no ICE: the server's path view shows the link's kind
+		path.Local, path.Remote = path.Link, path.Link
+	}
 	if path.Local == "" || path.Remote == "" {
 		return
 	}
@@ -365,6 +393,8 @@ func (p *pair) Send(ctx context.Context, kind string, payload []byte) error {
 	case peer.SignalRestart:
 		// a connect request to a rank already linked: offer again
 		k, raw = signaling.SignalConnect, []byte("{}")
+	case signalLink:
+		k, raw = signaling.SignalLink, payload // a JSON value (link_host*.go)
 	default:
 		return fmt.Errorf("signal kind %q", kind)
 	}
@@ -449,12 +479,14 @@ func (m *Mesh) route() {
 		case *signaling.Ready:
 			m.mu.Lock()
 			copy(m.prints, msg.Fingerprints) // a late rank's covers the ranks admitted before it
+			copy(m.hosts, msg.Hosts)
+			copy(m.kinds, msg.Kinds)
 			m.mu.Unlock()
 			m.readyOnce.Do(func() { close(m.ready) })
 		case *signaling.Joined:
 			if msg.Rank >= 0 && msg.Rank < m.size && msg.Rank != m.rank {
 				m.mu.Lock()
-				m.prints[msg.Rank] = msg.Fingerprint
+				m.prints[msg.Rank], m.hosts[msg.Rank], m.kinds[msg.Rank] = msg.Fingerprint, msg.Host, msg.Kind
 				m.mu.Unlock()
 			}
 		case *signaling.Name:
@@ -557,6 +589,10 @@ func (m *Mesh) signal(s *signaling.Signal) {
 		if p := m.existing(from); p != nil {
 			p.push(peer.SignalCandidate, s.Payload)
 		}
+	case signaling.SignalLink:
+		if from < m.rank { // the lower rank says where to reach it
+			m.pair(from, false).push(signalLink, s.Payload)
+		}
 	}
 }
 
@@ -620,6 +656,7 @@ func (m *Mesh) Leave() {
 // Close leaves the job: connections in progress give up, the signaling
 // connection closes and every goroutine of the mesh ends.
 func (m *Mesh) Close() {
+	m.unregister()
 	m.stopTelemetry()
 	m.mu.Lock()
 	m.stopped = true

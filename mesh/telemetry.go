@@ -232,6 +232,9 @@ func (r *reporter) linkStats(ctx context.Context, dst []signaling.LinkStat) []si
 				path = p.Path()
 			}
 		}
+		if path.Local == "" && sameHostLink(path.Link) {
+			path.Local, path.Remote = path.Link, path.Link // no ICE: the link's kind
+		}
 		st := signaling.LinkStat{Peer: rank, Local: candidateType(path.Local), Remote: candidateType(path.Remote),
 			RTTMicros: int(path.RTT.Microseconds()), Sent: sent, Received: received}
 		if closed && prev.Peer != 0 {
@@ -253,7 +256,7 @@ func (r *reporter) linkStats(ctx context.Context, dst []signaling.LinkStat) []si
 // one it does not know.
 func candidateType(t string) string {
 	switch t {
-	case "host", "srflx", "prflx", "relay":
+	case "host", "srflx", "prflx", "relay", "memory", "shm", "unix":
 		return t
 	}
 	return ""

@@ -1,0 +1,173 @@
+package mesh
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/meshmpi/meshmpi/peer"
+	"github.com/meshmpi/meshmpi/signaling"
+)
+
+// SettingLink is the job setting that picks how ranks link: "auto" (the
+// default: memory links between ranks of one process, a same-host link
+// between processes of one host, WebRTC otherwise) or "webrtc" (WebRTC
+// for every pair, for tests and benchmarks). Every rank reads it from its
+// welcome, so the two ends of a pair always agree.
+const SettingLink = "link"
+
+// linkKind is how a pair links.
+type linkKind int
+
+const (
+	linkWebRTC linkKind = iota
+	linkMemory          // both ranks' meshes live in this process
+	linkHost            // both ranks run on this host as one user (link_host*.go)
+)
+
+// localKey names a mesh in this process: a rank of a job on a server.
+// Two jobs, or two servers with the same job id, never meet.
+type localKey struct {
+	url, job string
+	rank     int
+}
+
+// local is the registry of the meshes in this process, for memory links
+// between them: the ranks of a Run(WithJob), the WASI guests one host
+// process carries.
+var local struct {
+	sync.Mutex
+	meshes map[localKey]*Mesh
+}
+
+// register enters m in the registry; a mesh without a certificate is
+// not entered (its peers could not tell it from another).
+func (m *Mesh) register() {
+	if m.print == "" {
+		return
+	}
+	local.Lock()
+	defer local.Unlock()
+	if local.meshes == nil {
+		local.meshes = map[localKey]*Mesh{}
+	}
+	local.meshes[localKey{m.client.URL(), m.client.Welcome().Job, m.rank}] = m
+}
+
+// unregister takes m out of the registry.
+func (m *Mesh) unregister() {
+	k := localKey{m.client.URL(), m.client.Welcome().Job, m.rank}
+	local.Lock()
+	defer local.Unlock()
+	if local.meshes[k] == m {
+		delete(local.meshes, k)
+	}
+}
+
+// localPeer returns remote's mesh if it lives in this process and is the
+// one the server vouched for at both ends: its certificate is the one
+// this rank was told, and this rank's is the one it was told. The check
+// is symmetric, so both ends of a pair pick memory or neither does.
+func (m *Mesh) localPeer(remote int) *Mesh {
+	if m.print == "" {
+		return nil
+	}
+	local.Lock()
+	r := local.meshes[localKey{m.client.URL(), m.client.Welcome().Job, remote}]
+	local.Unlock()
+	if r == nil || r == m || r.print == "" || m.vouched(remote) != r.print || r.vouched(m.rank) != m.print {
+		return nil
+	}
+	return r
+}
+
+// choose picks how this rank links to remote.
+func (m *Mesh) choose(remote int) (linkKind, *Mesh) {
+	if m.forceWebRTC {
+		return linkWebRTC, nil
+	}
+	if r := m.localPeer(remote); r != nil {
+		return linkMemory, r
+	}
+	m.mu.Lock()
+	same := m.hosts[m.rank] != "" && m.hosts[m.rank] == m.hosts[remote] &&
+		hostKind(m.kinds[m.rank]) && hostKind(m.kinds[remote])
+	m.mu.Unlock()
+	if same && hostLinks {
+		return linkHost, nil
+	}
+	return linkWebRTC, nil
+}
+
+// hostKind says whether a rank of kind k can share memory with another
+// process: a native process, or the host process of a WASI guest; a
+// browser tab cannot.
+func hostKind(k signaling.ClientKind) bool {
+	return k == signaling.KindNative || k == signaling.KindWASI
+}
+
+// connectMemory links this rank to remote's mesh r in this process. The
+// lower rank makes the pair of memory links and hands the remote its end;
+// the higher one, if it wants the link, asks the lower one directly (in
+// place of a connect signal) and waits for its end.
+func (p *pair) connectMemory(r *Mesh, initiate bool) (peer.Link, error) {
+	m := p.m
+	if m.rank < p.remote {
+		mine, theirs := peer.NewMemoryLinks(0)
+		if !r.pair(m.rank, false).handOver(theirs) {
+			mine.Close()
+			theirs.Close()
+			return nil, fmt.Errorf("memory link: rank %d's mesh is closed", p.remote)
+		}
+		return mine, nil
+	}
+	if initiate {
+		r.pair(m.rank, false)
+	}
+	return p.awaitLocal(m.ctx)
+}
+
+// handOver gives the pair the link its lower rank made; false if the pair
+// already ended or has one.
+func (p *pair) handOver(l peer.Link) bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+	}
+	select {
+	case p.local <- l:
+		return true
+	default:
+		return false
+	}
+}
+
+// awaitLocal waits for the link the lower rank hands over.
+func (p *pair) awaitLocal(ctx context.Context) (peer.Link, error) {
+	for {
+		select {
+		case l := <-p.local:
+			return l, nil
+		case <-p.notify:
+			p.mu.Lock()
+			dead := p.dead
+			p.mu.Unlock()
+			if dead != nil {
+				return nil, dead
+			}
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// signalLink is the pair signal of a same-host link's set-up
+// (signaling.SignalLink), beside peer's Signal* kinds.
+const signalLink = "link"
+
+// sameHostLink says whether a link kind (peer.Path.Link) skips WebRTC
+// between ranks of one host.
+func sameHostLink(kind string) bool {
+	return kind == "memory" || kind == "shm" || kind == "unix"
+}
