@@ -25,7 +25,8 @@ func localJobs(t *testing.T, settings map[string]string) func(t *testing.T, n in
 	srv, err := signaling.ListenLocal(signaling.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, srv.Close()) })
-	s := map[string]string{SettingNetwork: "loopback"}
+	// in-process ranks would link in memory: these tests are of WebRTC
+	s := map[string]string{SettingNetwork: "loopback", SettingLink: "webrtc"}
 	for k, v := range settings {
 		s[k] = v
 	}

@@ -28,7 +28,8 @@ func telemetryServer(t *testing.T) (*signaling.Local, func(t *testing.T, n int, 
 	return srv, func(t *testing.T, n int, settings map[string]string) JobSpec {
 		seq++
 		job := sanitizeJob(fmt.Sprintf("%s-%d", t.Name(), seq))
-		s := map[string]string{SettingNetwork: "loopback"}
+		// in-process ranks would link in memory: these tests are of WebRTC
+		s := map[string]string{SettingNetwork: "loopback", SettingLink: "webrtc"}
 		for k, v := range settings {
 			s[k] = v
 		}
