@@ -19,18 +19,25 @@ import (
 // transport and UCX's posix transport do: one ring per direction in a
 // mapping both processes share (a file in /dev/shm, unlinked as soon as it
 // is open, whose descriptor goes to the peer over the unix socket of the
-// handshake: link_host_linux.go), a frame copied once into the ring by the
-// writer and handed to the reader's handler straight from it. The unix
-// socket stays open beside the mapping: it carries the wake-ups of a
-// reader that stopped spinning ('D') and of a writer waiting for room
-// ('S'), the orderly close ('X'), and, by ending, the peer's death.
+// handshake: link_shm_setup_linux.go), a frame copied once into the ring
+// by the writer and handed to the reader's handler straight from it.
+//
+// Each end has one reader goroutine. It spins (yielding the processor
+// each round, so the rank's own goroutines run) while frames come, then
+// parks on a futex, its bell: the remote rings it after writing a frame
+// (data) or after consuming one this end waits to write (room); the
+// reader then delivers what arrived and moves the frames that waited for
+// room into the ring. A futex, not the socket, because a goroutine the
+// netpoller wakes waits for a processor that spinning goroutines hold.
+// The unix socket stays open beside the mapping: it carries the orderly
+// close ('X') and, by ending, the peer's death.
 //
 // Ring layout, per direction (little endian, offsets in bytes):
 //
 //	0    tail       uint64  bytes the writer published (monotonic)
 //	64   head       uint64  bytes the reader consumed (monotonic)
-//	128  sleeping   uint32  the reader parked: the writer sends 'D'
-//	192  wantSpace  uint32  the writer waits for room: the reader sends 'S'
+//	128  sleeping   uint32  the reader parked (its futex bell): the writer rings it
+//	192  wantSpace  uint32  the writer waits for room: the reader rings the writer's bell
 //	256  data       [size]byte, size a power of two
 //
 // A record in data is a uint32 length n, 4 bytes of padding and the frame
@@ -48,14 +55,32 @@ const (
 	// shmSpin is how long a reader that found its ring empty keeps
 	// looking before it parks: a reply within it costs no wake-up.
 	shmSpin = 30 * time.Microsecond
+	// shmNap bounds a parked reader's sleep: a safety net, every wake-up
+	// rings its bell.
+	shmNap = time.Second
 )
 
-// Wake-up bytes on the link's unix socket.
-var (
-	shmData   = []byte{'D'}
-	shmSpace  = []byte{'S'}
-	shmClosed = []byte{'X'}
-)
+// shmClosed is the orderly close on the link's unix socket.
+var shmClosed = []byte{'X'}
+
+// futexWait parks the thread while *addr is val, up to d; futexWake wakes
+// one thread parked on addr. Shared futexes: the word is in a mapping
+// two processes share.
+func futexWait(addr *uint32, val uint32, d time.Duration) {
+	ts := syscall.NsecToTimespec(d.Nanoseconds())
+	_, _, _ = syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), 0 /* FUTEX_WAIT */, uintptr(val), uintptr(unsafe.Pointer(&ts)), 0, 0)
+}
+
+func futexWake(addr *uint32) {
+	_, _, _ = syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), 1 /* FUTEX_WAKE */, 1, 0, 0, 0)
+}
+
+// ring wakes the reader whose bell is *bell if it parked.
+func ring(bell *uint32) {
+	if atomic.LoadUint32(bell) != 0 && atomic.CompareAndSwapUint32(bell, 1, 0) {
+		futexWake(bell)
+	}
+}
 
 // shmRing is one direction's ring in the shared mapping.
 type shmRing struct {
@@ -120,7 +145,7 @@ type shmLink struct {
 	region   []byte // the mapping, unmapped when the last user lets go
 	tx, rx   shmRing
 	maxFrame int
-	refs     atomic.Int32 // Close's and the reader's hold on region
+	refs     atomic.Int32 // the holds on region: Close, the reader, readSocket
 
 	wmu      sync.Mutex
 	closed   bool     // Close was called (under wmu)
@@ -128,10 +153,10 @@ type shmLink struct {
 	spare    [][]byte // their buffers, for reuse (under wmu)
 	blocked  bool     // WriteFrame reported not ready (under wmu)
 
-	h     LinkHandler
-	wake  chan struct{} // cap 1: a 'D' came
-	stop  chan struct{} // closed by Close: the reader ends
-	gone  chan struct{} // closed when the socket ends: the remote closed or died
+	h       LinkHandler
+	pending atomic.Bool   // frames wait in the overflow for room
+	stopped atomic.Bool   // Close was called: the reader ends
+	gone    chan struct{} // closed when the socket ends: the remote closed or died
 	lost  atomic.Bool   // gone is closed
 	why   error         // why the socket ended, set before gone closes
 	bound atomic.Bool
@@ -150,11 +175,11 @@ func newShmLink(name string, conn *net.UnixConn, region []byte, listener bool) *
 	r0, r1 := newShmRing(region[:half]), newShmRing(region[half:])
 	l := &shmLink{name: name, kind: "shm", conn: conn, region: region, tx: r0, rx: r1,
 		maxFrame: min(int(r0.mask+1)/4, 1<<20),
-		wake:     make(chan struct{}, 1), stop: make(chan struct{}), gone: make(chan struct{})}
+		gone:     make(chan struct{})}
 	if !listener {
 		l.tx, l.rx = r1, r0
 	}
-	l.refs.Store(2)
+	l.refs.Store(3) // Close's, the reader's and readSocket's
 	go l.readSocket()
 	return l
 }
@@ -168,20 +193,13 @@ func (l *shmLink) release() {
 // readSocket handles the remote's wake-ups and notices until the socket
 // ends.
 func (l *shmLink) readSocket() {
+	defer l.release()
 	var buf [64]byte
 	for {
 		n, err := l.conn.Read(buf[:])
 		closed := false
 		for _, b := range buf[:n] {
-			switch b {
-			case 'D':
-				select {
-				case l.wake <- struct{}{}:
-				default:
-				}
-			case 'S':
-				l.flush()
-			case 'X':
+			if b == 'X' {
 				closed = true
 			}
 		}
@@ -193,6 +211,7 @@ func (l *shmLink) readSocket() {
 			}
 			l.lost.Store(true)
 			close(l.gone)
+			l.wakeSelf()
 			return
 		}
 	}
@@ -216,22 +235,19 @@ func (l *shmLink) WriteFrame(hdr, payload []byte) (bool, error) {
 	if n > l.maxFrame {
 		return false, fmt.Errorf("%s: %d-byte frame exceeds %d", l.name, n, l.maxFrame)
 	}
-	if l.lost.Load() {
-		return false, l.why
-	}
 	l.wmu.Lock()
 	if l.closed {
 		l.wmu.Unlock()
 		return false, ErrClosed
 	}
+	if l.lost.Load() {
+		l.wmu.Unlock()
+		return false, l.why
+	}
 	if len(l.overflow) == 0 && l.tx.put(hdr, payload) {
-		// look at the reader's flag while the mapping is surely there
-		wake := l.readerParked()
+		ring(l.tx.sleeping) // under wmu: the mapping is surely there
 		l.wmu.Unlock()
 		l.sent.Add(int64(n))
-		if wake {
-			_, _ = l.conn.Write(shmData)
-		}
 		return true, nil
 	}
 	var b []byte
@@ -242,6 +258,7 @@ func (l *shmLink) WriteFrame(hdr, payload []byte) (bool, error) {
 	l.sent.Add(int64(n))
 	ready := l.flushLocked()
 	l.blocked = !ready
+	l.pending.Store(!ready)
 	l.wmu.Unlock()
 	return ready, nil
 }
@@ -264,8 +281,8 @@ func (l *shmLink) flushLocked() bool {
 			}
 			moved = true
 		}
-		if moved && l.readerParked() {
-			_, _ = l.conn.Write(shmData)
+		if moved {
+			ring(l.tx.sleeping)
 		}
 		if len(l.overflow) == 0 {
 			return true
@@ -291,10 +308,12 @@ func (l *shmLink) fits(f []byte) bool {
 	return tail+need-atomic.LoadUint64(r.head) <= r.mask+1
 }
 
-// flush is a 'S' from the reader: room was made.
+// flush moves the frames that waited for room into the ring, on the
+// reader's goroutine; HandleWritable follows once they all are.
 func (l *shmLink) flush() {
 	l.wmu.Lock()
 	if l.closed || len(l.overflow) == 0 {
+		l.pending.Store(false)
 		l.wmu.Unlock()
 		return
 	}
@@ -303,21 +322,28 @@ func (l *shmLink) flush() {
 	if writable {
 		l.blocked = false
 	}
+	l.pending.Store(!ready)
 	l.wmu.Unlock()
-	if writable && l.bound.Load() {
+	if writable {
 		l.h.HandleWritable()
 	}
 }
 
-// readerParked reports whether the remote reader parked, taking its
-// flag: the caller sends it 'D'. wmu is held.
-func (l *shmLink) readerParked() bool {
-	return atomic.LoadUint32(l.tx.sleeping) != 0 && atomic.CompareAndSwapUint32(l.tx.sleeping, 1, 0)
+// canFlush reports whether a frame waits for room and there is some.
+func (l *shmLink) canFlush() bool {
+	if !l.pending.Load() {
+		return false
+	}
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	return !l.closed && len(l.overflow) > 0 && l.fits(l.overflow[0])
 }
 
-// read hands the ring's frames to the handler: it spins while frames are
-// likely to come, then parks until a 'D', the remote's close or its death
-// (after which it hands over what the ring still holds, then the close).
+// read hands the ring's frames to the handler and moves frames that
+// waited for room into the other ring: it spins while there is work or
+// was a moment ago, then parks on its bell until the remote rings it, the
+// remote closes or dies (after which it hands over what the ring still
+// holds, then the close), or Close.
 func (l *shmLink) read() {
 	defer l.release()
 	var idle time.Time
@@ -327,14 +353,18 @@ func (l *shmLink) read() {
 			if l.broken {
 				return
 			}
-			spins = 0
-			idle = time.Time{}
+			spins, idle = 0, time.Time{}
 			continue
 		}
-		select {
-		case <-l.stop:
+		if l.canFlush() {
+			l.flush()
+			spins, idle = 0, time.Time{}
+			continue
+		}
+		if l.stopped.Load() {
 			return
-		case <-l.gone:
+		}
+		if l.lost.Load() {
 			if !l.deliver() && !l.broken {
 				l.h.HandleClose(l.why)
 				return
@@ -343,12 +373,11 @@ func (l *shmLink) read() {
 				return
 			}
 			continue
-		default:
 		}
-		if spins++; spins&255 != 0 {
-			if spins&63 == 0 {
-				runtime.Gosched()
-			}
+		// spin: yield the processor each round, so this rank's own
+		// goroutines (woken by the frames just handed over) run
+		runtime.Gosched()
+		if spins++; spins&15 != 0 {
 			continue
 		}
 		now := time.Now()
@@ -358,21 +387,24 @@ func (l *shmLink) read() {
 		if now.Sub(idle) < shmSpin {
 			continue
 		}
-		// park: say so, then look once more (the writer looks at
-		// sleeping after it publishes)
+		// park: say so, then look once more (a writer looks at the bell
+		// after it publishes)
 		atomic.StoreUint32(l.rx.sleeping, 1)
-		if !l.rx.empty() {
+		if !l.rx.empty() || l.canFlush() || l.stopped.Load() || l.lost.Load() {
 			atomic.StoreUint32(l.rx.sleeping, 0)
 			continue
 		}
-		select {
-		case <-l.wake:
-		case <-l.gone:
-		case <-l.stop:
-			return
-		}
+		futexWait(l.rx.sleeping, 1, shmNap)
 		atomic.StoreUint32(l.rx.sleeping, 0)
 		spins, idle = 0, time.Time{}
+	}
+}
+
+// wakeSelf rings this end's own bell: the reader looks at stopped and
+// lost.
+func (l *shmLink) wakeSelf() {
+	if l.bound.Load() {
+		ring(l.rx.sleeping)
 	}
 }
 
@@ -405,7 +437,7 @@ func (l *shmLink) deliver() bool {
 		head += 8 + align8(int(n))
 		atomic.StoreUint64(r.head, head)
 		if atomic.LoadUint32(r.wantSpace) != 0 && atomic.CompareAndSwapUint32(r.wantSpace, 1, 0) {
-			_, _ = l.conn.Write(shmSpace)
+			ring(l.tx.sleeping) // the remote's reader moves its frames in
 		}
 		if head == tail {
 			tail = atomic.LoadUint64(r.tail)
@@ -424,13 +456,8 @@ func (l *shmLink) fail(err error) {
 }
 
 func (l *shmLink) stopOnce() {
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	select {
-	case <-l.stop:
-	default:
-		close(l.stop)
-	}
+	l.stopped.Store(true)
+	l.wakeSelf()
 }
 
 // Close implements Link: the remote sees the link closed after the frames
