@@ -157,9 +157,9 @@ type shmLink struct {
 	pending atomic.Bool   // frames wait in the overflow for room
 	stopped atomic.Bool   // Close was called: the reader ends
 	gone    chan struct{} // closed when the socket ends: the remote closed or died
-	lost  atomic.Bool   // gone is closed
-	why   error         // why the socket ended, set before gone closes
-	bound atomic.Bool
+	lost    atomic.Bool   // gone is closed
+	why     error         // why the socket ended, set before gone closes
+	bound   atomic.Bool
 	// broken: the remote broke the ring's rules, the reader stopped (the
 	// reader's own)
 	broken bool
