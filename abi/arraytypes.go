@@ -29,8 +29,7 @@ func level(g *meshmpi.Datatype, err error, blocks []block) (*typeEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &typeEntry{g: g}
-	return e, e.finish(blocks)
+	return &typeEntry{g: g, flat: &flat{blocks: blocksOf(blocks)}}, nil
 }
 
 func resizedLevel(o *typeEntry, lb, extent int) (*typeEntry, error) {

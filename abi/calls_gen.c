@@ -1855,10 +1855,7 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name) {
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name) WEAK(PMPI_Type_set_name);
 
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) {
-	(void)typeclass;
-	(void)size;
-	(void)datatype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_match_size");
+	return mpiabi_Type_match_size(typeclass, size, (uintptr_t)datatype);
 }
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype) WEAK(PMPI_Type_match_size);
 
@@ -1901,35 +1898,17 @@ int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MP
 int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size) WEAK(PMPI_Pack_size_c);
 
 int PMPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position) {
-	(void)datarep;
-	(void)inbuf;
-	(void)incount;
-	(void)datatype;
-	(void)outbuf;
-	(void)outsize;
-	(void)position;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Pack_external");
+	return mpiabi_Pack_external((uintptr_t)datarep, (uintptr_t)inbuf, incount, (uintptr_t)datatype, (uintptr_t)outbuf, outsize, (uintptr_t)position);
 }
 int MPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position) WEAK(PMPI_Pack_external);
 
 int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) {
-	(void)datarep;
-	(void)inbuf;
-	(void)insize;
-	(void)position;
-	(void)outbuf;
-	(void)outcount;
-	(void)datatype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Unpack_external");
+	return mpiabi_Unpack_external((uintptr_t)datarep, (uintptr_t)inbuf, insize, (uintptr_t)position, (uintptr_t)outbuf, outcount, (uintptr_t)datatype);
 }
 int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype) WEAK(PMPI_Unpack_external);
 
 int PMPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size) {
-	(void)datarep;
-	(void)incount;
-	(void)datatype;
-	(void)size;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Pack_external_size");
+	return mpiabi_Pack_external_size((uintptr_t)datarep, incount, (uintptr_t)datatype, (uintptr_t)size);
 }
 int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size) WEAK(PMPI_Pack_external_size);
 
@@ -4271,35 +4250,17 @@ int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Co
 int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count) WEAK(PMPI_Status_set_elements_c);
 
 int PMPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position) {
-	(void)datarep;
-	(void)inbuf;
-	(void)incount;
-	(void)datatype;
-	(void)outbuf;
-	(void)outsize;
-	(void)position;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Pack_external_c");
+	return mpiabi_Pack_external_c((uintptr_t)datarep, (uintptr_t)inbuf, incount, (uintptr_t)datatype, (uintptr_t)outbuf, outsize, (uintptr_t)position);
 }
 int MPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position) WEAK(PMPI_Pack_external_c);
 
 int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype) {
-	(void)datarep;
-	(void)inbuf;
-	(void)insize;
-	(void)position;
-	(void)outbuf;
-	(void)outcount;
-	(void)datatype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Unpack_external_c");
+	return mpiabi_Unpack_external_c((uintptr_t)datarep, (uintptr_t)inbuf, insize, (uintptr_t)position, (uintptr_t)outbuf, outcount, (uintptr_t)datatype);
 }
 int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype) WEAK(PMPI_Unpack_external_c);
 
 int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) {
-	(void)datarep;
-	(void)incount;
-	(void)datatype;
-	(void)size;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Pack_external_size_c");
+	return mpiabi_Pack_external_size_c((uintptr_t)datarep, incount, (uintptr_t)datatype, (uintptr_t)size);
 }
 int MPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) WEAK(PMPI_Pack_external_size_c);
 

@@ -411,8 +411,8 @@ func (c *collCall) reduction(dt uintptr, n int64, o uintptr) (tside, *meshmpi.Op
 		op, err := lookupOp(o, dt, d)
 		return t, op, err
 	}
-	if t.e.mixed {
-		return t, nil, errorf(errType, "%s mixes basic types: a reduction needs every basic element of one predefined type", t.e)
+	if t.e.mixed || t.e.basic.k == nil {
+		return t, nil, errorf(errType, "%s: a reduction needs every basic element of one predefined type that meshmpi reduces", t.e)
 	}
 	op, err := lookupOpDerived(o, dt, t.e)
 	return t, op, err

@@ -64,11 +64,21 @@ type typeEntry struct {
 	name                string
 	committed           bool
 	predef              bool
-	runs                []brun
-	lay                 op.Layout
-	basic               dtype // the predefined type of every basic element; k nil if they differ or there is none
-	mixed               bool
-	basics              int // basic elements in one element
+	*flat               // shared by the type's duplicates
+}
+
+// flat is a type's flat typemap, made on first need (flatten): a type
+// only asked for its size and extent, as huge ones often are, is never
+// flattened.
+type flat struct {
+	once   sync.Once
+	err    error
+	blocks func(yield func(block)) // the typemap in blocks, in order
+	runs   []brun
+	lay    op.Layout
+	basic  dtype // the predefined type of every basic element; k nil if they differ or there is none
+	mixed  bool
+	basics int // basic elements in one element
 }
 
 var types struct {
@@ -85,18 +95,20 @@ func typeOf(h uintptr) (*typeEntry, error) {
 	types.mu.Lock()
 	defer types.mu.Unlock()
 	if d, ok := dtypes[h]; ok {
-		if d.k == nil {
-			return nil, errorf(errType, "%s: meshmpi has no Go type of this size and kind", d.name)
-		}
 		if e := types.predef[h]; e != nil {
 			return e, nil
 		}
 		if types.predef == nil {
 			types.predef = map[uintptr]*typeEntry{}
 		}
-		e := &typeEntry{g: d.k.datatype(), combiner: combNamed, name: d.name, committed: true, predef: true,
-			runs: []brun{{0, 1, h}}, basic: d, basics: 1}
-		e.lay = op.NewLayout(op.AppendSegment(nil, 0, d.size), d.size)
+		g := opaque(d)
+		if d.k != nil {
+			g = d.k.datatype()
+		}
+		f := &flat{runs: []brun{{0, 1, h}}, basic: d, basics: 1,
+			lay: op.NewLayout(op.AppendSegment(nil, 0, d.size), d.size)}
+		f.once.Do(func() {})
+		e := &typeEntry{g: g, combiner: combNamed, name: d.name, committed: true, predef: true, flat: f}
 		types.predef[h] = e
 		return e, nil
 	}
@@ -143,28 +155,47 @@ type block struct {
 	n    int
 }
 
-// finish completes a new entry from its Go type and its blocks: the flat
-// typemap, the layout, and the basic element type.
-func (e *typeEntry) finish(blocks []block) error {
+// flatten makes the flat typemap of e once: the runs of basic
+// elements, the layout, and the basic element type.
+func (e *typeEntry) flatten() error {
+	f := e.flat
+	f.once.Do(func() { f.err = e.build() })
+	return f.err
+}
+
+func (e *typeEntry) build() error {
+	f := e.flat
 	total := 0
-	for _, b := range blocks {
-		if b.n > 0 {
+	var err error
+	f.blocks(func(b block) {
+		if err != nil || b.n <= 0 {
+			return
+		}
+		if err = b.old.flatten(); err != nil {
+			return
+		}
+		if b.old.dense() {
+			total++
+		} else {
 			total += b.n * len(b.old.runs)
 		}
 		if total > maxRuns {
-			return errorf(errArg, "the typemap of %s has over %d runs of basic elements, more than the C binding flattens", e.g, maxRuns)
+			err = errorf(errArg, "the typemap of %s has over %d runs of basic elements, more than the C binding flattens", e.g, maxRuns)
 		}
+	})
+	if err != nil {
+		return err
 	}
 	var runs []brun
-	for _, b := range blocks {
+	f.blocks(func(b block) {
 		if b.n <= 0 {
-			continue
+			return
 		}
 		o := b.old
-		e.basics += b.n * o.basics
-		if len(o.runs) == 1 && o.runs[0].off == 0 && o.runs[0].n*dtypes[o.runs[0].h].size == o.extent() {
-			runs = appendBrun(runs, b.disp, b.n*o.runs[0].n, o.runs[0].h) // dense: one run
-			continue
+		f.basics += b.n * o.basics
+		if o.dense() {
+			runs = appendBrun(runs, b.disp, b.n*o.runs[0].n, o.runs[0].h) // one run
+			return
 		}
 		for i := range b.n {
 			at := b.disp + i*o.extent()
@@ -172,24 +203,39 @@ func (e *typeEntry) finish(blocks []block) error {
 				runs = appendBrun(runs, at+r.off, r.n, r.h)
 			}
 		}
-	}
-	e.runs = runs
+	})
+	f.runs = runs
 	var segs []op.Segment
 	for i, r := range runs {
 		d := dtypes[r.h]
 		segs = op.AppendSegment(segs, r.off, r.n*d.size)
 		switch {
 		case i == 0:
-			e.basic = d
-		case d.k != e.basic.k:
-			e.mixed = true
+			f.basic = d
+		case d.k != f.basic.k:
+			f.mixed = true
 		}
 	}
-	if e.mixed {
-		e.basic = dtype{}
+	if f.mixed {
+		f.basic = dtype{}
 	}
-	e.lay = op.NewLayout(segs, e.extent())
-	return nil
+	f.lay = op.NewLayout(segs, e.extent())
+	return e.g.Commit()
+}
+
+// blocksOf yields the blocks of a slice.
+func blocksOf(bs []block) func(func(block)) {
+	return func(yield func(block)) {
+		for _, b := range bs {
+			yield(b)
+		}
+	}
+}
+
+// dense reports whether e is one run of basic elements from its origin
+// that fills its extent: consecutive elements of it are one run too.
+func (e *typeEntry) dense() bool {
+	return len(e.runs) == 1 && e.runs[0].off == 0 && e.runs[0].n*dtypes[e.runs[0].h].size == e.extent()
 }
 
 func appendBrun(runs []brun, off, n int, h uintptr) []brun {
@@ -202,17 +248,14 @@ func appendBrun(runs []brun, off, n int, h uintptr) []brun {
 
 // construct makes and registers a derived type: g is the Go API's type,
 // blocks its typemap in the binding's terms.
-func construct(g *meshmpi.Datatype, err error, comb int32, ints, aints, counts []int, olds []*typeEntry, blocks []block, out uintptr) error {
+func construct(g *meshmpi.Datatype, err error, comb int32, ints, aints, counts []int, olds []*typeEntry, blocks func(func(block)), out uintptr) error {
 	if err != nil {
 		return err
 	}
 	if out == 0 {
 		return errorf(errArg, "newtype is NULL")
 	}
-	e := &typeEntry{g: g, combiner: comb, ints: ints, aints: aints, counts: counts, olds: olds}
-	if err := e.finish(blocks); err != nil {
-		return err
-	}
+	e := &typeEntry{g: g, combiner: comb, ints: ints, aints: aints, counts: counts, olds: olds, flat: &flat{blocks: blocks}}
 	return addType(e, out)
 }
 
@@ -248,7 +291,7 @@ func contiguous(call string, n int64, oldh, out uintptr, large bool) C.int {
 		if large {
 			ints, counts = nil, ints
 		}
-		err = construct(g, gerr, combContiguous, ints, nil, counts, olds, []block{{0, olds[0], int(n)}}, out)
+		err = construct(g, gerr, combContiguous, ints, nil, counts, olds, blocksOf([]block{{0, olds[0], int(n)}}), out)
 	}
 	return raise(self, call, err)
 }
@@ -286,9 +329,10 @@ func vector(call string, n, bl, stride int64, oldh, out uintptr, bytes, large bo
 	if large {
 		ints, aints, counts = nil, nil, []int{int(n), int(bl), int(stride)}
 	}
-	blocks := make([]block, n)
-	for i := range blocks {
-		blocks[i] = block{i * step, o, int(bl)}
+	blocks := func(yield func(block)) {
+		for i := range int(n) {
+			yield(block{i * step, o, int(bl)})
+		}
 	}
 	return raise(self, call, construct(g, err, comb, ints, aints, counts, olds, blocks, out))
 }
@@ -413,7 +457,7 @@ func indexed(call string, n int64, bls uintptr, bl int64, displs, oldh, out uint
 	default:
 		comb = combIndexed
 	}
-	return raise(self, call, construct(g, err, comb, ints, aints, counts, olds, blocks, out))
+	return raise(self, call, construct(g, err, comb, ints, aints, counts, olds, blocksOf(blocks), out))
 }
 
 //export mpiabi_Type_indexed
@@ -485,7 +529,7 @@ func createStruct(call string, n int64, bls, displs, ths, out uintptr, large boo
 	if large {
 		ints, aints, counts = nil, nil, append(head, ds...)
 	}
-	return raise(self, call, construct(g, err, combStruct, ints, aints, counts, olds, blocks, out))
+	return raise(self, call, construct(g, err, combStruct, ints, aints, counts, olds, blocksOf(blocks), out))
 }
 
 //export mpiabi_Type_create_struct
@@ -508,7 +552,7 @@ func resized(call string, oldh uintptr, lb, extent int64, out uintptr, large boo
 	if large {
 		aints, counts = nil, aints
 	}
-	return raise(self, call, construct(g, err, combResized, nil, aints, counts, olds, []block{{0, olds[0], 1}}, out))
+	return raise(self, call, construct(g, err, combResized, nil, aints, counts, olds, blocksOf([]block{{0, olds[0], 1}}), out))
 }
 
 //export mpiabi_Type_create_resized
@@ -548,9 +592,8 @@ func mpiabi_Type_commit(p uintptr) C.int {
 	if e.predef {
 		return errSuccess
 	}
-	if err := e.g.Commit(); err != nil {
-		return raise(self, "MPI_Type_commit", err)
-	}
+	// The Go type is committed (compiled) when the type is first used,
+	// by flatten: a huge type only asked for its size never is.
 	types.mu.Lock()
 	e.committed = true
 	types.mu.Unlock()
@@ -593,7 +636,7 @@ func usable(h uintptr) (*typeEntry, error) {
 	if !ok {
 		return nil, errorf(errType, "datatype %#x is not committed (MPI_Type_commit)", h)
 	}
-	return e, nil
+	return e, e.flatten()
 }
 
 //export mpiabi_Type_size
@@ -885,4 +928,23 @@ func (e *typeEntry) sizeOr(h uintptr) int {
 		return e.size()
 	}
 	return dtypes[h].size
+}
+
+// opaque is the Go layout of a predefined type meshmpi cannot reduce
+// (long double and its kin, MPI_REAL2, the Fortran pairs): its bytes, in
+// words of its alignment, so derived types of it lay out and move as
+// bytes. Direct calls on it are still refused (lookupType).
+func opaque(d dtype) *meshmpi.Datatype {
+	w := meshmpi.Uint8
+	switch {
+	case d.size%8 == 0:
+		w = meshmpi.Uint64
+	case d.size%4 == 0:
+		w = meshmpi.Uint32
+	case d.size%2 == 0:
+		w = meshmpi.Uint16
+	}
+	g, _ := meshmpi.Contiguous(d.size/w.Size(), w)
+	_ = g.Commit()
+	return g
 }

@@ -446,6 +446,9 @@ func count(call string, st, dth uintptr, elements bool) (int64, C.int) {
 		return 0, raise(self, call, errorf(errArg, "status is NULL (MPI_STATUS_IGNORE has no count)"))
 	}
 	e, err := typeOf(dth)
+	if err == nil && elements {
+		err = e.flatten()
+	}
 	if err != nil {
 		return 0, raise(self, call, err)
 	}

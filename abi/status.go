@@ -21,6 +21,9 @@ func setElements(call string, st, dth uintptr, n int64) C.int {
 		return rc
 	}
 	e, err := typeOf(dth)
+	if err == nil {
+		err = e.flatten()
+	}
 	if err != nil {
 		return raise(self, call, err)
 	}

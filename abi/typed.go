@@ -66,7 +66,7 @@ func derivedArgs(comm, buf uintptr, n int64, e *typeEntry) (*commEntry, error) {
 	case buf == inPlace:
 		return nil, errorf(errBuffer, "MPI_IN_PLACE is not a point-to-point buffer")
 	}
-	return c, nil
+	return c, e.flatten()
 }
 
 func sendDerived(e *typeEntry, buf uintptr, n int64, dest, tag int32, comm uintptr, sync bool) error {
