@@ -32,10 +32,10 @@
 // # Handles
 //
 // Predefined handles are the standard's constants and map to the Go
-// objects without a lookup table at startup. Communicators and requests
-// that the program creates are small integers above the predefined range
-// that index Go-side tables (handles.go); no Go pointer is ever given to
-// C. C buffers are used in place (unsafe.Slice over C memory), so a
+// objects without a lookup table at startup. Communicators, requests and
+// datatypes that the program creates are small integers above the
+// predefined range that index Go-side tables (handles.go, datatypes.go);
+// no Go pointer is ever given to C. C buffers are used in place (unsafe.Slice over C memory), so a
 // nonblocking operation reads or writes the program's buffer directly,
 // and C memory does not move.
 //
@@ -60,11 +60,29 @@
 // split_type with MPI_COMM_TYPE_SHARED, create, compare, free, names),
 // groups, Cartesian topologies, info objects.
 //
-// The datatypes are the predefined ones that have a Go element type of
-// their C size on this target (types.go: not long double, the 16-byte
-// Fortran types, MPI_2REAL and MPI_2DOUBLE_PRECISION); derived datatypes
-// come later. Every other call of the header is a stub: a call is
-// implemented when a Go function exports mpiabi_Name (internal/gen looks).
+// Datatypes: the predefined ones that have a Go element type of their C
+// size on this target (types.go: not long double, the 16-byte Fortran
+// types, MPI_2REAL and MPI_2DOUBLE_PRECISION, which only lay out, as
+// bytes, inside derived types), and derived datatypes (datatypes.go):
+// every constructor (contiguous, vector, hvector, indexed, hindexed,
+// indexed_block, hindexed_block, struct, subarray, darray, resized, dup,
+// and their _c forms) over the Go API's, Type_get_envelope and
+// Type_get_contents, commit and free (an operation in flight keeps its
+// type), extents, sizes and names, MPI_Pack, Unpack and Pack_size, the
+// external32 forms (ext32.go), Get_count and Get_elements, Get_address,
+// Type_match_size. Every point-to-point call and every collective takes
+// derived types (typed.go): point-to-point through the Go API's typed
+// calls on the program's buffer in place; the calls without a typed form
+// (synchronous nonblocking and persistent sends, matched receives,
+// Sendrecv_replace, buffered sends) and the collectives through a packed
+// copy in the type's basic element, unpacked when the request completes
+// (Wait, Test …) and packed again at each Start. A reduction needs every
+// basic element of the type to be of one predefined type, and an
+// MPI_Op_create function a derived type without gaps. Alltoallw passes
+// its types to the Go API's.
+//
+// Every other call of the header is a stub: a call is implemented when a
+// Go function exports mpiabi_Name (internal/gen looks).
 //
 // # Errors
 //
