@@ -38,9 +38,14 @@ type memWorld struct {
 	frame int
 	procs []*proc
 
-	mu     sync.Mutex
-	pairs  map[int][2]peer.Link // by lo*n+hi: lo's end, hi's end
-	closed []bool               // the rank's endpoint closed: no new links to it
+	// the pairs made, by lo*n+hi: lo's end, hi's end; in shards, so
+	// ranks that all dial at once (an Alltoall's first round) do not
+	// queue on one lock
+	shards [64]struct {
+		mu    sync.Mutex
+		pairs map[int][2]peer.Link
+	}
+	closed []atomic.Bool // the rank's endpoint closed: no new links to it
 
 	// failed: some rank ended without finalizing; from then on every
 	// rank that closes is announced, as its links would have told
@@ -52,7 +57,10 @@ type memWorld struct {
 // init makes w the world of procs, whose endpoints dial through w and
 // have no self link yet.
 func (w *memWorld) init(procs []*proc, frame int) error {
-	w.frame, w.procs, w.pairs, w.closed = frame, procs, map[int][2]peer.Link{}, make([]bool, len(procs))
+	w.frame, w.procs, w.closed = frame, procs, make([]atomic.Bool, len(procs))
+	for i := range w.shards {
+		w.shards[i].pairs = map[int][2]peer.Link{}
+	}
 	for i, p := range procs {
 		// the self link stands for the endpoint: Close closes it
 		if err := p.ep.Attach(i, &selfLink{Link: peer.NewLoopbackLink(frame), w: w, rank: i}); err != nil {
@@ -67,6 +75,14 @@ func (w *memWorld) init(procs []*proc, frame int) error {
 	return nil
 }
 
+// pair returns the key of the pair of a and b and which end of it is a's.
+func (w *memWorld) pair(a, b int) (key, end int) {
+	if a < b {
+		return a*len(w.procs) + b, 0
+	}
+	return b*len(w.procs) + a, 1
+}
+
 // memDialer is one rank's way into a memWorld.
 type memDialer struct {
 	w    *memWorld
@@ -78,63 +94,68 @@ type memDialer struct {
 // included (the endpoint takes the same link twice without fuss).
 func (d *memDialer) Dial(_ context.Context, to int) (peer.Link, error) {
 	w := d.w
-	lo, hi := min(d.from, to), max(d.from, to)
-	key := lo*len(w.procs) + hi
-	end := 0
-	if d.from == hi {
-		end = 1
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if ends, ok := w.pairs[key]; ok {
+	key, end := w.pair(d.from, to)
+	sh := &w.shards[key%len(w.shards)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if ends, ok := sh.pairs[key]; ok {
 		return ends[end], nil
 	}
-	if w.closed[to] {
+	if w.closed[to].Load() {
 		return nil, fmt.Errorf("link rank %d to rank %d: rank %d has ended: %w", d.from, to, to, ErrProcFailed)
 	}
 	a, b := peer.NewMemoryLinks(w.frame)
 	ends := [2]peer.Link{a, b}
-	// the far end is attached before the near one is returned, under the
-	// lock, so a rank that closes meanwhile cannot miss it
+	// the far end is attached before the near one is returned
 	if err := w.procs[to].ep.Attach(d.from, ends[1-end]); err != nil {
 		return nil, fmt.Errorf("link rank %d to rank %d: %w", d.from, to, err)
 	}
-	w.pairs[key] = ends
+	sh.pairs[key] = ends
 	return ends[end], nil
 }
 
 // links counts the pairs made so far.
 func (w *memWorld) links() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.pairs)
+	n := 0
+	for i := range w.shards {
+		sh := &w.shards[i]
+		sh.mu.Lock()
+		n += len(sh.pairs)
+		sh.mu.Unlock()
+	}
+	return n
 }
 
-// ended takes note that rank's endpoint closed, and announces it to the
-// ranks that hold no link to it unless the world is aborting or the rank
-// finalized in a world where nobody failed.
+// ended takes note that rank's endpoint closed and, unless the world is
+// aborting or the rank finalized in a world where nobody failed, tells
+// every other rank: those without a link to it are declared it failed,
+// and its end of every link it has is closed (again: a link made while
+// its endpoint was closing would otherwise stay open), so the far ends
+// learn it behind the frames they still carry.
 func (w *memWorld) ended(rank int) {
-	w.mu.Lock()
-	w.closed[rank] = true
-	if w.aborted.Load() || w.procs[rank].finalized.Load() && !w.failed.Load() {
-		w.mu.Unlock()
+	w.closed[rank].Store(true)
+	p := w.procs[rank]
+	if w.aborted.Load() || p.finalized.Load() && !w.failed.Load() {
 		return
 	}
-	if !w.procs[rank].finalized.Load() {
+	if !p.finalized.Load() {
 		w.failed.Store(true)
 	}
-	n := len(w.procs)
-	var unlinked []int
-	for k := range n {
-		lo, hi := min(rank, k), max(rank, k)
-		if _, ok := w.pairs[lo*n+hi]; k != rank && !ok {
-			unlinked = append(unlinked, k)
-		}
-	}
-	w.mu.Unlock()
 	err := peer.Failure(fmt.Sprintf("rank %d ended", rank), nil)
-	for _, k := range unlinked {
-		w.procs[k].ep.FailPeer(rank, err)
+	for k := range w.procs {
+		if k == rank {
+			continue
+		}
+		key, end := w.pair(rank, k)
+		sh := &w.shards[key%len(w.shards)]
+		sh.mu.Lock()
+		ends, ok := sh.pairs[key]
+		sh.mu.Unlock()
+		if ok {
+			ends[end].Close()
+		} else {
+			w.procs[k].ep.FailPeer(rank, err)
+		}
 	}
 }
 

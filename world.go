@@ -126,18 +126,19 @@ func identityRanks(n int) []int {
 	return r
 }
 
-// finalizeLinger bounds how long the root of the finalize barrier waits for
-// the other ranks to close their links.
+// finalizeLinger bounds how long a rank of the finalize barrier waits for
+// the ranks it passed the decision to to close their links.
 const finalizeLinger = 10 * time.Second
 
 // finalize ends a rank cleanly: a barrier over the world, so no rank closes
 // its links while another still talks to it, then the links close. The
-// barrier is an agreement (agree.Group.StartBarrier: contributions to the
-// lowest live rank, its decision back), so ranks that failed before or
-// during it do not hang it, and it works on a revoked world; every other
-// rank has all it will receive once its barrier ends, and the coordinator,
-// whose last messages may still be in flight, waits for the others to
-// close first.
+// barrier is an agreement (agree.Group.StartBarrier: contributions up a
+// tree over the live ranks to the lowest, its decision back down), so
+// ranks that failed before or during it do not hang it, it works on a
+// revoked world, and no rank talks to more than its parent and children
+// (a linear gather had every rank dial rank 0 at once). A rank has all it
+// will receive once its barrier ends; the decision it passed on to its
+// children may still be in flight, so it waits for them to close first.
 func (p *proc) finalize() error {
 	p.finalizing.Store(true)
 	lost := p.world.failedMembers() // the ranks that failed before the barrier ended
@@ -147,7 +148,6 @@ func (p *proc) finalize() error {
 	seq := p.world.seq.Load()
 	vec := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, seq), ^seq)
 	res, _, err := p.world.agreeOn(vec, "Finalize", true)
-	last := !slices.ContainsFunc(p.world.ranks[:p.world.rank], func(w int) bool { return !p.isFailed(w) })
 	for _, m := range res.Missing {
 		if !slices.Contains(lost, m) {
 			lost = append(lost, m)
@@ -163,9 +163,13 @@ func (p *proc) finalize() error {
 	if p.leave != nil {
 		p.leave() // the links this rank closes next are no failure
 	}
-	if err == nil && last {
+	if err == nil && len(res.Sent) > 0 {
+		children := make([]int, len(res.Sent))
+		for i, m := range res.Sent {
+			children[i] = p.world.ranks[m]
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), finalizeLinger)
-		_ = p.ep.Linger(ctx, p.world.ranks) // a rank that never closes is no reason to fail
+		_ = p.ep.Linger(ctx, children) // a rank that never closes is no reason to fail
 		cancel()
 	}
 	p.ep.Close(nil)

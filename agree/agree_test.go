@@ -38,10 +38,13 @@ type fabric struct {
 	crash   bool       // a doomed member stops before anyone is told
 	// barrier: members start barriers (StartBarrier) and leave once
 	// decided, as Finalize's ranks do: they stop, what they sent is
-	// delivered, and the others are told as of a failure
+	// delivered, and then (Finalize lingers until the members it sent
+	// to have left) the others are told as of a failure
 	barrier bool
 	leaving []int
-	killed  []bool // doomed by the random killer, not by leaving
+	gone    []int    // left, queues still being delivered
+	killed  []bool   // doomed by the random killer, not by leaving
+	log     [][2]int // every message sent: from, to
 }
 
 type fabricLink struct {
@@ -55,6 +58,7 @@ func (l fabricLink) Send(to int, msg []byte) {
 		return
 	}
 	f.queues[l.from*f.n+to] = append(f.queues[l.from*f.n+to], msg)
+	f.log = append(f.log, [2]int{l.from, to})
 }
 
 func newFabric(t *testing.T, seed uint64, n, rounds, ahead, kills int, crash bool) *fabric {
@@ -193,13 +197,22 @@ func (f *fabric) run() {
 		}
 		for _, m := range f.leaving {
 			f.doomed[m], f.stopped[m] = true, true // its queues are delivered
+		}
+		f.gone = append(f.gone, f.leaving...)
+		f.leaving = f.leaving[:0]
+		f.gone = slices.DeleteFunc(f.gone, func(m int) bool {
+			for to := range f.n {
+				if len(f.queues[m*f.n+to]) > 0 {
+					return false
+				}
+			}
 			for s := range f.n {
 				if s != m {
 					f.notice[s][m] = true
 				}
 			}
-		}
-		f.leaving = f.leaving[:0]
+			return true
+		})
 	}
 }
 
@@ -335,7 +348,8 @@ func TestAgreementMismatch(t *testing.T) {
 
 func TestAgreementMalformedMessages(t *testing.T) {
 	g := New(3, 0, 9, fabricLink{})
-	good := g.encode(kindDecision, 0, []byte{1}, []int{2}, false)
+	good := g.encodeDec(0, 1, &decision{vec: []byte{1}, missing: []int{2}})
+	gather := g.encodeUp(0, &up{era: 1, vec: []byte{1}, cover: []uint64{2}, cand: &decision{origin: 1, holder: 2, vec: []byte{3}}})
 	for _, tc := range []struct {
 		name string
 		from int
@@ -343,21 +357,31 @@ func TestAgreementMalformedMessages(t *testing.T) {
 	}{
 		{"short", 1, []byte{1, 2}},
 		{"bad kind", 1, append([]byte{9}, good[1:]...)},
-		{"bad status", 1, append([]byte{2, 7}, good[2:]...)},
+		{"bad flags", 1, append([]byte{2, 7}, good[2:]...)},
 		{"truncated", 1, good[:len(good)-1]},
 		{"long", 1, append(slices.Clone(good), 0)},
 		{"missing past the group", 1, append(slices.Clone(good[:len(good)-1]), 0x80)},
+		{"coordinator past the group", 1, g.encodeDec(0, 3, &decision{vec: []byte{1}})},
+		{"truncated gather", 1, gather[:len(gather)-1]},
+		{"long gather", 1, append(slices.Clone(gather), 0)},
+		{"gather for a coordinator past the group", 1, g.encodeUp(0, &up{era: 5, cover: []uint64{2}})},
+		{"cover past the group", 1, func() []byte {
+			b := g.encodeUp(0, &up{era: 0, cover: []uint64{2}})
+			b[len(b)-1] |= 8
+			return b
+		}()},
 		{"from itself", 0, good},
 		{"from outside", 3, good},
-		{"far ahead", 1, g.encode(kindContrib, 1<<20, []byte{1}, nil, false)},
+		{"far ahead", 1, g.encodeUp(1<<20, &up{era: 0, vec: []byte{1}, cover: []uint64{2}})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.ErrorIs(t, g.Receive(tc.from, tc.msg), ErrMessage)
 		})
 	}
+	require.NoError(t, g.Receive(1, gather))
 	// another group's message is dropped quietly
 	other := New(3, 1, 10, fabricLink{})
-	require.NoError(t, g.Receive(1, other.encode(kindContrib, 0, []byte{1}, nil, false)))
+	require.NoError(t, g.Receive(1, other.encodeUp(0, &up{era: 0, vec: []byte{1}, cover: []uint64{2}})))
 }
 
 func TestAgreementStop(t *testing.T) {
@@ -384,3 +408,68 @@ func TestAgreementPendingBound(t *testing.T) {
 type discard struct{}
 
 func (discard) Send(int, []byte) {}
+
+// Larger groups, whose trees are deeper, under the same faults: up to a
+// quarter of the members fail, coordinators and inner members
+// mid-broadcast included.
+func TestLargeGroupsUnderFaults(t *testing.T) {
+	runs := 300
+	if testing.Short() {
+		runs = 40
+	}
+	for seed := range uint64(runs) {
+		n := []int{9, 16, 23, 40}[seed%4]
+		kills := int(seed/4) % (n/4 + 1)
+		barrier := seed%5 == 4
+		t.Run(fmt.Sprintf("seed%d_n%d_kills%d_barrier%v", seed, n, kills, barrier), func(t *testing.T) {
+			f := newFabric(t, seed, n, 2, 1+int(seed%2), kills, seed%3 != 0)
+			if barrier {
+				f.barrier, f.rounds = true, 1
+			}
+			f.run()
+			if !barrier {
+				f.check()
+				return
+			}
+			for m := range n {
+				if !f.killed[m] {
+					require.NotNil(t, f.results[m][0].Vec, "member %d never left the barrier", m)
+				}
+			}
+		})
+	}
+}
+
+// Without failures an agreement is a tree's gather and broadcast: each
+// member talks to its parent and children only (n-1 pairs), with one
+// message each way on each, and a member's Sent names its children.
+func TestAgreementTree(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 7, 8, 64, 100} {
+		for _, barrier := range []bool{false, true} {
+			t.Run(fmt.Sprintf("n%d_barrier%v", n, barrier), func(t *testing.T) {
+				f := newFabric(t, uint64(n), n, 1, 1, 0, false)
+				f.barrier = barrier
+				f.run()
+				if !barrier {
+					f.check()
+				}
+				pairs := map[[2]int]int{}
+				sends := 0
+				for _, l := range f.log {
+					pairs[[2]int{min(l[0], l[1]), max(l[0], l[1])}]++
+					sends++
+				}
+				require.Len(t, pairs, n-1, "pairs that talked")
+				require.Equal(t, 2*(n-1), sends, "messages")
+				for p, k := range pairs {
+					require.Equal(t, 2, k, "messages between %d and %d", p[0], p[1])
+				}
+				children := 0
+				for m := range n {
+					children += len(f.results[m][0].Sent)
+				}
+				require.Equal(t, n-1, children)
+			})
+		}
+	}
+}
