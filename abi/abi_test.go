@@ -256,6 +256,7 @@ func TestReferenceHeader(t *testing.T) {
 	for _, p := range []struct{ name, src, want string }{
 		{"ref-calls", "testdata/calls.c", "calls ok"},
 		{"ref-errors", "testdata/errors.c", "errors ok"},
+		{"ref-types", "testdata/types.c", "types ok"},
 		{"ref-heat", "../examples/c/heat.c", "ok"},
 	} {
 		bin := compile(t, ts, p.name, p.src, ref)

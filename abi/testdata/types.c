@@ -4,6 +4,7 @@
  * Prints "types ok" at rank 0. Needs 2 ranks or more for the
  * communication checks; alone it checks the layouts only. */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <mpi.h>
 #include "check.h"
@@ -560,6 +561,123 @@ static void collectives(void)
     OK(MPI_Type_free(&vcol));
 }
 
+/* more collectives and calls on derived types: v-forms, in place,
+ * reduce_scatter_block, buffered and matched receives, external32 */
+static void more(void)
+{
+    MPI_Datatype pair, column;
+    MPI_Request rq;
+    int sbuf[64], rbuf[64];
+    OK(MPI_Type_contiguous(2, MPI_INT, &pair));
+    OK(MPI_Type_commit(&pair));
+    /* alltoallv of pairs: rank r sends r+1 ints... as (j+1) pairs to rank j */
+    int sc[16], sd[16], rc[16], rd[16], at = 0;
+    for (int j = 0; j < size; j++) {
+        sc[j] = j + 1, sd[j] = at;
+        for (int k = 0; k < 2 * (j + 1); k++)
+            sbuf[2 * at + k] = rank * 100 + j * 10 + k;
+        at += j + 1;
+    }
+    at = 0;
+    for (int j = 0; j < size; j++) /* receive 2*(rank+1) ints from each */
+        rc[j] = 2 * (rank + 1), rd[j] = at, at += 2 * (rank + 1);
+    memset(rbuf, 0, sizeof rbuf);
+    OK(MPI_Ialltoallv(sbuf, sc, sd, pair, rbuf, rc, rd, MPI_INT, MPI_COMM_WORLD, &rq));
+    OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    for (int j = 0; j < size; j++)
+        for (int k = 0; k < 2 * (rank + 1); k++)
+            CHECK(rbuf[rd[j] + k] == j * 100 + rank * 10 + k, "alltoallv from %d [%d]: %d", j, k, rbuf[rd[j] + k]);
+    /* scatterv of pairs, receive in place at the root */
+    for (int j = 0; j < size; j++)
+        sc[j] = 1, sd[j] = size - 1 - j;
+    for (int k = 0; k < 2 * size; k++)
+        sbuf[k] = k;
+    int two[2] = {-1, -1};
+    OK(MPI_Scatterv(sbuf, sc, sd, pair, rank == 0 ? MPI_IN_PLACE : two, 2, MPI_INT, 0, MPI_COMM_WORLD));
+    if (rank != 0)
+        CHECK(two[0] == 2 * (size - 1 - rank) && two[1] == two[0] + 1, "scatterv pair: %d %d", two[0], two[1]);
+    /* gather in place at the root with a derived receive type */
+    for (int k = 0; k < 2 * size; k++)
+        rbuf[k] = rank == 0 ? (k < 2 ? 7 : -1) : -1;
+    two[0] = rank, two[1] = rank * rank;
+    OK(MPI_Gather(rank == 0 ? MPI_IN_PLACE : two, 2, MPI_INT, rbuf, 1, pair, 0, MPI_COMM_WORLD));
+    if (rank == 0) {
+        CHECK(rbuf[0] == 7 && rbuf[1] == 7, "in-place gather keeps the root's pair");
+        for (int j = 1; j < size; j++)
+            CHECK(rbuf[2 * j] == j && rbuf[2 * j + 1] == j * j, "in-place gather from %d", j);
+    }
+    /* reduce_scatter_block on pairs, persistent */
+    for (int k = 0; k < 2 * size; k++)
+        sbuf[k] = k + rank;
+    OK(MPI_Reduce_scatter_block_init(sbuf, two, 1, pair, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &rq));
+    OK(MPI_Start(&rq));
+    OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    OK(MPI_Request_free(&rq));
+    int s0 = size * (size - 1) / 2;
+    CHECK(two[0] == size * 2 * rank + s0 && two[1] == size * (2 * rank + 1) + s0, "reduce_scatter_block pair: %d %d", two[0], two[1]);
+    /* an exclusive scan and a local reduction on pairs */
+    two[0] = 1, two[1] = rank;
+    int ex[2] = {-5, -5};
+    OK(MPI_Exscan(two, ex, 1, pair, MPI_SUM, MPI_COMM_WORLD));
+    if (rank > 0)
+        CHECK(ex[0] == rank && ex[1] == rank * (rank - 1) / 2, "exscan pair: %d %d", ex[0], ex[1]);
+    int acc[2] = {10, 20};
+    OK(MPI_Reduce_local(two, acc, 1, pair, MPI_SUM));
+    CHECK(acc[0] == 11 && acc[1] == 20 + rank, "reduce_local pair");
+
+    /* buffered sends and matched receives of a strided column */
+    OK(MPI_Type_vector(3, 1, 4, MPI_INT, &column));
+    OK(MPI_Type_commit(&column));
+    if (size >= 2 && rank < 2) {
+        int peer = 1 - rank, bsz;
+        char *bb;
+        OK(MPI_Pack_size(1, column, MPI_COMM_WORLD, &bsz));
+        bsz += MPI_BSEND_OVERHEAD;
+        bb = malloc(bsz);
+        OK(MPI_Buffer_attach(bb, bsz));
+        for (int k = 0; k < 12; k++)
+            sbuf[k] = 100 * rank + k;
+        OK(MPI_Bsend(sbuf + 1, 1, column, peer, 20, MPI_COMM_WORLD));
+        MPI_Message msg;
+        MPI_Status st;
+        memset(rbuf, 0, 12 * sizeof(int));
+        OK(MPI_Mprobe(peer, 20, MPI_COMM_WORLD, &msg, &st));
+        OK(MPI_Mrecv(rbuf + 2, 1, column, &msg, &st));
+        CHECK(rbuf[2] == 100 * peer + 1 && rbuf[6] == 100 * peer + 5 && rbuf[10] == 100 * peer + 9 && rbuf[3] == 0,
+              "Bsend/Mrecv column");
+        void *ba;
+        OK(MPI_Buffer_detach(&ba, &bsz));
+        free(bb);
+    }
+
+    /* external32: big-endian, MPI_LONG in 4 bytes */
+    long lv[3] = {-2, 3, 1L << 20};
+    unsigned char ext[64];
+    MPI_Aint esz, epos = 0;
+    OK(MPI_Pack_external_size("external32", 3, MPI_LONG, &esz));
+    CHECK(esz == 12, "external32 size of 3 longs: %ld", (long)esz);
+    OK(MPI_Pack_external("external32", lv, 3, MPI_LONG, ext, sizeof ext, &epos));
+    CHECK(epos == 12 && ext[0] == 0xff && ext[3] == 0xfe && ext[7] == 3 && ext[9] == 0x10, "external32 bytes");
+    long lb[3] = {0};
+    epos = 0;
+    OK(MPI_Unpack_external("external32", ext, 12, &epos, lb, 3, MPI_LONG));
+    CHECK(lb[0] == -2 && lb[1] == 3 && lb[2] == 1L << 20, "external32 round trip");
+    int iv[12];
+    for (int k = 0; k < 12; k++)
+        iv[k] = k;
+    epos = 0;
+    OK(MPI_Pack_external("external32", iv, 1, column, ext, sizeof ext, &epos));
+    CHECK(epos == 12 && ext[3] == 0 && ext[7] == 4 && ext[11] == 8, "external32 of a column");
+    MPI_Datatype m;
+    OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, sizeof(double), &m));
+    int msz;
+    OK(MPI_Type_size(m, &msz));
+    CHECK(msz == sizeof(double), "Type_match_size");
+
+    OK(MPI_Type_free(&column));
+    OK(MPI_Type_free(&pair));
+}
+
 static void errors(void)
 {
     MPI_Datatype t;
@@ -608,8 +726,10 @@ int main(int argc, char **argv)
     errors();
     if (size >= 2)
         p2p();
-    if (size <= 16)
+    if (size <= 16) {
         collectives();
+        more();
+    }
     OK(MPI_Finalize());
     if (rank == 0)
         printf("types ok on %d ranks\n", size);
