@@ -23,7 +23,7 @@ const hostSetup = 30 * time.Second
 // offered. A failure names the pair and the cause.
 func (p *pair) connectHost(listen bool) (peer.Link, error) {
 	m := p.m
-	cfg := peer.HostConfig{Name: fmt.Sprintf("shm link between ranks %d and %d", m.rank, p.remote)}
+	cfg := peer.HostConfig{Name: fmt.Sprintf("shm link between ranks %d and %d", m.rank, p.remote), MaxFrame: m.frameCap(p.remote)}
 	tctx, tcancel := context.WithTimeoutCause(m.ctx, hostSetup,
 		fmt.Errorf("rank %d did not link within %v", p.remote, hostSetup))
 	defer tcancel()

@@ -113,7 +113,7 @@ func hostKind(k signaling.ClientKind) bool {
 func (p *pair) connectMemory(r *Mesh, initiate bool) (peer.Link, error) {
 	m := p.m
 	if m.rank < p.remote {
-		mine, theirs := peer.NewMemoryLinks(0)
+		mine, theirs := peer.NewMemoryLinks(m.frameCap(p.remote))
 		if !r.pair(m.rank, false).handOver(theirs) {
 			mine.Close()
 			theirs.Close()
@@ -170,4 +170,21 @@ const signalLink = "link"
 // between ranks of one host.
 func sameHostLink(kind string) bool {
 	return kind == "memory" || kind == "shm" || kind == "unix"
+}
+
+// wasiFrame is the largest frame a WASI host relays to its guest in one
+// piece (the guest/host stream's limit, wasm.MaxFrame; the WebRTC links'
+// too).
+const wasiFrame = 65535
+
+// frameCap is the cap on the frames of a same-host link to remote: a link
+// with a WASI rank's host at either end carries frames its guest can
+// take; 0 (none) between other ranks. Both ends compute the same.
+func (m *Mesh) frameCap(remote int) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.kinds[m.rank] == signaling.KindWASI || m.kinds[remote] == signaling.KindWASI {
+		return wasiFrame
+	}
+	return 0
 }

@@ -170,7 +170,7 @@ type shmLink struct {
 // newShmLink makes the end of a link over the mapping region (two rings:
 // ring 0 carries the listener's frames, ring 1 the dialer's) and the
 // handshake's socket. It owns both from now on.
-func newShmLink(name string, conn *net.UnixConn, region []byte, listener bool) *shmLink {
+func newShmLink(name string, conn *net.UnixConn, region []byte, listener bool, maxFrame int) *shmLink {
 	half := len(region) / 2
 	r0, r1 := newShmRing(region[:half]), newShmRing(region[half:])
 	l := &shmLink{name: name, kind: "shm", conn: conn, region: region, tx: r0, rx: r1,
@@ -178,6 +178,9 @@ func newShmLink(name string, conn *net.UnixConn, region []byte, listener bool) *
 		gone:     make(chan struct{})}
 	if !listener {
 		l.tx, l.rx = r1, r0
+	}
+	if maxFrame > HeaderLen && maxFrame < l.maxFrame {
+		l.maxFrame = maxFrame
 	}
 	l.refs.Store(3) // Close's, the reader's and readSocket's
 	go l.readSocket()

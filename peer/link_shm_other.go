@@ -13,9 +13,10 @@ const HostLinks = false
 
 // HostConfig tunes a same-host link (link_shm_setup_linux.go).
 type HostConfig struct {
-	Name string
-	Ring int
-	Unix bool
+	Name     string
+	Ring     int
+	Unix     bool
+	MaxFrame int
 }
 
 // HostListener is the lower rank's end of a same-host link's set-up; this

@@ -49,6 +49,11 @@ type HostConfig struct {
 	Ring int
 	// Unix asks for the unix-socket link even where shared memory works.
 	Unix bool
+	// MaxFrame caps the link's frames, header included, below what the
+	// ring allows (a quarter of it, at most 1 MiB): the most a WASI
+	// host relays to its guest in one frame. 0 means no cap. Both ends
+	// must set the same.
+	MaxFrame int
 }
 
 const (
@@ -177,10 +182,10 @@ func (h *HostListener) handshake(c *net.UnixConn) (Link, error) {
 	}
 	_ = c.SetDeadline(time.Time{})
 	if ack[0] == 'K' && region != nil {
-		return newShmLink(name, c, region, true), nil
+		return newShmLink(name, c, region, true, h.cfg.MaxFrame), nil
 	}
 	unmap(region)
-	return newUnixLink(strings.Replace(name, "shm", "unix", 1), c), nil
+	return newUnixLink(strings.Replace(name, "shm", "unix", 1), c, h.cfg.MaxFrame), nil
 }
 
 // DialHost makes the higher rank's end of a same-host link from the
@@ -256,9 +261,9 @@ func dialHandshake(ctx context.Context, cfg HostConfig, c *net.UnixConn, secret 
 	}
 	_ = c.SetDeadline(time.Time{})
 	if region != nil {
-		return newShmLink(cfg.Name, c, region, false), nil
+		return newShmLink(cfg.Name, c, region, false, cfg.MaxFrame), nil
 	}
-	return newUnixLink(strings.Replace(cfg.Name, "shm", "unix", 1), c), nil
+	return newUnixLink(strings.Replace(cfg.Name, "shm", "unix", 1), c, cfg.MaxFrame), nil
 }
 
 // checkPeerUID refuses a peer that runs as another user.

@@ -30,8 +30,9 @@ const (
 
 // unixLink is one end of a unix-socket link.
 type unixLink struct {
-	name string
-	conn net.Conn
+	name     string
+	conn     net.Conn
+	maxFrame int
 
 	mu      sync.Mutex
 	cond    *sync.Cond // the writer waits on it for queued bytes or close
@@ -48,8 +49,11 @@ type unixLink struct {
 
 // newUnixLink makes a link over conn, a connected stream socket to a
 // process of this host that speaks the same framing. It owns conn.
-func newUnixLink(name string, conn net.Conn) *unixLink {
-	l := &unixLink{name: name, conn: conn}
+func newUnixLink(name string, conn net.Conn, maxFrame int) *unixLink {
+	l := &unixLink{name: name, conn: conn, maxFrame: unixMaxFrame}
+	if maxFrame > HeaderLen && maxFrame < unixMaxFrame {
+		l.maxFrame = maxFrame
+	}
 	l.cond = sync.NewCond(&l.mu)
 	go l.write()
 	return l
@@ -62,13 +66,13 @@ func (l *unixLink) Bind(h LinkHandler) {
 }
 
 // MaxFrame implements Link.
-func (l *unixLink) MaxFrame() int { return unixMaxFrame }
+func (l *unixLink) MaxFrame() int { return l.maxFrame }
 
 // WriteFrame implements Link.
 func (l *unixLink) WriteFrame(hdr, payload []byte) (bool, error) {
 	n := len(hdr) + len(payload)
-	if n > unixMaxFrame {
-		return false, fmt.Errorf("%s: %d-byte frame exceeds %d", l.name, n, unixMaxFrame)
+	if n > l.maxFrame {
+		return false, fmt.Errorf("%s: %d-byte frame exceeds %d", l.name, n, l.maxFrame)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -130,7 +134,7 @@ func (l *unixLink) write() {
 // read hands the socket's frames to the handler until the close mark,
 // the socket's end (the remote process died) or a malformed frame.
 func (l *unixLink) read() {
-	buf := make([]byte, 4+unixMaxFrame)
+	buf := make([]byte, 4+l.maxFrame)
 	var err error
 	orderly := false
 	for {
@@ -142,7 +146,7 @@ func (l *unixLink) read() {
 			err, orderly = fmt.Errorf("%s: closed by its remote end", l.name), true
 			break
 		}
-		if n < HeaderLen || n > unixMaxFrame {
+		if n < HeaderLen || int(n) > l.maxFrame {
 			err = fmt.Errorf("%s: %w: frame of %d bytes", l.name, ErrFrame, n)
 			break
 		}

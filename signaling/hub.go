@@ -987,8 +987,11 @@ func (s *Server) path(c *conn, m *Path) *Error {
 		return nil
 	}
 	kind := "direct"
-	if m.Relayed() {
+	switch {
+	case m.Relayed():
 		kind = "relay"
+	case m.Local == m.Remote && (m.Local == "memory" || m.Local == "shm" || m.Local == "unix"):
+		kind = m.Local // a same-host link: no WebRTC
 	}
 	s.statsMu.Lock()
 	s.paths[kind]++

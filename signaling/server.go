@@ -274,7 +274,8 @@ type Stats struct {
 	Sent       uint64               // messages queued to clients, of every type
 	Rejected   map[ErrorCode]uint64 // fatal and non-fatal errors sent, by code
 	// Paths counts the links ranks reported (Path), by "direct" or
-	// "relay".
+	// "relay" over WebRTC, and "memory", "shm" or "unix" for same-host
+	// links (present once one was reported).
 	Paths map[string]uint64
 	// Names counts the services published (Publish) over all jobs, and
 	// NameAnswers the answers to Publish, Unpublish and Lookup sent
@@ -306,6 +307,11 @@ func (s *Server) Stats() Stats {
 		st.Rejected[k] = v
 	}
 	st.Paths = map[string]uint64{"direct": s.paths["direct"], "relay": s.paths["relay"]}
+	for _, k := range []string{"memory", "shm", "unix"} {
+		if v := s.paths[k]; v > 0 {
+			st.Paths[k] = v
+		}
+	}
 	s.statsMu.Unlock()
 	return st
 }

@@ -13,11 +13,17 @@
 //	go run ./cmd/meshrun -n 4 ./examples/pi
 //
 // builds examples/pi for GOOS=wasip1, compiles the module once, runs it as
-// 4 WASI ranks under wazero inside meshrun, each joined into one job over
-// WebRTC on loopback as its own mesh member, and prints "[0] pi ≈
-// 3.14159…". With --native the same package runs as 4 native processes;
-// with --wasi 2 the first 2 ranks run under WASI and the other 2 as
-// native processes, in one job.
+// 4 WASI ranks under wazero inside meshrun, each joined into one job as its
+// own mesh member, and prints "[0] pi ≈ 3.14159…". With --native the same
+// package runs as 4 native processes; with --wasi 2 the first 2 ranks run
+// under WASI and the other 2 as native processes, in one job.
+//
+// Ranks link the best way both ends support (package mesh): the WASI ranks
+// meshrun hosts through memory links inside meshrun, processes of this
+// host (native ranks, or a native rank and meshrun's WASI ranks) through
+// shared memory, anything else (a browser tab that joined) over WebRTC.
+// --link webrtc makes every pair of meshrun's own job use WebRTC, on
+// loopback, as ranks on different hosts would: for tests and benchmarks.
 //
 // Meshrun is the launcher half of a contract whose other half is in the
 // library. Meshrun starts each rank as a process with the job in its

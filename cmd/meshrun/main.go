@@ -74,6 +74,11 @@ flags:
                      Recv(…)") and carries on, and meshrun says whether
                      every rank is blocked in meshmpi: a deadlock
   --grace D          wait between a failure, SIGTERM and SIGKILL (default 2s)
+  --link KIND        how meshrun's own job links its ranks: auto (default:
+                     memory between the WASI ranks meshrun hosts, shared
+                     memory between processes of this host, WebRTC
+                     otherwise) or webrtc (every pair, for tests and
+                     benchmarks)
   --keep-going       a rank that fails does not end the job: the others
                      carry on (a fault-tolerant program handles the loss);
                      the exit status is the worst of the ranks that did
@@ -109,6 +114,7 @@ type config struct {
 	runtime     string        // --runtime: runtimeWazero, runtimeWasmtime, or "" for wazero
 	env         envFlag       // -x/--env: VAR=value for every rank
 	keepGoing   bool          // --keep-going: a failed rank does not end the job
+	link        string        // --link: the embedded job's link setting; "" for auto
 	max         int           // --max M: meshrun's own job may grow to M ranks; 0: it cannot
 	joinInfo    string        // --join-info FILE: where to write the join URLs; "": nowhere
 	outputDir   string        // --output-dir DIR: each rank's output also in DIR/rank.N.stdout and .stderr; "": none
@@ -202,6 +208,13 @@ func parseArgs(args []string) (config, error) {
 		for k, v := range colls {
 			cfg.settings[k] = v
 		}
+		switch cfg.link {
+		case "", "auto":
+		case "webrtc":
+			cfg.settings[meshmpi.SettingLink] = cfg.link
+		default:
+			return cfg, fmt.Errorf("--link %q: want auto or webrtc", cfg.link)
+		}
 		if cfg.keepGoing {
 			// the ranks keep going too: their Finalize is a barrier
 			// among the survivors, not an error
@@ -211,6 +224,8 @@ func parseArgs(args []string) (config, error) {
 		return cfg, errors.New("--signal, --job and --token go together")
 	case len(colls) > 0:
 		return cfg, errors.New("--coll sets meshrun's own job; an existing job's settings are in its token")
+	case cfg.link != "":
+		return cfg, errors.New("--link sets meshrun's own job; an existing job's settings are in its token")
 	default:
 		if err := checkSignalURL(cfg.signal); err != nil {
 			return cfg, err
@@ -314,6 +329,7 @@ func newFlagSet(cfg *config) *flag.FlagSet {
 	fs.IntVar(&cfg.wasi, "wasi", 0, "")
 	fs.StringVar(&cfg.runtime, "runtime", "", "")
 	fs.BoolVar(&cfg.keepGoing, "keep-going", false, "")
+	fs.StringVar(&cfg.link, "link", "", "")
 	fs.StringVar(&cfg.outputDir, "output-dir", "", "")
 	fs.BoolVar(&cfg.memCheck, "mem-check", true, "")
 	fs.DurationVar(&cfg.reportHang, "report-hang", 0, "")
