@@ -23,6 +23,10 @@ type commPlanKey struct {
 	remoteCount int // intercommunicators (the remote size is the communicator's)
 	shape       uint64
 	op          *op.Op
+	// layout is a hash of a v-collective's count and displacement
+	// arrays (vLayout), 0 for the others; the entry keeps the arrays to
+	// tell a collision from a hit
+	layout uint64
 }
 
 // shape packs a call's collective, element type, in-place flag and forced
@@ -80,7 +84,36 @@ const maxCommPlans = 256
 type planEntry struct {
 	key commPlanKey
 	p   planned
+	// v holds a v-collective's arrays, the engine's own copies, which
+	// its plan was built from
+	v *vArrays
 }
+
+// vArrays are the count and displacement arrays of a v-collective.
+type vArrays struct{ counts, displs, sendCounts, sendDispls []int }
+
+func (v *vArrays) of(a *coll.Args) bool {
+	return slices.Equal(v.counts, a.Counts) && slices.Equal(v.displs, a.Displs) &&
+		slices.Equal(v.sendCounts, a.SendCounts) && slices.Equal(v.sendDispls, a.SendDispls)
+}
+
+// vLayout hashes a v-collective's arrays (FNV-1a over their values and
+// lengths): nonzero, so it cannot be mistaken for no arrays.
+func vLayout(a *coll.Args) uint64 {
+	h := uint64(14695981039346656037)
+	for _, l := range [...][]int{a.Counts, a.Displs, a.SendCounts, a.SendDispls} {
+		h = (h ^ uint64(len(l))) * 1099511628211
+		for _, x := range l {
+			h = (h ^ uint64(x)) * 1099511628211
+		}
+	}
+	return h | 1
+}
+
+// maxVPlans bounds the v-collective plans a communicator's memo keeps, so
+// a program whose counts change at every call leaves room for its other
+// shapes.
+const maxVPlans = maxCommPlans / 2
 
 // planned is a plan with the signature of the call it serves, and, when
 // the communicator's memo holds it, an idle Run kept for this
@@ -110,25 +143,34 @@ func (p planned) putRun(r *coll.Run) {
 
 // plan returns the plan for a call: from the communicator's memo when the
 // same shape was called before (no selection, no lookup in the engine's
-// global cache), else selected and built. V-collectives depend on their
-// count arrays and are planned every time.
+// global cache), else selected and built. A v-collective's shape includes
+// its count and displacement arrays: the memo compares them, and keeps
+// copies of its own (the caller may change its arrays after the call).
 func (c *Comm) plan(a *coll.Args, force string) (planned, error) {
 	v := a.Counts != nil || a.SendCounts != nil
 	forced := forcedID(force)
 	key := commPlanKey{count: a.Count, root: a.Root, elem: a.ElemSize, segment: a.Segment, remoteCount: a.RemoteCount, shape: shape(a, forced), op: a.Op}
-	if !v && forced >= 0 {
-		if e := c.lastPlan.Load(); e != nil && e.key == key {
+	if v {
+		key.layout = vLayout(a)
+	}
+	if forced >= 0 {
+		if e := c.lastPlan.Load(); e != nil && e.key == key && (!v || e.v.of(a)) {
 			return e.p, nil
 		}
 		c.planMu.Lock()
 		e := c.plans[key]
 		c.planMu.Unlock()
-		if e != nil {
+		if e != nil && (!v || e.v.of(a)) {
 			c.lastPlan.Store(e)
 			return e.p, nil
 		}
 	}
 	ac := *a // the engine keeps what it is given; a stays on the caller's stack
+	var va *vArrays
+	if v {
+		va = &vArrays{slices.Clone(a.Counts), slices.Clone(a.Displs), slices.Clone(a.SendCounts), slices.Clone(a.SendDispls)}
+		ac.Counts, ac.Displs, ac.SendCounts, ac.SendDispls = va.counts, va.displs, va.sendCounts, va.sendDispls
+	}
 	alg, err := coll.Select(&ac, force)
 	if err != nil {
 		return planned{}, fmt.Errorf("%s on %s: %w", a.Coll, c, err)
@@ -138,21 +180,33 @@ func (c *Comm) plan(a *coll.Args, force string) (planned, error) {
 		return planned{}, fmt.Errorf("%s on %s: %w: %w", a.Coll, c, ErrArg, err)
 	}
 	p := planned{plan: plan, sig: coll.Signature(coll.InterAgreed(&ac), alg.Name)}
-	if !v {
-		if forced < 0 { // a name that selected an algorithm: worth a number
-			key.shape = shape(a, internForced(force))
-		}
-		c.planMu.Lock()
-		if c.plans == nil {
-			c.plans = make(map[commPlanKey]*planEntry)
-		}
-		if len(c.plans) < maxCommPlans {
-			p.runs = new(coll.RunCache)
-			e := &planEntry{key: key, p: p}
-			c.plans[key] = e
-			c.lastPlan.Store(e)
-		}
-		c.planMu.Unlock()
+	if forced < 0 { // a name that selected an algorithm: worth a number
+		key.shape = shape(a, internForced(force))
 	}
+	c.planMu.Lock()
+	if c.plans == nil {
+		c.plans = make(map[commPlanKey]*planEntry)
+	}
+	// a v-collective's entry replaces one whose arrays merely collided
+	_, collided := c.plans[key]
+	if collided && v || len(c.plans) < maxCommPlans && (!v || c.vPlansLocked() < maxVPlans) {
+		p.runs = new(coll.RunCache)
+		e := &planEntry{key: key, p: p, v: va}
+		c.plans[key] = e
+		c.lastPlan.Store(e)
+	}
+	c.planMu.Unlock()
 	return p, nil
+}
+
+// vPlansLocked counts the v-collective plans in the memo (on a miss only,
+// which builds a plan anyway). Called with planMu held.
+func (c *Comm) vPlansLocked() int {
+	n := 0
+	for _, e := range c.plans {
+		if e.v != nil {
+			n++
+		}
+	}
+	return n
 }
