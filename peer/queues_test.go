@@ -21,7 +21,7 @@ func TestQueuesMatchAsAScan(t *testing.T) {
 	pick := func(n int) int { return rng.IntN(n) }
 	var indexed, dropped [2]int // times each queue built and dropped its index
 	for step := range 200000 {
-		if u, p := uq.bySrc != nil, pq.exact != nil; step > 0 {
+		if u, p := uq.indexed, pq.exact != nil; step > 0 {
 			if u && uq.n == indexAt+1 {
 				indexed[0]++
 			}
@@ -137,5 +137,29 @@ func BenchmarkMatchUnexpected(b *testing.B) {
 				wait(r)
 			}
 		})
+	}
+}
+
+// An unexpected queue that indexes and drains over and over, as at a
+// rank whose peer keeps running ahead of it, keeps its index's maps and
+// buckets between floods: filing allocates nothing after the first.
+func TestUnexpectedIndexReused(t *testing.T) {
+	var q unexpQueue
+	msgs := make([]Message, 2*indexAt)
+	flood := func() {
+		for i := range msgs {
+			msgs[i] = Message{ctx: 1, src: 2, tag: int32(i)}
+			q.push(&msgs[i])
+		}
+		for i := range msgs {
+			q.remove(q.match(1, 2, int32(i), -1))
+		}
+	}
+	flood()
+	if a := testing.AllocsPerRun(20, flood); a != 0 {
+		t.Fatalf("%.1f allocations per flood of %d messages", a, len(msgs))
+	}
+	if q.indexed || q.n != 0 {
+		t.Fatalf("after the floods: indexed %v, %d queued", q.indexed, q.n)
 	}
 }

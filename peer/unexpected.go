@@ -72,14 +72,19 @@ func (l *msgList) remove(m *Message, k int) {
 // specific source with a specific tag takes its bucket's head, one with a
 // specific source and a tag mask (a collective's) scans only that
 // source's messages, and only AnySource receives scan the arrival list.
-// The index is dropped when the queue empties, so its maps go back to
-// the garbage collector after a flood.
+// The index is dropped when the queue empties. After a flood (a peak
+// past keepIndexAt) its maps go back to the garbage collector; after a
+// smaller one they are kept, emptied, for the next time: a rank that runs
+// ahead of its peer over and over (the head of a chain, a broadcast's
+// root) would otherwise have the peer make both maps again every time.
 type unexpQueue struct {
-	all   msgList
-	n     int
-	bySrc map[srcKey]*msgList // nil while the queue is short
-	byTag map[tagKey]*msgList
-	spare spares[msgList] // empty buckets for reuse
+	all     msgList
+	n       int
+	indexed bool                // the buckets below are in use
+	peak    int                 // the longest the queue was while indexed
+	bySrc   map[srcKey]*msgList // nil until the queue first grows long
+	byTag   map[tagKey]*msgList
+	spare   spares[msgList] // empty buckets for reuse
 }
 
 type srcKey struct {
@@ -95,6 +100,10 @@ type tagKey struct {
 // indexAt is the queue length past which the queue keeps its index.
 const indexAt = 64
 
+// keepIndexAt is the peak length up to which an emptied queue keeps its
+// index's maps and buckets.
+const keepIndexAt = 1024
+
 func (q *unexpQueue) head() *Message { return q.all.head }
 
 func next(m *Message) *Message { return m.links[byArrival].next }
@@ -103,14 +112,41 @@ func (q *unexpQueue) push(m *Message) {
 	q.all.push(m, byArrival)
 	q.n++
 	switch {
-	case q.bySrc != nil:
+	case q.indexed:
 		q.file(m)
+		q.peak = max(q.peak, q.n)
 	case q.n > indexAt:
-		q.bySrc, q.byTag = make(map[srcKey]*msgList), make(map[tagKey]*msgList)
+		if q.bySrc == nil {
+			q.bySrc, q.byTag = make(map[srcKey]*msgList), make(map[tagKey]*msgList)
+		}
+		q.indexed, q.peak = true, q.n
 		for o := q.all.head; o != nil; o = next(o) {
 			q.file(o)
 		}
 	}
+}
+
+// dropIndex stops indexing an empty queue, keeping the emptied maps and
+// buckets unless the queue was a flood (keepIndexAt).
+func (q *unexpQueue) dropIndex() {
+	q.indexed = false
+	if q.peak > keepIndexAt {
+		q.bySrc, q.byTag, q.spare, q.peak = nil, nil, nil, 0
+		return
+	}
+	// only the last message's buckets are left: the others went to spare
+	// as they emptied
+	for _, l := range q.bySrc {
+		*l = msgList{}
+		q.spare.put(l)
+	}
+	for _, l := range q.byTag {
+		*l = msgList{}
+		q.spare.put(l)
+	}
+	clear(q.bySrc)
+	clear(q.byTag)
+	q.peak = 0
 }
 
 // file adds m to its buckets.
@@ -138,11 +174,11 @@ func (q *unexpQueue) bucket(mp map[srcKey]*msgList, k srcKey) *msgList {
 func (q *unexpQueue) remove(m *Message) {
 	q.all.remove(m, byArrival)
 	q.n--
-	if q.bySrc == nil {
+	if !q.indexed {
 		return
 	}
 	if q.n == 0 {
-		q.bySrc, q.byTag, q.spare = nil, nil, nil
+		q.dropIndex()
 		m.links = [numOrders]msgLinks{}
 		return
 	}
@@ -165,7 +201,7 @@ func (q *unexpQueue) remove(m *Message) {
 // match returns the oldest unexpected message a receive (src, tag) in ctx
 // takes: arrival order is what makes matching non-overtaking.
 func (q *unexpQueue) match(ctx uint32, src int, tag, mask int32) *Message {
-	if q.bySrc != nil && src != AnySource {
+	if q.indexed && src != AnySource {
 		if tag != AnyTag && mask == -1 {
 			if l := q.byTag[tagKey{ctx, int32(src), tag}]; l != nil {
 				return l.head
