@@ -17,8 +17,10 @@ type collBench struct {
 
 // newCollBench allocates one rank's buffers for collective name with a
 // per-rank contribution of size bytes: the Bcast buffer, the Allreduce
-// vector (float64, Sum), the Allgather send block, or the Alltoall block
-// sent to each rank (osu_alltoall's size). Barrier ignores size.
+// vector (float64, Sum), the Allgather send block, the Alltoall block
+// sent to each rank (osu_alltoall's size), the Scan vector (float64, Sum)
+// or the ReduceScatterBlock input (float64, Sum; each rank gets size/n
+// bytes of it, osu_reduce_scatter's convention). Barrier ignores size.
 func newCollBench(w *Comm, name string, size int) (collBench, error) {
 	n := w.Size()
 	switch name {
@@ -58,6 +60,20 @@ func newCollBench(w *Comm, name string, size int) (collBench, error) {
 			func() error { return Alltoall(w, send, recv) },
 			func() (*Request, error) { return Ialltoall(w, send, recv) },
 			func() (*Request, error) { return AlltoallInit(w, send, recv) },
+		}, nil
+	case "Scan":
+		send, recv := make([]float64, size/8), make([]float64, size/8)
+		return collBench{
+			func() error { return Scan(w, send, recv, Sum) },
+			func() (*Request, error) { return Iscan(w, send, recv, Sum) },
+			func() (*Request, error) { return ScanInit(w, send, recv, Sum) },
+		}, nil
+	case "ReduceScatterBlock":
+		send, recv := make([]float64, size/8/n*n), make([]float64, size/8/n)
+		return collBench{
+			func() error { return ReduceScatterBlock(w, send, recv, Sum) },
+			func() (*Request, error) { return IreduceScatterBlock(w, send, recv, Sum) },
+			func() (*Request, error) { return ReduceScatterBlockInit(w, send, recv, Sum) },
 		}, nil
 	case "NeighborAlltoall":
 		return newNeighborBench(w, size)
@@ -130,7 +146,7 @@ func BenchmarkColl(b *testing.B) {
 		bytes int
 	}
 	sizes := []size{{"8B", 8}, {"1KiB", 1 << 10}, {"64KiB", 64 << 10}, {"1MiB", 1 << 20}}
-	for _, name := range []string{"Barrier", "Bcast", "Allreduce", "Allgather", "Alltoall"} {
+	for _, name := range []string{"Barrier", "Bcast", "Allreduce", "Allgather", "Alltoall", "Scan", "ReduceScatterBlock"} {
 		b.Run(name, func(b *testing.B) {
 			for _, n := range []int{2, 4, 8, 16} {
 				b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {

@@ -15,7 +15,7 @@ import (
 
 // The collectives and forms -mode coll knows, in their default order.
 var (
-	collNames = []string{"barrier", "bcast", "allreduce", "allgather", "alltoall"}
+	collNames = []string{"barrier", "bcast", "allreduce", "allgather", "alltoall", "scan", "reducescatterblock"}
 	formNames = []string{"blocking", "nonblocking", "persistent"}
 )
 
@@ -50,10 +50,13 @@ func parseCollConfig(colls, forms, ranks, sizes string, iters int) (collConfig, 
 	if cfg.sizes, err = parseInts("sizes", sizes, 1, 1<<30); err != nil {
 		return cfg, err
 	}
-	if slices.Contains(cfg.colls, "allreduce") {
+	for _, name := range []string{"allreduce", "scan", "reducescatterblock"} {
+		if !slices.Contains(cfg.colls, name) {
+			continue
+		}
 		for _, s := range cfg.sizes {
 			if s%8 != 0 {
-				return cfg, fmt.Errorf("-sizes: allreduce reduces float64s: %d is not a multiple of 8", s)
+				return cfg, fmt.Errorf("-sizes: %s reduces float64s: %d is not a multiple of 8", name, s)
 			}
 		}
 	}
@@ -209,8 +212,10 @@ type collOps struct {
 
 // newCollOps allocates one rank's buffers for a collective of size bytes
 // per rank: the bcast buffer (root 0), the allreduce vector (float64, Sum),
-// the allgather contribution, or the alltoall block sent to each rank
-// (osu_alltoall's size).
+// the allgather contribution, the alltoall block sent to each rank
+// (osu_alltoall's size), the scan vector (float64, Sum), or the
+// reducescatterblock input (float64, Sum), of which each rank gets
+// size/n bytes (osu_reduce_scatter's size; a remainder is left out).
 func newCollOps(w *meshmpi.Comm, name string, size int) (collOps, error) {
 	n := w.Size()
 	switch name {
@@ -250,6 +255,21 @@ func newCollOps(w *meshmpi.Comm, name string, size int) (collOps, error) {
 			func() error { return meshmpi.Alltoall(w, send, recv) },
 			func() (*meshmpi.Request, error) { return meshmpi.Ialltoall(w, send, recv) },
 			func() (*meshmpi.Request, error) { return meshmpi.AlltoallInit(w, send, recv) },
+		}, nil
+	case "scan":
+		send, recv := make([]float64, size/8), make([]float64, size/8)
+		return collOps{
+			func() error { return meshmpi.Scan(w, send, recv, meshmpi.Sum) },
+			func() (*meshmpi.Request, error) { return meshmpi.Iscan(w, send, recv, meshmpi.Sum) },
+			func() (*meshmpi.Request, error) { return meshmpi.ScanInit(w, send, recv, meshmpi.Sum) },
+		}, nil
+	case "reducescatterblock":
+		block := size / 8 / n
+		send, recv := make([]float64, block*n), make([]float64, block)
+		return collOps{
+			func() error { return meshmpi.ReduceScatterBlock(w, send, recv, meshmpi.Sum) },
+			func() (*meshmpi.Request, error) { return meshmpi.IreduceScatterBlock(w, send, recv, meshmpi.Sum) },
+			func() (*meshmpi.Request, error) { return meshmpi.ReduceScatterBlockInit(w, send, recv, meshmpi.Sum) },
 		}, nil
 	}
 	return collOps{}, errors.New("no collective " + strconv.Quote(name))

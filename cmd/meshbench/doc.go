@@ -67,11 +67,12 @@
 //     the receiver, having read them all, writes the 4-byte ack. Each side
 //     receives into a buffer as large as a meshmpi rank's.
 //   - coll (osu_barrier, osu_bcast, osu_allreduce, osu_allgather,
-//     osu_alltoall): one table per collective, world size and form. Every
+//     osu_alltoall, osu_scan, osu_reduce_scatter): one table per collective, world size and form. Every
 //     rank times each call on its own; between calls the ranks meet in an
 //     untimed Barrier (not for barrier itself); the figure is the mean over
 //     the ranks of each rank's mean latency, in microseconds, as OSU's
-//     "Avg Latency(us)". Bcast's root is rank 0; allreduce sums float64s.
+//     "Avg Latency(us)". Bcast's root is rank 0; allreduce, scan and
+//     reducescatterblock sum float64s.
 //   - ready (always over WebRTC): for each job size of -ready-ranks
 //     (default 4,16), -reps times (default 5): n goroutines call
 //     meshmpi.Join, one per rank, on a fresh job; Ready is the time from
@@ -122,8 +123,8 @@
 //
 // Collectives (-mode coll):
 //
-//   - -colls (default barrier,bcast,allreduce,allgather,alltoall; over
-//     webrtc allreduce);
+//   - -colls (default barrier,bcast,allreduce,allgather,alltoall,scan,
+//     reducescatterblock; over webrtc allreduce);
 //   - -forms (default blocking,nonblocking,persistent): the blocking call;
 //     the nonblocking I… call followed at once by Wait (osu_i<collective>'s
 //     pure communication time, no overlap); the persistent form, made once
@@ -131,10 +132,12 @@
 //   - -ranks (default 2,4,8,16; over webrtc 4): world sizes, each a fresh
 //     world;
 //   - -sizes (default 8,1024,65536,1048576; over webrtc 8): bytes each rank
-//     contributes: the bcast buffer, the allreduce vector (a multiple of 8:
-//     float64s), the allgather send buffer, or the alltoall block sent to
-//     each rank (osu_alltoall's size, so a rank sends ranks × size bytes in
-//     all). barrier has a single line, size 0.
+//     contributes: the bcast buffer, the allreduce and scan vectors (a
+//     multiple of 8: float64s), the allgather send buffer, the alltoall
+//     block sent to each rank (osu_alltoall's size, so a rank sends ranks ×
+//     size bytes in all), or the reducescatterblock input, of which each
+//     rank gets size/ranks bytes (osu_reduce_scatter's size). barrier has a
+//     single line, size 0.
 //
 // A collective size up to 8 KiB runs a tenth of -iters (1000 by default,
 // as osu_allreduce), larger sizes proportionally fewer; worlds of more
