@@ -43,6 +43,9 @@ const (
 	linkBrowserNative  = "browser-native"
 	linkBrowserBrowser = "browser-browser"
 	linkWASINative     = "wasi-native"
+	// linkSameHost: two native processes of this host, over the link the
+	// mesh picks for them and over WebRTC (samehost.go).
+	linkSameHost = "samehost"
 )
 
 // Defaults of the cross-target links: 1000 round trips (a browser's take
@@ -101,9 +104,13 @@ type config struct {
 	readyRanks []int // -mode ready
 	reps       int   // -mode ready
 	costRanks  []int // -mode conncost
+	mpich      string // -mpich: MPICH's run.sh, for -link samehost
 }
 
 func main() {
+	if sameHostChild() {
+		return
+	}
 	cfg, err := parseArgs(os.Args[1:], os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return
@@ -124,7 +131,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("meshbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	mode := fs.String("mode", "all", "benchmark: latency, bw, raw, coll, ready, conncost or all")
-	link := fs.String("link", linkMemory, "link between the ranks: memory, webrtc, browser-native, browser-browser or wasi-native")
+	link := fs.String("link", linkMemory, "link between the ranks: memory, webrtc, browser-native, browser-browser, wasi-native or samehost")
+	mpich := fs.String("mpich", "", "-link samehost: MPICH's reference run.sh, run in every round")
 	minSize := fs.Int("min", 1, "smallest message size in bytes (0 adds the empty message; latency, bw, raw)")
 	maxSize := fs.Int("max", 16<<20, "largest message size in bytes (latency, bw, raw)")
 	iters := fs.Int("iters", defaultIters, "iterations of sizes up to 8 KiB; larger sizes run proportionally fewer, collectives a tenth")
@@ -145,7 +153,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
-	cfg := config{mode: *mode, link: *link, iters: *iters, rounds: *rounds, reps: *reps}
+	cfg := config{mode: *mode, link: *link, iters: *iters, rounds: *rounds, reps: *reps, mpich: *mpich}
 	switch cfg.mode {
 	case "latency", "bw", "raw", "coll", "ready", "conncost", "all":
 	default:
@@ -153,12 +161,12 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	}
 	switch {
 	case cfg.link == linkMemory || cfg.link == linkWebRTC:
-	case isCross(cfg.link):
+	case isCross(cfg.link) || cfg.link == linkSameHost:
 		if cfg.mode != "latency" && cfg.mode != "bw" && cfg.mode != "all" {
 			return cfg, fmt.Errorf("-link %s measures latency and bw: -mode %s is for memory and webrtc links", cfg.link, cfg.mode)
 		}
 	default:
-		return cfg, fmt.Errorf("-link %q: want memory, webrtc, browser-native, browser-browser or wasi-native", cfg.link)
+		return cfg, fmt.Errorf("-link %q: want memory, webrtc, browser-native, browser-browser, wasi-native or samehost", cfg.link)
 	}
 	if *minSize < 0 || *maxSize < *minSize || *maxSize > 1<<30 {
 		return cfg, fmt.Errorf("sizes %d to %d: want 0 ≤ min ≤ max ≤ 1 GiB", *minSize, *maxSize)
@@ -181,6 +189,15 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		}
 		if !set["rounds"] {
 			cfg.rounds = webrtcRounds
+		}
+	}
+	if cfg.link == linkSameHost {
+		if !set["min"] && !set["max"] {
+			cfg.latSizes = []int{8}
+			cfg.bwSizes = []int{64 << 10, 1 << 20}
+		}
+		if !set["rounds"] {
+			cfg.rounds = 5
 		}
 	}
 	if isCross(cfg.link) {
@@ -226,6 +243,9 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 func run(out io.Writer, cfg config) (err error) {
 	if isCross(cfg.link) {
 		return runCross(out, cfg)
+	}
+	if cfg.link == linkSameHost {
+		return runSameHost(out, cfg, cfg.mpich)
 	}
 	var (
 		todo           []bench
