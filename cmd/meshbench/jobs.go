@@ -29,7 +29,9 @@ func startJobServer() (*jobServer, error) {
 // spec returns a new job of n ranks in loopback ICE mode.
 func (j *jobServer) spec(n int) (meshmpi.JobSpec, error) {
 	job := fmt.Sprintf("meshbench-%d", j.seq.Add(1))
-	tok, err := j.srv.Token(job, n, map[string]string{meshmpi.SettingNetwork: "loopback"}, time.Hour)
+	// link=webrtc: the job's ranks share this process, which would link
+	// them in memory
+	tok, err := j.srv.Token(job, n, map[string]string{meshmpi.SettingNetwork: "loopback", meshmpi.SettingLink: "webrtc"}, time.Hour)
 	if err != nil {
 		return meshmpi.JobSpec{}, fmt.Errorf("job token: %w", err)
 	}
