@@ -101,9 +101,9 @@ type config struct {
 	iters      int
 	rounds     int // runs of each latency, bw and raw size; the best is printed
 	coll       collConfig
-	readyRanks []int // -mode ready
-	reps       int   // -mode ready
-	costRanks  []int // -mode conncost
+	readyRanks []int  // -mode ready
+	reps       int    // -mode ready
+	costRanks  []int  // -mode conncost
 	mpich      string // -mpich: MPICH's run.sh, for -link samehost
 }
 
