@@ -385,10 +385,21 @@ func mpiabi_Request_free(p uintptr) C.int {
 	if err != nil {
 		return raise(self, "MPI_Request_free", err)
 	}
-	if err := e.r.Free(); err != nil {
-		return raise(e.comm, "MPI_Request_free", err)
+	if e.stg.active() {
+		// a staged operation still runs: it completes unobserved, and its
+		// received data still reach the program's buffer (MPI-4.1 §3.7.3)
+		go func() {
+			_, _ = e.r.Wait(nil)
+			e.stg.unpack()
+			_ = e.r.Free()
+			e.stg.release()
+		}()
+	} else {
+		if err := e.r.Free(); err != nil {
+			return raise(e.comm, "MPI_Request_free", err)
+		}
+		e.stg.release()
 	}
-	e.stg.releaseIdle()
 	state.mu.Lock()
 	state.reqs.remove(h)
 	state.mu.Unlock()

@@ -263,17 +263,13 @@ func (s *staging) release() {
 	s.sides = nil
 }
 
-// releaseIdle frees the packed buffers of a freed request unless its
-// operation may still run on them (an active request completes
-// unobserved; its staging is left to it).
-func (s *staging) releaseIdle() {
+// active reports whether the operation may still be running on the
+// packed buffers: started and not yet unpacked.
+func (s *staging) active() bool {
 	if s == nil {
-		return
+		return false
 	}
 	s.mu.Lock()
-	owed := s.owed
-	s.mu.Unlock()
-	if !owed {
-		s.release()
-	}
+	defer s.mu.Unlock()
+	return s.owed
 }

@@ -305,6 +305,13 @@ static void p2p(void)
     for (int i = 0; i < ROWS; i++)
         CHECK(got[i][4] == 100 * peer + i * COLS, "Irecv column row %d: %g", i, got[i][4]);
 
+    /* a staged send freed while active still goes out */
+    OK(MPI_Issend(&m[0][2], 1, column, peer, 30, MPI_COMM_WORLD, &rq[1]));
+    OK(MPI_Request_free(&rq[1]));
+    CHECK(rq[1] == MPI_REQUEST_NULL, "Request_free sets MPI_REQUEST_NULL");
+    OK(MPI_Recv(col, ROWS, MPI_DOUBLE, peer, 30, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    CHECK(col[3] == 100 * peer + 3 * COLS + 2, "a freed Issend's column: %g", col[3]);
+
     /* persistent: two rounds with new data each time */
     MPI_Request ps[2];
     OK(MPI_Recv_init(&got[0][0], 1, column, peer, 4, MPI_COMM_WORLD, &ps[0]));
