@@ -264,6 +264,9 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 	t := c.engineTransport()
 	switch form {
 	case blocking:
+		if len(plan.Steps) == 0 && c.p.rec == nil {
+			return nil, c.emptyCollective(plan.Name, seq)
+		}
 		run := pl.getRun(t, tag, nil)
 		q := collRequest{c: c, seq: seq, run: run, pl: pl, send: send, recv: recv, kind: a.Coll}
 		// the rank stays in the library from the start to the end of its
@@ -296,6 +299,22 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		c.enter(r.coll.run, seq, true)
 		return r, nil
 	}
+}
+
+// emptyCollective completes blocking collective seq, whose plan has no
+// step on this rank (nothing to send or receive here: a zero count), with
+// no run: it fails only if the communicator cannot run collectives, and it
+// counts as completed here, so that a mismatch another rank reports about
+// it later marks the communicator as for any other (collcontrol.go).
+func (c *Comm) emptyCollective(name string, seq uint32) error {
+	if err := c.collectiveErr(); err != nil {
+		return fmt.Errorf("%s on %s: %w", name, c, err)
+	}
+	c.activeMu.Lock()
+	c.late.done[c.late.n%recentSeqs] = seq
+	c.late.n++
+	c.activeMu.Unlock()
+	return nil
 }
 
 func elemArgs[T Element](k coll.Coll) coll.Args {

@@ -429,3 +429,36 @@ func TestLocReductions(t *testing.T) {
 		return expectErr(Allreduce(w, in, out, Sum), ErrOp, "sum over pairs")
 	})
 }
+
+// A blocking collective with nothing to move on a rank (a zero count)
+// completes there without a run, takes its sequence number as any other
+// (the next collective still lines up), and fails on a revoked
+// communicator.
+func TestEmptyCollective(t *testing.T) {
+	world(t, 3, func(w *Comm) error {
+		none := []float64{}
+		for range 3 {
+			if err := ReduceScatterBlock(w, none, none, Sum); err != nil {
+				return err
+			}
+			if err := Bcast(w, none, 1); err != nil {
+				return err
+			}
+		}
+		got := []int64{0}
+		if err := Allreduce(w, []int64{int64(w.Rank())}, got, Sum); err != nil {
+			return err
+		}
+		if err := expect(got[0] == 3, "allreduce after empty collectives: %d, want 3", got[0]); err != nil {
+			return err
+		}
+		c, err := w.Dup()
+		if err != nil {
+			return err
+		}
+		if err := c.Revoke(); err != nil {
+			return err
+		}
+		return expectErr(Bcast(c, none, 0), ErrRevoked, "empty bcast on a revoked communicator")
+	})
+}
