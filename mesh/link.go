@@ -17,8 +17,11 @@ import (
 //
 // remote is the certificate fingerprint the server vouched for the remote
 // rank: a remote that presents another is refused (peer.ErrIdentity).
-func connectLink(ctx context.Context, n Net, remote string, sig peer.Signaler, offerer bool) (peer.Link, error) {
-	cfg := peer.WebRTCConfig{Loopback: n.Loopback, Identity: n.Identity, RemoteFingerprint: remote}
+// native says the remote is native Go (a native rank or a WASI host): the
+// offerer then offers peer's native data path, several times pion's
+// standard throughput; browsers keep the standard path.
+func connectLink(ctx context.Context, n Net, remote string, sig peer.Signaler, offerer, native bool) (peer.Link, error) {
+	cfg := peer.WebRTCConfig{Loopback: n.Loopback, Identity: n.Identity, RemoteFingerprint: remote, NativeRemote: native}
 	for _, s := range n.ICEServers {
 		cfg.ICEServers = append(cfg.ICEServers, peer.ICEServer{URLs: s.URLs, Username: s.Username, Credential: s.Credential})
 	}

@@ -316,7 +316,7 @@ func (p *pair) connect(initiate bool) {
 	case m.rank < p.remote && kind == linkHost:
 		l, err = p.connectHost(true)
 	case m.rank < p.remote:
-		l, err = connectLink(m.ctx, m.net, vouched, p, true)
+		l, err = connectLink(m.ctx, m.net, vouched, p, true, m.nativeRemote(p.remote))
 	default:
 		if initiate {
 			err = m.client.Signal(m.ctx, p.remote, signaling.SignalConnect, []byte("{}"))
@@ -324,7 +324,7 @@ func (p *pair) connect(initiate bool) {
 		if err == nil && kind == linkHost {
 			l, err = p.connectHost(false)
 		} else if err == nil {
-			l, err = connectLink(m.ctx, m.net, vouched, p, false)
+			l, err = connectLink(m.ctx, m.net, vouched, p, false, false)
 		}
 	}
 	if err == nil {
@@ -664,4 +664,11 @@ func (m *Mesh) Close() {
 	m.cancel()
 	_ = m.client.Close() // only ever says it was closed already
 	m.wg.Wait()
+}
+
+// nativeRemote reports whether rank announced itself native or WASI.
+func (m *Mesh) nativeRemote(rank int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return hostKind(m.kinds[rank])
 }
