@@ -78,6 +78,16 @@ func (m *Mesh) localPeer(remote int) *Mesh {
 	if r == nil || r == m || r.print == "" || m.vouched(remote) != r.print || r.vouched(m.rank) != m.print {
 		return nil
 	}
+	// A memory link hands a frame to the remote's handler on the
+	// writer's goroutine: between a WASI host (its relay) and a rank's
+	// own endpoint that hung a 1 MiB exchange (internal/mixedjob), so
+	// such a pair takes the same-host link, whose reader is its own.
+	m.mu.Lock()
+	mixed := (m.kinds[m.rank] == signaling.KindWASI) != (m.kinds[remote] == signaling.KindWASI)
+	m.mu.Unlock()
+	if mixed {
+		return nil
+	}
 	return r
 }
 
