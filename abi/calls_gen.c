@@ -4265,24 +4265,16 @@ int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datat
 int MPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size) WEAK(PMPI_Pack_external_size_c);
 
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) {
-	(void)r;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_f90_integer");
+	return mpiabi_Type_create_f90_integer(r, (uintptr_t)newtype);
 }
 int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) WEAK(PMPI_Type_create_f90_integer);
 
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) {
-	(void)p;
-	(void)r;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_f90_real");
+	return mpiabi_Type_create_f90_real(p, r, (uintptr_t)newtype);
 }
 int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) WEAK(PMPI_Type_create_f90_real);
 
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) {
-	(void)p;
-	(void)r;
-	(void)newtype;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_f90_complex");
+	return mpiabi_Type_create_f90_complex(p, r, (uintptr_t)newtype);
 }
 int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) WEAK(PMPI_Type_create_f90_complex);

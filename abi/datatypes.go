@@ -63,8 +63,9 @@ type typeEntry struct {
 	olds                []*typeEntry
 	name                string
 	committed           bool
-	predef              bool
-	*flat               // shared by the type's duplicates
+	predef              bool    // predefined: not to be freed
+	self                uintptr // an F90 type's own handle
+	*flat                       // shared by the type's duplicates
 }
 
 // flat is a type's flat typemap, made on first need (flatten): a type
@@ -851,7 +852,12 @@ func contents(call string, h uintptr, mi, ma, mc, md int64, ai, aa, ac, ad uintp
 }
 
 // predefHandle is the handle of a predefined type's entry.
-func predefHandle(e *typeEntry) uintptr { return e.runs[0].h }
+func predefHandle(e *typeEntry) uintptr {
+	if e.self != 0 {
+		return e.self
+	}
+	return e.runs[0].h
+}
 
 //export mpiabi_Type_get_contents
 func mpiabi_Type_get_contents(h uintptr, mi, ma, md int32, ai, aa, ad uintptr) C.int {
@@ -947,4 +953,87 @@ func opaque(d dtype) *meshmpi.Datatype {
 	g, _ := meshmpi.Contiguous(d.size/w.Size(), w)
 	_ = g.Commit()
 	return g
+}
+
+// The MPI_Type_create_f90_* types: the sized Fortran type that holds the
+// asked precision and range, under a handle of its own that answers the
+// F90 combiner and its parameters and cannot be freed (MPI-4.1 §19.1.9).
+var f90 struct {
+	mu    sync.Mutex
+	types map[[3]int32]uintptr
+}
+
+const (
+	combF90Integer = 113
+	combF90Real    = 114
+	combF90Complex = 115
+)
+
+func f90Type(call string, comb, p, r int32, out uintptr) C.int {
+	if out == 0 {
+		return raise(self, call, errorf(errArg, "newtype is NULL"))
+	}
+	var named uintptr
+	within := func(v, max int32) bool { return v == undefined || (v >= 0 && v <= max) }
+	switch {
+	case comb == combF90Integer && within(r, 2):
+		named = 0x2c1
+	case comb == combF90Integer && within(r, 4):
+		named = 0x2c9
+	case comb == combF90Integer && within(r, 9):
+		named = 0x2d1
+	case comb == combF90Integer && within(r, 18):
+		named = 0x2d9
+	case comb == combF90Real && within(p, 6) && within(r, 37):
+		named = 0x2d2
+	case comb == combF90Real && within(p, 15) && within(r, 307):
+		named = 0x2da
+	case comb == combF90Complex && within(p, 6) && within(r, 37):
+		named = 0x2db
+	case comb == combF90Complex && within(p, 15) && within(r, 307):
+		named = 0x2e3
+	default:
+		return raise(self, call, errorf(errArg, "no type of precision %d and range %d", p, r))
+	}
+	key := [3]int32{comb, p, r}
+	f90.mu.Lock()
+	defer f90.mu.Unlock()
+	if h, ok := f90.types[key]; ok {
+		putHandle(out, h)
+		return errSuccess
+	}
+	o, err := typeOf(named)
+	if err != nil {
+		return raise(self, call, err)
+	}
+	e := *o
+	e.combiner, e.name = comb, ""
+	e.ints = []int{int(p), int(r)}
+	if comb == combF90Integer {
+		e.ints = []int{int(r)}
+	}
+	if err := addType(&e, out); err != nil {
+		return raise(self, call, err)
+	}
+	e.self = getHandle(out)
+	if f90.types == nil {
+		f90.types = map[[3]int32]uintptr{}
+	}
+	f90.types[key] = e.self
+	return errSuccess
+}
+
+//export mpiabi_Type_create_f90_integer
+func mpiabi_Type_create_f90_integer(r int32, out uintptr) C.int {
+	return f90Type("MPI_Type_create_f90_integer", combF90Integer, undefined, r, out)
+}
+
+//export mpiabi_Type_create_f90_real
+func mpiabi_Type_create_f90_real(p, r int32, out uintptr) C.int {
+	return f90Type("MPI_Type_create_f90_real", combF90Real, p, r, out)
+}
+
+//export mpiabi_Type_create_f90_complex
+func mpiabi_Type_create_f90_complex(p, r int32, out uintptr) C.int {
+	return f90Type("MPI_Type_create_f90_complex", combF90Complex, p, r, out)
 }

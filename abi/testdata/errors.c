@@ -106,7 +106,7 @@ int main(int argc, char **argv)
     MPI_Win win;
     EXPECT(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Win_create", MPI_Win_create(&x, sizeof x, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win));
     MPI_Datatype vec;
-    EXPECT(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Type_create_f90_integer", MPI_Type_create_f90_integer(9, &vec));
+    EXPECT(MPI_ERR_ARG, "MPI_Type_create_f90_integer", MPI_Type_create_f90_integer(99, &vec));
     EXPECT(MPI_ERR_BUFFER, "MPI_Bsend", MPI_Bsend(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD)); /* no buffer attached */
     EXPECT(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Ibsend", MPI_Ibsend(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, &req));
     MPI_Comm child;
