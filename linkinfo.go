@@ -11,11 +11,16 @@ import (
 // or peer-reflexive, learned from a connectivity check), or through a TURN
 // relay — and ICE's round-trip time on it.
 type LinkInfo struct {
-	// Link is "webrtc", "memory" (ranks in one process), "self",
+	// Link is "webrtc"; "memory" (ranks in one process: goroutine
+	// ranks, or the WASI ranks one host process carries); "shm" (ranks
+	// in two processes of one host and user, native or WASI hosts,
+	// through rings in shared memory) or "unix" (the same over a
+	// unix-domain socket, where shared memory cannot be had); "self";
 	// "wasi-host" (a WASI guest's link, a stream through its host, which
-	// holds the WebRTC link and reports its path to the signaling
-	// server), or "" when there is no link to the rank yet (links open
-	// on first use in large jobs).
+	// holds the link and reports its path to the signaling server); or
+	// "" when there is no link to the rank yet (links open on first use
+	// in large jobs). The job setting SettingLink "webrtc" makes every
+	// pair use WebRTC.
 	Link string
 	// Local and Remote are the ICE candidate types of the two ends:
 	// "host", "srflx", "prflx" or "relay"; empty off WebRTC.
