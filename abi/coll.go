@@ -464,15 +464,15 @@ func reduceScatterBlock(s, r uintptr, n int64, dt, o, comm uintptr, m mode, req 
 	if err != nil {
 		return c.fail(err)
 	}
-	rn := int(n)
-	if s == inPlace { // the receive buffer holds the whole input
-		r, _ = c.buf(t, r, rn*c.size, true, true)
+	rn, rl := int(n), 0
+	if s == inPlace { // the receive buffer holds the whole input (the Go API's rule too)
+		r, rl = c.buf(t, r, rn*c.size, true, true)
 	} else {
-		r, _ = c.buf(t, r, rn, false, true)
+		r, rl = c.buf(t, r, rn, false, true)
 	}
 	s, sl := c.buf(t, s, rn*c.size, true, false)
 	c.prep()
-	return c.end(t.k.reduceScatterBlock(c.e.c, s, r, sl, rn*t.unit, op, m))
+	return c.end(t.k.reduceScatterBlock(c.e.c, s, r, sl, rl, op, m))
 }
 
 func reduceScatter(s, r, counts, dt, o, comm uintptr, m mode, req uintptr, large bool) C.int {
@@ -498,20 +498,20 @@ func reduceScatter(s, r, counts, dt, o, comm uintptr, m mode, req uintptr, large
 		}
 		total += n
 	}
-	mine := cs[c.rank]
-	if s == inPlace {
-		r, _ = c.buf(t, r, total, true, true)
+	rl := cs[c.rank]
+	if s == inPlace { // the receive buffer holds the whole input
+		r, rl = c.buf(t, r, total, true, true)
 	} else {
-		r, _ = c.buf(t, r, mine, false, true)
+		r, rl = c.buf(t, r, rl, false, true)
 	}
-	s, _ = c.buf(t, s, total, true, false)
+	s, sl := c.buf(t, s, total, true, false)
 	if t.unit != 1 {
 		for i := range cs {
 			cs[i] *= t.unit
 		}
 	}
 	c.prep()
-	return c.end(t.k.reduceScatter(c.e.c, s, r, total*t.unit, mine*t.unit, cs, op, m))
+	return c.end(t.k.reduceScatter(c.e.c, s, r, sl, rl, cs, op, m))
 }
 
 func scan(name string, s, r uintptr, n int64, dt, o, comm uintptr, exclusive bool, m mode, req uintptr, large bool) C.int {

@@ -39,15 +39,36 @@ var userOps struct {
 // the kernel hands the C function the two vectors in place (Go memory
 // without pointers, or the program's own buffers) and its datatype.
 //
-// On a derived type of unit elements of T with no gaps, the function gets
-// the count in elements of that type.
-func newUserOp[T meshmpi.Numeric](name string, fn, dth uintptr, commute, large bool, unit int) *meshmpi.Op {
+// On a derived type e (nil for a predefined one), the Go operation runs on
+// its packed stream, unit elements of T per element of e: the function
+// gets the count in elements of e, and, when e has gaps, the two vectors
+// unpacked into its layout first (and inout packed back after).
+func newUserOp[T meshmpi.Numeric](name string, fn, dth uintptr, commute, large bool, e *typeEntry) *meshmpi.Op {
+	unit, laid := 1, false
+	if e != nil {
+		unit = e.size() / int(unsafe.Sizeof(*new(T)))
+		_, dense := e.lay.Contiguous(2)
+		laid = !dense || e.g.LowerBound() != 0
+	}
 	return meshmpi.NewOp(name, commute, func(in, inout []T) {
 		if len(in) == 0 {
 			return
 		}
-		C.mpiabi_call_user_fn(C.uintptr_t(fn), unsafe.Pointer(unsafe.SliceData(in)),
-			unsafe.Pointer(unsafe.SliceData(inout)), C.int64_t(len(in)/unit), C.uintptr_t(dth), C.int(b2i(large)))
+		n := len(in) / unit
+		if !laid {
+			C.mpiabi_call_user_fn(C.uintptr_t(fn), unsafe.Pointer(unsafe.SliceData(in)),
+				unsafe.Pointer(unsafe.SliceData(inout)), C.int64_t(n), C.uintptr_t(dth), C.int(b2i(large)))
+			return
+		}
+		lo, hi := e.lay.Span(n)
+		lo, hi = min(lo, 0), max(hi, 1) // the origin inside the buffers
+		a, b := make([]byte, hi-lo), make([]byte, hi-lo)
+		pin, pio := meshmpi.Bytes(in), meshmpi.Bytes(inout)
+		e.lay.Unpack(a, -lo, 0, pin)
+		e.lay.Unpack(b, -lo, 0, pio)
+		C.mpiabi_call_user_fn(C.uintptr_t(fn), unsafe.Pointer(&a[-lo]), unsafe.Pointer(&b[-lo]),
+			C.int64_t(n), C.uintptr_t(dth), C.int(b2i(large)))
+		e.lay.Pack(pio, b, -lo, 0)
 	})
 }
 
@@ -73,7 +94,7 @@ func lookupOp(h, dth uintptr, d dtype) (*meshmpi.Op, error) {
 	if d.mkop == nil {
 		return nil, errorf(errOp, "%s: operations of MPI_Op_create on pair types are not in the C binding yet", d.name)
 	}
-	o := d.mkop(fmt.Sprintf("user op %#x", h), u.fn, dth, u.commute, u.large, 1)
+	o := d.mkop(fmt.Sprintf("user op %#x", h), u.fn, dth, u.commute, u.large, nil)
 	u.byType[dth] = o
 	return o, nil
 }
@@ -81,8 +102,7 @@ func lookupOp(h, dth uintptr, d dtype) (*meshmpi.Op, error) {
 // lookupOpDerived returns the operation of handle h for a derived type e
 // whose basic elements are all of one predefined type. A predefined
 // operation works element by element on the packed stream; a function of
-// MPI_Op_create gets the type's elements, so the type must have no gaps
-// (the packed stream is then its layout).
+// MPI_Op_create gets the type's elements in its layout (newUserOp).
 func lookupOpDerived(h, dth uintptr, e *typeEntry) (*meshmpi.Op, error) {
 	if o, ok := ops[h]; ok {
 		return o, nil
@@ -96,10 +116,10 @@ func lookupOpDerived(h, dth uintptr, e *typeEntry) (*meshmpi.Op, error) {
 	if !ok {
 		return nil, errorf(errOp, "%#x is not an operation", h)
 	}
-	if _, dense := e.lay.Contiguous(2); !dense || e.g.LowerBound() != 0 || e.basic.mkop == nil || e.size() == 0 {
-		return nil, errorf(errOp, "operations of MPI_Op_create on %s: the C binding applies them to derived types without gaps, of a numeric basic type, only", e)
+	if e.basic.mkop == nil || e.size() == 0 {
+		return nil, errorf(errOp, "operations of MPI_Op_create on %s: the C binding applies them to derived types of one numeric basic type only", e)
 	}
-	return e.basic.mkop(fmt.Sprintf("user op %#x", h), u.fn, dth, u.commute, u.large, e.size()/e.basic.size), nil
+	return e.basic.mkop(fmt.Sprintf("user op %#x", h), u.fn, dth, u.commute, u.large, e), nil
 }
 
 func opCreate(call string, fn uintptr, commute int32, out uintptr, large bool) C.int {

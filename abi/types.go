@@ -19,7 +19,7 @@ type dtype struct {
 	k    kind // nil: a type meshmpi cannot move yet (long double …)
 	// mkop makes the Go operation of an MPI_Op_create function on this
 	// type; nil for the pair types
-	mkop func(name string, fn, dth uintptr, commute, large bool, unit int) *meshmpi.Op
+	mkop func(name string, fn, dth uintptr, commute, large bool, e *typeEntry) *meshmpi.Op
 }
 
 // dt is a pair type: moved, reduced by the predefined operations only.

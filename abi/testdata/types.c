@@ -456,6 +456,15 @@ static void sum_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
         ((double *)inout)[i] += ((double *)in)[i];
 }
 
+/* gap_fn sums the doubles of vector(3, 1, 2, MPI_DOUBLE) elements in place */
+static void gap_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int e = 0; e < *len; e++)
+        for (int i = 0; i < 3; i++)
+            ((double *)inout)[e * 5 + 2 * i] += ((double *)in)[e * 5 + 2 * i];
+}
+
 static void collectives(void)
 {
     const int R = 4;
@@ -536,6 +545,18 @@ static void collectives(void)
     OK(MPI_Allreduce(in, out, 2, triple, op, MPI_COMM_WORLD));
     for (int i = 0; i < 6; i++)
         CHECK(out[i] == size * (size - 1) / 2.0 + size * i, "user op on triple %d: %g", i, out[i]);
+    /* and on a type with gaps: every other double, the function sees the layout */
+    MPI_Datatype gapped;
+    OK(MPI_Type_vector(3, 1, 2, MPI_DOUBLE, &gapped));
+    OK(MPI_Op_create(gap_fn, 1, &op));
+    OK(MPI_Type_commit(&gapped));
+    double gin[6], gout[6];
+    for (int i = 0; i < 6; i++)
+        gin[i] = rank + i, gout[i] = -1;
+    OK(MPI_Allreduce(gin, gout, 1, gapped, op, MPI_COMM_WORLD));
+    for (int i = 0; i < 5; i++)
+        CHECK(gout[i] == (i % 2 ? -1 : size * (size - 1) / 2.0 + size * i), "user op on a gapped type [%d]: %g", i, gout[i]);
+    OK(MPI_Type_free(&gapped));
     OK(MPI_Op_free(&op));
     /* a reduction on a type of mixed basic elements is an error */
     MPI_Datatype mixed;
