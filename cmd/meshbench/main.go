@@ -105,6 +105,7 @@ type config struct {
 	reps       int    // -mode ready
 	costRanks  []int  // -mode conncost
 	mpich      string // -mpich: MPICH's run.sh, for -link samehost
+	wasi       bool   // -wasi: WASI ranks of one process too, for -link samehost
 }
 
 func main() {
@@ -133,6 +134,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	mode := fs.String("mode", "all", "benchmark: latency, bw, raw, coll, ready, conncost or all")
 	link := fs.String("link", linkMemory, "link between the ranks: memory, webrtc, browser-native, browser-browser, wasi-native or samehost")
 	mpich := fs.String("mpich", "", "-link samehost: MPICH's reference run.sh, run in every round")
+	wasi := fs.Bool("wasi", false, "-link samehost: also two WASI ranks of one host process, in every round")
 	minSize := fs.Int("min", 1, "smallest message size in bytes (0 adds the empty message; latency, bw, raw)")
 	maxSize := fs.Int("max", 16<<20, "largest message size in bytes (latency, bw, raw)")
 	iters := fs.Int("iters", defaultIters, "iterations of sizes up to 8 KiB; larger sizes run proportionally fewer, collectives a tenth")
@@ -153,7 +155,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
-	cfg := config{mode: *mode, link: *link, iters: *iters, rounds: *rounds, reps: *reps, mpich: *mpich}
+	cfg := config{mode: *mode, link: *link, iters: *iters, rounds: *rounds, reps: *reps, mpich: *mpich, wasi: *wasi}
 	switch cfg.mode {
 	case "latency", "bw", "raw", "coll", "ready", "conncost", "all":
 	default:
@@ -245,7 +247,7 @@ func run(out io.Writer, cfg config) (err error) {
 		return runCross(out, cfg)
 	}
 	if cfg.link == linkSameHost {
-		return runSameHost(out, cfg, cfg.mpich)
+		return runSameHost(out, cfg, cfg.mpich, cfg.wasi)
 	}
 	var (
 		todo           []bench

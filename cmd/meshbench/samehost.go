@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/meshmpi/meshmpi"
+	"github.com/meshmpi/meshmpi/internal/mixedjob"
 	"github.com/meshmpi/meshmpi/internal/ranksuite"
 )
 
@@ -24,9 +25,11 @@ import (
 // 1), in a job of the embedded server; each round measures the pair over
 // the link the mesh picks (shared memory) and, in a second job, over
 // WebRTC (link=webrtc), and, with -mpich, MPICH's shared-memory figures
-// (its run.sh, 2 ranks), so all three see the same machine load. The
+// (its run.sh, 2 ranks), and with -wasi two WASI ranks that one host
+// process carries (internal/mixedjob, as meshrun runs them: memory links
+// between their hosts), so all of them see the same machine load. The
 // medians of the rounds are printed, with the ratios the bars
-// name.
+// name: same-host against MPICH, WASI against same-host.
 
 // envSameHostChild carries the child's job (a JSON JobSpec).
 const envSameHostChild = "MESHBENCH_SAMEHOST_JOB"
@@ -153,7 +156,7 @@ func mpichShm(script string) (lat, bw map[int]float64, err error) {
 }
 
 // runSameHost is -link samehost.
-func runSameHost(out io.Writer, cfg config, mpich string) (err error) {
+func runSameHost(out io.Writer, cfg config, mpich string, wasi bool) (err error) {
 	jobs, err := startJobServer()
 	if err != nil {
 		return err
@@ -169,6 +172,13 @@ func runSameHost(out io.Writer, cfg config, mpich string) (err error) {
 	}
 	if cfg.mode != "latency" {
 		plan.BWSizes = cfg.bwSizes
+	}
+	var wl *mixedjob.Launcher // -wasi
+	if wasi {
+		if wl, err = mixedjob.New(context.Background(), mixedjob.Config{WASI: true}); err != nil {
+			return err
+		}
+		defer wl.Close()
 	}
 	type series map[string][]float64 // "latency 8" → one figure a round
 	paths := []struct{ name, setting string }{{"auto", ""}, {"webrtc", "webrtc"}}
@@ -190,6 +200,19 @@ func runSameHost(out io.Writer, cfg config, mpich string) (err error) {
 				got[p.name][k] = append(got[p.name][k], f.Value)
 			}
 		}
+		if wl != nil {
+			figs, _, err := wl.Pair(context.Background(), mixedjob.WASI, mixedjob.WASI, plan)
+			if err != nil {
+				return fmt.Errorf("wasi pair, round %d: %w", round, err)
+			}
+			if got["wasi"] == nil {
+				got["wasi"] = series{}
+			}
+			for _, f := range figs {
+				k := f.Bench + " " + strconv.Itoa(f.Size)
+				got["wasi"][k] = append(got["wasi"][k], f.Value)
+			}
+		}
 		if mpich != "" {
 			lat, bw, err := mpichShm(mpich)
 			if err != nil {
@@ -205,7 +228,7 @@ func runSameHost(out io.Writer, cfg config, mpich string) (err error) {
 	}
 	fmt.Fprintf(out, "# meshbench same-host: two native rank processes, medians of %d interleaved rounds\n", cfg.rounds)
 	fmt.Fprintf(out, "# links: auto picked %q, forced %q; MPICH shm via %s\n", kinds["auto"], kinds["webrtc"], orNone(mpich))
-	fmt.Fprintf(out, "%-8s %10s %14s %14s %14s %10s\n", "bench", "size", "same-host", "webrtc", "mpich-shm", "ratio")
+	fmt.Fprintf(out, "%-8s %10s %14s %14s %14s %10s %14s %10s\n", "bench", "size", "same-host", "webrtc", "mpich-shm", "vs-mpich", "wasi-1-proc", "vs-same")
 	var keys []string
 	for k := range got["auto"] {
 		keys = append(keys, k)
@@ -228,7 +251,11 @@ func runSameHost(out io.Writer, cfg config, mpich string) (err error) {
 			// the bars: latency as a multiple of MPICH's, bandwidth as a fraction
 			ratio = strconv.FormatFloat(a/m, 'f', 2, 64) + "×"
 		}
-		fmt.Fprintf(out, "%-8s %10s %14.2f %14.2f %14s %10s\n", bench, size, a, w, fmtRef(m), ratio)
+		wv, wr := medianF(got["wasi"][k]), "-"
+		if wv > 0 && a > 0 {
+			wr = strconv.FormatFloat(wv/a, 'f', 2, 64) + "×"
+		}
+		fmt.Fprintf(out, "%-8s %10s %14.2f %14.2f %14s %10s %14s %10s\n", bench, size, a, w, fmtRef(m), ratio, fmtRef(wv), wr)
 	}
 	return nil
 }
