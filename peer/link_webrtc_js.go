@@ -40,14 +40,24 @@ import (
 type jsLink struct {
 	pc, dc   js.Value
 	sendBuf  js.Value // Uint8Array(maxFrame) the frames are staged in for send()
+	sendTail js.Value // sendBuf from HeaderLen: a large payload is copied there directly
 	maxFrame int
 	high     int // WriteFrame reports not ready at or above this bufferedAmount
 	low      int // bufferedamountlow fires when it falls to this
 
 	funcs []js.Func // every callback the link installed; released at teardown
 
-	wmu  sync.Mutex // guards wbuf
+	wmu  sync.Mutex // guards wbuf, the views and queued
 	wbuf []byte
+	// view is sendBuf's first viewLen bytes: frames of one length (a
+	// ping-pong's, a stream's full frames) reuse it rather than ask for
+	// a subarray per send
+	view    js.Value
+	viewLen int
+	// queued bounds the channel's bufferedAmount from above: the amount
+	// last read plus what was sent since (it only falls meanwhile), so
+	// it is read only when the bound reaches the high-water mark
+	queued int
 
 	qmu   sync.Mutex
 	queue [][]byte // frames received and not yet delivered, in order
@@ -336,7 +346,8 @@ func (l *jsLink) opened() {
 			l.maxFrame = min(m.Int(), MaxWebRTCFrame)
 		}
 	}
-	l.sendBuf = js.Global().Get("Uint8Array").New(l.maxFrame)
+	l.sendBuf = uint8Array.New(l.maxFrame)
+	l.sendTail = l.sendBuf.Call("subarray", HeaderLen)
 	l.wbuf = make([]byte, 0, l.maxFrame)
 	l.dc.Set("bufferedAmountLowThreshold", l.low)
 }
@@ -364,7 +375,7 @@ func (l *jsLink) onMessage(ev js.Value) {
 		l.lose(fmt.Errorf("%w: text message on the data channel", ErrFrame))
 		return
 	}
-	view := js.Global().Get("Uint8Array").New(data)
+	view := uint8Array.New(data)
 	n := view.Length()
 	if n > MaxWebRTCFrame {
 		l.lose(fmt.Errorf("%w: %d-byte message exceeds %d", ErrFrame, n, MaxWebRTCFrame))
@@ -384,6 +395,9 @@ func (l *jsLink) onMessage(ev js.Value) {
 	poke(l.wake)
 }
 
+// uint8Array is the page's Uint8Array constructor, looked up once.
+var uint8Array = js.Global().Get("Uint8Array")
+
 // Bind implements Link: it starts the pump.
 func (l *jsLink) Bind(h LinkHandler) {
 	l.mu.Lock()
@@ -399,7 +413,12 @@ func (l *jsLink) Bind(h LinkHandler) {
 func (l *jsLink) MaxFrame() int { return l.maxFrame }
 
 // WriteFrame implements Link. send() copies the bytes it is given, so one
-// staging array serves every frame.
+// staging array serves every frame. Each call into JavaScript costs more
+// than a small copy, so a frame crosses in as few as it can: a small one
+// is assembled in Go and copied over once, a large one's payload is
+// copied straight from the caller's buffer; the view sent is reused
+// while frames keep their length; bufferedAmount is read only near the
+// high-water mark.
 func (l *jsLink) WriteFrame(hdr, payload []byte) (bool, error) {
 	n := len(hdr) + len(payload)
 	if n > l.maxFrame {
@@ -409,9 +428,27 @@ func (l *jsLink) WriteFrame(hdr, payload []byte) (bool, error) {
 		return false, ErrClosed
 	}
 	l.wmu.Lock()
-	l.wbuf = append(append(l.wbuf[:0], hdr...), payload...)
-	js.CopyBytesToJS(l.sendBuf, l.wbuf)
-	err := jsglue.Try(func() { l.dc.Call("send", l.sendBuf.Call("subarray", 0, n)) })
+	if len(hdr) == HeaderLen && len(payload) >= directPayload {
+		js.CopyBytesToJS(l.sendBuf, hdr)
+		js.CopyBytesToJS(l.sendTail, payload)
+	} else {
+		l.wbuf = append(append(l.wbuf[:0], hdr...), payload...)
+		js.CopyBytesToJS(l.sendBuf, l.wbuf)
+	}
+	if n != l.viewLen {
+		l.view, l.viewLen = l.sendBuf, n
+		if n != l.maxFrame {
+			l.view = l.sendBuf.Call("subarray", 0, n)
+		}
+	}
+	err := jsglue.Try(func() { l.dc.Call("send", l.view) })
+	ready := true
+	if err == nil {
+		if l.queued += n; l.queued >= l.high {
+			l.queued = l.dc.Get("bufferedAmount").Int()
+			ready = l.queued < l.high
+		}
+	}
 	l.wmu.Unlock()
 	if err != nil {
 		err = fmt.Errorf("webrtc link: send: %w", err)
@@ -419,11 +456,13 @@ func (l *jsLink) WriteFrame(hdr, payload []byte) (bool, error) {
 		return false, err
 	}
 	l.sent.Add(int64(n))
-	if l.dc.Get("bufferedAmount").Int() >= l.high {
-		return false, nil
-	}
-	return true, nil
+	return ready, nil
 }
+
+// directPayload is the payload size from which WriteFrame copies the
+// payload into the staging array itself (a second call into JavaScript)
+// rather than after the header in Go (a copy of the payload).
+const directPayload = 4 << 10
 
 // pump delivers queued frames in order, then the writable and close
 // events, and tears the link down at the end.
