@@ -1,0 +1,16 @@
+//go:build js || wasip1
+
+package main
+
+import (
+	"errors"
+	"io"
+)
+
+// sameHostChild: a wasm build is never a same-host child.
+func sameHostChild() bool { return false }
+
+// runSameHost needs native processes (samehost.go).
+func runSameHost(io.Writer, config, string, bool) error {
+	return errors.New("-link samehost runs native processes: not in this build")
+}
