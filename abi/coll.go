@@ -132,12 +132,19 @@ func (c *collCall) bufV(t tside, addr uintptr, counts, displs []int, span int, i
 	return p, cs, ds, pos
 }
 
-// prep packs the staged inputs of a blocking or nonblocking call; a
-// persistent one packs at each Start.
-func (c *collCall) prep() {
-	if c.stg != nil && c.m != persistent {
+// prep checks the staged buffers and packs the inputs of a blocking or
+// nonblocking call; a persistent one packs at each Start.
+func (c *collCall) prep() error {
+	if c.stg == nil {
+		return nil
+	}
+	if err := c.stg.check(); err != nil {
+		return err
+	}
+	if c.m != persistent {
 		c.stg.pack()
 	}
+	return nil
 }
 
 // typ looks up a predefined datatype and checks a count.
@@ -195,7 +202,9 @@ func bcast(buf uintptr, n int64, dt uintptr, root int32, comm uintptr, m mode, r
 	}
 	atRoot := c.rank == int(root)
 	b, bn := c.buf(t, buf, int(n), atRoot, !atRoot)
-	c.prep()
+	if err := c.prep(); err != nil {
+		return c.fail(err)
+	}
 	return c.end(t.k.bcast(c.e.c, b, bn, rankIn(root), m))
 }
 
@@ -243,7 +252,9 @@ func gather(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, ro
 	} else {
 		r = 0
 	}
-	c.prep()
+	if err := c.prep(); err != nil {
+		return c.fail(err)
+	}
 	return c.end(k.gather(c.e.c, s, sl, r, rlen, rankIn(root), m))
 }
 
@@ -268,7 +279,9 @@ func gatherv(s uintptr, sn int64, st uintptr, r, counts, displs uintptr, rt uint
 		r = 0
 	}
 	s, sl := c.buf(sd, s, int(sn), true, false)
-	c.prep()
+	if err := c.prep(); err != nil {
+		return c.fail(err)
+	}
 	return c.end(k.gatherv(c.e.c, s, sl, r, span, cs, ds, rankIn(root), m))
 }
 
@@ -289,7 +302,9 @@ func scatter(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, r
 		s = 0
 	}
 	r, rl := c.buf(rd, r, int(rn), false, true)
-	c.prep()
+	if err := c.prep(); err != nil {
+		return c.fail(err)
+	}
 	return c.end(k.scatter(c.e.c, s, slen, r, rl, rankIn(root), m))
 }
 
@@ -314,7 +329,9 @@ func scatterv(s, counts, displs uintptr, st uintptr, r uintptr, rn int64, rt uin
 		s = 0
 	}
 	r, rl := c.buf(rd, r, int(rn), false, true)
-	c.prep()
+	if err := c.prep(); err != nil {
+		return c.fail(err)
+	}
 	return c.end(k.scatterv(c.e.c, s, span, cs, ds, r, rl, rankIn(root), m))
 }
 
@@ -330,7 +347,9 @@ func allgather(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr,
 	inplace := s == inPlace
 	s, sl := c.buf(sd, s, int(sn), true, false)
 	r, rl := c.buf(rd, r, int(rn)*c.size, inplace, true)
-	c.prep()
+	if err := c.prep(); err != nil {
+		return c.fail(err)
+	}
 	return c.end(k.allgather(c.e.c, s, sl, r, rl, m))
 }
 
@@ -349,7 +368,9 @@ func allgatherv(s uintptr, sn int64, st uintptr, r, counts, displs uintptr, rt u
 	}
 	r, cs, ds, span = c.bufV(rd, r, cs, ds, span, s == inPlace, true)
 	s, sl := c.buf(sd, s, int(sn), true, false)
-	c.prep()
+	if err := c.prep(); err != nil {
+		return c.fail(err)
+	}
 	return c.end(k.allgatherv(c.e.c, s, sl, r, span, cs, ds, m))
 }
 
@@ -365,7 +386,9 @@ func alltoall(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, 
 	inplace := s == inPlace
 	s, sl := c.buf(sd, s, int(sn)*c.size, true, false)
 	r, rl := c.buf(rd, r, int(rn)*c.size, inplace, true)
-	c.prep()
+	if err := c.prep(); err != nil {
+		return c.fail(err)
+	}
 	return c.end(k.alltoall(c.e.c, s, sl, r, rl, m))
 }
 
@@ -394,7 +417,9 @@ func alltoallv(s, scounts, sdispls, st, r, rcounts, rdispls, rt, comm uintptr, m
 		s, scs, sds, sspan = c.bufV(sd, s, scs, sds, sspan, true, false)
 	}
 	r, rcs, rds, rspan = c.bufV(rd, r, rcs, rds, rspan, inplace, true)
-	c.prep()
+	if err := c.prep(); err != nil {
+		return c.fail(err)
+	}
 	return c.end(k.alltoallv(c.e.c, s, sspan, scs, sds, r, rspan, rcs, rds, m))
 }
 
@@ -435,7 +460,9 @@ func reduce(s, r uintptr, n int64, dt, o uintptr, root int32, comm uintptr, m mo
 	} else {
 		r, rn = c.buf(t, r, rn, inplace, true)
 	}
-	c.prep()
+	if err := c.prep(); err != nil {
+		return c.fail(err)
+	}
 	return c.end(t.k.reduce(c.e.c, s, r, sl, rn, op, rankIn(root), m))
 }
 
@@ -451,7 +478,9 @@ func allreduce(s, r uintptr, n int64, dt, o, comm uintptr, m mode, req uintptr, 
 	inplace := s == inPlace
 	s, _ = c.buf(t, s, int(n), true, false)
 	r, rn := c.buf(t, r, int(n), inplace, true)
-	c.prep()
+	if err := c.prep(); err != nil {
+		return c.fail(err)
+	}
 	return c.end(t.k.allreduce(c.e.c, s, r, rn, op, m))
 }
 
@@ -471,7 +500,9 @@ func reduceScatterBlock(s, r uintptr, n int64, dt, o, comm uintptr, m mode, req 
 		r, rl = c.buf(t, r, rn, false, true)
 	}
 	s, sl := c.buf(t, s, rn*c.size, true, false)
-	c.prep()
+	if err := c.prep(); err != nil {
+		return c.fail(err)
+	}
 	return c.end(t.k.reduceScatterBlock(c.e.c, s, r, sl, rl, op, m))
 }
 
@@ -510,7 +541,9 @@ func reduceScatter(s, r, counts, dt, o, comm uintptr, m mode, req uintptr, large
 			cs[i] *= t.unit
 		}
 	}
-	c.prep()
+	if err := c.prep(); err != nil {
+		return c.fail(err)
+	}
 	return c.end(t.k.reduceScatter(c.e.c, s, r, sl, rl, cs, op, m))
 }
 
@@ -526,7 +559,9 @@ func scan(name string, s, r uintptr, n int64, dt, o, comm uintptr, exclusive boo
 	inplace := s == inPlace
 	s, _ = c.buf(t, s, int(n), true, false)
 	r, rn := c.buf(t, r, int(n), inplace, true)
-	c.prep()
+	if err := c.prep(); err != nil {
+		return c.fail(err)
+	}
 	return c.end(t.k.scan(c.e.c, s, r, rn, op, exclusive, m))
 }
 
@@ -538,6 +573,8 @@ func reduceLocal(call string, in, inout uintptr, n int64, dt, o uintptr) C.int {
 	}
 	in, _ = c.buf(t, in, int(n), true, false)
 	inout, k := c.buf(t, inout, int(n), true, true)
-	c.prep()
+	if err := c.prep(); err != nil {
+		return c.fail(err)
+	}
 	return c.end(nil, t.k.reduceLocal(in, inout, k, op))
 }

@@ -108,6 +108,13 @@ func packExternal(call string, rep, in uintptr, n int64, h, out uintptr, outsize
 		return raise(self, call, errorf(errTruncate, "%d external32 bytes at position %d do not fit in %d", bytes, at, outsize))
 	}
 	if bytes > 0 {
+		mem := in
+		if unpack {
+			mem = out
+		}
+		if err := nullBuffer(e, mem, int(n)); err != nil {
+			return raise(self, call, err)
+		}
 		if unpack {
 			e.ext32Move(out, int(n), cbytes(in+uintptr(at), int(bytes)), false)
 		} else {

@@ -50,6 +50,9 @@ func pack(call string, in uintptr, n int64, h, out uintptr, outsize int64, pos, 
 		if out == 0 {
 			return raise(comm, call, errorf(errBuffer, "outbuf is NULL"))
 		}
+		if err := nullBuffer(e, in, int(n)); err != nil {
+			return raise(comm, call, err)
+		}
 		mem, origin := span(e, in, int(n))
 		e.lay.Pack(cbytes(out+uintptr(at), int(bytes)), mem, origin, 0)
 	}
@@ -80,6 +83,9 @@ func unpack(call string, in uintptr, insize int64, pos, out uintptr, n int64, h,
 	if bytes > 0 {
 		if in == 0 {
 			return raise(comm, call, errorf(errBuffer, "inbuf is NULL"))
+		}
+		if err := nullBuffer(e, out, int(n)); err != nil {
+			return raise(comm, call, err)
 		}
 		mem, origin := span(e, out, int(n))
 		e.lay.Unpack(mem, origin, 0, cbytes(in+uintptr(at), int(bytes)))

@@ -66,7 +66,20 @@ func derivedArgs(comm, buf uintptr, n int64, e *typeEntry) (*commEntry, error) {
 	case buf == inPlace:
 		return nil, errorf(errBuffer, "MPI_IN_PLACE is not a point-to-point buffer")
 	}
-	return c, e.flatten()
+	if err := e.flatten(); err != nil {
+		return nil, err
+	}
+	return c, nullBuffer(e, buf, int(n))
+}
+
+// nullBuffer is the error of n elements of e at addr whose memory starts
+// at address 0 or below: a NULL buffer (MPI_BOTTOM reaches memory only
+// through absolute displacements).
+func nullBuffer(e *typeEntry, addr uintptr, n int) error {
+	if lo, hi := e.lay.Span(n); hi > lo && int(addr)+lo <= 0 {
+		return errorf(errBuffer, "buffer is NULL with %d elements of %s", n, e)
+	}
+	return nil
 }
 
 func sendDerived(e *typeEntry, buf uintptr, n int64, dest, tag int32, comm uintptr, sync bool) error {
@@ -206,6 +219,18 @@ func span(e *typeEntry, addr uintptr, n int) ([]byte, int) {
 		return nil, 0
 	}
 	return cbytes(uintptr(int(addr)+lo), hi-lo), -lo
+}
+
+// check refuses blocks in NULL buffers.
+func (s *staging) check() error {
+	for _, side := range s.sides {
+		for _, b := range side.blocks {
+			if err := nullBuffer(side.e, b.addr, b.n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // pack fills the packed buffers of the sides read by the operation.

@@ -724,6 +724,9 @@ static void errors(void)
     int pos = 0;
     EXPECT(MPI_ERR_TYPE, MPI_Pack(x, 1, t, x, sizeof x, &pos, MPI_COMM_WORLD));
     OK(MPI_Type_commit(&t));
+    EXPECT(MPI_ERR_BUFFER, MPI_Send(NULL, 1, t, rank, 0, MPI_COMM_WORLD));
+    EXPECT(MPI_ERR_BUFFER, MPI_Bcast(NULL, 1, t, 0, MPI_COMM_WORLD));
+    EXPECT(MPI_ERR_BUFFER, MPI_Pack(NULL, 1, t, x, sizeof x, &pos, MPI_COMM_WORLD));
     EXPECT(MPI_ERR_TRUNCATE, MPI_Pack(x, 3, t, x, sizeof x, &pos, MPI_COMM_WORLD));
     EXPECT(MPI_ERR_COUNT, MPI_Send(x, -1, t, rank, 0, MPI_COMM_WORLD));
     MPI_Datatype u;
