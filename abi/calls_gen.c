@@ -233,41 +233,27 @@ int PMPI_Comm_free_keyval(int *comm_keyval) {
 int MPI_Comm_free_keyval(int *comm_keyval) WEAK(PMPI_Comm_free_keyval);
 
 int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag) {
-	(void)datatype;
-	(void)type_keyval;
-	(void)attribute_val;
-	(void)flag;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_get_attr");
+	return mpiabi_Type_get_attr((uintptr_t)datatype, type_keyval, (uintptr_t)attribute_val, (uintptr_t)flag);
 }
 int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag) WEAK(PMPI_Type_get_attr);
 
 int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val) {
-	(void)datatype;
-	(void)type_keyval;
-	(void)attribute_val;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_set_attr");
+	return mpiabi_Type_set_attr((uintptr_t)datatype, type_keyval, (uintptr_t)attribute_val);
 }
 int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val) WEAK(PMPI_Type_set_attr);
 
 int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) {
-	(void)datatype;
-	(void)type_keyval;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_delete_attr");
+	return mpiabi_Type_delete_attr((uintptr_t)datatype, type_keyval);
 }
 int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval) WEAK(PMPI_Type_delete_attr);
 
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state) {
-	(void)type_copy_attr_fn;
-	(void)type_delete_attr_fn;
-	(void)type_keyval;
-	(void)extra_state;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_create_keyval");
+	return mpiabi_Type_create_keyval((uintptr_t)type_copy_attr_fn, (uintptr_t)type_delete_attr_fn, (uintptr_t)type_keyval, (uintptr_t)extra_state);
 }
 int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state) WEAK(PMPI_Type_create_keyval);
 
 int PMPI_Type_free_keyval(int *type_keyval) {
-	(void)type_keyval;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Type_free_keyval");
+	return mpiabi_Type_free_keyval((uintptr_t)type_keyval);
 }
 int MPI_Type_free_keyval(int *type_keyval) WEAK(PMPI_Type_free_keyval);
 

@@ -65,7 +65,8 @@ type typeEntry struct {
 	committed           bool
 	predef              bool    // predefined: not to be freed
 	self                uintptr // an F90 type's own handle
-	*flat                       // shared by the type's duplicates
+	attrs               map[int32]attr
+	*flat               // shared by the type's duplicates
 }
 
 // flat is a type's flat typemap, made on first need (flatten): a type
@@ -576,8 +577,13 @@ func mpiabi_Type_dup(oldh, out uintptr) C.int {
 		return raise(self, "MPI_Type_dup", err)
 	}
 	o := olds[0]
+	attrs, err := copyTypeAttrs(oldh, o)
+	if err != nil {
+		return raise(self, "MPI_Type_dup", err)
+	}
 	e := *o
-	e.combiner, e.ints, e.aints, e.counts, e.olds, e.name, e.predef = combDup, nil, nil, nil, olds, "", false
+	e.combiner, e.ints, e.aints, e.counts, e.olds, e.name, e.predef, e.self = combDup, nil, nil, nil, olds, "", false, 0
+	e.attrs = attrs
 	return raise(self, "MPI_Type_dup", addType(&e, out))
 }
 
@@ -617,6 +623,9 @@ func mpiabi_Type_free(p uintptr) C.int {
 	}
 	if e.predef {
 		return raise(self, "MPI_Type_free", errorf(errType, "%s is predefined and cannot be freed", e.name))
+	}
+	if err := deleteTypeAttrs(h, e); err != nil {
+		return raise(self, "MPI_Type_free", err)
 	}
 	types.mu.Lock()
 	types.t.remove(h)
@@ -844,6 +853,7 @@ func contents(call string, h uintptr, mi, ma, mc, md int64, ai, aa, ac, ad uintp
 			continue
 		}
 		c := *o
+		c.attrs, c.self = nil, 0
 		if err := addType(&c, out); err != nil {
 			return raise(self, call, err)
 		}
@@ -1007,7 +1017,7 @@ func f90Type(call string, comb, p, r int32, out uintptr) C.int {
 		return raise(self, call, err)
 	}
 	e := *o
-	e.combiner, e.name = comb, ""
+	e.combiner, e.name, e.attrs = comb, "", nil
 	e.ints = []int{int(p), int(r)}
 	if comb == combF90Integer {
 		e.ints = []int{int(r)}

@@ -184,6 +184,13 @@ static void constructors(void)
     OK(MPI_Type_free(&rt));
 }
 
+static int count_delete(MPI_Datatype t, int key, void *val, void *extra)
+{
+    (void)t, (void)key, (void)val;
+    ++*(int *)extra;
+    return MPI_SUCCESS;
+}
+
 static void contents(void)
 {
     MPI_Datatype v, s, got[3];
@@ -238,6 +245,23 @@ static void contents(void)
     CHECK(strcmp(name, "column") == 0 && len == 6, "type name %s", name);
     OK(MPI_Type_get_name(MPI_DOUBLE, name, &len));
     CHECK(strcmp(name, "MPI_DOUBLE") == 0, "predefined name %s", name);
+
+    /* attributes: copied by Type_dup (MPI_TYPE_DUP_FN), deleted by Type_free */
+    int key, *val, flag;
+    static int deleted;
+    OK(MPI_Type_create_keyval(MPI_TYPE_DUP_FN, count_delete, &key, &deleted));
+    OK(MPI_Type_set_attr(v, key, &ints[5]));
+    MPI_Datatype vd;
+    OK(MPI_Type_dup(v, &vd));
+    OK(MPI_Type_get_attr(vd, key, &val, &flag));
+    CHECK(flag && val == &ints[5], "Type_dup copies the attribute");
+    OK(MPI_Type_free(&vd));
+    CHECK(deleted == 1, "Type_free deletes the attribute: %d", deleted);
+    OK(MPI_Type_delete_attr(v, key));
+    CHECK(deleted == 2, "Type_delete_attr: %d", deleted);
+    OK(MPI_Type_get_attr(v, key, &val, &flag));
+    CHECK(!flag, "no attribute after Type_delete_attr");
+    OK(MPI_Type_free_keyval(&key));
 
     MPI_Aint a1, a2;
     OK(MPI_Get_address(&ints[0], &a1));
