@@ -70,7 +70,7 @@
 // Type_get_contents, commit and free (an operation in flight keeps its
 // type), extents, sizes and names, MPI_Pack, Unpack and Pack_size, the
 // external32 forms (ext32.go), Get_count and Get_elements, Get_address,
-// Type_match_size. Every point-to-point call and every collective takes
+// Type_match_size, the f90 types, and attributes on types (typeattr.go). Every point-to-point call and every collective takes
 // derived types (typed.go): point-to-point through the Go API's typed
 // calls on the program's buffer in place; the calls without a typed form
 // (synchronous nonblocking and persistent sends, matched receives,
