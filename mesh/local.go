@@ -64,18 +64,39 @@ func (m *Mesh) unregister() {
 	}
 }
 
-// localPeer returns remote's mesh if it lives in this process and is the
-// one the server vouched for at both ends: its certificate is the one
-// this rank was told, and this rank's is the one it was told. The check
-// is symmetric, so both ends of a pair pick memory or neither does.
-func (m *Mesh) localPeer(remote int) *Mesh {
+// registered returns remote's mesh if it lives in this process, nil if
+// not (or not yet).
+func (m *Mesh) registered(remote int) *Mesh {
 	if m.print == "" {
 		return nil
 	}
 	local.Lock()
+	defer local.Unlock()
 	r := local.meshes[localKey{m.client.URL(), m.client.Welcome().Job, remote}]
-	local.Unlock()
-	if r == nil || r == m || r.print == "" || m.vouched(remote) != r.print || r.vouched(m.rank) != m.print {
+	if r == m {
+		return nil
+	}
+	return r
+}
+
+// localPeer returns remote's mesh if it lives in this process and is the
+// one the server vouched for at both ends: its certificate is the one
+// this rank was told, and this rank's is the one it was told (once the
+// remote heard the roster). Only the lower rank of a pair asks: the
+// higher one follows what it does.
+func (m *Mesh) localPeer(remote int) *Mesh {
+	r := m.registered(remote)
+	if r == nil || r.print == "" || m.vouched(remote) != r.print {
+		return nil
+	}
+	select {
+	case <-r.ready:
+	case <-r.ctx.Done():
+		return nil
+	case <-m.ctx.Done():
+		return nil
+	}
+	if r.vouched(m.rank) != m.print {
 		return nil
 	}
 	// A memory link hands a frame to the remote's handler on the
@@ -116,25 +137,62 @@ func hostKind(k signaling.ClientKind) bool {
 	return k == signaling.KindNative || k == signaling.KindWASI
 }
 
-// connectMemory links this rank to remote's mesh r in this process. The
-// lower rank makes the pair of memory links and hands the remote its end;
-// the higher one, if it wants the link, asks the lower one directly (in
-// place of a connect signal) and waits for its end.
-func (p *pair) connectMemory(r *Mesh, initiate bool) (peer.Link, error) {
+// connectMemory links this rank, the lower of the pair, to remote's mesh
+// r in this process: it makes the pair of memory links and hands the
+// remote its end (answer takes it).
+func (p *pair) connectMemory(r *Mesh) (peer.Link, error) {
 	m := p.m
-	if m.rank < p.remote {
-		mine, theirs := peer.NewMemoryLinks(m.frameCap(p.remote))
-		if !r.pair(m.rank, false).handOver(theirs) {
-			mine.Close()
-			theirs.Close()
-			return nil, fmt.Errorf("memory link: rank %d's mesh is closed", p.remote)
+	mine, theirs := peer.NewMemoryLinks(m.frameCap(p.remote))
+	if !r.pair(m.rank, false).handOver(theirs) {
+		mine.Close()
+		theirs.Close()
+		return nil, fmt.Errorf("memory link: rank %d's mesh is closed", p.remote)
+	}
+	return mine, nil
+}
+
+// answer is the higher rank's side of a connect: it follows what the
+// lower rank does, which its first move says: a memory link handed over
+// (connectMemory), a same-host link's offer (signaling.SignalLink), or a
+// WebRTC offer.
+func (p *pair) answer(vouched string) (peer.Link, error) {
+	m := p.m
+	for {
+		select {
+		case l := <-p.local:
+			return l, nil
+		default:
 		}
-		return mine, nil
+		p.mu.Lock()
+		dead := p.dead
+		first := ""
+		if len(p.queue) > 0 {
+			first = p.queue[0].kind
+		}
+		p.mu.Unlock()
+		switch {
+		case dead != nil:
+			return nil, dead
+		case first == signalLink:
+			return p.connectHost(false)
+		case first == peer.SignalOffer:
+			return connectLink(m.ctx, m.net, vouched, p, false, false)
+		case first != "":
+			// a stray before the move (a candidate of an earlier try):
+			// not the lower rank's move
+			p.mu.Lock()
+			p.queue = p.queue[1:]
+			p.mu.Unlock()
+			continue
+		}
+		select {
+		case l := <-p.local:
+			return l, nil
+		case <-p.notify:
+		case <-m.ctx.Done():
+			return nil, context.Cause(m.ctx)
+		}
 	}
-	if initiate {
-		r.pair(m.rank, false)
-	}
-	return p.awaitLocal(m.ctx)
 }
 
 // handOver gives the pair the link its lower rank made; false if the pair
@@ -153,24 +211,6 @@ func (p *pair) handOver(l peer.Link) bool {
 	}
 }
 
-// awaitLocal waits for the link the lower rank hands over.
-func (p *pair) awaitLocal(ctx context.Context) (peer.Link, error) {
-	for {
-		select {
-		case l := <-p.local:
-			return l, nil
-		case <-p.notify:
-			p.mu.Lock()
-			dead := p.dead
-			p.mu.Unlock()
-			if dead != nil {
-				return nil, dead
-			}
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		}
-	}
-}
 
 // signalLink is the pair signal of a same-host link's set-up
 // (signaling.SignalLink), beside peer's Signal* kinds.

@@ -309,22 +309,27 @@ func (p *pair) connect(initiate bool) {
 		err error
 	)
 	vouched := m.vouched(p.remote)
-	kind, r := m.choose(p.remote)
-	switch {
-	case kind == linkMemory:
-		l, err = p.connectMemory(r, initiate)
-	case m.rank < p.remote && kind == linkHost:
-		l, err = p.connectHost(true)
-	case m.rank < p.remote:
-		l, err = connectLink(m.ctx, m.net, vouched, p, true, m.nativeRemote(p.remote))
-	default:
-		if initiate {
-			err = m.client.Signal(m.ctx, p.remote, signaling.SignalConnect, []byte("{}"))
+	if m.rank < p.remote {
+		// the lower rank picks the kind of link; the higher one follows
+		// what it does (answer)
+		switch kind, r := m.choose(p.remote); kind {
+		case linkMemory:
+			l, err = p.connectMemory(r)
+		case linkHost:
+			l, err = p.connectHost(true)
+		default:
+			l, err = connectLink(m.ctx, m.net, vouched, p, true, m.nativeRemote(p.remote))
 		}
-		if err == nil && kind == linkHost {
-			l, err = p.connectHost(false)
-		} else if err == nil {
-			l, err = connectLink(m.ctx, m.net, vouched, p, false, false)
+	} else {
+		if initiate {
+			if r := m.registered(p.remote); r != nil && !m.forceWebRTC {
+				r.pair(m.rank, false) // in this process: ask it directly
+			} else {
+				err = m.client.Signal(m.ctx, p.remote, signaling.SignalConnect, []byte("{}"))
+			}
+		}
+		if err == nil {
+			l, err = p.answer(vouched)
 		}
 	}
 	if err == nil {
