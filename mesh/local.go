@@ -211,7 +211,6 @@ func (p *pair) handOver(l peer.Link) bool {
 	}
 }
 
-
 // signalLink is the pair signal of a same-host link's set-up
 // (signaling.SignalLink), beside peer's Signal* kinds.
 const signalLink = "link"
