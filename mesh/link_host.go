@@ -3,6 +3,7 @@ package mesh
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/meshmpi/meshmpi/peer"
@@ -17,10 +18,22 @@ const hostLinks = peer.HostLinks
 // that cannot meet in this long will not.
 const hostSetup = 30 * time.Second
 
+// hostRefusal starts the signalLink the higher rank sends back when it
+// cannot dial the lower rank's offer (the reason follows): the lower
+// stops waiting for the dial and offers WebRTC instead, which the higher
+// follows.
+const hostRefusal = "refused: "
+
+// dialHost is peer.DialHost; tests make it fail.
+var dialHost = peer.DialHost
+
 // connectHost links this rank to a process of its host: the lower rank
 // (listen) opens a listener and sends its offer over the pair's
 // signaling (signaling.SignalLink); the higher one dials what it was
-// offered. A failure names the pair and the cause.
+// offered. A failure names the pair and the cause. An error wrapping
+// errHostFallback leaves the pair to WebRTC: the lower rank could not
+// listen (before any move), or the higher could not dial and told the
+// lower (hostRefusal).
 func (p *pair) connectHost(listen bool) (peer.Link, error) {
 	m := p.m
 	cfg := peer.HostConfig{Name: fmt.Sprintf("shm link between ranks %d and %d", m.rank, p.remote), MaxFrame: m.frameCap(p.remote)}
@@ -38,27 +51,63 @@ func (p *pair) connectHost(listen bool) (peer.Link, error) {
 			if kind != signalLink {
 				continue // nothing else belongs to a same-host set-up
 			}
-			offer, err := signaling.DecodeString(payload)
-			if err != nil {
-				return nil, fmt.Errorf("%s: rank %d sent an offer that is not a string", cfg.Name, p.remote)
+			l, err := p.dialOffer(ctx, cfg, payload)
+			if err == nil {
+				return l, nil
 			}
-			return peer.DialHost(ctx, cfg, offer)
+			// tell the lower rank, which waits for the dial, so that both
+			// take WebRTC now rather than fail at hostSetup
+			why := clip(hostRefusal+err.Error(), signaling.MaxTextLen)
+			if serr := p.Send(ctx, signalLink, signaling.EncodeString(why)); serr != nil {
+				return nil, fmt.Errorf("%w (and telling rank %d failed: %w)", err, p.remote, serr)
+			}
+			return nil, fmt.Errorf("%w: %w", errHostFallback, err)
 		}
 	}
 	ln, err := peer.ListenHost(cfg)
 	if err != nil {
-		return nil, err
+		// no move made yet: the higher rank follows a WebRTC offer
+		return nil, fmt.Errorf("%w: %w", errHostFallback, err)
 	}
 	defer ln.Close()
 	if err := p.Send(ctx, signalLink, signaling.EncodeString(ln.Offer())); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Name, err)
 	}
-	// the remote leaving, or the signaling ending, kills the pair: stop
-	// waiting for the dial then
+	// the remote leaving, the signaling ending or the remote refusing the
+	// offer stops the wait for the dial
+	watched := make(chan struct{})
 	go func() {
-		if _, _, err := p.Recv(ctx); err != nil {
-			cancel(err)
+		defer close(watched)
+		for {
+			kind, payload, err := p.Recv(ctx)
+			if err != nil {
+				cancel(err)
+				return
+			}
+			if kind != signalLink {
+				continue // a stray of no use to a same-host set-up
+			}
+			why, _ := signaling.DecodeString(payload)
+			if !strings.HasPrefix(why, hostRefusal) {
+				continue // only the lower rank offers
+			}
+			cancel(fmt.Errorf("rank %d could not dial the offer: %w: %s", p.remote, errHostFallback, strings.TrimPrefix(why, hostRefusal)))
+			return
 		}
 	}()
-	return ln.Accept(ctx)
+	l, err := ln.Accept(ctx)
+	cancel(nil)
+	// the watcher takes nothing from the queue after this: a WebRTC
+	// set-up that follows reads it
+	<-watched
+	return l, err
+}
+
+// dialOffer dials the lower rank's offer (a signalLink's payload).
+func (p *pair) dialOffer(ctx context.Context, cfg peer.HostConfig, payload []byte) (peer.Link, error) {
+	offer, err := signaling.DecodeString(payload)
+	if err != nil {
+		return nil, fmt.Errorf("%s: rank %d sent an offer that is not a string", cfg.Name, p.remote)
+	}
+	return dialHost(ctx, cfg, offer)
 }

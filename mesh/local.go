@@ -2,6 +2,7 @@ package mesh
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -174,7 +175,11 @@ func (p *pair) answer(vouched string) (peer.Link, error) {
 		case dead != nil:
 			return nil, dead
 		case first == signalLink:
-			return p.connectHost(false)
+			l, err := p.connectHost(false)
+			if errors.Is(err, errHostFallback) {
+				continue // refused: the lower rank offers WebRTC next
+			}
+			return l, err
 		case first == peer.SignalOffer:
 			return connectLink(m.ctx, m.net, vouched, p, false, false)
 		case first != "":

@@ -317,6 +317,11 @@ func (p *pair) connect(initiate bool) {
 			l, err = p.connectMemory(r)
 		case linkHost:
 			l, err = p.connectHost(true)
+			if errors.Is(err, errHostFallback) {
+				// no same-host link for this pair after all: the higher
+				// rank follows a WebRTC offer as it would a first move
+				l, err = connectLink(m.ctx, m.net, vouched, p, true, m.nativeRemote(p.remote))
+			}
 		default:
 			l, err = connectLink(m.ctx, m.net, vouched, p, true, m.nativeRemote(p.remote))
 		}
@@ -597,6 +602,8 @@ func (m *Mesh) signal(s *signaling.Signal) {
 	case signaling.SignalLink:
 		if from < m.rank { // the lower rank says where to reach it
 			m.pair(from, false).push(signalLink, s.Payload)
+		} else if p := m.existing(from); p != nil {
+			p.push(signalLink, s.Payload) // the higher one refuses the offer
 		}
 	}
 }
