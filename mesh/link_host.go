@@ -96,6 +96,13 @@ func (p *pair) connectHost(listen bool) (peer.Link, error) {
 		}
 	}()
 	l, err := ln.Accept(ctx)
+	if err != nil && ctx.Err() == nil {
+		// the handshake failed here, so it fails at the dialer too: wait
+		// for its refusal (and take WebRTC), lest it arrive as a stray
+		// in the WebRTC set-up
+		<-ctx.Done()
+		err = fmt.Errorf("%w (then: %w)", err, context.Cause(ctx))
+	}
 	cancel(nil)
 	// the watcher takes nothing from the queue after this: a WebRTC
 	// set-up that follows reads it

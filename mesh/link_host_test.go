@@ -4,6 +4,7 @@ package mesh
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,7 +17,8 @@ import (
 
 // A higher rank that cannot dial the lower rank's same-host offer tells
 // it so, and the pair links over WebRTC at once (well within hostSetup,
-// which the hang guard is shorter than), whichever rank asks first; both
+// which the hang guard is shorter than), whichever rank asks first and
+// whether the dial finds no listener or a handshake that fails; both
 // ends' LinkInfo says webrtc, and a message crosses both ways.
 func TestHostDialFailsFallsBack(t *testing.T) {
 	if !hostLinks {
@@ -31,23 +33,26 @@ func TestHostDialFailsFallsBack(t *testing.T) {
 	defer srv.Close()
 	var dials atomic.Int32
 	defer func(d func(context.Context, peer.HostConfig, string) (peer.Link, error)) { dialHost = d }(dialHost)
+	// what the higher rank dials instead of the offer (name secret)
+	nowhere := func(o string) string { return "meshmpi-host1 meshmpi-nobody-listens " + o[len(o)-64:] }
+	wrongSecret := func(o string) string { return o[:len(o)-64] + strings.Repeat("0", 64) }
 	for _, tc := range []struct {
 		name   string
-		asker  int  // the rank that sends first
-		refuse bool // the dial fails
+		asker  int                 // the rank that sends first
+		mangle func(string) string // nil: the offer as sent
 		want   string
 	}{
-		{"dial fails, higher asks", 1, true, "webrtc"},
-		{"dial fails, lower asks", 0, true, "webrtc"},
-		{"dial works", 1, false, "shm"},
+		{"unreachable, higher asks", 1, nowhere, "webrtc"},
+		{"unreachable, lower asks", 0, nowhere, "webrtc"},
+		{"handshake refused", 1, wrongSecret, "webrtc"},
+		{"dial works", 1, nil, "shm"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dials.Store(0)
 			dialHost = func(ctx context.Context, cfg peer.HostConfig, offer string) (peer.Link, error) {
 				dials.Add(1)
-				if tc.refuse {
-					// an offer the dialer cannot reach
-					return peer.DialHost(ctx, cfg, "meshmpi-host1 meshmpi-nobody-listens "+offer[len(offer)-64:])
+				if tc.mangle != nil {
+					offer = tc.mangle(offer)
 				}
 				return peer.DialHost(ctx, cfg, offer)
 			}
