@@ -128,8 +128,13 @@ func TestProgram(t *testing.T) {
 		{"one_fails", []string{"-fail", "3:47"}, 0,
 			[]string{"rank(s) [3] failed: 7 survivors roll back to iteration 40\n", "done on 7 ranks: ranks [3] failed, 1 recoveries", "\nok\n"},
 			[]string{"resilient: rank 3: rank 3 at iteration 47: failing on purpose (-fail)"}},
+		// which survivors see only [3 4] lost is timing: a survivor that
+		// finishes the rebuild's Iallgather first exits with the loss, and
+		// one still in it then sees that rank fail too (a collective with
+		// a failed member fails where the failure is known) and reports a
+		// larger loss; some survivor always reports the first one
 		{"neighbors_fail", []string{"-fail", "3:30,4:recovery"}, 1, nil,
-			[]string{"resilient: rank 0: points 150 to 199 of iteration ", "are held by no survivor", "checkpoint data lost"}},
+			[]string{": points 150 to 199 of iteration ", "are held by no survivor", "(ranks [3 4] failed): checkpoint data lost"}},
 		{"bad_flag", []string{"-fail", "3:7:sent"}, 2, nil, []string{"not a checkpoint iteration"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
