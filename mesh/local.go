@@ -101,13 +101,14 @@ func (m *Mesh) localPeer(remote int) *Mesh {
 		return nil
 	}
 	// A memory link hands a frame to the remote's handler on the
-	// writer's goroutine: between a WASI host (its relay) and a rank's
-	// own endpoint that hung a 1 MiB exchange (internal/mixedjob), so
-	// such a pair takes the same-host link, whose reader is its own.
+	// writer's goroutine: where a WASI host's relay is an end, that hung
+	// 1 MiB all-pairs exchanges (a host and a rank's own endpoint in
+	// internal/mixedjob; two wasmtime hosts in wasm/wasmtime), so such
+	// a pair takes the same-host link, whose reader is its own.
 	m.mu.Lock()
-	mixed := (m.kinds[m.rank] == signaling.KindWASI) != (m.kinds[remote] == signaling.KindWASI)
+	wasi := m.kinds[m.rank] == signaling.KindWASI || m.kinds[remote] == signaling.KindWASI
 	m.mu.Unlock()
-	if mixed {
+	if wasi {
 		return nil
 	}
 	return r

@@ -205,12 +205,16 @@ func (r *reporter) linkStats(ctx context.Context, dst []signaling.LinkStat) []si
 		m.mu.Lock()
 		l := m.opened[rank]
 		m.mu.Unlock()
-		c, ok := l.(peer.Counter)
-		if !ok {
+		var (
+			sent, received int64
+			closed         bool
+		)
+		if c, ok := l.(peer.Counter); ok {
+			sent, received, closed = c.Counts()
+		} else if pr, ok := l.(peer.PathReporter); !ok || !sameHostLink(pr.Path().Link) {
 			continue // no link (or one that does not count)
-		}
+		} // a memory link counts nothing (its hot path stays bare): its kind alone
 		prev := r.last[rank] // Peer is 0 until the link was reported
-		sent, received, closed := c.Counts()
 		if closed {
 			// reported now with its last counts, then forgotten
 			m.mu.Lock()
