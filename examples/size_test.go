@@ -44,8 +44,14 @@ import (
 // at run time (the telemetry message and join's agent, the operation
 // recorder, the reporter with its link stats, the console queue's
 // drain), added some 23 KB gzipped (resilient 1.432 → 1.4536 MiB, heat
-// 1.395; no new package): the bar is 1.46 MiB.
-const maxGzipped = 1_530_921 // 1.46 MiB
+// 1.395; no new package): the bar is 1.46 MiB. Issue 20's first wave
+// (the host identity and link signal in the signaling client, the mesh's
+// choice of link with its in-process registry, the agreement tree, Run's
+// lazy memory links, the browser link's send path) added some 30 KB
+// gzipped (raw 5.93 → 6.07 MB; resilient 1.4536 → 1.488 MiB; no new
+// package; which part weighs most is not measured yet): the bar is
+// 1.50 MiB.
+const maxGzipped = 1_572_864 // 1.50 MiB
 
 func TestBrowserBuildSize(t *testing.T) {
 	if testing.Short() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -679,7 +680,18 @@ func (m *Mesh) Close() {
 }
 
 // nativeRemote reports whether rank announced itself native or WASI.
+//
+// Not where the job has TURN servers: the native data path is not proven
+// through relays (netlab's relay tests failed on it), so relayed jobs
+// keep pion's own stack.
 func (m *Mesh) nativeRemote(rank int) bool {
+	for _, s := range m.net.ICEServers {
+		for _, u := range s.URLs {
+			if strings.HasPrefix(u, "turn:") || strings.HasPrefix(u, "turns:") {
+				return false
+			}
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return hostKind(m.kinds[rank])
