@@ -122,9 +122,12 @@ func (m *Mesh) choose(remote int) (linkKind, *Mesh) {
 	if r := m.localPeer(remote); r != nil {
 		return linkMemory, r
 	}
+	// WASI hosts keep WebRTC for now: over shm, a WASI rank joining a
+	// running job (cmd/meshrun TestGrowExample) hung, and over memory
+	// links 1 MiB exchanges did (wasm/wasmtime TestAllGuests)
 	m.mu.Lock()
 	same := m.hosts[m.rank] != "" && m.hosts[m.rank] == m.hosts[remote] &&
-		hostKind(m.kinds[m.rank]) && hostKind(m.kinds[remote])
+		m.kinds[m.rank] == signaling.KindNative && m.kinds[remote] == signaling.KindNative
 	m.mu.Unlock()
 	if same && hostLinks {
 		return linkHost, nil
