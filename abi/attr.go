@@ -8,6 +8,7 @@ int mpiabi_call_delete(uintptr_t fn, uintptr_t comm, int keyval, uintptr_t val, 
 import "C"
 
 import (
+	"maps"
 	"sort"
 	"sync"
 )
@@ -195,12 +196,16 @@ func mpiabi_Attr_delete(comm uintptr, k int32) C.int { return delAttr("MPI_Attr_
 // (MPI_Comm_dup) and returns the duplicate's attributes.
 func copyAttrs(comm uintptr, old *commEntry) (map[int32]attr, error) {
 	state.mu.Lock()
-	keys := sortedKeys(old.attrs)
-	src := make(map[int32]attr, len(old.attrs))
-	for k, a := range old.attrs {
-		src[k] = a
-	}
+	src := maps.Clone(old.attrs)
 	state.mu.Unlock()
+	return copyAttrList(comm, src)
+}
+
+// copyAttrList runs, in key order, the copy functions of the attributes
+// src (a copy taken under the object's lock) for a duplicate of the
+// object h (a communicator or a datatype) and returns the duplicate's.
+func copyAttrList(h uintptr, src map[int32]attr) (map[int32]attr, error) {
+	keys := sortedKeys(src)
 	out := map[int32]attr{}
 	for _, k := range keys {
 		a := src[k]
@@ -211,7 +216,7 @@ func copyAttrs(comm uintptr, old *commEntry) (map[int32]attr, error) {
 		default:
 			var val C.uintptr_t
 			var flag C.int
-			rc := C.mpiabi_call_copy(C.uintptr_t(a.kv.copyFn), C.uintptr_t(comm), C.int(k), C.uintptr_t(a.kv.extra), C.uintptr_t(a.val), &val, &flag)
+			rc := C.mpiabi_call_copy(C.uintptr_t(a.kv.copyFn), C.uintptr_t(h), C.int(k), C.uintptr_t(a.kv.extra), C.uintptr_t(a.val), &val, &flag)
 			if rc != errSuccess {
 				return nil, errorf(int32(rc), "the copy function of attribute key %d returned %d", k, rc)
 			}

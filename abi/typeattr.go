@@ -2,9 +2,10 @@ package abi
 
 /*
 #include <stdint.h>
-int mpiabi_call_copy(uintptr_t fn, uintptr_t comm, int keyval, uintptr_t extra, uintptr_t in, uintptr_t *out, int *flag);
 */
 import "C"
+
+import "maps"
 
 // Attributes on datatypes (MPI-4.1 §7.7.4): the keys are the
 // communicators' (attr.go), and so are the copy and delete calls, since
@@ -97,35 +98,12 @@ func mpiabi_Type_delete_attr(h uintptr, k int32) C.int {
 // duplicate.
 func copyTypeAttrs(h uintptr, e *typeEntry) (map[int32]attr, error) {
 	types.mu.Lock()
-	keys := sortedKeys(e.attrs)
-	src := make(map[int32]attr, len(e.attrs))
-	for k, a := range e.attrs {
-		src[k] = a
-	}
+	src := maps.Clone(e.attrs)
 	types.mu.Unlock()
-	if len(keys) == 0 {
+	if len(src) == 0 {
 		return nil, nil
 	}
-	out := map[int32]attr{}
-	for _, k := range keys {
-		a := src[k]
-		switch a.kv.copyFn {
-		case nullCopyFn:
-		case dupFn:
-			out[k] = a
-		default:
-			var val C.uintptr_t
-			var flag C.int
-			rc := C.mpiabi_call_copy(C.uintptr_t(a.kv.copyFn), C.uintptr_t(h), C.int(k), C.uintptr_t(a.kv.extra), C.uintptr_t(a.val), &val, &flag)
-			if rc != errSuccess {
-				return nil, errorf(int32(rc), "the copy function of attribute key %d returned %d", k, rc)
-			}
-			if flag != 0 {
-				out[k] = attr{val: uintptr(val), kv: a.kv}
-			}
-		}
-	}
-	return out, nil
+	return copyAttrList(h, src)
 }
 
 // deleteTypeAttrs runs the delete functions of a type being freed.
