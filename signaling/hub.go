@@ -3,13 +3,9 @@
 package signaling
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -58,6 +54,12 @@ type job struct {
 	// tele is the job's record for viewers, made at its first event
 	// (telemetry_server.go).
 	tele *jobTele
+
+	// In a cluster (Config.Cluster): keys are the seats' resume keys
+	// (Welcome.Resume), by rank; saving is set while a save of the job's
+	// state waits (saveSoon).
+	keys   []string
+	saving *time.Timer
 }
 
 // published is one service's name: its port, and the connection of the
@@ -107,317 +109,6 @@ type grave struct {
 type graveRef struct {
 	id  string
 	seq uint64
-}
-
-// conn is one websocket connection. Two goroutines serve it: the HTTP handler
-// reads (run, readLoop), and writeLoop writes queued messages and pings.
-type conn struct {
-	s      *Server
-	ws     *websocket.Conn
-	remote string
-
-	// The outbound queue: send appends, writeLoop takes the whole batch.
-	// A slice rather than a buffered channel of SendQueue entries, which
-	// would cost every idle connection SendQueue*24 bytes up front.
-	qmu    sync.Mutex
-	queue  [][]byte
-	queued int           // bytes in queue
-	wake   chan struct{} // cap 1: the queue is not empty
-	// writes is the context of the writer's writes; cancelling it aborts
-	// a write stuck on a peer that does not read (and closes the socket).
-	writes      context.Context
-	abortWrites context.CancelFunc
-
-	pinging      atomic.Bool    // a ping waits for its pong
-	unresponsive atomic.Bool    // a ping went unanswered: the peer is frozen or gone
-	pings        sync.WaitGroup // ping goroutines
-
-	killOnce sync.Once
-	killed   chan struct{}
-	killErr  *Error // sent before the close; nil for none
-	killHard bool   // close without a handshake
-
-	// Set by join under Server.mu; read by the reader goroutine afterwards.
-	job   *job
-	rank  int
-	kind  ClientKind
-	print string // the certificate fingerprint it announced (Join.Fingerprint)
-	abort *Abort // the rank called Abort; it is leaving (under Server.mu)
-	// leaving: the rank said it is leaving cleanly (Leaving): reports of
-	// its closed links declare nothing (under Server.mu)
-	leaving bool
-	// waits counts the lookups it parked in job.waiting, at most
-	// MaxWaitingLookups (under Server.mu)
-	waits  int
-	bucket bucket // reader goroutine only
-}
-
-func (b *bucket) allow(now time.Time) bool { return b.take(now) == 0 }
-
-func newConn(s *Server, ws *websocket.Conn, remote string) *conn {
-	writes, abort := context.WithCancel(context.Background())
-	return &conn{
-		writes:      writes,
-		abortWrites: abort,
-		s:           s,
-		ws:          ws,
-		remote:      remote,
-		wake:        make(chan struct{}, 1),
-		killed:      make(chan struct{}),
-		bucket:      bucket{rate: s.cfg.MessageRate, burst: float64(s.cfg.MessageBurst)},
-	}
-}
-
-// kill asks the writer to send e (if not nil) and close the connection. Only
-// the first call counts. It never blocks and takes no lock, so it may be called
-// with Server.mu held.
-func (c *conn) kill(e *Error, hard bool) {
-	c.killOnce.Do(func() {
-		c.killErr, c.killHard = e, hard
-		if e != nil {
-			c.s.countRejected(e.Code)
-		}
-		close(c.killed)
-	})
-}
-
-func (c *conn) isKilled() bool {
-	select {
-	case <-c.killed:
-		return true
-	default:
-		return false
-	}
-}
-
-// jobID and rankOrNeg read the join state for logs; they take Server.mu.
-func (c *conn) jobID() string {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	if c.job == nil {
-		return ""
-	}
-	return c.job.id
-}
-
-func (c *conn) rankOrNeg() int {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	if c.job == nil {
-		return -1
-	}
-	return c.rank
-}
-
-// send queues m without blocking; a full queue kills the connection.
-func (c *conn) send(m Message) {
-	data, err := Encode(m)
-	if err != nil {
-		c.s.log.Error("encode failed", "type", m.Type(), "err", err)
-		c.kill(&Error{Code: CodeInternal, Message: "server failed to encode a message"}, false)
-		return
-	}
-	c.sendData(data)
-}
-
-// sendData queues an encoded message; broadcasts encode once and share it.
-func (c *conn) sendData(data []byte) {
-	c.qmu.Lock()
-	// (any one message fits an empty queue: a Ready of a big job may be
-	// larger than the bytes limit)
-	if len(c.queue) >= c.s.cfg.SendQueue || len(c.queue) > 0 && c.queued+len(data) > c.s.cfg.SendQueueBytes {
-		c.qmu.Unlock()
-		// it cannot take even the error message: drop it now rather than
-		// after the write it is stuck in times out
-		c.kill(&Error{Code: CodeSlowConsumer, Message: "outbound queue full"}, true)
-		c.abortWrites()
-		return
-	}
-	c.queue = append(c.queue, data)
-	c.queued += len(data)
-	c.qmu.Unlock()
-	c.s.sent.Add(1)
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
-
-// broadcast encodes m once and queues it for every conn in to that is not nil.
-func (s *Server) broadcast(m Message, to []*conn) {
-	data, err := Encode(m)
-	if err != nil {
-		s.log.Error("encode failed", "type", m.Type(), "err", err)
-		return
-	}
-	for _, c := range to {
-		if c != nil {
-			c.sendData(data)
-		}
-	}
-}
-
-// reject answers a connection that was never registered, then closes it.
-func (c *conn) reject(e *Error) {
-	c.s.countRejected(e.Code)
-	ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.WriteTimeout)
-	defer cancel()
-	if data, err := Encode(e); err == nil {
-		_ = c.ws.Write(ctx, websocket.MessageText, data)
-	}
-	_ = c.ws.Close(closeStatus(e.Code), string(e.Code))
-}
-
-func closeStatus(code ErrorCode) websocket.StatusCode {
-	switch code {
-	case CodeShutdown:
-		return websocket.StatusGoingAway
-	case CodeTooManyConns, CodeTooManyJobs:
-		return websocket.StatusTryAgainLater
-	case CodeTooLarge:
-		return websocket.StatusMessageTooBig
-	case CodeInternal:
-		return websocket.StatusInternalError
-	}
-	return websocket.StatusPolicyViolation
-}
-
-func (c *conn) run() {
-	// We bound message sizes ourselves (readLoop) so that an oversized
-	// message gets an error message rather than a bare close.
-	c.ws.SetReadLimit(-1)
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		c.writeLoop()
-	}()
-	joinTimer := time.AfterFunc(c.s.cfg.JoinTimeout, func() {
-		c.s.mu.Lock()
-		joined := c.job != nil
-		c.s.mu.Unlock()
-		if !joined {
-			c.kill(&Error{Code: CodeJoinTimeout, Message: "no join in time"}, false)
-		}
-	})
-	err := c.readLoop()
-	joinTimer.Stop()
-	c.s.leave(c, err)
-	c.kill(nil, true)
-	<-writerDone
-	_ = c.ws.CloseNow()
-	c.pings.Wait()
-	c.abortWrites()
-}
-
-func (c *conn) writeLoop() {
-	ping := time.NewTicker(c.s.cfg.PingInterval)
-	defer ping.Stop()
-	var batch [][]byte
-	for {
-		select {
-		case <-c.wake:
-			c.qmu.Lock()
-			batch, c.queue = c.queue, batch[:0]
-			c.queued = 0
-			c.qmu.Unlock()
-			for i, data := range batch {
-				batch[i] = nil
-				ctx, cancel := context.WithTimeout(c.writes, c.s.cfg.WriteTimeout)
-				err := c.ws.Write(ctx, websocket.MessageText, data)
-				cancel()
-				if err != nil {
-					c.kill(nil, true)
-					_ = c.ws.CloseNow()
-					return
-				}
-			}
-			if cap(batch) > 64 {
-				batch = nil // a burst's queue is not kept for the connection's life
-			}
-		case <-ping.C:
-			// The ping runs beside the writer, which a pong that takes
-			// its time must not hold up; one at a time.
-			if c.pinging.CompareAndSwap(false, true) {
-				c.pings.Add(1)
-				go c.ping()
-			}
-		case <-c.killed:
-			if e := c.killErr; e != nil {
-				c.s.log.Info("closing connection", "remote", c.remote, "job", c.jobID(), "rank", c.rankOrNeg(), "code", e.Code, "msg", e.Message)
-				if data, err := Encode(e); err == nil {
-					ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.WriteTimeout)
-					_ = c.ws.Write(ctx, websocket.MessageText, data)
-					cancel()
-				}
-				if !c.killHard {
-					_ = c.ws.Close(closeStatus(e.Code), string(e.Code))
-				}
-			}
-			_ = c.ws.CloseNow()
-			return
-		}
-	}
-}
-
-// ping sends a websocket ping and waits for its pong; a peer that does not
-// answer within PingTimeout is frozen or gone: a rank of a formed job is
-// declared failed (declareFrozen), any other connection is dropped (and
-// its departure announced) like a closed one.
-func (c *conn) ping() {
-	defer c.pings.Done()
-	ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.PingTimeout)
-	err := c.ws.Ping(ctx)
-	cancel()
-	c.pinging.Store(false)
-	if err != nil && !c.isKilled() {
-		c.s.log.Info("no pong", "remote", c.remote, "err", err)
-		if c.s.declareFrozen(c) {
-			return
-		}
-		c.unresponsive.Store(true)
-		c.kill(nil, true)
-		_ = c.ws.CloseNow() // the writer may be stuck in a write to the frozen peer
-	}
-}
-
-// readLoop reads until the connection fails or closes. After a violation it
-// keeps reading (and discarding) so that the close handshake can complete.
-func (c *conn) readLoop() error {
-	limit := int64(c.s.cfg.MaxMessageBytes)
-	for {
-		typ, r, err := c.ws.Reader(context.Background())
-		if err != nil {
-			return err
-		}
-		data, err := io.ReadAll(io.LimitReader(r, limit+1))
-		if err != nil {
-			return err
-		}
-		if int64(len(data)) > limit {
-			// The rest of the message is unread: no handshake possible.
-			c.kill(&Error{Code: CodeTooLarge, Message: fmt.Sprintf("message larger than %d bytes", limit)}, true)
-			return ErrTooLarge
-		}
-		if c.isKilled() {
-			continue
-		}
-		if !c.bucket.allow(time.Now()) {
-			c.kill(&Error{Code: CodeRateLimited, Message: fmt.Sprintf("more than %g messages/s (burst %d)", c.s.cfg.MessageRate, c.s.cfg.MessageBurst)}, false)
-			continue
-		}
-		if typ != websocket.MessageText {
-			c.kill(&Error{Code: CodeBadMessage, Message: "binary message"}, false)
-			continue
-		}
-		m, err := Decode(data)
-		if err != nil {
-			c.kill(&Error{Code: CodeBadMessage, Message: truncate(err.Error())}, false)
-			continue
-		}
-		if e := c.handle(m); e != nil {
-			c.kill(e, false)
-		}
-	}
 }
 
 // truncate cuts s to MaxTextLen bytes at most, at a rune boundary: a
@@ -506,6 +197,12 @@ func (s *Server) join(c *conn, m *Join) *Error {
 		s.forgetTele(m.Job)
 	}
 	j := s.jobs[m.Job]
+	if m.Resume != "" {
+		if j != nil && !j.claims.sameShape(claims) {
+			return &Error{Code: CodeJobMismatch, Message: "token's size, max, settings or seating differ from the job's"}
+		}
+		return s.resume(c, j, m)
+	}
 	if want != nil && *want >= claims.Size && (j == nil || !j.started) {
 		return &Error{Code: CodeBadRank, Message: fmt.Sprintf("rank %d is a late rank of a job of size %d: late ranks join once the job formed, asking for no rank", *want, claims.Size)}
 	}
@@ -579,17 +276,34 @@ func (s *Server) admit(c *conn, j *job, m *Join, claims Claims, rank int) {
 	late := rank >= claims.Size
 	s.log.Info("rank joined", "job", j.id, "rank", rank, "size", claims.Size, "late", late, "kind", m.Kind, "remote", c.remote)
 	s.joinedRank(j, rank, m.Kind, m.Agent)
+	if s.cfg.Cluster != nil {
+		for len(j.keys) < len(j.members) {
+			j.keys = append(j.keys, "")
+		}
+		j.keys[rank] = newResumeKey()
+		s.saveSoon(j)
+	}
+	c.send(s.welcome(j, rank, claims, false))
+}
+
+// welcome is the Welcome of rank of j, whose token's claims are claims.
+// Server.mu is held.
+func (s *Server) welcome(j *job, rank int, claims Claims, resumed bool) *Welcome {
 	ice := s.cfg.ICEServers
 	if s.cfg.ICECredentials != nil {
 		own := s.cfg.ICECredentials(j.id, rank, time.Unix(claims.Expires, 0))
 		ice = append(slices.Clip(ice), own[:min(len(own), MaxICEServers-len(ice))]...)
 	}
-	c.send(&Welcome{
+	w := &Welcome{
 		Protocol: Version, Job: j.id, Rank: rank, Size: claims.Size,
 		ICEServers: ice, Settings: claims.Settings,
 		Limits: &Limits{MessageRate: s.cfg.MessageRate, MessageBurst: s.cfg.MessageBurst, MessageBytes: s.cfg.MaxMessageBytes},
-		Max:    j.maxField(), Late: late,
-	})
+		Max:    j.maxField(), Late: rank >= claims.Size, Resumed: resumed,
+	}
+	if rank < len(j.keys) {
+		w.Resume = j.keys[rank]
+	}
+	return w
 }
 
 // maxField is the job's Max as Welcome and Ready carry it: 0 unless it
@@ -714,6 +428,7 @@ func (s *Server) abort(c *conn, m *Abort) *Error {
 	}
 	c.abort = m
 	j.aborted = j.aborted || j.started
+	s.saveSoon(j)
 	s.log.Info("rank called Abort", "job", j.id, "rank", c.rank, "code", m.Code, "where", m.Where)
 	if j.started && !s.closed {
 		others := make([]*conn, 0, len(j.members))
@@ -834,6 +549,7 @@ func (s *Server) publish(c *conn, m *Publish) *Error {
 		j.names = make(map[string]published)
 	}
 	j.names[m.Service] = published{port: m.Port, owner: c}
+	s.saveSoon(j)
 	s.log.Info("name published", "job", j.id, "rank", c.rank, "service", m.Service, "port", m.Port)
 	s.answer(c, &Name{Op: TypePublish, Service: m.Service})
 	waiting := j.waiting[m.Service]
@@ -866,6 +582,7 @@ func (s *Server) unpublish(c *conn, m *Unpublish) *Error {
 		return nil
 	}
 	delete(j.names, m.Service)
+	s.saveSoon(j)
 	s.log.Info("name unpublished", "job", j.id, "rank", c.rank, "service", m.Service)
 	s.answer(c, &Name{Op: TypeUnpublish, Service: m.Service})
 	return nil
@@ -1023,6 +740,8 @@ func (s *Server) leave(c *conn, cause error) {
 		reason, clean = "no answer to pings", false
 	case c.isKilled() && c.killErr != nil: // killErr is set before killed closes
 		reason, clean = string(c.killErr.Code), false
+	case c.wire == nil:
+		reason, clean = cause.Error(), false // a seat that waited for its rank to resume
 	case !clean:
 		// a rank that finalizes closes its connection cleanly: this
 		// one's process ended without Finalize, crashed, or lost its
@@ -1040,6 +759,10 @@ func (s *Server) leave(c *conn, cause error) {
 // leave). Server.mu is held.
 func (s *Server) depart(j *job, c *conn, d Departure) {
 	j.members[c.rank] = nil
+	if c.grace != nil {
+		c.grace.Stop()
+	}
+	s.saveSoon(j)
 	d.Late = c.rank >= j.claims.Size
 	j.present--
 	reason := d.Reason
@@ -1193,6 +916,7 @@ func (s *Server) failJob(j *job, why string) {
 	}
 	j.present = 0
 	delete(s.jobs, j.id)
+	s.saveSoon(j)
 	s.jobState(j, JobFailed, why)
 	s.bury(j, CodeJobFailed, why)
 }

@@ -67,6 +67,7 @@ const (
 	TypeSuspect Type = "suspect"
 	TypeLeaving Type = "leaving"
 	TypeJoined  Type = "joined"
+	TypeMove    Type = "move"
 	// The name service (see Names in the package doc).
 	TypePublish   Type = "publish"   // client → server
 	TypeUnpublish Type = "unpublish" // client → server
@@ -142,6 +143,10 @@ const (
 	// ranks only, once the job's Size seats are all present. Unlike the
 	// other refusals, trying again later may succeed.
 	CodeNotFormed ErrorCode = "not-formed"
+	// CodeResumeRefused refuses a Join.Resume: the seat it names is not
+	// held for it (the rank left or was declared failed, the seat's
+	// wait ran out, or the key is wrong).
+	CodeResumeRefused ErrorCode = "resume-refused"
 )
 
 // Codes of a failed name service request, carried in its answer (Name.Code)
@@ -190,6 +195,10 @@ type Join struct {
 	// navigator.userAgent, "meshmpi go1.26 linux/amd64" natively. At
 	// most MaxAgentLen bytes of UTF-8 (ClipText); "" says nothing.
 	Agent string `json:"agent,omitempty"`
+	// Resume takes back the seat Rank of a rank whose signaling server
+	// of a cluster was lost or moved it (Move): the key its Welcome
+	// gave (Welcome.Resume), with the same token. "" for a first join.
+	Resume string `json:"resume,omitempty"`
 }
 
 // Welcome answers a successful Join.
@@ -209,6 +218,20 @@ type Welcome struct {
 	// Late says this rank joined after the job formed: Rank is in
 	// [Size, Max), outside the job's original world of Size ranks.
 	Late bool `json:"late,omitempty"`
+	// Resume is the key that takes this seat back through another
+	// server of the cluster (Join.Resume); servers that are not part of
+	// a cluster give none.
+	Resume string `json:"resume,omitempty"`
+	// Resumed says the join took back a seat (Join.Resume): the job's
+	// messages that waited for the rank follow.
+	Resumed bool `json:"resumed,omitempty"`
+}
+
+// Move tells a rank that its signaling server is going away (drain): it
+// reconnects to another server of the cluster and takes its seat back
+// (Join.Resume). Its links are untouched.
+type Move struct {
+	Reason string `json:"reason,omitempty"`
 }
 
 // Limit is the most ranks the job can hold: Max if it may grow, else Size.
@@ -415,6 +438,7 @@ func (*Abort) Type() Type   { return TypeAbort }
 func (*Suspect) Type() Type { return TypeSuspect }
 func (*Leaving) Type() Type { return TypeLeaving }
 func (*Joined) Type() Type  { return TypeJoined }
+func (*Move) Type() Type    { return TypeMove }
 
 // Type implements Message.
 func (*Publish) Type() Type   { return TypePublish }
@@ -486,8 +510,30 @@ func (m *Join) Validate() error {
 	if err := validHost(m.Host); err != nil {
 		return err
 	}
+	if m.Resume != "" {
+		if m.Rank == nil {
+			return invalid("resume names no rank")
+		}
+		if err := validResumeKey(m.Resume); err != nil {
+			return err
+		}
+	}
 	return validFingerprint(m.Fingerprint)
 }
+
+// MaxResumeKeyLen bounds a seat's resume key (Welcome.Resume).
+const MaxResumeKeyLen = 64
+
+// validResumeKey checks the shape of a resume key: short and plain.
+func validResumeKey(k string) error {
+	if k == "" || len(k) > MaxResumeKeyLen || strings.Trim(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") != "" {
+		return invalid("resume key: want 1..%d bytes of [A-Za-z0-9_-]", MaxResumeKeyLen)
+	}
+	return nil
+}
+
+// Validate implements Message.
+func (m *Move) Validate() error { return validText("reason", m.Reason, MaxTextLen) }
 
 // validHost checks the shape of a host identity: opaque, short, and
 // plain enough to log and compare.
@@ -534,6 +580,11 @@ func (m *Welcome) Validate() error {
 	}
 	if m.Late != (m.Rank >= m.Size) {
 		return invalid("rank %d of a job of size %d with late %v", m.Rank, m.Size, m.Late)
+	}
+	if m.Resume != "" {
+		if err := validResumeKey(m.Resume); err != nil {
+			return err
+		}
 	}
 	if len(m.ICEServers) > MaxICEServers {
 		return invalid("more than %d ICE servers", MaxICEServers)
@@ -786,7 +837,25 @@ func (m *Join) appendData(b []byte) []byte {
 	if m.Agent != "" {
 		o.str("agent", m.Agent)
 	}
+	if m.Resume != "" {
+		o.str("resume", m.Resume)
+	}
 	return o.close()
+}
+
+func (m *Move) appendData(b []byte) []byte {
+	o := openObject(b)
+	if m.Reason != "" {
+		o.str("reason", m.Reason)
+	}
+	return o.close()
+}
+
+func (m *Move) field(r *jsonReader, key string) (bool, error) {
+	if key != "reason" {
+		return false, nil
+	}
+	return true, r.str(&m.Reason)
 }
 
 func (m *Join) field(r *jsonReader, key string) (bool, error) {
@@ -805,6 +874,8 @@ func (m *Join) field(r *jsonReader, key string) (bool, error) {
 		return true, r.str(&m.Host)
 	case "agent":
 		return true, r.str(&m.Agent)
+	case "resume":
+		return true, r.str(&m.Resume)
 	}
 	return false, nil
 }
@@ -854,6 +925,10 @@ func (m *Welcome) field(r *jsonReader, key string) (bool, error) {
 		return true, r.int(&m.Max)
 	case "late":
 		return true, r.bool(&m.Late)
+	case "resume":
+		return true, r.str(&m.Resume)
+	case "resumed":
+		return true, r.bool(&m.Resumed)
 	}
 	return false, nil
 }
@@ -1151,6 +1226,8 @@ func newMessage(t Type) Message {
 		return new(Leaving)
 	case TypeJoined:
 		return new(Joined)
+	case TypeMove:
+		return new(Move)
 	case TypePublish:
 		return new(Publish)
 	case TypeUnpublish:

@@ -66,6 +66,12 @@ func (m *Welcome) appendData(b []byte) []byte {
 	if m.Late {
 		o.bool("late", true)
 	}
+	if m.Resume != "" {
+		o.str("resume", m.Resume)
+	}
+	if m.Resumed {
+		o.bool("resumed", true)
+	}
 	return o.close()
 }
 

@@ -87,6 +87,13 @@ type Config struct {
 	// must not call the server.
 	Departed func(Departure)
 
+	// Cluster, if set, makes the server one of a cluster (see Bus): any
+	// server of it admits any job's ranks. ResumeGrace is how long the
+	// seat of a rank whose server was lost waits for it to resume
+	// through another (default DefaultResumeGrace).
+	Cluster     Bus
+	ResumeGrace time.Duration
+
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -121,7 +128,7 @@ func (c Config) withDefaults() (Config, error) {
 		return bad("MaxJobSize %d outside [0, %d]", c.MaxJobSize, MaxJobSize)
 	}
 	if c.MessageRate < 0 || c.MessageBurst < 0 || c.MaxJobs < 0 || c.MaxConns < 0 || c.SendQueue < 0 || c.SendQueueBytes < 0 || c.MaxEndedJobs < 0 ||
-		c.JoinTimeout < 0 || c.PingInterval < 0 || c.PingTimeout < 0 || c.WriteTimeout < 0 || c.MaxTokenTTL < 0 ||
+		c.JoinTimeout < 0 || c.PingInterval < 0 || c.PingTimeout < 0 || c.WriteTimeout < 0 || c.MaxTokenTTL < 0 || c.ResumeGrace < 0 ||
 		c.TelemetryEvents < 0 || c.TelemetryBytes < 0 || c.TelemetryTotalBytes < 0 || c.ConsoleTail < 0 {
 		return bad("negative limit")
 	}
@@ -168,6 +175,7 @@ func (c Config) withDefaults() (Config, error) {
 	defd(&c.PingTimeout, DefaultPingTimeout)
 	defd(&c.WriteTimeout, 10*time.Second)
 	defd(&c.MaxTokenTTL, 7*24*time.Hour)
+	defd(&c.ResumeGrace, DefaultResumeGrace)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -209,6 +217,20 @@ type Server struct {
 	// nameAnswers counts the Names sent (publish, unpublish, lookup)
 	nameAnswers atomic.Uint64
 
+	// The cluster (cluster.go): homes caches the server of each job
+	// (guarded by homeMu, which also orders take-overs); bridges are the
+	// websockets whose job another server serves, by id; remotes the
+	// ranks whose websocket another server holds; draining is set by
+	// Drain. saveMu orders the saves of job states.
+	homeMu     sync.Mutex
+	homes      map[string]string
+	bridges    map[uint64]*conn
+	nextBridge uint64
+	remotes    map[remoteKey]*conn
+	draining   bool
+	saveMu     sync.Mutex
+	resumed    atomic.Uint64
+
 	leaveHook func() // tests: called (under mu) after a departure was handled
 	statsMu   sync.Mutex
 	rejected  map[ErrorCode]uint64
@@ -234,6 +256,14 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s.mux.HandleFunc("GET /ws", s.serveWS)
 	s.mux.HandleFunc("POST /admin/token", s.serveAdminToken)
+	if cfg.Cluster != nil {
+		s.homes = make(map[string]string)
+		s.bridges = make(map[uint64]*conn)
+		s.remotes = make(map[remoteKey]*conn)
+		if err := cfg.Cluster.Start(s.deliver, s.lost); err != nil {
+			return nil, fmt.Errorf("signaling: cluster: %w", err)
+		}
+	}
 	return s, nil
 }
 
