@@ -1580,6 +1580,16 @@ int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
 /* END CALLS */
 
+/*
+ * Compiled for WebAssembly (meshcc --target wasm32-wasi), every call is an
+ * import of module "mpi_abi", which meshmpi's WASI host provides. The
+ * layouts above hold there too: MPI_Aint (intptr_t) and the handles are
+ * 32-bit, MPI_Count and MPI_Offset 64-bit, MPI_Status the same ints.
+ */
+#if defined(__wasm__)
+#include "mpi_wasi.h"
+#endif
+
 #ifdef __cplusplus
 }
 #endif

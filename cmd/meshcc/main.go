@@ -23,11 +23,23 @@
 // (the module of the working directory, or one it requires), or
 // $MESHCC_ROOT.
 //
+// With --target wasm32-wasi (or --target=wasm32-wasi, -target …) meshcc
+// compiles a WASI rank instead: $MESHCC_WASI_CC (default clang; Debian's
+// clang, lld and wasi-libc, packages clang lld wasi-libc
+// libclang-rt-dev-wasm32) with --target=wasm32-wasi, the same mpi.h, and
+// no library: the module imports every MPI call from module "mpi_abi",
+// which the WASI host (meshrun, package wasm/host) provides from a rank
+// running natively beside it. The module exports malloc and free, through
+// which the host gives the guest MPI_Alloc_mem's memory and the values of
+// the predefined attributes:
+//
+//	go run ./cmd/meshcc --target wasm32-wasi -O2 -o pi.wasm examples/c/pi.c
+//	go run ./cmd/meshrun -n 4 pi.wasm
+//
 // -show prints the compiler command, one shell-quoted line, without
 // building or running anything; -lib builds the library if needed and
 // prints its path. Exit status: the compiler's, or 2 for meshcc's own
-// errors (no meshmpi module, a failed library build, --target
-// wasm32-wasi, which is not there yet).
+// errors (no meshmpi module, a failed library build).
 package main
 
 import (
@@ -52,7 +64,7 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	show, lib := false, false
+	show, lib, wasi := false, false, false
 	var rest []string
 	link := true
 	for i := 0; i < len(args); i++ {
@@ -64,14 +76,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		case a == "-lib" || a == "--lib":
 			lib = true
 			continue
-		case a == "--target" || a == "-target":
-			if i+1 < len(args) && strings.HasPrefix(args[i+1], "wasm32") {
-				fmt.Fprintf(stderr, "meshcc: --target %s: WASI ranks in C are not there yet (issue 19); build natively\n", args[i+1])
-				return 2
+		case (a == "--target" || a == "-target") && i+1 < len(args):
+			i++
+			if wasi = isWASI(args[i]); !wasi {
+				rest = append(rest, "--target="+args[i])
 			}
-		case strings.HasPrefix(a, "--target=wasm32") || strings.HasPrefix(a, "-target=wasm32"):
-			fmt.Fprintf(stderr, "meshcc: %s: WASI ranks in C are not there yet (issue 19); build natively\n", a)
-			return 2
+			continue
+		case strings.HasPrefix(a, "--target=") || strings.HasPrefix(a, "-target="):
+			_, t, _ := strings.Cut(a, "=")
+			if wasi = isWASI(t); !wasi {
+				rest = append(rest, a)
+			}
+			continue
 		case a == "-c" || a == "-E" || a == "-S" || a == "-M" || a == "-MM":
 			link = false
 		}
@@ -81,6 +97,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "meshcc:", err)
 		return 2
+	}
+	if wasi {
+		return runWASI(root, rest, link && !lib, show, stdout, stderr)
 	}
 	dir, err := libDir(root)
 	if err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,11 +33,49 @@ func TestShow(t *testing.T) {
 	}
 }
 
-func TestWasiNotYet(t *testing.T) {
+// TestWASI checks the WASI target's command and, where clang for wasm32
+// is installed, that examples/c/pi.c builds to a module importing the MPI
+// calls from "mpi_abi" and exporting malloc.
+func TestWASI(t *testing.T) {
+	root, _ := filepath.Abs("../..")
+	t.Setenv("MESHCC_ROOT", root)
+	inc := "-I" + filepath.Join(root, "abi", "include")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-show", "--target", "wasm32-wasi", "-O2", "pi.c", "-o", "pi.wasm"},
+			"clang --target=wasm32-wasi " + inc + " -O2 pi.c -o pi.wasm -Wl,--export=malloc -Wl,--export=free"},
+		{[]string{"-show", "--target=wasm32-wasi", "-c", "pi.c"}, "clang --target=wasm32-wasi " + inc + " -c pi.c"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(tc.args, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errb.String())
+		}
+		if got := strings.TrimSpace(out.String()); got != tc.want {
+			t.Errorf("%v printed %q, want %q", tc.args, got, tc.want)
+		}
+	}
+	probe := filepath.Join(t.TempDir(), "probe.c")
+	if err := os.WriteFile(probe, []byte("#include <stdio.h>\nint main(void) { return 0; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("clang", "--target=wasm32-wasi", "-o", probe+".wasm", probe).CombinedOutput(); err != nil {
+		t.Skipf("no clang for wasm32-wasi (apt-get install clang lld wasi-libc libclang-rt-dev-wasm32): %v\n%s", err, out)
+	}
+	wasm := filepath.Join(t.TempDir(), "pi.wasm")
 	var out, errb bytes.Buffer
-	if code := run([]string{"--target", "wasm32-wasi", "p.c"}, &out, &errb); code != 2 ||
-		!strings.Contains(errb.String(), "not there yet") {
-		t.Errorf("exit %d, stderr %q", code, errb.String())
+	if code := run([]string{"--target", "wasm32-wasi", "-O2", "-o", wasm, filepath.Join(root, "examples", "c", "pi.c")}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	b, err := os.ReadFile(wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"\x00asm", "mpi_abi", "MPI_Reduce", "malloc"} {
+		if !bytes.Contains(b, []byte(s)) {
+			t.Errorf("pi.wasm has no %q", s)
+		}
 	}
 }
 

@@ -61,6 +61,16 @@ func main() {
 	if err := writeC("calls_gen.c", secs, impl); err != nil {
 		fail(err)
 	}
+	if err := writeWASIHeader("include/mpi_wasi.h", secs); err != nil {
+		fail(err)
+	}
+	sigs, err := goSignatures(".")
+	if err != nil {
+		fail(err)
+	}
+	if err := writeWASI("wasi_gen.go", secs, impl, sigs); err != nil {
+		fail(err)
+	}
 }
 
 func fail(err error) {
