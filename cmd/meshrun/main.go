@@ -123,6 +123,9 @@ type config struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == cRankCommand { // c.go: one C WASI rank's process
+		os.Exit(cRank(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	sigc := make(chan os.Signal, 4)
 	signal.Notify(sigc, stopSignals...)
 	reports := make(chan os.Signal, 1)
@@ -150,6 +153,12 @@ func run(args []string, stdout, stderr io.Writer, sigc, reports <-chan os.Signal
 	if cfg.verbose {
 		log = slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
+	done, err := prepareC(&cfg, errw) // c.go: a C program's ranks
+	if err != nil {
+		fmt.Fprintf(errw, "meshrun: %v\n", err)
+		return exitUsage
+	}
+	defer done()
 	l := &launcher{cfg: cfg, log: log, stdout: out, stderr: errw, sigc: sigc, reports: reports}
 	return l.run()
 }
