@@ -25,13 +25,20 @@ func wasiCompiler() []string {
 	return []string{"clang"}
 }
 
+// wasiStack is a WASI rank's stack: 8 MiB as a native process's, not
+// wasm-ld's 64 KiB, which arrays on the stack that a native program
+// holds (a few 10000-double buffers) would overflow into its data
+// without a trap.
+const wasiStack = "-Wl,-z,stack-size=8388608"
+
 // wasiCommand is the compiler command of a WASI rank: mpi.h's include
-// path and, when it links, the exports the host calls (malloc, free).
+// path and, when it links, its stack and the exports the host calls
+// (malloc, free).
 func wasiCommand(root string, args []string, link bool) []string {
 	cmd := append(append([]string{}, wasiCompiler()...), "--target="+wasiTarget, "-I"+filepath.Join(root, "abi", "include"))
 	cmd = append(cmd, args...)
 	if link {
-		cmd = append(cmd, "-Wl,--export=malloc", "-Wl,--export=free")
+		cmd = append(cmd, wasiStack, "-Wl,--export=malloc", "-Wl,--export=free")
 	}
 	return cmd
 }

@@ -1,0 +1,213 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshmpi/meshmpi"
+	"github.com/meshmpi/meshmpi/internal/gobuild"
+	"github.com/meshmpi/meshmpi/internal/testbin"
+	"github.com/meshmpi/meshmpi/signaling"
+)
+
+// meshccBinary is meshcc beside meshrunBinary, where meshrun looks for it
+// to compile a .c target.
+var meshccBinary = testbin.Once(gobuild.Go{}, "../meshcc", "meshcc")
+
+// needWASIClang skips the test when clang cannot link a wasm32-wasi
+// program, unless MESHMPI_C_WASI_TESTS=require (CI, which installs it:
+// .ci/install-wasi-c) makes that a failure.
+func needWASIClang(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "probe.c")
+	if err := os.WriteFile(src, []byte("#include <stdio.h>\nint main(void) { return 0; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("clang", "--target=wasm32-wasi", "-o", src+".wasm", src).CombinedOutput()
+	if err == nil {
+		return
+	}
+	msg := fmt.Sprintf("no clang for wasm32-wasi (bash .ci/install-wasi-c installs it): %v\n%s", err, out)
+	if os.Getenv("MESHMPI_C_WASI_TESTS") == "require" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// cTools builds meshrun and meshcc side by side.
+func cTools(t *testing.T) (meshrun, meshcc string) {
+	t.Helper()
+	meshrun, err := meshrunBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meshcc, err = meshccBinary(); err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Dir(meshrun) != filepath.Dir(meshcc) {
+		t.Fatalf("meshrun %s and meshcc %s are not side by side", meshrun, meshcc)
+	}
+	return meshrun, meshcc
+}
+
+// TestCExamples runs the C examples (examples/c) with meshrun, from their
+// source: as WASI ranks under wazero (the default) and as native
+// processes (--native).
+func TestCExamples(t *testing.T) {
+	needWASIClang(t)
+	meshrun, _ := cTools(t)
+	want := map[string]string{
+		"pi":        "with 4 ranks: ok",
+		"ring":      "ring of 4 ranks, 10 laps: ok",
+		"allreduce": "on 4 ranks: sum[0] = 6, sum[999] = 4002: ok",
+		"heat":      "matches the sequential run: ok",
+	}
+	for _, mode := range []string{"wasi", "native"} {
+		for _, ex := range []string{"pi", "ring", "allreduce", "heat"} {
+			t.Run(mode+"/"+ex, func(t *testing.T) {
+				args := []string{"-n", "4", "--timeout", "2m"}
+				if mode == "native" {
+					args = append(args, "--native")
+				}
+				src, _ := filepath.Abs(filepath.Join("../../examples/c", ex+".c"))
+				ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+				defer cancel()
+				out, err := exec.CommandContext(ctx, meshrun, append(args, src)...).CombinedOutput()
+				if err != nil || !strings.Contains(string(out), "[0] ") || !strings.Contains(string(out), want[ex]) {
+					t.Fatalf("meshrun %s: %v\n%s", strings.Join(append(args, src), " "), err, out)
+				}
+			})
+		}
+	}
+}
+
+// TestCModule runs a C rank's module that meshcc built: meshrun tells it
+// from a Go module by its imports and runs it as C WASI ranks.
+func TestCModule(t *testing.T) {
+	needWASIClang(t)
+	meshrun, meshcc := cTools(t)
+	wasm := filepath.Join(t.TempDir(), "ring.wasm")
+	if out, err := exec.Command(meshcc, "--target", "wasm32-wasi", "-O2", "-o", wasm, "../../examples/c/ring.c").CombinedOutput(); err != nil {
+		t.Fatalf("meshcc: %v\n%s", err, out)
+	}
+	ok, err := isCModule(wasm)
+	if err != nil || !ok {
+		t.Fatalf("isCModule(ring.wasm) = %v, %v", ok, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, meshrun, "-n", "3", "--timeout", "2m", wasm).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "[0] ring of 3 ranks, 10 laps: ok") {
+		t.Fatalf("meshrun -n 3 ring.wasm: %v\n%s", err, out)
+	}
+	out, err = exec.CommandContext(ctx, meshrun, "-n", "3", "--native", wasm).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "runs under WASI, not --native") {
+		t.Errorf("meshrun --native ring.wasm: %v\n%s", err, out)
+	}
+}
+
+// TestImportModules reads the import section of modules made by hand.
+func TestImportModules(t *testing.T) {
+	// module with one import: (import "mpi_abi" "MPI_Init" (func (type 0)))
+	imports := func(mods ...string) []byte {
+		var sec []byte
+		sec = append(sec, byte(len(mods)))
+		for _, m := range mods {
+			sec = append(sec, byte(len(m)))
+			sec = append(sec, m...)
+			sec = append(sec, 1, 'f', 0, 0) // name "f", a function of type 0
+		}
+		b := []byte("\x00asm\x01\x00\x00\x00")
+		b = append(b, 1, 4, 1, 0x60, 0, 0) // type section: () -> ()
+		b = append(b, 2, byte(len(sec)))
+		return append(b, sec...)
+	}
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want []string
+		err  bool
+	}{
+		{"C rank", imports("wasi_snapshot_preview1", "mpi_abi"), []string{"wasi_snapshot_preview1", "mpi_abi"}, false},
+		{"Go rank", imports("wasi_snapshot_preview1", "meshmpi"), []string{"wasi_snapshot_preview1", "meshmpi"}, false},
+		{"no imports", []byte("\x00asm\x01\x00\x00\x00"), nil, false},
+		{"not a module", []byte("#!/bin/sh\n"), nil, true},
+		{"cut short", imports("mpi_abi")[:17], nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := importModules(tc.b)
+			if (err != nil) != tc.err || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("importModules = %q, %v; want %q (error %v)", got, err, tc.want, tc.err)
+			}
+		})
+	}
+}
+
+// TestMixedCWASIAndGo runs C ranks under WASI (abi/testdata/mixed.c,
+// each in a process of meshrun's cRankCommand, as meshrun starts them)
+// and Go ranks (abi/testdata/gorank, native) in one job: a signaling
+// server of the test's own, a seat token per rank, and the environment
+// meshrun gives a rank.
+func TestMixedCWASIAndGo(t *testing.T) {
+	needWASIClang(t)
+	meshrun, meshcc := cTools(t)
+	dir := t.TempDir()
+	wasm := filepath.Join(dir, "mixed.wasm")
+	if out, err := exec.Command(meshcc, "--target", "wasm32-wasi", "-O2", "-o", wasm, "../../abi/testdata/mixed.c").CombinedOutput(); err != nil {
+		t.Fatalf("meshcc: %v\n%s", err, out)
+	}
+	gorank := filepath.Join(dir, "gorank")
+	if out, err := exec.Command("go", "build", "-o", gorank, "../../abi/testdata/gorank").CombinedOutput(); err != nil {
+		t.Fatalf("go build gorank: %v\n%s", err, out)
+	}
+	const n = 4
+	srv, err := signaling.ListenLocal(signaling.Config{MaxJobSize: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	job := "c-wasi-mixed"
+	seats, err := srv.MintSeats(signaling.Claims{Job: job, Size: n, Expires: time.Now().Add(time.Hour).Unix(),
+		Settings: map[string]string{meshmpi.SettingNetwork: "loopback"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	type proc struct {
+		cmd      *exec.Cmd
+		out, err bytes.Buffer
+	}
+	procs := make([]*proc, n)
+	for r := range n {
+		p := &proc{cmd: exec.CommandContext(ctx, meshrun, cRankCommand, wasm)} // ranks 0 and 2: C under WASI
+		if r%2 == 1 {
+			p.cmd = exec.CommandContext(ctx, gorank) // 1 and 3: Go
+		}
+		p.cmd.Env = append(os.Environ(), meshmpi.EnvSignal+"="+srv.URL(), meshmpi.EnvJob+"="+job,
+			meshmpi.EnvToken+"="+seats[r], meshmpi.EnvRank+"="+fmt.Sprint(r))
+		p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.err
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs[r] = p
+	}
+	for r, p := range procs {
+		err := p.cmd.Wait()
+		lang := map[bool]string{true: "C", false: "Go"}[r%2 == 0]
+		want := fmt.Sprintf("mixed ok: %s rank %d of %d", lang, r, n)
+		if err != nil || !strings.Contains(p.out.String(), want) {
+			t.Errorf("rank %d (%s): %v\nstdout:\n%s\nstderr:\n%s", r, lang, err, p.out.String(), p.err.String())
+		}
+	}
+}
