@@ -27,8 +27,8 @@ func wasiCompiler() []string {
 
 // wasiStack is a WASI rank's stack: 8 MiB as a native process's, not
 // wasm-ld's 64 KiB, which arrays on the stack that a native program
-// holds (a few 10000-double buffers) would overflow into its data
-// without a trap.
+// holds overflow (abi/testdata/mixed.c's two 10000-double buffers trap
+// with an out-of-bounds access).
 const wasiStack = "-Wl,-z,stack-size=8388608"
 
 // wasiCommand is the compiler command of a WASI rank: mpi.h's include
