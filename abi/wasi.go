@@ -97,13 +97,8 @@ func (g *WASIGuest) end() {
 	for _, w := range g.backs {
 		for i, v := range w.vals {
 			off := w.guest + uint32(4*i)
-			switch w.kind {
-			case 'd':
-				v = uint64(uintptr(v) - g.base)
-			case 'b':
-				if v > 2 { // MPI_BUFFER_AUTOMATIC and NULL stay
-					v = uint64(uintptr(v) - g.base)
-				}
+			if (w.kind == 'd' || w.kind == 'b') && uintptr(v) >= g.base && g.base != 0 {
+				v = uint64(uintptr(v) - g.base) // NULL, MPI_BUFFER_AUTOMATIC stay
 			}
 			binary.LittleEndian.PutUint32(g.mem[off:], uint32(v))
 		}
@@ -144,16 +139,20 @@ func (g *WASIGuest) ptr(v uint64) uintptr {
 	return g.base + uintptr(v)
 }
 
-// buf is the host address of a guest buffer: MPI_BOTTOM (0) is the
-// guest's address 0, so absolute displacements (MPI_Get_address) work;
+// buf is the host address of a guest buffer of datatype dt: NULL is
+// MPI_BOTTOM, the guest's address 0, when dt is derived (its
+// displacements may be absolute: MPI_Get_address gives guest addresses),
+// and stays NULL with a predefined type, for the call to check;
 // MPI_IN_PLACE and MPI_BUFFER_AUTOMATIC stay.
-func (g *WASIGuest) buf(v uint64) uintptr {
+func (g *WASIGuest) buf(v, dt uint64) uintptr {
 	v = uint64(uint32(v))
 	switch {
 	case v == 1 || v == 2:
 		return uintptr(v)
-	case v == 0:
+	case v == 0 && uintptr(uint32(dt)) >= firstType:
 		return g.base
+	case v == 0:
+		return 0
 	}
 	if !g.in(v, 1) {
 		return 0
@@ -257,11 +256,13 @@ func (g *WASIGuest) aints(v uint64, n int, readOnly bool) uintptr {
 }
 
 // callback is a function pointer of the guest (an index into its
-// function table). Only the predefined null and dup functions (0 and 1)
-// pass: calling back into the guest is not there yet.
-func (g *WASIGuest) callback(v uint64) uintptr {
+// function table, where the first function is 1). Only the predefined
+// functions pass: NULL, and for a copy function 1, MPI_*_DUP_FN (which a
+// guest's first function in its table cannot be told from): calling
+// back into the guest is not there yet.
+func (g *WASIGuest) callback(v uint64, copyFn bool) uintptr {
 	v = uint64(uint32(v))
-	if v > 1 && g.bad == nil {
+	if (v > 1 || v == 1 && !copyFn) && g.bad == nil {
 		g.bad = errorf(errUnsupported, "a WASI guest's own functions (here function %d of its table) are not called back yet: only the predefined null and dup functions", v)
 	}
 	return uintptr(v)

@@ -927,8 +927,8 @@ func wasi_Comm_delete_attr(g *WASIGuest, s []uint64) {
 
 func wasi_Comm_create_keyval(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.callback(s[0])
-	a1 := g.callback(s[1])
+	a0 := g.callback(s[0], true)
+	a1 := g.callback(s[1], false)
 	a2 := g.ptr(s[2])
 	a3 := uintptr(uint32(s[3]))
 	if err := g.err(); err != nil {
@@ -981,8 +981,8 @@ func wasi_Type_delete_attr(g *WASIGuest, s []uint64) {
 
 func wasi_Type_create_keyval(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.callback(s[0])
-	a1 := g.callback(s[1])
+	a0 := g.callback(s[0], true)
+	a1 := g.callback(s[1], false)
 	a2 := g.ptr(s[2])
 	a3 := uintptr(uint32(s[3]))
 	if err := g.err(); err != nil {
@@ -1035,8 +1035,8 @@ func wasi_Attr_delete(g *WASIGuest, s []uint64) {
 
 func wasi_Keyval_create(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.callback(s[0])
-	a1 := g.callback(s[1])
+	a0 := g.callback(s[0], true)
+	a1 := g.callback(s[1], false)
 	a2 := g.ptr(s[2])
 	a3 := uintptr(uint32(s[3]))
 	if err := g.err(); err != nil {
@@ -1173,7 +1173,7 @@ func wasi_Info_create_env(g *WASIGuest, s []uint64) {
 
 func wasi_Send(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1190,7 +1190,7 @@ func wasi_Send(g *WASIGuest, s []uint64) {
 
 func wasi_Send_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1207,7 +1207,7 @@ func wasi_Send_c(g *WASIGuest, s []uint64) {
 
 func wasi_Ssend(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1224,7 +1224,7 @@ func wasi_Ssend(g *WASIGuest, s []uint64) {
 
 func wasi_Ssend_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1241,7 +1241,7 @@ func wasi_Ssend_c(g *WASIGuest, s []uint64) {
 
 func wasi_Bsend(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1258,7 +1258,7 @@ func wasi_Bsend(g *WASIGuest, s []uint64) {
 
 func wasi_Bsend_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1275,7 +1275,7 @@ func wasi_Bsend_c(g *WASIGuest, s []uint64) {
 
 func wasi_Rsend(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1292,7 +1292,7 @@ func wasi_Rsend(g *WASIGuest, s []uint64) {
 
 func wasi_Rsend_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1309,7 +1309,7 @@ func wasi_Rsend_c(g *WASIGuest, s []uint64) {
 
 func wasi_Recv(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1327,7 +1327,7 @@ func wasi_Recv(g *WASIGuest, s []uint64) {
 
 func wasi_Recv_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1345,7 +1345,7 @@ func wasi_Recv_c(g *WASIGuest, s []uint64) {
 
 func wasi_Isend(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1363,7 +1363,7 @@ func wasi_Isend(g *WASIGuest, s []uint64) {
 
 func wasi_Isend_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1381,7 +1381,7 @@ func wasi_Isend_c(g *WASIGuest, s []uint64) {
 
 func wasi_Issend(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1399,7 +1399,7 @@ func wasi_Issend(g *WASIGuest, s []uint64) {
 
 func wasi_Issend_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1425,7 +1425,7 @@ func wasi_Ibsend_c(g *WASIGuest, s []uint64) {
 
 func wasi_Irsend(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1443,7 +1443,7 @@ func wasi_Irsend(g *WASIGuest, s []uint64) {
 
 func wasi_Irsend_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1461,7 +1461,7 @@ func wasi_Irsend_c(g *WASIGuest, s []uint64) {
 
 func wasi_Irecv(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1479,7 +1479,7 @@ func wasi_Irecv(g *WASIGuest, s []uint64) {
 
 func wasi_Irecv_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1497,7 +1497,7 @@ func wasi_Irecv_c(g *WASIGuest, s []uint64) {
 
 func wasi_Send_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1515,7 +1515,7 @@ func wasi_Send_init(g *WASIGuest, s []uint64) {
 
 func wasi_Send_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1533,7 +1533,7 @@ func wasi_Send_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Ssend_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1551,7 +1551,7 @@ func wasi_Ssend_init(g *WASIGuest, s []uint64) {
 
 func wasi_Ssend_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1577,7 +1577,7 @@ func wasi_Bsend_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Rsend_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1595,7 +1595,7 @@ func wasi_Rsend_init(g *WASIGuest, s []uint64) {
 
 func wasi_Rsend_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1613,7 +1613,7 @@ func wasi_Rsend_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Recv_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1631,7 +1631,7 @@ func wasi_Recv_init(g *WASIGuest, s []uint64) {
 
 func wasi_Recv_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1649,12 +1649,12 @@ func wasi_Recv_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Sendrecv(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
 	a4 := int32(uint32(s[4]))
-	a5 := g.buf(s[5])
+	a5 := g.buf(s[5], s[7])
 	a6 := int32(uint32(s[6]))
 	a7 := wasiType(s[7])
 	a8 := int32(uint32(s[8]))
@@ -1672,12 +1672,12 @@ func wasi_Sendrecv(g *WASIGuest, s []uint64) {
 
 func wasi_Sendrecv_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
 	a4 := int32(uint32(s[4]))
-	a5 := g.buf(s[5])
+	a5 := g.buf(s[5], s[7])
 	a6 := int64(s[6])
 	a7 := wasiType(s[7])
 	a8 := int32(uint32(s[8]))
@@ -1695,7 +1695,7 @@ func wasi_Sendrecv_c(g *WASIGuest, s []uint64) {
 
 func wasi_Sendrecv_replace(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1715,7 +1715,7 @@ func wasi_Sendrecv_replace(g *WASIGuest, s []uint64) {
 
 func wasi_Sendrecv_replace_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -1751,7 +1751,7 @@ func wasi_Isendrecv_replace_c(g *WASIGuest, s []uint64) {
 
 func wasi_Buffer_attach(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], 0)
 	a1 := int32(uint32(s[1]))
 	if err := g.err(); err != nil {
 		s[0] = uint64(uint32(g.raise(self, "MPI_Buffer_attach", err)))
@@ -1764,7 +1764,7 @@ func wasi_Buffer_attach(g *WASIGuest, s []uint64) {
 
 func wasi_Buffer_attach_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], 0)
 	a1 := int64(s[1])
 	if err := g.err(); err != nil {
 		s[0] = uint64(uint32(g.raise(self, "MPI_Buffer_attach_c", err)))
@@ -1906,7 +1906,7 @@ func wasi_Improbe(g *WASIGuest, s []uint64) {
 
 func wasi_Mrecv(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := g.handle(s[3])
@@ -1922,7 +1922,7 @@ func wasi_Mrecv(g *WASIGuest, s []uint64) {
 
 func wasi_Mrecv_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := g.handle(s[3])
@@ -1938,7 +1938,7 @@ func wasi_Mrecv_c(g *WASIGuest, s []uint64) {
 
 func wasi_Imrecv(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := g.handle(s[3])
@@ -1954,7 +1954,7 @@ func wasi_Imrecv(g *WASIGuest, s []uint64) {
 
 func wasi_Imrecv_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := g.handle(s[3])
@@ -2869,7 +2869,7 @@ func wasi_Barrier_init(g *WASIGuest, s []uint64) {
 
 func wasi_Bcast(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -2885,7 +2885,7 @@ func wasi_Bcast(g *WASIGuest, s []uint64) {
 
 func wasi_Ibcast(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -2902,7 +2902,7 @@ func wasi_Ibcast(g *WASIGuest, s []uint64) {
 
 func wasi_Bcast_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -2920,7 +2920,7 @@ func wasi_Bcast_init(g *WASIGuest, s []uint64) {
 
 func wasi_Bcast_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -2936,7 +2936,7 @@ func wasi_Bcast_c(g *WASIGuest, s []uint64) {
 
 func wasi_Ibcast_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -2953,7 +2953,7 @@ func wasi_Ibcast_c(g *WASIGuest, s []uint64) {
 
 func wasi_Bcast_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
 	a3 := int32(uint32(s[3]))
@@ -2971,10 +2971,10 @@ func wasi_Bcast_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Gather(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int32(uint32(s[4]))
 	a5 := wasiType(s[5])
 	a6 := int32(uint32(s[6]))
@@ -2990,10 +2990,10 @@ func wasi_Gather(g *WASIGuest, s []uint64) {
 
 func wasi_Igather(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int32(uint32(s[4]))
 	a5 := wasiType(s[5])
 	a6 := int32(uint32(s[6]))
@@ -3010,10 +3010,10 @@ func wasi_Igather(g *WASIGuest, s []uint64) {
 
 func wasi_Gather_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int32(uint32(s[4]))
 	a5 := wasiType(s[5])
 	a6 := int32(uint32(s[6]))
@@ -3031,10 +3031,10 @@ func wasi_Gather_init(g *WASIGuest, s []uint64) {
 
 func wasi_Gather_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int64(s[4])
 	a5 := wasiType(s[5])
 	a6 := int32(uint32(s[6]))
@@ -3050,10 +3050,10 @@ func wasi_Gather_c(g *WASIGuest, s []uint64) {
 
 func wasi_Igather_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int64(s[4])
 	a5 := wasiType(s[5])
 	a6 := int32(uint32(s[6]))
@@ -3070,10 +3070,10 @@ func wasi_Igather_c(g *WASIGuest, s []uint64) {
 
 func wasi_Gather_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int64(s[4])
 	a5 := wasiType(s[5])
 	a6 := int32(uint32(s[6]))
@@ -3091,10 +3091,10 @@ func wasi_Gather_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Gatherv(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[6])
 	a4 := g.ptr(s[4])
 	a5 := g.ptr(s[5])
 	a6 := wasiType(s[6])
@@ -3111,10 +3111,10 @@ func wasi_Gatherv(g *WASIGuest, s []uint64) {
 
 func wasi_Igatherv(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[6])
 	a4 := g.ptr(s[4])
 	a5 := g.ptr(s[5])
 	a6 := wasiType(s[6])
@@ -3132,10 +3132,10 @@ func wasi_Igatherv(g *WASIGuest, s []uint64) {
 
 func wasi_Gatherv_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[6])
 	a4 := g.ptr(s[4])
 	a5 := g.ptr(s[5])
 	a6 := wasiType(s[6])
@@ -3154,10 +3154,10 @@ func wasi_Gatherv_init(g *WASIGuest, s []uint64) {
 
 func wasi_Gatherv_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[6])
 	a4 := g.ptr(s[4])
 	a5 := g.aints(s[5], g.commLen(uintptr(uint32(s[8]))), true)
 	a6 := wasiType(s[6])
@@ -3174,10 +3174,10 @@ func wasi_Gatherv_c(g *WASIGuest, s []uint64) {
 
 func wasi_Igatherv_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[6])
 	a4 := g.ptr(s[4])
 	a5 := g.aints(s[5], g.commLen(uintptr(uint32(s[8]))), true)
 	a6 := wasiType(s[6])
@@ -3195,10 +3195,10 @@ func wasi_Igatherv_c(g *WASIGuest, s []uint64) {
 
 func wasi_Gatherv_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[6])
 	a4 := g.ptr(s[4])
 	a5 := g.aints(s[5], g.commLen(uintptr(uint32(s[8]))), true)
 	a6 := wasiType(s[6])
@@ -3217,10 +3217,10 @@ func wasi_Gatherv_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Scatter(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int32(uint32(s[4]))
 	a5 := wasiType(s[5])
 	a6 := int32(uint32(s[6]))
@@ -3236,10 +3236,10 @@ func wasi_Scatter(g *WASIGuest, s []uint64) {
 
 func wasi_Iscatter(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int32(uint32(s[4]))
 	a5 := wasiType(s[5])
 	a6 := int32(uint32(s[6]))
@@ -3256,10 +3256,10 @@ func wasi_Iscatter(g *WASIGuest, s []uint64) {
 
 func wasi_Scatter_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int32(uint32(s[4]))
 	a5 := wasiType(s[5])
 	a6 := int32(uint32(s[6]))
@@ -3277,10 +3277,10 @@ func wasi_Scatter_init(g *WASIGuest, s []uint64) {
 
 func wasi_Scatter_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int64(s[4])
 	a5 := wasiType(s[5])
 	a6 := int32(uint32(s[6]))
@@ -3296,10 +3296,10 @@ func wasi_Scatter_c(g *WASIGuest, s []uint64) {
 
 func wasi_Iscatter_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int64(s[4])
 	a5 := wasiType(s[5])
 	a6 := int32(uint32(s[6]))
@@ -3316,10 +3316,10 @@ func wasi_Iscatter_c(g *WASIGuest, s []uint64) {
 
 func wasi_Scatter_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int64(s[4])
 	a5 := wasiType(s[5])
 	a6 := int32(uint32(s[6]))
@@ -3337,11 +3337,11 @@ func wasi_Scatter_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Scatterv(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[3])
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	a3 := wasiType(s[3])
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], s[6])
 	a5 := int32(uint32(s[5]))
 	a6 := wasiType(s[6])
 	a7 := int32(uint32(s[7]))
@@ -3357,11 +3357,11 @@ func wasi_Scatterv(g *WASIGuest, s []uint64) {
 
 func wasi_Iscatterv(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[3])
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	a3 := wasiType(s[3])
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], s[6])
 	a5 := int32(uint32(s[5]))
 	a6 := wasiType(s[6])
 	a7 := int32(uint32(s[7]))
@@ -3378,11 +3378,11 @@ func wasi_Iscatterv(g *WASIGuest, s []uint64) {
 
 func wasi_Scatterv_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[3])
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	a3 := wasiType(s[3])
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], s[6])
 	a5 := int32(uint32(s[5]))
 	a6 := wasiType(s[6])
 	a7 := int32(uint32(s[7]))
@@ -3400,11 +3400,11 @@ func wasi_Scatterv_init(g *WASIGuest, s []uint64) {
 
 func wasi_Scatterv_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[3])
 	a1 := g.ptr(s[1])
 	a2 := g.aints(s[2], g.commLen(uintptr(uint32(s[8]))), true)
 	a3 := wasiType(s[3])
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], s[6])
 	a5 := int64(s[5])
 	a6 := wasiType(s[6])
 	a7 := int32(uint32(s[7]))
@@ -3420,11 +3420,11 @@ func wasi_Scatterv_c(g *WASIGuest, s []uint64) {
 
 func wasi_Iscatterv_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[3])
 	a1 := g.ptr(s[1])
 	a2 := g.aints(s[2], g.commLen(uintptr(uint32(s[8]))), true)
 	a3 := wasiType(s[3])
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], s[6])
 	a5 := int64(s[5])
 	a6 := wasiType(s[6])
 	a7 := int32(uint32(s[7]))
@@ -3441,11 +3441,11 @@ func wasi_Iscatterv_c(g *WASIGuest, s []uint64) {
 
 func wasi_Scatterv_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[3])
 	a1 := g.ptr(s[1])
 	a2 := g.aints(s[2], g.commLen(uintptr(uint32(s[8]))), true)
 	a3 := wasiType(s[3])
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], s[6])
 	a5 := int64(s[5])
 	a6 := wasiType(s[6])
 	a7 := int32(uint32(s[7]))
@@ -3463,10 +3463,10 @@ func wasi_Scatterv_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Allgather(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int32(uint32(s[4]))
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
@@ -3481,10 +3481,10 @@ func wasi_Allgather(g *WASIGuest, s []uint64) {
 
 func wasi_Iallgather(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int32(uint32(s[4]))
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
@@ -3500,10 +3500,10 @@ func wasi_Iallgather(g *WASIGuest, s []uint64) {
 
 func wasi_Allgather_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int32(uint32(s[4]))
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
@@ -3520,10 +3520,10 @@ func wasi_Allgather_init(g *WASIGuest, s []uint64) {
 
 func wasi_Allgather_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int64(s[4])
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
@@ -3538,10 +3538,10 @@ func wasi_Allgather_c(g *WASIGuest, s []uint64) {
 
 func wasi_Iallgather_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int64(s[4])
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
@@ -3557,10 +3557,10 @@ func wasi_Iallgather_c(g *WASIGuest, s []uint64) {
 
 func wasi_Allgather_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int64(s[4])
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
@@ -3577,10 +3577,10 @@ func wasi_Allgather_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Allgatherv(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[6])
 	a4 := g.ptr(s[4])
 	a5 := g.ptr(s[5])
 	a6 := wasiType(s[6])
@@ -3596,10 +3596,10 @@ func wasi_Allgatherv(g *WASIGuest, s []uint64) {
 
 func wasi_Iallgatherv(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[6])
 	a4 := g.ptr(s[4])
 	a5 := g.ptr(s[5])
 	a6 := wasiType(s[6])
@@ -3616,10 +3616,10 @@ func wasi_Iallgatherv(g *WASIGuest, s []uint64) {
 
 func wasi_Allgatherv_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[6])
 	a4 := g.ptr(s[4])
 	a5 := g.ptr(s[5])
 	a6 := wasiType(s[6])
@@ -3637,10 +3637,10 @@ func wasi_Allgatherv_init(g *WASIGuest, s []uint64) {
 
 func wasi_Allgatherv_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[6])
 	a4 := g.ptr(s[4])
 	a5 := g.aints(s[5], g.commLen(uintptr(uint32(s[7]))), true)
 	a6 := wasiType(s[6])
@@ -3656,10 +3656,10 @@ func wasi_Allgatherv_c(g *WASIGuest, s []uint64) {
 
 func wasi_Iallgatherv_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[6])
 	a4 := g.ptr(s[4])
 	a5 := g.aints(s[5], g.commLen(uintptr(uint32(s[7]))), true)
 	a6 := wasiType(s[6])
@@ -3676,10 +3676,10 @@ func wasi_Iallgatherv_c(g *WASIGuest, s []uint64) {
 
 func wasi_Allgatherv_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[6])
 	a4 := g.ptr(s[4])
 	a5 := g.aints(s[5], g.commLen(uintptr(uint32(s[7]))), true)
 	a6 := wasiType(s[6])
@@ -3697,10 +3697,10 @@ func wasi_Allgatherv_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Alltoall(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int32(uint32(s[4]))
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
@@ -3715,10 +3715,10 @@ func wasi_Alltoall(g *WASIGuest, s []uint64) {
 
 func wasi_Ialltoall(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int32(uint32(s[4]))
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
@@ -3734,10 +3734,10 @@ func wasi_Ialltoall(g *WASIGuest, s []uint64) {
 
 func wasi_Alltoall_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int32(uint32(s[4]))
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
@@ -3754,10 +3754,10 @@ func wasi_Alltoall_init(g *WASIGuest, s []uint64) {
 
 func wasi_Alltoall_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int64(s[4])
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
@@ -3772,10 +3772,10 @@ func wasi_Alltoall_c(g *WASIGuest, s []uint64) {
 
 func wasi_Ialltoall_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int64(s[4])
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
@@ -3791,10 +3791,10 @@ func wasi_Ialltoall_c(g *WASIGuest, s []uint64) {
 
 func wasi_Alltoall_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int64(s[4])
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
@@ -3811,11 +3811,11 @@ func wasi_Alltoall_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Alltoallv(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[3])
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	a3 := wasiType(s[3])
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], s[7])
 	a5 := g.ptr(s[5])
 	a6 := g.ptr(s[6])
 	a7 := wasiType(s[7])
@@ -3831,11 +3831,11 @@ func wasi_Alltoallv(g *WASIGuest, s []uint64) {
 
 func wasi_Ialltoallv(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[3])
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	a3 := wasiType(s[3])
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], s[7])
 	a5 := g.ptr(s[5])
 	a6 := g.ptr(s[6])
 	a7 := wasiType(s[7])
@@ -3852,11 +3852,11 @@ func wasi_Ialltoallv(g *WASIGuest, s []uint64) {
 
 func wasi_Alltoallv_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[3])
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	a3 := wasiType(s[3])
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], s[7])
 	a5 := g.ptr(s[5])
 	a6 := g.ptr(s[6])
 	a7 := wasiType(s[7])
@@ -3874,11 +3874,11 @@ func wasi_Alltoallv_init(g *WASIGuest, s []uint64) {
 
 func wasi_Alltoallv_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[3])
 	a1 := g.ptr(s[1])
 	a2 := g.aints(s[2], g.commLen(uintptr(uint32(s[8]))), true)
 	a3 := wasiType(s[3])
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], s[7])
 	a5 := g.ptr(s[5])
 	a6 := g.aints(s[6], g.commLen(uintptr(uint32(s[8]))), true)
 	a7 := wasiType(s[7])
@@ -3894,11 +3894,11 @@ func wasi_Alltoallv_c(g *WASIGuest, s []uint64) {
 
 func wasi_Ialltoallv_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[3])
 	a1 := g.ptr(s[1])
 	a2 := g.aints(s[2], g.commLen(uintptr(uint32(s[8]))), true)
 	a3 := wasiType(s[3])
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], s[7])
 	a5 := g.ptr(s[5])
 	a6 := g.aints(s[6], g.commLen(uintptr(uint32(s[8]))), true)
 	a7 := wasiType(s[7])
@@ -3915,11 +3915,11 @@ func wasi_Ialltoallv_c(g *WASIGuest, s []uint64) {
 
 func wasi_Alltoallv_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[3])
 	a1 := g.ptr(s[1])
 	a2 := g.aints(s[2], g.commLen(uintptr(uint32(s[8]))), true)
 	a3 := wasiType(s[3])
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], s[7])
 	a5 := g.ptr(s[5])
 	a6 := g.aints(s[6], g.commLen(uintptr(uint32(s[8]))), true)
 	a7 := wasiType(s[7])
@@ -3937,11 +3937,11 @@ func wasi_Alltoallv_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Alltoallw(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], 0)
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	a3 := g.types(s[3], g.commLen(uintptr(uint32(s[8]))), true)
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], 0)
 	a5 := g.ptr(s[5])
 	a6 := g.ptr(s[6])
 	a7 := g.types(s[7], g.commLen(uintptr(uint32(s[8]))), true)
@@ -3957,11 +3957,11 @@ func wasi_Alltoallw(g *WASIGuest, s []uint64) {
 
 func wasi_Ialltoallw(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], 0)
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	a3 := g.types(s[3], g.commLen(uintptr(uint32(s[8]))), true)
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], 0)
 	a5 := g.ptr(s[5])
 	a6 := g.ptr(s[6])
 	a7 := g.types(s[7], g.commLen(uintptr(uint32(s[8]))), true)
@@ -3978,11 +3978,11 @@ func wasi_Ialltoallw(g *WASIGuest, s []uint64) {
 
 func wasi_Alltoallw_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], 0)
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	a3 := g.types(s[3], g.commLen(uintptr(uint32(s[8]))), true)
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], 0)
 	a5 := g.ptr(s[5])
 	a6 := g.ptr(s[6])
 	a7 := g.types(s[7], g.commLen(uintptr(uint32(s[8]))), true)
@@ -4000,11 +4000,11 @@ func wasi_Alltoallw_init(g *WASIGuest, s []uint64) {
 
 func wasi_Alltoallw_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], 0)
 	a1 := g.ptr(s[1])
 	a2 := g.aints(s[2], g.commLen(uintptr(uint32(s[8]))), true)
 	a3 := g.types(s[3], g.commLen(uintptr(uint32(s[8]))), true)
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], 0)
 	a5 := g.ptr(s[5])
 	a6 := g.aints(s[6], g.commLen(uintptr(uint32(s[8]))), true)
 	a7 := g.types(s[7], g.commLen(uintptr(uint32(s[8]))), true)
@@ -4020,11 +4020,11 @@ func wasi_Alltoallw_c(g *WASIGuest, s []uint64) {
 
 func wasi_Ialltoallw_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], 0)
 	a1 := g.ptr(s[1])
 	a2 := g.aints(s[2], g.commLen(uintptr(uint32(s[8]))), true)
 	a3 := g.types(s[3], g.commLen(uintptr(uint32(s[8]))), true)
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], 0)
 	a5 := g.ptr(s[5])
 	a6 := g.aints(s[6], g.commLen(uintptr(uint32(s[8]))), true)
 	a7 := g.types(s[7], g.commLen(uintptr(uint32(s[8]))), true)
@@ -4041,11 +4041,11 @@ func wasi_Ialltoallw_c(g *WASIGuest, s []uint64) {
 
 func wasi_Alltoallw_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], 0)
 	a1 := g.ptr(s[1])
 	a2 := g.aints(s[2], g.commLen(uintptr(uint32(s[8]))), true)
 	a3 := g.types(s[3], g.commLen(uintptr(uint32(s[8]))), true)
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], 0)
 	a5 := g.ptr(s[5])
 	a6 := g.aints(s[6], g.commLen(uintptr(uint32(s[8]))), true)
 	a7 := g.types(s[7], g.commLen(uintptr(uint32(s[8]))), true)
@@ -4063,8 +4063,8 @@ func wasi_Alltoallw_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Reduce(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int32(uint32(s[2]))
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4081,8 +4081,8 @@ func wasi_Reduce(g *WASIGuest, s []uint64) {
 
 func wasi_Ireduce(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int32(uint32(s[2]))
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4100,8 +4100,8 @@ func wasi_Ireduce(g *WASIGuest, s []uint64) {
 
 func wasi_Reduce_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int32(uint32(s[2]))
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4120,8 +4120,8 @@ func wasi_Reduce_init(g *WASIGuest, s []uint64) {
 
 func wasi_Reduce_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int64(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4138,8 +4138,8 @@ func wasi_Reduce_c(g *WASIGuest, s []uint64) {
 
 func wasi_Ireduce_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int64(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4157,8 +4157,8 @@ func wasi_Ireduce_c(g *WASIGuest, s []uint64) {
 
 func wasi_Reduce_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int64(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4177,8 +4177,8 @@ func wasi_Reduce_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Allreduce(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int32(uint32(s[2]))
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4194,8 +4194,8 @@ func wasi_Allreduce(g *WASIGuest, s []uint64) {
 
 func wasi_Iallreduce(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int32(uint32(s[2]))
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4212,8 +4212,8 @@ func wasi_Iallreduce(g *WASIGuest, s []uint64) {
 
 func wasi_Allreduce_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int32(uint32(s[2]))
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4231,8 +4231,8 @@ func wasi_Allreduce_init(g *WASIGuest, s []uint64) {
 
 func wasi_Allreduce_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int64(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4248,8 +4248,8 @@ func wasi_Allreduce_c(g *WASIGuest, s []uint64) {
 
 func wasi_Iallreduce_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int64(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4266,8 +4266,8 @@ func wasi_Iallreduce_c(g *WASIGuest, s []uint64) {
 
 func wasi_Allreduce_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int64(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4285,8 +4285,8 @@ func wasi_Allreduce_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Reduce_scatter(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := g.ptr(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4302,8 +4302,8 @@ func wasi_Reduce_scatter(g *WASIGuest, s []uint64) {
 
 func wasi_Ireduce_scatter(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := g.ptr(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4320,8 +4320,8 @@ func wasi_Ireduce_scatter(g *WASIGuest, s []uint64) {
 
 func wasi_Reduce_scatter_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := g.ptr(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4339,8 +4339,8 @@ func wasi_Reduce_scatter_init(g *WASIGuest, s []uint64) {
 
 func wasi_Reduce_scatter_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := g.ptr(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4356,8 +4356,8 @@ func wasi_Reduce_scatter_c(g *WASIGuest, s []uint64) {
 
 func wasi_Ireduce_scatter_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := g.ptr(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4374,8 +4374,8 @@ func wasi_Ireduce_scatter_c(g *WASIGuest, s []uint64) {
 
 func wasi_Reduce_scatter_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := g.ptr(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4393,8 +4393,8 @@ func wasi_Reduce_scatter_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Reduce_scatter_block(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int32(uint32(s[2]))
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4410,8 +4410,8 @@ func wasi_Reduce_scatter_block(g *WASIGuest, s []uint64) {
 
 func wasi_Ireduce_scatter_block(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int32(uint32(s[2]))
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4428,8 +4428,8 @@ func wasi_Ireduce_scatter_block(g *WASIGuest, s []uint64) {
 
 func wasi_Reduce_scatter_block_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int32(uint32(s[2]))
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4447,8 +4447,8 @@ func wasi_Reduce_scatter_block_init(g *WASIGuest, s []uint64) {
 
 func wasi_Reduce_scatter_block_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int64(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4464,8 +4464,8 @@ func wasi_Reduce_scatter_block_c(g *WASIGuest, s []uint64) {
 
 func wasi_Ireduce_scatter_block_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int64(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4482,8 +4482,8 @@ func wasi_Ireduce_scatter_block_c(g *WASIGuest, s []uint64) {
 
 func wasi_Reduce_scatter_block_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int64(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4501,8 +4501,8 @@ func wasi_Reduce_scatter_block_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Scan(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int32(uint32(s[2]))
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4518,8 +4518,8 @@ func wasi_Scan(g *WASIGuest, s []uint64) {
 
 func wasi_Iscan(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int32(uint32(s[2]))
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4536,8 +4536,8 @@ func wasi_Iscan(g *WASIGuest, s []uint64) {
 
 func wasi_Scan_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int32(uint32(s[2]))
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4555,8 +4555,8 @@ func wasi_Scan_init(g *WASIGuest, s []uint64) {
 
 func wasi_Scan_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int64(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4572,8 +4572,8 @@ func wasi_Scan_c(g *WASIGuest, s []uint64) {
 
 func wasi_Iscan_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int64(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4590,8 +4590,8 @@ func wasi_Iscan_c(g *WASIGuest, s []uint64) {
 
 func wasi_Scan_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int64(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4609,8 +4609,8 @@ func wasi_Scan_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Exscan(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int32(uint32(s[2]))
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4626,8 +4626,8 @@ func wasi_Exscan(g *WASIGuest, s []uint64) {
 
 func wasi_Iexscan(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int32(uint32(s[2]))
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4644,8 +4644,8 @@ func wasi_Iexscan(g *WASIGuest, s []uint64) {
 
 func wasi_Exscan_init(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int32(uint32(s[2]))
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4663,8 +4663,8 @@ func wasi_Exscan_init(g *WASIGuest, s []uint64) {
 
 func wasi_Exscan_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int64(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4680,8 +4680,8 @@ func wasi_Exscan_c(g *WASIGuest, s []uint64) {
 
 func wasi_Iexscan_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int64(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4698,8 +4698,8 @@ func wasi_Iexscan_c(g *WASIGuest, s []uint64) {
 
 func wasi_Exscan_init_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int64(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4717,8 +4717,8 @@ func wasi_Exscan_init_c(g *WASIGuest, s []uint64) {
 
 func wasi_Reduce_local(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int32(uint32(s[2]))
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4733,8 +4733,8 @@ func wasi_Reduce_local(g *WASIGuest, s []uint64) {
 
 func wasi_Reduce_local_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
-	a1 := g.buf(s[1])
+	a0 := g.buf(s[0], s[3])
+	a1 := g.buf(s[1], s[3])
 	a2 := int64(s[2])
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
@@ -4749,7 +4749,7 @@ func wasi_Reduce_local_c(g *WASIGuest, s []uint64) {
 
 func wasi_Op_create(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.callback(s[0])
+	a0 := g.callback(s[0], false)
 	a1 := int32(uint32(s[1]))
 	a2 := g.handle(s[2])
 	if err := g.err(); err != nil {
@@ -4763,7 +4763,7 @@ func wasi_Op_create(g *WASIGuest, s []uint64) {
 
 func wasi_Op_create_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.callback(s[0])
+	a0 := g.callback(s[0], false)
 	a1 := int32(uint32(s[1]))
 	a2 := g.handle(s[2])
 	if err := g.err(); err != nil {
@@ -5438,10 +5438,10 @@ func wasi_Type_get_value_index(g *WASIGuest, s []uint64) {
 
 func wasi_Pack(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int32(uint32(s[1]))
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], 0)
 	a4 := int32(uint32(s[4]))
 	a5 := g.ptr(s[5])
 	a6 := uintptr(uint32(s[6]))
@@ -5456,10 +5456,10 @@ func wasi_Pack(g *WASIGuest, s []uint64) {
 
 func wasi_Pack_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[2])
 	a1 := int64(s[1])
 	a2 := wasiType(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], 0)
 	a4 := int64(s[4])
 	a5 := g.ptr(s[5])
 	a6 := uintptr(uint32(s[6]))
@@ -5474,10 +5474,10 @@ func wasi_Pack_c(g *WASIGuest, s []uint64) {
 
 func wasi_Unpack(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[5])
 	a1 := int32(uint32(s[1]))
 	a2 := g.ptr(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int32(uint32(s[4]))
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
@@ -5492,10 +5492,10 @@ func wasi_Unpack(g *WASIGuest, s []uint64) {
 
 func wasi_Unpack_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], s[5])
 	a1 := int64(s[1])
 	a2 := g.ptr(s[2])
-	a3 := g.buf(s[3])
+	a3 := g.buf(s[3], s[5])
 	a4 := int64(s[4])
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
@@ -5541,10 +5541,10 @@ func wasi_Pack_size_c(g *WASIGuest, s []uint64) {
 func wasi_Pack_external(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.ptr(s[0])
-	a1 := g.buf(s[1])
+	a1 := g.buf(s[1], s[3])
 	a2 := int32(uint32(s[2]))
 	a3 := wasiType(s[3])
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], 0)
 	a5 := int64(int32(uint32(s[5])))
 	a6 := g.aint(s[6])
 	if err := g.err(); err != nil {
@@ -5559,10 +5559,10 @@ func wasi_Pack_external(g *WASIGuest, s []uint64) {
 func wasi_Unpack_external(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.ptr(s[0])
-	a1 := g.buf(s[1])
+	a1 := g.buf(s[1], s[6])
 	a2 := int64(int32(uint32(s[2])))
 	a3 := g.aint(s[3])
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], s[6])
 	a5 := int32(uint32(s[5]))
 	a6 := wasiType(s[6])
 	if err := g.err(); err != nil {
@@ -5591,7 +5591,7 @@ func wasi_Pack_external_size(g *WASIGuest, s []uint64) {
 
 func wasi_Get_address(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.buf(s[0])
+	a0 := g.buf(s[0], 0)
 	a1 := g.address(s[1])
 	if err := g.err(); err != nil {
 		s[0] = uint64(uint32(g.raise(self, "MPI_Get_address", err)))
@@ -6716,10 +6716,10 @@ func wasi_Status_set_elements_c(g *WASIGuest, s []uint64) {
 func wasi_Pack_external_c(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.ptr(s[0])
-	a1 := g.buf(s[1])
+	a1 := g.buf(s[1], s[3])
 	a2 := int64(s[2])
 	a3 := wasiType(s[3])
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], 0)
 	a5 := int64(s[5])
 	a6 := g.ptr(s[6])
 	if err := g.err(); err != nil {
@@ -6734,10 +6734,10 @@ func wasi_Pack_external_c(g *WASIGuest, s []uint64) {
 func wasi_Unpack_external_c(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.ptr(s[0])
-	a1 := g.buf(s[1])
+	a1 := g.buf(s[1], s[6])
 	a2 := int64(s[2])
 	a3 := g.ptr(s[3])
-	a4 := g.buf(s[4])
+	a4 := g.buf(s[4], s[6])
 	a5 := int64(s[5])
 	a6 := wasiType(s[6])
 	if err := g.err(); err != nil {

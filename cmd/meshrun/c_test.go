@@ -211,3 +211,32 @@ func TestMixedCWASIAndGo(t *testing.T) {
 		}
 	}
 }
+
+// TestCWASICorpus runs the C binding's own test programs (abi/testdata)
+// as WASI ranks: each checks its calls' results and prints "NAME ok".
+func TestCWASICorpus(t *testing.T) {
+	needWASIClang(t)
+	meshrun, meshcc := cTools(t)
+	for _, tc := range []struct {
+		name string
+		n    []int
+	}{
+		{"errors", []int{1, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wasm := filepath.Join(t.TempDir(), tc.name+".wasm")
+			if out, err := exec.Command(meshcc, "--target", "wasm32-wasi", "-Wall", "-Werror", "-O2", "-I../../abi/testdata",
+				"-o", wasm, "../../abi/testdata/"+tc.name+".c", "-lm").CombinedOutput(); err != nil {
+				t.Fatalf("meshcc: %v\n%s", err, out)
+			}
+			for _, n := range tc.n {
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+				out, err := exec.CommandContext(ctx, meshrun, "-n", fmt.Sprint(n), "--timeout", "2m", wasm).CombinedOutput()
+				cancel()
+				if err != nil || !strings.Contains(string(out), "[0] "+tc.name+" ok") {
+					t.Errorf("meshrun -n %d %s.wasm: %v\n%s", n, tc.name, err, out)
+				}
+			}
+		})
+	}
+}

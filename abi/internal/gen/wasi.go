@@ -145,8 +145,10 @@ func wasiParam(c Call, i int, p Param) (vt, expr string, err error) {
 		return "i32", "wasiType(" + s + ")", nil
 	case handleTypes[t]:
 		return "i32", "uintptr(uint32(" + s + "))", nil
+	case strings.Contains(t, "copy") || strings.Contains(t, "Copy_function"):
+		return "i32", "g.callback(" + s + ", true)", nil
 	case strings.Contains(t, "function") || strings.HasSuffix(t, "_fn *"):
-		return "i32", "g.callback(" + s + ")", nil
+		return "i32", "g.callback(" + s + ", false)", nil
 	case strings.HasSuffix(t, "*") && handleTypes[strings.TrimSpace(strings.TrimSuffix(elem, "*"))]:
 		return "i32", "g.handle(" + s + ")", nil
 	case elem == "MPI_Aint *" && p.Name == "address":
@@ -158,7 +160,15 @@ func wasiParam(c Call, i int, p Param) (vt, expr string, err error) {
 	case elem == "void *" && p.Name == "buffer_addr":
 		return "i32", "g.bufferOut(" + s + ")", nil
 	case elem == "void *":
-		return "i32", "g.buf(" + s + ")", nil
+		// NULL is MPI_BOTTOM (the guest's address 0) with a derived
+		// datatype, whose displacements may be absolute; with a
+		// predefined one it stays NULL, for the call to check
+		for j := i + 1; j < len(c.Params); j++ {
+			if c.Params[j].Decl == "MPI_Datatype "+c.Params[j].Name {
+				return "i32", fmt.Sprintf("g.buf(%s, s[%d])", s, j), nil
+			}
+		}
+		return "i32", "g.buf(" + s + ", 0)", nil
 	case strings.Contains(t, "*") || strings.Contains(p.Decl, "["):
 		return "i32", "g.ptr(" + s + ")", nil
 	}
