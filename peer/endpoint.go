@@ -94,6 +94,9 @@ type Endpoint struct {
 	// pollers counts goroutines of this rank in a wait loop that calls
 	// Poll: while there is one, memory links queue small frames for it.
 	pollers atomic.Int32
+	// polls holds the links a waiting goroutine polls itself
+	// (same-host shared memory: poll.go); Poll and SpinPoll poll them.
+	polls pollSet
 
 	nwatch   atomic.Int32
 	watchMu  sync.Mutex
@@ -298,16 +301,22 @@ func (e *Endpoint) Linger(ctx context.Context, ranks []int) error {
 // goroutine must not park in between.
 func (e *Endpoint) Polling(on bool) {
 	if on {
-		e.pollers.Add(1)
+		if e.pollers.Add(1) == 1 {
+			e.polls.pollersChanged(true)
+		}
 		return
 	}
-	e.pollers.Add(-1)
+	if e.pollers.Add(-1) == 0 {
+		e.polls.pollersChanged(false)
+	}
 	e.Poll()
 }
 
 // Poll hands this rank the frames its memory links queued while it
-// polled. Links of other kinds deliver by themselves.
+// polled, and those its polled links (poll.go) hold. Links of other
+// kinds deliver by themselves.
 func (e *Endpoint) Poll() {
+	e.polls.poll()
 	for i := range e.conns {
 		if c := e.conns[i].Load(); c != nil {
 			if l := c.inbox.Load(); l != nil && l.queued.Load() != 0 {

@@ -32,11 +32,29 @@ import (
 // The unix socket stays open beside the mapping: it carries the orderly
 // close ('X') and, by ending, the peer's death.
 //
+// While a goroutine of the rank waits in the library and polls the link
+// itself (Endpoint.SpinPoll, poll.go), the reader stands aside: it parks
+// with its bell silenced (0), so the remote's writes cost it no wake-up,
+// and the poller hands over the frames; when the last poller leaves it
+// re-arms the bell (1) and looks at the ring once, so nothing that came
+// meanwhile waits for the reader's nap to end. A consumer token makes
+// the reader and a poller take turns: one of them at a time delivers,
+// which keeps HandleFrame calls one at a time and in order. The bell's
+// third value (2) wakes the reader whatever it waits for: the link
+// closed or was lost.
+//
+// The writer reports not ready (the data channel's high-water mark) once
+// the ring has no room for another frame of the largest size, so the
+// endpoint's next frame waits in its own queue, not in a copy here: a
+// frame is copied once into the ring and once out of it (into the posted
+// receive buffer, for rendezvous data).
+//
 // Ring layout, per direction (little endian, offsets in bytes):
 //
 //	0    tail       uint64  bytes the writer published (monotonic)
 //	64   head       uint64  bytes the reader consumed (monotonic)
-//	128  sleeping   uint32  the reader parked (its futex bell): the writer rings it
+//	128  sleeping   uint32  the reader's futex bell: 1 it parked, the writer rings it;
+//	                        0 awake or standing aside; 2 woken by its own end
 //	192  wantSpace  uint32  the writer waits for room: the reader rings the writer's bell
 //	256  data       [size]byte, size a power of two
 //
@@ -75,12 +93,27 @@ func futexWake(addr *uint32) {
 	_, _, _ = syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), 1 /* FUTEX_WAKE */, 1, 0, 0, 0)
 }
 
-// ring wakes the reader whose bell is *bell if it parked.
+// ring wakes the reader whose bell is *bell if it parked and asked for
+// it (1).
 func ring(bell *uint32) {
 	if atomic.LoadUint32(bell) != 0 && atomic.CompareAndSwapUint32(bell, 1, 0) {
 		futexWake(bell)
 	}
 }
+
+// The bell's values (the ring layout's sleeping word).
+const (
+	bellQuiet = 0 // the reader is awake, or parked aside for a poller
+	bellArmed = 1 // the reader parked: ring it after a write
+	bellSelf  = 2 // its own end woke it: closed or lost
+)
+
+// The consumer token's values (shmLink.token).
+const (
+	tokenFree    = 0
+	tokenHeld    = 1
+	tokenRetired = 2 // the reader ended: nobody touches the rings again
+)
 
 // shmRing is one direction's ring in the shared mapping.
 type shmRing struct {
@@ -154,15 +187,23 @@ type shmLink struct {
 	blocked  bool     // WriteFrame reported not ready (under wmu)
 
 	h       LinkHandler
-	pending atomic.Bool   // frames wait in the overflow for room
+	ep      *Endpoint   // the handler's endpoint, whose pollers poll the link; nil if none
+	pending atomic.Bool // the writer waits for room: frames in the overflow, or blocked
+	// token makes one consumer at a time hand frames over: the reader or
+	// a poller (tokenFree, tokenHeld); the reader retires it as it ends.
+	token atomic.Int32
+	// parked: the reader is parked (or about to), armed or aside; a
+	// poller's arrival silences its bell, the last one's leaving re-arms
+	// it.
+	parked  atomic.Bool
 	stopped atomic.Bool   // Close was called: the reader ends
 	gone    chan struct{} // closed when the socket ends: the remote closed or died
 	lost    atomic.Bool   // gone is closed
 	why     error         // why the socket ended, set before gone closes
 	bound   atomic.Bool
-	// broken: the remote broke the ring's rules, the reader stopped (the
-	// reader's own)
-	broken bool
+	// broken: the remote broke the ring's rules; the consumer that found
+	// it handed over the close, and nobody delivers again
+	broken atomic.Bool
 
 	sent, received atomic.Int64
 }
@@ -220,11 +261,18 @@ func (l *shmLink) readSocket() {
 	}
 }
 
-// Bind implements Link: the reader starts.
+// Bind implements Link: the reader starts, and an endpoint's waiting
+// goroutines may poll the link.
 func (l *shmLink) Bind(h LinkHandler) {
 	l.h = h
+	if c, ok := h.(*conn); ok {
+		l.ep = c.ep
+	}
 	l.bound.Store(true)
 	go l.read()
+	if l.ep != nil {
+		l.ep.polls.add(l)
+	}
 }
 
 // MaxFrame implements Link.
@@ -249,9 +297,10 @@ func (l *shmLink) WriteFrame(hdr, payload []byte) (bool, error) {
 	}
 	if len(l.overflow) == 0 && l.tx.put(hdr, payload) {
 		ring(l.tx.sleeping) // under wmu: the mapping is surely there
+		ready := l.roomLocked()
 		l.wmu.Unlock()
 		l.sent.Add(int64(n))
-		return true, nil
+		return ready, nil
 	}
 	var b []byte
 	if k := len(l.spare); k > 0 {
@@ -264,6 +313,25 @@ func (l *shmLink) WriteFrame(hdr, payload []byte) (bool, error) {
 	l.pending.Store(!ready)
 	l.wmu.Unlock()
 	return ready, nil
+}
+
+// roomLocked reports whether the ring has room for one more frame of the
+// largest size. If not, the writer is blocked: it asks the remote for a
+// wake-up when it consumes (wantSpace), and the reader or a poller calls
+// HandleWritable once there is room (flush). wmu is held.
+func (l *shmLink) roomLocked() bool {
+	if l.fits(l.maxFrame) {
+		return true
+	}
+	l.blocked = true
+	l.pending.Store(true)
+	atomic.StoreUint32(l.tx.wantSpace, 1)
+	// look again: the remote may have consumed before it saw the request
+	if l.fits(l.maxFrame) {
+		l.blocked = false
+		return true
+	}
+	return false
 }
 
 // flushLocked moves overflow frames into the ring while they fit and asks
@@ -293,15 +361,15 @@ func (l *shmLink) flushLocked() bool {
 		// ask for room, then look again: the reader may have made it
 		// before it saw the request
 		atomic.StoreUint32(l.tx.wantSpace, 1)
-		if !l.fits(l.overflow[0]) {
+		if !l.fits(len(l.overflow[0])) {
 			return false
 		}
 	}
 }
 
-// fits reports whether frame f fits in the ring now.
-func (l *shmLink) fits(f []byte) bool {
-	need := 8 + align8(len(f))
+// fits reports whether a frame of n bytes fits in the ring now.
+func (l *shmLink) fits(n int) bool {
+	need := 8 + align8(n)
 	r := &l.tx
 	tail := atomic.LoadUint64(r.tail)
 	off := tail & r.mask
@@ -312,15 +380,16 @@ func (l *shmLink) fits(f []byte) bool {
 }
 
 // flush moves the frames that waited for room into the ring, on the
-// reader's goroutine; HandleWritable follows once they all are.
+// consumer's goroutine; HandleWritable follows once they all are and
+// another frame of the largest size fits.
 func (l *shmLink) flush() {
 	l.wmu.Lock()
-	if l.closed || len(l.overflow) == 0 {
+	if l.closed || len(l.overflow) == 0 && !l.blocked {
 		l.pending.Store(false)
 		l.wmu.Unlock()
 		return
 	}
-	ready := l.flushLocked()
+	ready := l.flushLocked() && l.roomLocked()
 	writable := ready && l.blocked
 	if writable {
 		l.blocked = false
@@ -332,50 +401,69 @@ func (l *shmLink) flush() {
 	}
 }
 
-// canFlush reports whether a frame waits for room and there is some.
+// canFlush reports whether the writer waits for room and there is some.
 func (l *shmLink) canFlush() bool {
 	if !l.pending.Load() {
 		return false
 	}
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
-	return !l.closed && len(l.overflow) > 0 && l.fits(l.overflow[0])
+	if l.closed {
+		return false
+	}
+	if len(l.overflow) > 0 {
+		return l.fits(len(l.overflow[0]))
+	}
+	return l.blocked && l.fits(l.maxFrame)
 }
 
 // read hands the ring's frames to the handler and moves frames that
 // waited for room into the other ring: it spins while there is work or
 // was a moment ago, then parks on its bell until the remote rings it, the
 // remote closes or dies (after which it hands over what the ring still
-// holds, then the close), or Close.
+// holds, then the close), or Close. While the endpoint's goroutines poll
+// the link it stands aside (parkAside).
 func (l *shmLink) read() {
-	defer l.release()
+	held := false // the reader holds the consumer token
+	defer func() {
+		l.retire(held)
+		l.release()
+	}()
 	var idle time.Time
 	spins := 0
 	for {
-		if l.deliver() {
-			if l.broken {
-				return
-			}
-			spins, idle = 0, time.Time{}
-			continue
-		}
-		if l.canFlush() {
-			l.flush()
-			spins, idle = 0, time.Time{}
-			continue
-		}
 		if l.stopped.Load() {
-			return
+			return // Close: the remote's close or death is no news to it
 		}
 		if l.lost.Load() {
-			if !l.deliver() && !l.broken {
+			l.acquire()
+			held = true
+			for !l.broken.Load() && l.deliver() {
+			}
+			if !l.broken.Load() {
 				l.h.HandleClose(l.why)
-				return
 			}
-			if l.broken {
-				return
-			}
+			return
+		}
+		if l.polled() {
+			l.parkAside()
+			spins, idle = 0, time.Time{}
 			continue
+		}
+		if l.token.CompareAndSwap(tokenFree, tokenHeld) {
+			did := l.deliver()
+			if !did && !l.broken.Load() && l.canFlush() {
+				l.flush()
+				did = true
+			}
+			l.token.Store(tokenFree)
+			if l.broken.Load() {
+				return
+			}
+			if did {
+				spins, idle = 0, time.Time{}
+				continue
+			}
 		}
 		// spin: yield the processor each round, so this rank's own
 		// goroutines (woken by the frames just handed over) run
@@ -390,24 +478,127 @@ func (l *shmLink) read() {
 		if now.Sub(idle) < shmSpin {
 			continue
 		}
-		// park: say so, then look once more (a writer looks at the bell
-		// after it publishes)
-		atomic.StoreUint32(l.rx.sleeping, 1)
-		if !l.rx.empty() || l.canFlush() || l.stopped.Load() || l.lost.Load() {
-			atomic.StoreUint32(l.rx.sleeping, 0)
-			continue
-		}
-		futexWait(l.rx.sleeping, 1, shmNap)
-		atomic.StoreUint32(l.rx.sleeping, 0)
+		l.parkArmed()
 		spins, idle = 0, time.Time{}
 	}
 }
 
-// wakeSelf rings this end's own bell: the reader looks at stopped and
-// lost.
+// polled reports whether goroutines of the endpoint poll the link.
+func (l *shmLink) polled() bool { return l.ep != nil && l.ep.pollers.Load() > 0 }
+
+// parkArmed parks the reader until the remote rings its bell: it says
+// so, then looks once more (a writer looks at the bell after it
+// publishes).
+func (l *shmLink) parkArmed() {
+	bell := l.rx.sleeping
+	l.parked.Store(true)
+	atomic.StoreUint32(bell, bellArmed)
+	if !l.rx.empty() || l.canFlush() || l.stopped.Load() || l.lost.Load() || l.polled() {
+		atomic.StoreUint32(bell, bellQuiet)
+		l.parked.Store(false)
+		return
+	}
+	futexWait(bell, bellArmed, shmNap)
+	l.parked.Store(false)
+	atomic.StoreUint32(bell, bellQuiet)
+}
+
+// parkAside parks the reader while a poller takes the frames, its bell
+// silent: a poller's arrival silences an armed bell (pollersChanged), and
+// the last poller's leaving re-arms it, so the reader then wakes on the
+// remote's next write, or at once if something came meanwhile.
+func (l *shmLink) parkAside() {
+	bell := l.rx.sleeping
+	l.parked.Store(true)
+	if !l.polled() || l.stopped.Load() || l.lost.Load() {
+		l.parked.Store(false)
+		return
+	}
+	futexWait(bell, bellQuiet, shmNap)
+	l.parked.Store(false)
+	atomic.StoreUint32(bell, bellQuiet)
+}
+
+// pollersChanged implements pollLink: when the endpoint's first poller
+// comes, a parked reader's bell goes quiet (the remote stops ringing it);
+// when the last leaves, it is armed again and rung if work came.
+func (l *shmLink) pollersChanged(on bool) {
+	if !l.parked.Load() || !l.hold() {
+		return
+	}
+	defer l.release()
+	bell := l.rx.sleeping
+	if on {
+		atomic.CompareAndSwapUint32(bell, bellArmed, bellQuiet)
+		return
+	}
+	if atomic.CompareAndSwapUint32(bell, bellQuiet, bellArmed) && (!l.rx.empty() || l.pending.Load()) {
+		ring(bell)
+	}
+}
+
+// poll implements pollLink: a waiting goroutine of the endpoint hands
+// over what arrived, if no other consumer is at it.
+func (l *shmLink) poll() bool {
+	if !l.token.CompareAndSwap(tokenFree, tokenHeld) {
+		return false
+	}
+	did := false
+	if !l.broken.Load() && !l.lost.Load() {
+		did = l.deliver()
+		if !did && !l.broken.Load() && l.canFlush() {
+			l.flush()
+			did = true
+		}
+	}
+	l.token.Store(tokenFree)
+	return did
+}
+
+// acquire takes the consumer token, waiting for a poller to give it up.
+func (l *shmLink) acquire() {
+	for !l.token.CompareAndSwap(tokenFree, tokenHeld) {
+		runtime.Gosched()
+	}
+}
+
+// retire ends the reader's consumption for good: it takes the token (or
+// keeps it: held) for ever, so no poller touches the rings again (the
+// mapping may go once the reader lets it go), and leaves the endpoint's
+// polled links.
+func (l *shmLink) retire(held bool) {
+	if held {
+		l.token.Store(tokenRetired)
+	} else {
+		for !l.token.CompareAndSwap(tokenFree, tokenRetired) {
+			runtime.Gosched()
+		}
+	}
+	if l.ep != nil {
+		l.ep.polls.remove(l)
+	}
+}
+
+// hold takes a hold on the mapping unless it is already gone; release
+// gives it back.
+func (l *shmLink) hold() bool {
+	for {
+		n := l.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if l.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// wakeSelf wakes this end's reader whatever it waits for: it looks at
+// stopped and lost.
 func (l *shmLink) wakeSelf() {
 	if l.bound.Load() {
-		ring(l.rx.sleeping)
+		atomic.StoreUint32(l.rx.sleeping, bellSelf)
+		futexWake(l.rx.sleeping)
 	}
 }
 
@@ -449,10 +640,11 @@ func (l *shmLink) deliver() bool {
 	return true
 }
 
-// fail ends a link whose remote broke the ring's rules; the reader stops
-// (broken), and Close still releases the mapping.
+// fail ends a link whose remote broke the ring's rules; the consumer
+// that found it (holding the token) hands over the close, the reader
+// stops (broken), and Close still releases the mapping.
 func (l *shmLink) fail(err error) {
-	l.broken = true
+	l.broken.Store(true)
 	_ = l.conn.Close()
 	<-l.gone
 	l.h.HandleClose(err)

@@ -1,0 +1,145 @@
+package peer
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A polled link is one whose frames a waiting goroutine of its own rank
+// can take, as MPICH's progress engine works: the thread in MPI_Wait
+// reads the shared-memory queues itself, so a message that completes its
+// request costs no hand-over from another thread. The shared-memory link
+// (link_shm_linux.go) is one: without a poller its reader goroutine
+// delivers, and while a goroutine of the rank polls, that reader stands
+// aside (parks without asking its remote for wake-ups) and the poller
+// takes the frames. A one-consumer token in the link keeps the two from
+// ever handling frames at once, so HandleFrame calls stay one at a time
+// and in order.
+
+// pollLink is a link a waiting goroutine can poll.
+type pollLink interface {
+	// poll hands the link's handler the frames that arrived and moves
+	// frames that waited for room into the link; it reports whether it
+	// did anything. It never blocks: if another goroutine holds the
+	// link's consumer token, it returns false at once.
+	poll() bool
+	// pollersChanged says that the endpoint's pollers went from none to
+	// some (on) or back (off): the link silences or re-arms its reader's
+	// wake-ups.
+	pollersChanged(on bool)
+}
+
+// pollSet is an endpoint's polled links: copy on write, so that Poll,
+// the hot path, reads it with one atomic load.
+type pollSet struct {
+	mu    sync.Mutex
+	links atomic.Pointer[[]pollLink]
+}
+
+func (s *pollSet) add(l pollLink) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ls []pollLink
+	if p := s.links.Load(); p != nil {
+		ls = append(ls, *p...)
+	}
+	ls = append(ls, l)
+	s.links.Store(&ls)
+}
+
+func (s *pollSet) remove(l pollLink) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.links.Load()
+	if p == nil {
+		return
+	}
+	ls := make([]pollLink, 0, len(*p))
+	for _, x := range *p {
+		if x != l {
+			ls = append(ls, x)
+		}
+	}
+	if len(ls) == 0 {
+		s.links.Store(nil)
+		return
+	}
+	s.links.Store(&ls)
+}
+
+// any reports whether the set has a link.
+func (s *pollSet) any() bool { return s.links.Load() != nil }
+
+// poll polls every link once; true if one did something.
+func (s *pollSet) poll() bool {
+	p := s.links.Load()
+	if p == nil {
+		return false
+	}
+	did := false
+	for _, l := range *p {
+		if l.poll() {
+			did = true
+		}
+	}
+	return did
+}
+
+func (s *pollSet) pollersChanged(on bool) {
+	if p := s.links.Load(); p != nil {
+		for _, l := range *p {
+			l.pollersChanged(on)
+		}
+	}
+}
+
+// pollIdle is how long SpinPoll keeps polling once nothing arrives: the
+// reader goroutine of a shared-memory link spins as long before it parks
+// (shmSpin), so a reply within it costs no wake-up either way; past it
+// the waiter parks and the reader takes over, waking it through the
+// operation's channel.
+const pollIdle = 50 * time.Microsecond
+
+// pollYield is how many polls SpinPoll makes between two yields: the
+// rank's other goroutines must run while it waits (a timer, a sender),
+// and a yield costs some 200 ns, more than a frame takes to arrive.
+const pollYield = 64
+
+// SpinPoll waits for finished by polling this endpoint's polled links
+// (same-host shared memory), as MPI_Wait does in MPICH: the waiting
+// goroutine handles the frames itself. It returns finished() once that
+// is true or nothing arrived for a while (pollIdle), at once if the
+// endpoint has no polled link; the caller then parks as usual, and the
+// links' reader goroutines deliver meanwhile. It does not allocate.
+func (e *Endpoint) SpinPoll(finished func() bool) bool {
+	if !e.polls.any() {
+		return finished()
+	}
+	if finished() {
+		return true
+	}
+	e.Polling(true)
+	var idle time.Time
+	for i := 1; ; i++ {
+		if e.polls.poll() {
+			idle = time.Time{}
+		}
+		if finished() {
+			break
+		}
+		if i%pollYield != 0 {
+			continue
+		}
+		now := time.Now()
+		if idle.IsZero() {
+			idle = now
+		} else if now.Sub(idle) > pollIdle {
+			break
+		}
+		runtime.Gosched()
+	}
+	e.Polling(false)
+	return finished()
+}

@@ -1,0 +1,278 @@
+//go:build linux
+
+package peer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+var _ pollLink = (*shmLink)(nil)
+
+// hostEndpoints makes two endpoints, ranks 0 and 1, joined by a
+// same-host link made with cfg.
+func hostEndpoints(t *testing.T, cfg HostConfig) (a, b *Endpoint, la, lb Link) {
+	t.Helper()
+	la, lb = hostPair(t, cfg)
+	var err error
+	a, err = NewEndpoint(Config{Rank: 0, Size: 2})
+	require.NoError(t, err)
+	b, err = NewEndpoint(Config{Rank: 1, Size: 2})
+	require.NoError(t, err)
+	require.NoError(t, a.Attach(1, la))
+	require.NoError(t, b.Attach(0, lb))
+	t.Cleanup(func() { a.Close(nil); b.Close(nil) })
+	return a, b, la, lb
+}
+
+// waitHow is how a test waits for an operation: polling the links
+// (SpinPoll, then parking), parking at once (the reader goroutine
+// delivers), or each in turn.
+type waitHow int
+
+const (
+	waitPoll waitHow = iota
+	waitPark
+	waitMixed
+)
+
+func (w waitHow) String() string { return [...]string{"poll", "park", "mixed"}[w] }
+
+// await waits for op as w says, the i-th wait of its goroutine.
+func (w waitHow) await(tb testing.TB, e *Endpoint, op *Op, i int) Result {
+	tb.Helper()
+	if w == waitPoll || w == waitMixed && i%2 == 0 {
+		e.SpinPoll(op.Finished)
+	}
+	return waitTimeout(tb, op, 20*time.Second)
+}
+
+// Messages of every protocol (eager, rendezvous over many frames, larger
+// than the ring) arrive whole and in order both ways whether the
+// receivers poll the link, park while its reader delivers, or alternate,
+// so the reader and the pollers hand the frames over in turns.
+func TestSpinPollHostLink(t *testing.T) {
+	sizes := []int{0, 8, 1000, 40 << 10, 300 << 10, 3 << 20}
+	for _, ring := range []int{64 << 10, 0} {
+		for _, how := range []waitHow{waitPoll, waitPark, waitMixed} {
+			t.Run(fmt.Sprintf("ring=%d/%v", ring, how), func(t *testing.T) {
+				a, b, _, _ := hostEndpoints(t, HostConfig{Name: "poll test", Ring: ring})
+				require.True(t, a.polls.any(), "a shared-memory link is polled")
+				var wg sync.WaitGroup
+				// each rank sends its messages and receives the other's,
+				// the receives posted first
+				run := func(e *Endpoint, peer int) {
+					defer wg.Done()
+					recvs := make([]*Op, len(sizes))
+					bufs := make([][]byte, len(sizes))
+					for i, n := range sizes {
+						recvs[i], bufs[i] = e.GetOp(), make([]byte, n)
+						require.NoError(t, e.StartRecv(recvs[i], peer, 3, int32(i%2), bufs[i]))
+					}
+					for i, n := range sizes {
+						s := e.GetOp()
+						require.NoError(t, e.StartSend(s, Standard, peer, 3, int32(i%2), pattern(n, 10*e.Rank()+i)))
+						require.NoError(t, how.await(t, e, s, i).Err)
+					}
+					for i, n := range sizes {
+						r := how.await(t, e, recvs[i], i)
+						require.NoError(t, r.Err)
+						require.Equal(t, n, r.N)
+						require.True(t, bytes.Equal(pattern(n, 10*peer+i), bufs[i]), "message %d of %d bytes", i, n)
+					}
+				}
+				wg.Add(2)
+				go run(a, 1)
+				go run(b, 0)
+				wg.Wait()
+			})
+		}
+	}
+}
+
+// Ping-pong where each side alternates polling and parking, many times:
+// the reader parks aside while a poller polls and is re-armed when it
+// leaves, and a message that comes after the poller gave up is still
+// delivered (by the reader).
+func TestSpinPollPingPong(t *testing.T) {
+	a, b, _, _ := hostEndpoints(t, HostConfig{Name: "poll test"})
+	const rounds = 2000
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the echo
+		defer wg.Done()
+		buf := make([]byte, 64)
+		for i := range rounds {
+			r := b.GetOp()
+			require.NoError(t, b.StartRecv(r, 0, 1, 1, buf))
+			res := waitMixed.await(t, b, r, i/3)
+			require.NoError(t, res.Err)
+			b.PutOp(r)
+			s := b.GetOp()
+			require.NoError(t, b.StartSend(s, Standard, 0, 1, 2, buf[:res.N]))
+			require.NoError(t, waitMixed.await(t, b, s, i).Err)
+			b.PutOp(s)
+		}
+	}()
+	out, in := make([]byte, 64), make([]byte, 64)
+	for i := range rounds {
+		out[0], out[63] = byte(i), byte(i>>8)
+		s, r := a.GetOp(), a.GetOp()
+		require.NoError(t, a.StartRecv(r, 1, 1, 2, in))
+		require.NoError(t, a.StartSend(s, Standard, 1, 1, 1, out))
+		require.NoError(t, waitMixed.await(t, a, s, i).Err)
+		if i%50 == 0 {
+			time.Sleep(100 * time.Microsecond) // the echo's poller gives up: its reader delivers
+		}
+		res := waitMixed.await(t, a, r, i/2)
+		require.NoError(t, res.Err)
+		require.Equal(t, out, in[:res.N])
+		a.PutOp(s)
+		a.PutOp(r)
+	}
+	wg.Wait()
+}
+
+// Several goroutines of one rank poll at once, each receiving its own
+// tag: every message arrives once, in order per tag.
+func TestSpinPollConcurrentPollers(t *testing.T) {
+	a, b, _, _ := hostEndpoints(t, HostConfig{Name: "poll test", Ring: 64 << 10})
+	const pollers, msgs = 4, 300
+	var wg sync.WaitGroup
+	for k := range pollers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 20<<10)
+			for i := range msgs {
+				r := b.GetOp()
+				require.NoError(t, b.StartRecv(r, 0, 0, int32(k), buf))
+				res := waitPoll.await(t, b, r, i)
+				require.NoError(t, res.Err)
+				require.True(t, bytes.Equal(pattern(res.N, k*msgs+i), buf[:res.N]), "poller %d message %d", k, i)
+				b.PutOp(r)
+			}
+		}()
+	}
+	for i := range msgs {
+		for k := range pollers {
+			s := a.GetOp()
+			require.NoError(t, a.StartSend(s, Standard, 1, 0, int32(k), pattern((i*977+k*131)%(20<<10), k*msgs+i)))
+			require.NoError(t, waitTimeout(t, s, 20*time.Second).Err)
+			a.PutOp(s)
+		}
+	}
+	wg.Wait()
+}
+
+// A receive whose goroutine polls completes with an error when the link
+// closes under it: closed by the remote, the endpoint closed (here or
+// there), or the remote's frames breaking the ring's rules; the poller
+// never touches the unmapped rings, and the link leaves the polled set.
+func TestSpinPollClose(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		close func(a, b *Endpoint, la, lb Link)
+		want  error
+	}{
+		{"remote-link", func(_, _ *Endpoint, la, _ Link) { la.Close() }, ErrProcFailed},
+		{"endpoint", func(_, b *Endpoint, _, _ Link) { b.Close(nil) }, ErrClosed},
+		{"remote-endpoint", func(a, _ *Endpoint, _, _ Link) { a.Close(nil) }, ErrProcFailed},
+		{"broken-ring", func(_, _ *Endpoint, la, _ Link) {
+			// a record longer than any frame, written as the remote
+			l := la.(*shmLink)
+			l.wmu.Lock()
+			bad := make([]byte, 64)
+			bad[0], bad[1], bad[2] = 0xff, 0xff, 0x7f
+			r := &l.tx
+			tail := *r.tail
+			copy(r.data[tail&r.mask:], bad)
+			*r.tail = tail + 8 + align8(HeaderLen)
+			l.wmu.Unlock()
+			ring(r.sleeping)
+		}, ErrProcFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b, la, lb := hostEndpoints(t, HostConfig{Name: "poll test"})
+			r := b.GetOp()
+			require.NoError(t, b.StartRecv(r, 0, 0, 0, make([]byte, 8)))
+			polling := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				close(polling)
+				for !r.Finished() {
+					b.SpinPoll(r.Finished)
+				}
+			}()
+			<-polling
+			time.Sleep(time.Millisecond) // the poller is in
+			tc.close(a, b, la, lb)
+			res := waitTimeout(t, r, 20*time.Second)
+			require.Error(t, res.Err)
+			require.True(t, errors.Is(res.Err, tc.want) || errors.Is(res.Err, ErrClosed), "%v", res.Err)
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the poller did not return")
+			}
+			require.Eventually(t, func() bool { return !b.polls.any() }, 20*time.Second, time.Millisecond,
+				"the link left the polled set")
+		})
+	}
+}
+
+// The writer reports not ready before the ring is full, so the endpoint
+// keeps its frames instead of the link copying them aside: a stream of
+// rendezvous messages larger than the ring passes without the overflow.
+func TestHostLinkHighWater(t *testing.T) {
+	a, b, la, _ := hostEndpoints(t, HostConfig{Name: "poll test", Ring: 64 << 10})
+	msg := pattern(1<<20, 5)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		buf := make([]byte, len(msg))
+		for i := range 8 {
+			r := b.GetOp()
+			require.NoError(t, b.StartRecv(r, 0, 0, 0, buf))
+			require.NoError(t, waitMixed.await(t, b, r, i).Err)
+			require.True(t, bytes.Equal(msg, buf))
+			b.PutOp(r)
+		}
+	}()
+	l := la.(*shmLink)
+	for i := range 8 {
+		s := a.GetOp()
+		require.NoError(t, a.StartSend(s, Standard, 1, 0, 0, msg))
+		require.NoError(t, waitMixed.await(t, a, s, i).Err)
+		a.PutOp(s)
+	}
+	wg.Wait()
+	l.wmu.Lock()
+	spare := len(l.spare)
+	l.wmu.Unlock()
+	require.Zero(t, spare, "a frame went through the overflow")
+}
+
+// SpinPoll and Poll allocate nothing, on an endpoint with a polled link
+// and on one without.
+func TestSpinPollAllocs(t *testing.T) {
+	a, _, _, _ := hostEndpoints(t, HostConfig{Name: "poll test"})
+	e, err := NewEndpoint(Config{Rank: 0, Size: 2})
+	require.NoError(t, err)
+	n := 0
+	done := func() bool { n++; return n%200 == 0 } // a few hundred polls each
+	for _, ep := range []*Endpoint{a, e} {
+		require.Zero(t, testing.AllocsPerRun(100, func() {
+			ep.SpinPoll(done)
+			ep.Poll()
+		}))
+	}
+}
