@@ -6,6 +6,7 @@ import "C"
 
 import (
 	"encoding/binary"
+	"sync"
 	"unsafe"
 )
 
@@ -37,7 +38,11 @@ type WASICall struct {
 
 // Call serves one call of guest g: s holds the arguments as wasm values
 // and gets the result in s[0].
-func (c *WASICall) Call(g *WASIGuest, s []uint64) { c.fn(g, s) }
+func (c *WASICall) Call(g *WASIGuest, s []uint64) {
+	g.enter()
+	c.fn(g, s)
+	g.leave()
+}
 
 // WASICalls is every call of include/mpi.h as a guest imports it,
 // implemented or not: a call meshmpi does not implement returns
@@ -62,16 +67,26 @@ type WASIGuest struct {
 	// and those calls fail.
 	Malloc func(size uint32) (uint32, error)
 	Free   func(off uint32) error
+	// CallExport calls the guest's exported function name: the helpers
+	// of mpi_wasi.h through which the binding calls the guest's
+	// reduction, copy and delete functions (wasi_callback.go). nil: the
+	// guest's functions are never called.
+	CallExport func(name string, args ...uint64) (uint64, error)
 
-	mem   []byte
-	base  uintptr
-	bad   error
-	slots [16]uint64 // single handles and MPI_Aint values, widened
-	nslot int
-	arrs  [][]uint64 // arrays of them, reused from call to call
-	narr  int
-	backs []writeBack // what goes back to the guest after the call
-	cells uint32      // the guest's copy of the predefined attributes' values; 0: none yet
+	mem    []byte
+	base   uintptr
+	bad    error
+	slots  [64]uint64 // single handles and MPI_Aint values, widened
+	nslot  int
+	arrs   [][]uint64 // arrays of them, reused from call to call
+	narr   int
+	backs  []writeBack // what goes back to the guest after the call
+	starts []int       // where each call's backs start (a callback's calls nest)
+	cells  uint32      // the guest's copy of the predefined attributes' values; 0: none yet
+
+	gate      sync.Mutex // held while the guest runs its own code (wasi_callback.go)
+	running   bool
+	cb, cbCap uint32 // the guest's scratch for callbacks' arguments
 }
 
 // writeBack is a widened value or array that the call may have changed,
@@ -82,19 +97,27 @@ type writeBack struct {
 	vals  []uint64
 }
 
-// begin starts a call: the memory as it is now, no scratch in use.
+// begin starts a call: the memory as it is now; the scratch is all free
+// unless the call nests in another (a guest's function called back
+// during a call, which calls MPI), whose scratch stays.
 func (g *WASIGuest) begin() {
 	g.mem = g.Memory()
 	g.base = 0
 	if len(g.mem) > 0 {
 		g.base = uintptr(unsafe.Pointer(unsafe.SliceData(g.mem)))
 	}
-	g.bad, g.nslot, g.narr, g.backs = nil, 0, 0, g.backs[:0]
+	if len(g.starts) == 0 {
+		g.nslot, g.narr, g.backs = 0, 0, g.backs[:0]
+	}
+	g.bad = nil
+	g.starts = append(g.starts, len(g.backs))
 }
 
-// end narrows the widened values back into the guest.
+// end narrows the call's widened values back into the guest.
 func (g *WASIGuest) end() {
-	for _, w := range g.backs {
+	start := g.starts[len(g.starts)-1]
+	g.starts = g.starts[:len(g.starts)-1]
+	for _, w := range g.backs[start:] {
 		for i, v := range w.vals {
 			off := w.guest + uint32(4*i)
 			if (w.kind == 'd' || w.kind == 'b') && uintptr(v) >= g.base && g.base != 0 {
@@ -103,7 +126,7 @@ func (g *WASIGuest) end() {
 			binary.LittleEndian.PutUint32(g.mem[off:], uint32(v))
 		}
 	}
-	g.backs = g.backs[:0]
+	g.backs = g.backs[:start]
 }
 
 func (g *WASIGuest) err() error { return g.bad }
@@ -140,16 +163,17 @@ func (g *WASIGuest) ptr(v uint64) uintptr {
 }
 
 // buf is the host address of a guest buffer of datatype dt: NULL is
-// MPI_BOTTOM, the guest's address 0, when dt is derived (its
-// displacements may be absolute: MPI_Get_address gives guest addresses),
-// and stays NULL with a predefined type, for the call to check;
-// MPI_IN_PLACE and MPI_BUFFER_AUTOMATIC stay.
+// MPI_BOTTOM, the guest's address 0, when dt is a derived type whose data
+// all lie above address 0 (absolute displacements: MPI_Get_address gives
+// guest addresses), as the native binding tells MPI_BOTTOM from a NULL
+// buffer (typed.go's nullBuffer); otherwise NULL stays, for the call to
+// check. MPI_IN_PLACE and MPI_BUFFER_AUTOMATIC stay.
 func (g *WASIGuest) buf(v, dt uint64) uintptr {
 	v = uint64(uint32(v))
 	switch {
 	case v == 1 || v == 2:
 		return uintptr(v)
-	case v == 0 && uintptr(uint32(dt)) >= firstType:
+	case v == 0 && g.bottom(dt):
 		return g.base
 	case v == 0:
 		return 0
@@ -160,6 +184,16 @@ func (g *WASIGuest) buf(v, dt uint64) uintptr {
 	return g.base + uintptr(v)
 }
 
+// bottom reports whether datatype dt's data lie above address 0.
+func (g *WASIGuest) bottom(dt uint64) bool {
+	e, ok := derivedType(uintptr(uint32(dt)))
+	if !ok || e.flatten() != nil { // an unflattened type has no layout yet
+		return false
+	}
+	lo, hi := e.lay.Span(1)
+	return hi > lo && lo > 0
+}
+
 // slot widens one 32-bit value at guest offset v into a scratch slot
 // whose host address the call gets; kind says how it goes back.
 func (g *WASIGuest) slot(v uint64, kind byte) uintptr {
@@ -167,7 +201,13 @@ func (g *WASIGuest) slot(v uint64, kind byte) uintptr {
 	if v == 0 {
 		return 0
 	}
-	if !g.in(v, 4) || g.nslot == len(g.slots) {
+	if !g.in(v, 4) {
+		return 0
+	}
+	if g.nslot == len(g.slots) {
+		if g.bad == nil {
+			g.bad = errorf(errIntern, "calls nested too deep in a WASI guest's callbacks")
+		}
 		return 0
 	}
 	x := binary.LittleEndian.Uint32(g.mem[v:])
@@ -318,13 +358,14 @@ func wasiManual_Alloc_mem(g *WASIGuest, s []uint64) {
 	}
 	if err == nil {
 		var p uint32
-		if p, err = g.Malloc(uint32(max(size, 1))); err == nil && p == 0 {
+		if p, err = g.guestMalloc(uint32(max(size, 1))); err == nil && p == 0 {
 			err = errorf(errNoMem, "the guest's malloc(%d) failed", size)
 		}
 		if err == nil {
 			binary.LittleEndian.PutUint32(g.Memory()[out:], p)
 		}
 	}
+	g.end()
 	s[0] = uint64(uint32(raise(self, call, err)))
 }
 
@@ -333,7 +374,9 @@ func wasiManual_Free_mem(g *WASIGuest, s []uint64) {
 	if g.Free == nil {
 		err = errorf(errArg, "the WASI guest exports no free")
 	} else {
+		g.lockGate()
 		err = g.Free(uint32(s[0]))
+		g.unlockGate()
 	}
 	s[0] = uint64(uint32(raise(self, "MPI_Free_mem", err)))
 }
@@ -355,6 +398,7 @@ func wasiManual_Type_get_attr(g *WASIGuest, s []uint64) {
 // the guest reads in its own memory: a copy there, made once.
 func wasiGetAttr(g *WASIGuest, s []uint64, call string, get func(h uintptr, k int32, val, flag uintptr) C.int, comm bool) {
 	g.begin()
+	defer g.end()
 	h := uintptr(uint32(s[0]))
 	if !comm {
 		h = wasiType(s[0])
@@ -386,7 +430,7 @@ func wasiGetAttr(g *WASIGuest, s []uint64, call string, get func(h uintptr, k in
 				var err error
 				if g.Malloc == nil {
 					err = errorf(errUnsupported, "a predefined attribute needs the WASI guest's malloc, which it does not export (build it with meshcc --target wasm32-wasi)")
-				} else if g.cells, err = g.Malloc(uint32(4 * len(vals))); err == nil && g.cells == 0 {
+				} else if g.cells, err = g.guestMalloc(uint32(4 * len(vals))); err == nil && g.cells == 0 {
 					err = errorf(errNoMem, "the guest's malloc failed")
 				}
 				if err != nil {
@@ -405,4 +449,26 @@ func wasiGetAttr(g *WASIGuest, s []uint64, call string, get func(h uintptr, k in
 	}
 	binary.LittleEndian.PutUint32(g.mem[val:], uint32(v))
 	s[0] = uint64(uint32(rc))
+}
+
+// lockGate and unlockGate hold the guest's gate around a call into the
+// guest made from one of its MPI calls (its malloc): no callback may run
+// the guest's code at the same time (wasi_callback.go).
+func (g *WASIGuest) lockGate() {
+	if g.running {
+		g.gate.Lock()
+	}
+}
+
+func (g *WASIGuest) unlockGate() {
+	if g.running {
+		g.gate.Unlock()
+	}
+}
+
+// guestMalloc calls the guest's malloc from one of its MPI calls.
+func (g *WASIGuest) guestMalloc(n uint32) (uint32, error) {
+	g.lockGate()
+	defer g.unlockGate()
+	return g.Malloc(n)
 }

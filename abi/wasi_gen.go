@@ -607,6 +607,7 @@ func wasi_Abi_get_version(g *WASIGuest, s []uint64) {
 	a0 := g.ptr(s[0])
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Abi_get_version", err)))
 		return
 	}
@@ -624,6 +625,7 @@ func wasi_Init(g *WASIGuest, s []uint64) {
 	a0 := g.ptr(s[0])
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Init", err)))
 		return
 	}
@@ -639,6 +641,7 @@ func wasi_Init_thread(g *WASIGuest, s []uint64) {
 	a2 := int32(uint32(s[2]))
 	a3 := g.ptr(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Init_thread", err)))
 		return
 	}
@@ -650,6 +653,7 @@ func wasi_Init_thread(g *WASIGuest, s []uint64) {
 func wasi_Finalize(g *WASIGuest, s []uint64) {
 	g.begin()
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Finalize", err)))
 		return
 	}
@@ -662,6 +666,7 @@ func wasi_Initialized(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.ptr(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Initialized", err)))
 		return
 	}
@@ -674,6 +679,7 @@ func wasi_Finalized(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.ptr(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Finalized", err)))
 		return
 	}
@@ -687,6 +693,7 @@ func wasi_Abort(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := int32(uint32(s[1]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Abort", err)))
 		return
 	}
@@ -714,6 +721,7 @@ func wasi_Get_processor_name(g *WASIGuest, s []uint64) {
 	a0 := g.ptr(s[0])
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Get_processor_name", err)))
 		return
 	}
@@ -727,6 +735,7 @@ func wasi_Get_version(g *WASIGuest, s []uint64) {
 	a0 := g.ptr(s[0])
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Get_version", err)))
 		return
 	}
@@ -740,6 +749,7 @@ func wasi_Get_library_version(g *WASIGuest, s []uint64) {
 	a0 := g.ptr(s[0])
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Get_library_version", err)))
 		return
 	}
@@ -752,6 +762,7 @@ func wasi_Query_thread(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.ptr(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Query_thread", err)))
 		return
 	}
@@ -764,6 +775,7 @@ func wasi_Is_thread_main(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.ptr(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Is_thread_main", err)))
 		return
 	}
@@ -781,6 +793,7 @@ func wasi_Error_class(g *WASIGuest, s []uint64) {
 	a0 := int32(uint32(s[0]))
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Error_class", err)))
 		return
 	}
@@ -795,6 +808,7 @@ func wasi_Error_string(g *WASIGuest, s []uint64) {
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Error_string", err)))
 		return
 	}
@@ -836,6 +850,7 @@ func wasi_Comm_set_errhandler(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := uintptr(uint32(s[1]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_set_errhandler", err)))
 		return
 	}
@@ -849,6 +864,7 @@ func wasi_Comm_get_errhandler(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := g.handle(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_get_errhandler", err)))
 		return
 	}
@@ -862,6 +878,7 @@ func wasi_Comm_call_errhandler(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := int32(uint32(s[1]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_call_errhandler", err)))
 		return
 	}
@@ -874,6 +891,7 @@ func wasi_Errhandler_free(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.handle(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Errhandler_free", err)))
 		return
 	}
@@ -904,6 +922,7 @@ func wasi_Comm_set_attr(g *WASIGuest, s []uint64) {
 	a1 := int32(uint32(s[1]))
 	a2 := uintptr(uint32(s[2]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_set_attr", err)))
 		return
 	}
@@ -917,6 +936,7 @@ func wasi_Comm_delete_attr(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := int32(uint32(s[1]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_delete_attr", err)))
 		return
 	}
@@ -927,11 +947,12 @@ func wasi_Comm_delete_attr(g *WASIGuest, s []uint64) {
 
 func wasi_Comm_create_keyval(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.callback(s[0], true)
-	a1 := g.callback(s[1], false)
+	a0 := g.copyFn(s[0])
+	a1 := g.deleteFn(s[1])
 	a2 := g.ptr(s[2])
 	a3 := uintptr(uint32(s[3]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Comm_create_keyval", err)))
 		return
 	}
@@ -944,6 +965,7 @@ func wasi_Comm_free_keyval(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.ptr(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Comm_free_keyval", err)))
 		return
 	}
@@ -958,6 +980,7 @@ func wasi_Type_set_attr(g *WASIGuest, s []uint64) {
 	a1 := int32(uint32(s[1]))
 	a2 := uintptr(uint32(s[2]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_set_attr", err)))
 		return
 	}
@@ -971,6 +994,7 @@ func wasi_Type_delete_attr(g *WASIGuest, s []uint64) {
 	a0 := wasiType(s[0])
 	a1 := int32(uint32(s[1]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_delete_attr", err)))
 		return
 	}
@@ -981,11 +1005,12 @@ func wasi_Type_delete_attr(g *WASIGuest, s []uint64) {
 
 func wasi_Type_create_keyval(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.callback(s[0], true)
-	a1 := g.callback(s[1], false)
+	a0 := g.copyFn(s[0])
+	a1 := g.deleteFn(s[1])
 	a2 := g.ptr(s[2])
 	a3 := uintptr(uint32(s[3]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_keyval", err)))
 		return
 	}
@@ -998,6 +1023,7 @@ func wasi_Type_free_keyval(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.ptr(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_free_keyval", err)))
 		return
 	}
@@ -1012,6 +1038,7 @@ func wasi_Attr_put(g *WASIGuest, s []uint64) {
 	a1 := int32(uint32(s[1]))
 	a2 := uintptr(uint32(s[2]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Attr_put", err)))
 		return
 	}
@@ -1025,6 +1052,7 @@ func wasi_Attr_delete(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := int32(uint32(s[1]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Attr_delete", err)))
 		return
 	}
@@ -1035,11 +1063,12 @@ func wasi_Attr_delete(g *WASIGuest, s []uint64) {
 
 func wasi_Keyval_create(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.callback(s[0], true)
-	a1 := g.callback(s[1], false)
+	a0 := g.copyFn(s[0])
+	a1 := g.deleteFn(s[1])
 	a2 := g.ptr(s[2])
 	a3 := uintptr(uint32(s[3]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Keyval_create", err)))
 		return
 	}
@@ -1052,6 +1081,7 @@ func wasi_Keyval_free(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.ptr(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Keyval_free", err)))
 		return
 	}
@@ -1064,6 +1094,7 @@ func wasi_Info_create(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.handle(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Info_create", err)))
 		return
 	}
@@ -1076,6 +1107,7 @@ func wasi_Info_free(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.handle(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Info_free", err)))
 		return
 	}
@@ -1089,6 +1121,7 @@ func wasi_Info_dup(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := g.handle(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Info_dup", err)))
 		return
 	}
@@ -1103,6 +1136,7 @@ func wasi_Info_set(g *WASIGuest, s []uint64) {
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Info_set", err)))
 		return
 	}
@@ -1116,6 +1150,7 @@ func wasi_Info_delete(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Info_delete", err)))
 		return
 	}
@@ -1129,6 +1164,7 @@ func wasi_Info_get_nkeys(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Info_get_nkeys", err)))
 		return
 	}
@@ -1143,6 +1179,7 @@ func wasi_Info_get_nthkey(g *WASIGuest, s []uint64) {
 	a1 := int32(uint32(s[1]))
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Info_get_nthkey", err)))
 		return
 	}
@@ -1159,6 +1196,7 @@ func wasi_Info_get_string(g *WASIGuest, s []uint64) {
 	a3 := g.ptr(s[3])
 	a4 := g.ptr(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Info_get_string", err)))
 		return
 	}
@@ -1180,6 +1218,7 @@ func wasi_Send(g *WASIGuest, s []uint64) {
 	a4 := int32(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Send", err)))
 		return
 	}
@@ -1197,6 +1236,7 @@ func wasi_Send_c(g *WASIGuest, s []uint64) {
 	a4 := int32(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Send_c", err)))
 		return
 	}
@@ -1214,6 +1254,7 @@ func wasi_Ssend(g *WASIGuest, s []uint64) {
 	a4 := int32(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Ssend", err)))
 		return
 	}
@@ -1231,6 +1272,7 @@ func wasi_Ssend_c(g *WASIGuest, s []uint64) {
 	a4 := int32(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Ssend_c", err)))
 		return
 	}
@@ -1248,6 +1290,7 @@ func wasi_Bsend(g *WASIGuest, s []uint64) {
 	a4 := int32(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Bsend", err)))
 		return
 	}
@@ -1265,6 +1308,7 @@ func wasi_Bsend_c(g *WASIGuest, s []uint64) {
 	a4 := int32(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Bsend_c", err)))
 		return
 	}
@@ -1282,6 +1326,7 @@ func wasi_Rsend(g *WASIGuest, s []uint64) {
 	a4 := int32(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Rsend", err)))
 		return
 	}
@@ -1299,6 +1344,7 @@ func wasi_Rsend_c(g *WASIGuest, s []uint64) {
 	a4 := int32(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Rsend_c", err)))
 		return
 	}
@@ -1317,6 +1363,7 @@ func wasi_Recv(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.ptr(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Recv", err)))
 		return
 	}
@@ -1335,6 +1382,7 @@ func wasi_Recv_c(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.ptr(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Recv_c", err)))
 		return
 	}
@@ -1353,6 +1401,7 @@ func wasi_Isend(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Isend", err)))
 		return
 	}
@@ -1371,6 +1420,7 @@ func wasi_Isend_c(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Isend_c", err)))
 		return
 	}
@@ -1389,6 +1439,7 @@ func wasi_Issend(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Issend", err)))
 		return
 	}
@@ -1407,6 +1458,7 @@ func wasi_Issend_c(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Issend_c", err)))
 		return
 	}
@@ -1433,6 +1485,7 @@ func wasi_Irsend(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Irsend", err)))
 		return
 	}
@@ -1451,6 +1504,7 @@ func wasi_Irsend_c(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Irsend_c", err)))
 		return
 	}
@@ -1469,6 +1523,7 @@ func wasi_Irecv(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Irecv", err)))
 		return
 	}
@@ -1487,6 +1542,7 @@ func wasi_Irecv_c(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Irecv_c", err)))
 		return
 	}
@@ -1505,6 +1561,7 @@ func wasi_Send_init(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Send_init", err)))
 		return
 	}
@@ -1523,6 +1580,7 @@ func wasi_Send_init_c(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Send_init_c", err)))
 		return
 	}
@@ -1541,6 +1599,7 @@ func wasi_Ssend_init(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Ssend_init", err)))
 		return
 	}
@@ -1559,6 +1618,7 @@ func wasi_Ssend_init_c(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Ssend_init_c", err)))
 		return
 	}
@@ -1585,6 +1645,7 @@ func wasi_Rsend_init(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Rsend_init", err)))
 		return
 	}
@@ -1603,6 +1664,7 @@ func wasi_Rsend_init_c(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Rsend_init_c", err)))
 		return
 	}
@@ -1621,6 +1683,7 @@ func wasi_Recv_init(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Recv_init", err)))
 		return
 	}
@@ -1639,6 +1702,7 @@ func wasi_Recv_init_c(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Recv_init_c", err)))
 		return
 	}
@@ -1662,6 +1726,7 @@ func wasi_Sendrecv(g *WASIGuest, s []uint64) {
 	a10 := uintptr(uint32(s[10]))
 	a11 := g.ptr(s[11])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[10])), "MPI_Sendrecv", err)))
 		return
 	}
@@ -1685,6 +1750,7 @@ func wasi_Sendrecv_c(g *WASIGuest, s []uint64) {
 	a10 := uintptr(uint32(s[10]))
 	a11 := g.ptr(s[11])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[10])), "MPI_Sendrecv_c", err)))
 		return
 	}
@@ -1705,6 +1771,7 @@ func wasi_Sendrecv_replace(g *WASIGuest, s []uint64) {
 	a7 := uintptr(uint32(s[7]))
 	a8 := g.ptr(s[8])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Sendrecv_replace", err)))
 		return
 	}
@@ -1725,6 +1792,7 @@ func wasi_Sendrecv_replace_c(g *WASIGuest, s []uint64) {
 	a7 := uintptr(uint32(s[7]))
 	a8 := g.ptr(s[8])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Sendrecv_replace_c", err)))
 		return
 	}
@@ -1754,6 +1822,7 @@ func wasi_Buffer_attach(g *WASIGuest, s []uint64) {
 	a0 := g.buf(s[0], 0)
 	a1 := int32(uint32(s[1]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Buffer_attach", err)))
 		return
 	}
@@ -1767,6 +1836,7 @@ func wasi_Buffer_attach_c(g *WASIGuest, s []uint64) {
 	a0 := g.buf(s[0], 0)
 	a1 := int64(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Buffer_attach_c", err)))
 		return
 	}
@@ -1780,6 +1850,7 @@ func wasi_Buffer_detach(g *WASIGuest, s []uint64) {
 	a0 := g.bufferOut(s[0])
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Buffer_detach", err)))
 		return
 	}
@@ -1793,6 +1864,7 @@ func wasi_Buffer_detach_c(g *WASIGuest, s []uint64) {
 	a0 := g.bufferOut(s[0])
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Buffer_detach_c", err)))
 		return
 	}
@@ -1804,6 +1876,7 @@ func wasi_Buffer_detach_c(g *WASIGuest, s []uint64) {
 func wasi_Buffer_flush(g *WASIGuest, s []uint64) {
 	g.begin()
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Buffer_flush", err)))
 		return
 	}
@@ -1847,6 +1920,7 @@ func wasi_Probe(g *WASIGuest, s []uint64) {
 	a2 := uintptr(uint32(s[2]))
 	a3 := g.ptr(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[2])), "MPI_Probe", err)))
 		return
 	}
@@ -1863,6 +1937,7 @@ func wasi_Iprobe(g *WASIGuest, s []uint64) {
 	a3 := g.ptr(s[3])
 	a4 := g.ptr(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[2])), "MPI_Iprobe", err)))
 		return
 	}
@@ -1879,6 +1954,7 @@ func wasi_Mprobe(g *WASIGuest, s []uint64) {
 	a3 := g.handle(s[3])
 	a4 := g.ptr(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[2])), "MPI_Mprobe", err)))
 		return
 	}
@@ -1896,6 +1972,7 @@ func wasi_Improbe(g *WASIGuest, s []uint64) {
 	a4 := g.handle(s[4])
 	a5 := g.ptr(s[5])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[2])), "MPI_Improbe", err)))
 		return
 	}
@@ -1912,6 +1989,7 @@ func wasi_Mrecv(g *WASIGuest, s []uint64) {
 	a3 := g.handle(s[3])
 	a4 := g.ptr(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Mrecv", err)))
 		return
 	}
@@ -1928,6 +2006,7 @@ func wasi_Mrecv_c(g *WASIGuest, s []uint64) {
 	a3 := g.handle(s[3])
 	a4 := g.ptr(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Mrecv_c", err)))
 		return
 	}
@@ -1944,6 +2023,7 @@ func wasi_Imrecv(g *WASIGuest, s []uint64) {
 	a3 := g.handle(s[3])
 	a4 := g.handle(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Imrecv", err)))
 		return
 	}
@@ -1960,6 +2040,7 @@ func wasi_Imrecv_c(g *WASIGuest, s []uint64) {
 	a3 := g.handle(s[3])
 	a4 := g.handle(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Imrecv_c", err)))
 		return
 	}
@@ -1974,6 +2055,7 @@ func wasi_Get_count(g *WASIGuest, s []uint64) {
 	a1 := wasiType(s[1])
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Get_count", err)))
 		return
 	}
@@ -1988,6 +2070,7 @@ func wasi_Get_count_c(g *WASIGuest, s []uint64) {
 	a1 := wasiType(s[1])
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Get_count_c", err)))
 		return
 	}
@@ -2002,6 +2085,7 @@ func wasi_Get_elements(g *WASIGuest, s []uint64) {
 	a1 := wasiType(s[1])
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Get_elements", err)))
 		return
 	}
@@ -2016,6 +2100,7 @@ func wasi_Get_elements_c(g *WASIGuest, s []uint64) {
 	a1 := wasiType(s[1])
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Get_elements_c", err)))
 		return
 	}
@@ -2030,6 +2115,7 @@ func wasi_Get_elements_x(g *WASIGuest, s []uint64) {
 	a1 := wasiType(s[1])
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Get_elements_x", err)))
 		return
 	}
@@ -2044,6 +2130,7 @@ func wasi_Status_set_elements(g *WASIGuest, s []uint64) {
 	a1 := wasiType(s[1])
 	a2 := int32(uint32(s[2]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Status_set_elements", err)))
 		return
 	}
@@ -2058,6 +2145,7 @@ func wasi_Status_set_elements_x(g *WASIGuest, s []uint64) {
 	a1 := wasiType(s[1])
 	a2 := int64(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Status_set_elements_x", err)))
 		return
 	}
@@ -2071,6 +2159,7 @@ func wasi_Status_set_cancelled(g *WASIGuest, s []uint64) {
 	a0 := g.ptr(s[0])
 	a1 := int32(uint32(s[1]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Status_set_cancelled", err)))
 		return
 	}
@@ -2084,6 +2173,7 @@ func wasi_Test_cancelled(g *WASIGuest, s []uint64) {
 	a0 := g.ptr(s[0])
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Test_cancelled", err)))
 		return
 	}
@@ -2097,6 +2187,7 @@ func wasi_Status_get_source(g *WASIGuest, s []uint64) {
 	a0 := g.ptr(s[0])
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Status_get_source", err)))
 		return
 	}
@@ -2110,6 +2201,7 @@ func wasi_Status_set_source(g *WASIGuest, s []uint64) {
 	a0 := g.ptr(s[0])
 	a1 := int32(uint32(s[1]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Status_set_source", err)))
 		return
 	}
@@ -2123,6 +2215,7 @@ func wasi_Status_get_tag(g *WASIGuest, s []uint64) {
 	a0 := g.ptr(s[0])
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Status_get_tag", err)))
 		return
 	}
@@ -2136,6 +2229,7 @@ func wasi_Status_set_tag(g *WASIGuest, s []uint64) {
 	a0 := g.ptr(s[0])
 	a1 := int32(uint32(s[1]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Status_set_tag", err)))
 		return
 	}
@@ -2149,6 +2243,7 @@ func wasi_Status_get_error(g *WASIGuest, s []uint64) {
 	a0 := g.ptr(s[0])
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Status_get_error", err)))
 		return
 	}
@@ -2162,6 +2257,7 @@ func wasi_Status_set_error(g *WASIGuest, s []uint64) {
 	a0 := g.ptr(s[0])
 	a1 := int32(uint32(s[1]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Status_set_error", err)))
 		return
 	}
@@ -2175,6 +2271,7 @@ func wasi_Wait(g *WASIGuest, s []uint64) {
 	a0 := g.handle(s[0])
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Wait", err)))
 		return
 	}
@@ -2189,6 +2286,7 @@ func wasi_Test(g *WASIGuest, s []uint64) {
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Test", err)))
 		return
 	}
@@ -2203,6 +2301,7 @@ func wasi_Waitall(g *WASIGuest, s []uint64) {
 	a1 := g.handles(s[1], int(int32(uint32(s[0]))), false)
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Waitall", err)))
 		return
 	}
@@ -2218,6 +2317,7 @@ func wasi_Testall(g *WASIGuest, s []uint64) {
 	a2 := g.ptr(s[2])
 	a3 := g.ptr(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Testall", err)))
 		return
 	}
@@ -2233,6 +2333,7 @@ func wasi_Waitany(g *WASIGuest, s []uint64) {
 	a2 := g.ptr(s[2])
 	a3 := g.ptr(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Waitany", err)))
 		return
 	}
@@ -2249,6 +2350,7 @@ func wasi_Testany(g *WASIGuest, s []uint64) {
 	a3 := g.ptr(s[3])
 	a4 := g.ptr(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Testany", err)))
 		return
 	}
@@ -2265,6 +2367,7 @@ func wasi_Waitsome(g *WASIGuest, s []uint64) {
 	a3 := g.ptr(s[3])
 	a4 := g.ptr(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Waitsome", err)))
 		return
 	}
@@ -2281,6 +2384,7 @@ func wasi_Testsome(g *WASIGuest, s []uint64) {
 	a3 := g.ptr(s[3])
 	a4 := g.ptr(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Testsome", err)))
 		return
 	}
@@ -2293,6 +2397,7 @@ func wasi_Request_free(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.handle(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Request_free", err)))
 		return
 	}
@@ -2307,6 +2412,7 @@ func wasi_Request_get_status(g *WASIGuest, s []uint64) {
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Request_get_status", err)))
 		return
 	}
@@ -2322,6 +2428,7 @@ func wasi_Request_get_status_all(g *WASIGuest, s []uint64) {
 	a2 := g.ptr(s[2])
 	a3 := g.ptr(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Request_get_status_all", err)))
 		return
 	}
@@ -2338,6 +2445,7 @@ func wasi_Request_get_status_any(g *WASIGuest, s []uint64) {
 	a3 := g.ptr(s[3])
 	a4 := g.ptr(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Request_get_status_any", err)))
 		return
 	}
@@ -2354,6 +2462,7 @@ func wasi_Request_get_status_some(g *WASIGuest, s []uint64) {
 	a3 := g.ptr(s[3])
 	a4 := g.ptr(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Request_get_status_some", err)))
 		return
 	}
@@ -2366,6 +2475,7 @@ func wasi_Cancel(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.handle(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Cancel", err)))
 		return
 	}
@@ -2378,6 +2488,7 @@ func wasi_Start(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.handle(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Start", err)))
 		return
 	}
@@ -2391,6 +2502,7 @@ func wasi_Startall(g *WASIGuest, s []uint64) {
 	a0 := int32(uint32(s[0]))
 	a1 := g.handles(s[1], int(int32(uint32(s[0]))), false)
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Startall", err)))
 		return
 	}
@@ -2412,6 +2524,7 @@ func wasi_Comm_rank(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_rank", err)))
 		return
 	}
@@ -2425,6 +2538,7 @@ func wasi_Comm_size(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_size", err)))
 		return
 	}
@@ -2439,6 +2553,7 @@ func wasi_Comm_compare(g *WASIGuest, s []uint64) {
 	a1 := uintptr(uint32(s[1]))
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_compare", err)))
 		return
 	}
@@ -2452,6 +2567,7 @@ func wasi_Comm_dup(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := g.handle(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_dup", err)))
 		return
 	}
@@ -2466,6 +2582,7 @@ func wasi_Comm_dup_with_info(g *WASIGuest, s []uint64) {
 	a1 := uintptr(uint32(s[1]))
 	a2 := g.handle(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_dup_with_info", err)))
 		return
 	}
@@ -2489,6 +2606,7 @@ func wasi_Comm_split(g *WASIGuest, s []uint64) {
 	a2 := int32(uint32(s[2]))
 	a3 := g.handle(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_split", err)))
 		return
 	}
@@ -2505,6 +2623,7 @@ func wasi_Comm_split_type(g *WASIGuest, s []uint64) {
 	a3 := uintptr(uint32(s[3]))
 	a4 := g.handle(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_split_type", err)))
 		return
 	}
@@ -2519,6 +2638,7 @@ func wasi_Comm_create(g *WASIGuest, s []uint64) {
 	a1 := uintptr(uint32(s[1]))
 	a2 := g.handle(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_create", err)))
 		return
 	}
@@ -2539,6 +2659,7 @@ func wasi_Comm_free(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.handle(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Comm_free", err)))
 		return
 	}
@@ -2551,6 +2672,7 @@ func wasi_Comm_disconnect(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.handle(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Comm_disconnect", err)))
 		return
 	}
@@ -2564,6 +2686,7 @@ func wasi_Comm_group(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := g.handle(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_group", err)))
 		return
 	}
@@ -2577,6 +2700,7 @@ func wasi_Comm_test_inter(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_test_inter", err)))
 		return
 	}
@@ -2598,6 +2722,7 @@ func wasi_Comm_set_name(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_set_name", err)))
 		return
 	}
@@ -2612,6 +2737,7 @@ func wasi_Comm_get_name(g *WASIGuest, s []uint64) {
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_get_name", err)))
 		return
 	}
@@ -2625,6 +2751,7 @@ func wasi_Comm_set_info(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := uintptr(uint32(s[1]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_set_info", err)))
 		return
 	}
@@ -2638,6 +2765,7 @@ func wasi_Comm_get_info(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := g.handle(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_get_info", err)))
 		return
 	}
@@ -2663,6 +2791,7 @@ func wasi_Group_size(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Group_size", err)))
 		return
 	}
@@ -2676,6 +2805,7 @@ func wasi_Group_rank(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Group_rank", err)))
 		return
 	}
@@ -2692,6 +2822,7 @@ func wasi_Group_translate_ranks(g *WASIGuest, s []uint64) {
 	a3 := uintptr(uint32(s[3]))
 	a4 := g.ptr(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Group_translate_ranks", err)))
 		return
 	}
@@ -2706,6 +2837,7 @@ func wasi_Group_compare(g *WASIGuest, s []uint64) {
 	a1 := uintptr(uint32(s[1]))
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Group_compare", err)))
 		return
 	}
@@ -2720,6 +2852,7 @@ func wasi_Group_union(g *WASIGuest, s []uint64) {
 	a1 := uintptr(uint32(s[1]))
 	a2 := g.handle(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Group_union", err)))
 		return
 	}
@@ -2734,6 +2867,7 @@ func wasi_Group_intersection(g *WASIGuest, s []uint64) {
 	a1 := uintptr(uint32(s[1]))
 	a2 := g.handle(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Group_intersection", err)))
 		return
 	}
@@ -2748,6 +2882,7 @@ func wasi_Group_difference(g *WASIGuest, s []uint64) {
 	a1 := uintptr(uint32(s[1]))
 	a2 := g.handle(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Group_difference", err)))
 		return
 	}
@@ -2763,6 +2898,7 @@ func wasi_Group_incl(g *WASIGuest, s []uint64) {
 	a2 := g.ptr(s[2])
 	a3 := g.handle(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Group_incl", err)))
 		return
 	}
@@ -2778,6 +2914,7 @@ func wasi_Group_excl(g *WASIGuest, s []uint64) {
 	a2 := g.ptr(s[2])
 	a3 := g.handle(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Group_excl", err)))
 		return
 	}
@@ -2793,6 +2930,7 @@ func wasi_Group_range_incl(g *WASIGuest, s []uint64) {
 	a2 := g.ptr(s[2])
 	a3 := g.handle(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Group_range_incl", err)))
 		return
 	}
@@ -2808,6 +2946,7 @@ func wasi_Group_range_excl(g *WASIGuest, s []uint64) {
 	a2 := g.ptr(s[2])
 	a3 := g.handle(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Group_range_excl", err)))
 		return
 	}
@@ -2820,6 +2959,7 @@ func wasi_Group_free(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.handle(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Group_free", err)))
 		return
 	}
@@ -2832,6 +2972,7 @@ func wasi_Barrier(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := uintptr(uint32(s[0]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Barrier", err)))
 		return
 	}
@@ -2845,6 +2986,7 @@ func wasi_Ibarrier(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := g.handle(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Ibarrier", err)))
 		return
 	}
@@ -2859,6 +3001,7 @@ func wasi_Barrier_init(g *WASIGuest, s []uint64) {
 	a1 := uintptr(uint32(s[1]))
 	a2 := g.handle(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Barrier_init", err)))
 		return
 	}
@@ -2875,6 +3018,7 @@ func wasi_Bcast(g *WASIGuest, s []uint64) {
 	a3 := int32(uint32(s[3]))
 	a4 := uintptr(uint32(s[4]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[4])), "MPI_Bcast", err)))
 		return
 	}
@@ -2892,6 +3036,7 @@ func wasi_Ibcast(g *WASIGuest, s []uint64) {
 	a4 := uintptr(uint32(s[4]))
 	a5 := g.handle(s[5])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[4])), "MPI_Ibcast", err)))
 		return
 	}
@@ -2910,6 +3055,7 @@ func wasi_Bcast_init(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[4])), "MPI_Bcast_init", err)))
 		return
 	}
@@ -2926,6 +3072,7 @@ func wasi_Bcast_c(g *WASIGuest, s []uint64) {
 	a3 := int32(uint32(s[3]))
 	a4 := uintptr(uint32(s[4]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[4])), "MPI_Bcast_c", err)))
 		return
 	}
@@ -2943,6 +3090,7 @@ func wasi_Ibcast_c(g *WASIGuest, s []uint64) {
 	a4 := uintptr(uint32(s[4]))
 	a5 := g.handle(s[5])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[4])), "MPI_Ibcast_c", err)))
 		return
 	}
@@ -2961,6 +3109,7 @@ func wasi_Bcast_init_c(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[4])), "MPI_Bcast_init_c", err)))
 		return
 	}
@@ -2980,6 +3129,7 @@ func wasi_Gather(g *WASIGuest, s []uint64) {
 	a6 := int32(uint32(s[6]))
 	a7 := uintptr(uint32(s[7]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Gather", err)))
 		return
 	}
@@ -3000,6 +3150,7 @@ func wasi_Igather(g *WASIGuest, s []uint64) {
 	a7 := uintptr(uint32(s[7]))
 	a8 := g.handle(s[8])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Igather", err)))
 		return
 	}
@@ -3021,6 +3172,7 @@ func wasi_Gather_init(g *WASIGuest, s []uint64) {
 	a8 := uintptr(uint32(s[8]))
 	a9 := g.handle(s[9])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Gather_init", err)))
 		return
 	}
@@ -3040,6 +3192,7 @@ func wasi_Gather_c(g *WASIGuest, s []uint64) {
 	a6 := int32(uint32(s[6]))
 	a7 := uintptr(uint32(s[7]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Gather_c", err)))
 		return
 	}
@@ -3060,6 +3213,7 @@ func wasi_Igather_c(g *WASIGuest, s []uint64) {
 	a7 := uintptr(uint32(s[7]))
 	a8 := g.handle(s[8])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Igather_c", err)))
 		return
 	}
@@ -3081,6 +3235,7 @@ func wasi_Gather_init_c(g *WASIGuest, s []uint64) {
 	a8 := uintptr(uint32(s[8]))
 	a9 := g.handle(s[9])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Gather_init_c", err)))
 		return
 	}
@@ -3101,6 +3256,7 @@ func wasi_Gatherv(g *WASIGuest, s []uint64) {
 	a7 := int32(uint32(s[7]))
 	a8 := uintptr(uint32(s[8]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Gatherv", err)))
 		return
 	}
@@ -3122,6 +3278,7 @@ func wasi_Igatherv(g *WASIGuest, s []uint64) {
 	a8 := uintptr(uint32(s[8]))
 	a9 := g.handle(s[9])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Igatherv", err)))
 		return
 	}
@@ -3144,6 +3301,7 @@ func wasi_Gatherv_init(g *WASIGuest, s []uint64) {
 	a9 := uintptr(uint32(s[9]))
 	a10 := g.handle(s[10])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Gatherv_init", err)))
 		return
 	}
@@ -3164,6 +3322,7 @@ func wasi_Gatherv_c(g *WASIGuest, s []uint64) {
 	a7 := int32(uint32(s[7]))
 	a8 := uintptr(uint32(s[8]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Gatherv_c", err)))
 		return
 	}
@@ -3185,6 +3344,7 @@ func wasi_Igatherv_c(g *WASIGuest, s []uint64) {
 	a8 := uintptr(uint32(s[8]))
 	a9 := g.handle(s[9])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Igatherv_c", err)))
 		return
 	}
@@ -3207,6 +3367,7 @@ func wasi_Gatherv_init_c(g *WASIGuest, s []uint64) {
 	a9 := uintptr(uint32(s[9]))
 	a10 := g.handle(s[10])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Gatherv_init_c", err)))
 		return
 	}
@@ -3226,6 +3387,7 @@ func wasi_Scatter(g *WASIGuest, s []uint64) {
 	a6 := int32(uint32(s[6]))
 	a7 := uintptr(uint32(s[7]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Scatter", err)))
 		return
 	}
@@ -3246,6 +3408,7 @@ func wasi_Iscatter(g *WASIGuest, s []uint64) {
 	a7 := uintptr(uint32(s[7]))
 	a8 := g.handle(s[8])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Iscatter", err)))
 		return
 	}
@@ -3267,6 +3430,7 @@ func wasi_Scatter_init(g *WASIGuest, s []uint64) {
 	a8 := uintptr(uint32(s[8]))
 	a9 := g.handle(s[9])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Scatter_init", err)))
 		return
 	}
@@ -3286,6 +3450,7 @@ func wasi_Scatter_c(g *WASIGuest, s []uint64) {
 	a6 := int32(uint32(s[6]))
 	a7 := uintptr(uint32(s[7]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Scatter_c", err)))
 		return
 	}
@@ -3306,6 +3471,7 @@ func wasi_Iscatter_c(g *WASIGuest, s []uint64) {
 	a7 := uintptr(uint32(s[7]))
 	a8 := g.handle(s[8])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Iscatter_c", err)))
 		return
 	}
@@ -3327,6 +3493,7 @@ func wasi_Scatter_init_c(g *WASIGuest, s []uint64) {
 	a8 := uintptr(uint32(s[8]))
 	a9 := g.handle(s[9])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Scatter_init_c", err)))
 		return
 	}
@@ -3347,6 +3514,7 @@ func wasi_Scatterv(g *WASIGuest, s []uint64) {
 	a7 := int32(uint32(s[7]))
 	a8 := uintptr(uint32(s[8]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Scatterv", err)))
 		return
 	}
@@ -3368,6 +3536,7 @@ func wasi_Iscatterv(g *WASIGuest, s []uint64) {
 	a8 := uintptr(uint32(s[8]))
 	a9 := g.handle(s[9])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Iscatterv", err)))
 		return
 	}
@@ -3390,6 +3559,7 @@ func wasi_Scatterv_init(g *WASIGuest, s []uint64) {
 	a9 := uintptr(uint32(s[9]))
 	a10 := g.handle(s[10])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Scatterv_init", err)))
 		return
 	}
@@ -3410,6 +3580,7 @@ func wasi_Scatterv_c(g *WASIGuest, s []uint64) {
 	a7 := int32(uint32(s[7]))
 	a8 := uintptr(uint32(s[8]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Scatterv_c", err)))
 		return
 	}
@@ -3431,6 +3602,7 @@ func wasi_Iscatterv_c(g *WASIGuest, s []uint64) {
 	a8 := uintptr(uint32(s[8]))
 	a9 := g.handle(s[9])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Iscatterv_c", err)))
 		return
 	}
@@ -3453,6 +3625,7 @@ func wasi_Scatterv_init_c(g *WASIGuest, s []uint64) {
 	a9 := uintptr(uint32(s[9]))
 	a10 := g.handle(s[10])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Scatterv_init_c", err)))
 		return
 	}
@@ -3471,6 +3644,7 @@ func wasi_Allgather(g *WASIGuest, s []uint64) {
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Allgather", err)))
 		return
 	}
@@ -3490,6 +3664,7 @@ func wasi_Iallgather(g *WASIGuest, s []uint64) {
 	a6 := uintptr(uint32(s[6]))
 	a7 := g.handle(s[7])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Iallgather", err)))
 		return
 	}
@@ -3510,6 +3685,7 @@ func wasi_Allgather_init(g *WASIGuest, s []uint64) {
 	a7 := uintptr(uint32(s[7]))
 	a8 := g.handle(s[8])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Allgather_init", err)))
 		return
 	}
@@ -3528,6 +3704,7 @@ func wasi_Allgather_c(g *WASIGuest, s []uint64) {
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Allgather_c", err)))
 		return
 	}
@@ -3547,6 +3724,7 @@ func wasi_Iallgather_c(g *WASIGuest, s []uint64) {
 	a6 := uintptr(uint32(s[6]))
 	a7 := g.handle(s[7])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Iallgather_c", err)))
 		return
 	}
@@ -3567,6 +3745,7 @@ func wasi_Allgather_init_c(g *WASIGuest, s []uint64) {
 	a7 := uintptr(uint32(s[7]))
 	a8 := g.handle(s[8])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Allgather_init_c", err)))
 		return
 	}
@@ -3586,6 +3765,7 @@ func wasi_Allgatherv(g *WASIGuest, s []uint64) {
 	a6 := wasiType(s[6])
 	a7 := uintptr(uint32(s[7]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Allgatherv", err)))
 		return
 	}
@@ -3606,6 +3786,7 @@ func wasi_Iallgatherv(g *WASIGuest, s []uint64) {
 	a7 := uintptr(uint32(s[7]))
 	a8 := g.handle(s[8])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Iallgatherv", err)))
 		return
 	}
@@ -3627,6 +3808,7 @@ func wasi_Allgatherv_init(g *WASIGuest, s []uint64) {
 	a8 := uintptr(uint32(s[8]))
 	a9 := g.handle(s[9])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Allgatherv_init", err)))
 		return
 	}
@@ -3646,6 +3828,7 @@ func wasi_Allgatherv_c(g *WASIGuest, s []uint64) {
 	a6 := wasiType(s[6])
 	a7 := uintptr(uint32(s[7]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Allgatherv_c", err)))
 		return
 	}
@@ -3666,6 +3849,7 @@ func wasi_Iallgatherv_c(g *WASIGuest, s []uint64) {
 	a7 := uintptr(uint32(s[7]))
 	a8 := g.handle(s[8])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Iallgatherv_c", err)))
 		return
 	}
@@ -3687,6 +3871,7 @@ func wasi_Allgatherv_init_c(g *WASIGuest, s []uint64) {
 	a8 := uintptr(uint32(s[8]))
 	a9 := g.handle(s[9])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Allgatherv_init_c", err)))
 		return
 	}
@@ -3705,6 +3890,7 @@ func wasi_Alltoall(g *WASIGuest, s []uint64) {
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Alltoall", err)))
 		return
 	}
@@ -3724,6 +3910,7 @@ func wasi_Ialltoall(g *WASIGuest, s []uint64) {
 	a6 := uintptr(uint32(s[6]))
 	a7 := g.handle(s[7])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Ialltoall", err)))
 		return
 	}
@@ -3744,6 +3931,7 @@ func wasi_Alltoall_init(g *WASIGuest, s []uint64) {
 	a7 := uintptr(uint32(s[7]))
 	a8 := g.handle(s[8])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Alltoall_init", err)))
 		return
 	}
@@ -3762,6 +3950,7 @@ func wasi_Alltoall_c(g *WASIGuest, s []uint64) {
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Alltoall_c", err)))
 		return
 	}
@@ -3781,6 +3970,7 @@ func wasi_Ialltoall_c(g *WASIGuest, s []uint64) {
 	a6 := uintptr(uint32(s[6]))
 	a7 := g.handle(s[7])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Ialltoall_c", err)))
 		return
 	}
@@ -3801,6 +3991,7 @@ func wasi_Alltoall_init_c(g *WASIGuest, s []uint64) {
 	a7 := uintptr(uint32(s[7]))
 	a8 := g.handle(s[8])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Alltoall_init_c", err)))
 		return
 	}
@@ -3821,6 +4012,7 @@ func wasi_Alltoallv(g *WASIGuest, s []uint64) {
 	a7 := wasiType(s[7])
 	a8 := uintptr(uint32(s[8]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Alltoallv", err)))
 		return
 	}
@@ -3842,6 +4034,7 @@ func wasi_Ialltoallv(g *WASIGuest, s []uint64) {
 	a8 := uintptr(uint32(s[8]))
 	a9 := g.handle(s[9])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Ialltoallv", err)))
 		return
 	}
@@ -3864,6 +4057,7 @@ func wasi_Alltoallv_init(g *WASIGuest, s []uint64) {
 	a9 := uintptr(uint32(s[9]))
 	a10 := g.handle(s[10])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Alltoallv_init", err)))
 		return
 	}
@@ -3884,6 +4078,7 @@ func wasi_Alltoallv_c(g *WASIGuest, s []uint64) {
 	a7 := wasiType(s[7])
 	a8 := uintptr(uint32(s[8]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Alltoallv_c", err)))
 		return
 	}
@@ -3905,6 +4100,7 @@ func wasi_Ialltoallv_c(g *WASIGuest, s []uint64) {
 	a8 := uintptr(uint32(s[8]))
 	a9 := g.handle(s[9])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Ialltoallv_c", err)))
 		return
 	}
@@ -3927,6 +4123,7 @@ func wasi_Alltoallv_init_c(g *WASIGuest, s []uint64) {
 	a9 := uintptr(uint32(s[9]))
 	a10 := g.handle(s[10])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Alltoallv_init_c", err)))
 		return
 	}
@@ -3947,6 +4144,7 @@ func wasi_Alltoallw(g *WASIGuest, s []uint64) {
 	a7 := g.types(s[7], g.commLen(uintptr(uint32(s[8]))), true)
 	a8 := uintptr(uint32(s[8]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Alltoallw", err)))
 		return
 	}
@@ -3968,6 +4166,7 @@ func wasi_Ialltoallw(g *WASIGuest, s []uint64) {
 	a8 := uintptr(uint32(s[8]))
 	a9 := g.handle(s[9])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Ialltoallw", err)))
 		return
 	}
@@ -3990,6 +4189,7 @@ func wasi_Alltoallw_init(g *WASIGuest, s []uint64) {
 	a9 := uintptr(uint32(s[9]))
 	a10 := g.handle(s[10])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Alltoallw_init", err)))
 		return
 	}
@@ -4010,6 +4210,7 @@ func wasi_Alltoallw_c(g *WASIGuest, s []uint64) {
 	a7 := g.types(s[7], g.commLen(uintptr(uint32(s[8]))), true)
 	a8 := uintptr(uint32(s[8]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Alltoallw_c", err)))
 		return
 	}
@@ -4031,6 +4232,7 @@ func wasi_Ialltoallw_c(g *WASIGuest, s []uint64) {
 	a8 := uintptr(uint32(s[8]))
 	a9 := g.handle(s[9])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Ialltoallw_c", err)))
 		return
 	}
@@ -4053,6 +4255,7 @@ func wasi_Alltoallw_init_c(g *WASIGuest, s []uint64) {
 	a9 := uintptr(uint32(s[9]))
 	a10 := g.handle(s[10])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Alltoallw_init_c", err)))
 		return
 	}
@@ -4071,6 +4274,7 @@ func wasi_Reduce(g *WASIGuest, s []uint64) {
 	a5 := int32(uint32(s[5]))
 	a6 := uintptr(uint32(s[6]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Reduce", err)))
 		return
 	}
@@ -4090,6 +4294,7 @@ func wasi_Ireduce(g *WASIGuest, s []uint64) {
 	a6 := uintptr(uint32(s[6]))
 	a7 := g.handle(s[7])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Ireduce", err)))
 		return
 	}
@@ -4110,6 +4315,7 @@ func wasi_Reduce_init(g *WASIGuest, s []uint64) {
 	a7 := uintptr(uint32(s[7]))
 	a8 := g.handle(s[8])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Reduce_init", err)))
 		return
 	}
@@ -4128,6 +4334,7 @@ func wasi_Reduce_c(g *WASIGuest, s []uint64) {
 	a5 := int32(uint32(s[5]))
 	a6 := uintptr(uint32(s[6]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Reduce_c", err)))
 		return
 	}
@@ -4147,6 +4354,7 @@ func wasi_Ireduce_c(g *WASIGuest, s []uint64) {
 	a6 := uintptr(uint32(s[6]))
 	a7 := g.handle(s[7])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Ireduce_c", err)))
 		return
 	}
@@ -4167,6 +4375,7 @@ func wasi_Reduce_init_c(g *WASIGuest, s []uint64) {
 	a7 := uintptr(uint32(s[7]))
 	a8 := g.handle(s[8])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Reduce_init_c", err)))
 		return
 	}
@@ -4184,6 +4393,7 @@ func wasi_Allreduce(g *WASIGuest, s []uint64) {
 	a4 := uintptr(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Allreduce", err)))
 		return
 	}
@@ -4202,6 +4412,7 @@ func wasi_Iallreduce(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Iallreduce", err)))
 		return
 	}
@@ -4221,6 +4432,7 @@ func wasi_Allreduce_init(g *WASIGuest, s []uint64) {
 	a6 := uintptr(uint32(s[6]))
 	a7 := g.handle(s[7])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Allreduce_init", err)))
 		return
 	}
@@ -4238,6 +4450,7 @@ func wasi_Allreduce_c(g *WASIGuest, s []uint64) {
 	a4 := uintptr(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Allreduce_c", err)))
 		return
 	}
@@ -4256,6 +4469,7 @@ func wasi_Iallreduce_c(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Iallreduce_c", err)))
 		return
 	}
@@ -4275,6 +4489,7 @@ func wasi_Allreduce_init_c(g *WASIGuest, s []uint64) {
 	a6 := uintptr(uint32(s[6]))
 	a7 := g.handle(s[7])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Allreduce_init_c", err)))
 		return
 	}
@@ -4292,6 +4507,7 @@ func wasi_Reduce_scatter(g *WASIGuest, s []uint64) {
 	a4 := uintptr(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Reduce_scatter", err)))
 		return
 	}
@@ -4310,6 +4526,7 @@ func wasi_Ireduce_scatter(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Ireduce_scatter", err)))
 		return
 	}
@@ -4329,6 +4546,7 @@ func wasi_Reduce_scatter_init(g *WASIGuest, s []uint64) {
 	a6 := uintptr(uint32(s[6]))
 	a7 := g.handle(s[7])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Reduce_scatter_init", err)))
 		return
 	}
@@ -4346,6 +4564,7 @@ func wasi_Reduce_scatter_c(g *WASIGuest, s []uint64) {
 	a4 := uintptr(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Reduce_scatter_c", err)))
 		return
 	}
@@ -4364,6 +4583,7 @@ func wasi_Ireduce_scatter_c(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Ireduce_scatter_c", err)))
 		return
 	}
@@ -4383,6 +4603,7 @@ func wasi_Reduce_scatter_init_c(g *WASIGuest, s []uint64) {
 	a6 := uintptr(uint32(s[6]))
 	a7 := g.handle(s[7])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Reduce_scatter_init_c", err)))
 		return
 	}
@@ -4400,6 +4621,7 @@ func wasi_Reduce_scatter_block(g *WASIGuest, s []uint64) {
 	a4 := uintptr(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Reduce_scatter_block", err)))
 		return
 	}
@@ -4418,6 +4640,7 @@ func wasi_Ireduce_scatter_block(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Ireduce_scatter_block", err)))
 		return
 	}
@@ -4437,6 +4660,7 @@ func wasi_Reduce_scatter_block_init(g *WASIGuest, s []uint64) {
 	a6 := uintptr(uint32(s[6]))
 	a7 := g.handle(s[7])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Reduce_scatter_block_init", err)))
 		return
 	}
@@ -4454,6 +4678,7 @@ func wasi_Reduce_scatter_block_c(g *WASIGuest, s []uint64) {
 	a4 := uintptr(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Reduce_scatter_block_c", err)))
 		return
 	}
@@ -4472,6 +4697,7 @@ func wasi_Ireduce_scatter_block_c(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Ireduce_scatter_block_c", err)))
 		return
 	}
@@ -4491,6 +4717,7 @@ func wasi_Reduce_scatter_block_init_c(g *WASIGuest, s []uint64) {
 	a6 := uintptr(uint32(s[6]))
 	a7 := g.handle(s[7])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Reduce_scatter_block_init_c", err)))
 		return
 	}
@@ -4508,6 +4735,7 @@ func wasi_Scan(g *WASIGuest, s []uint64) {
 	a4 := uintptr(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Scan", err)))
 		return
 	}
@@ -4526,6 +4754,7 @@ func wasi_Iscan(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Iscan", err)))
 		return
 	}
@@ -4545,6 +4774,7 @@ func wasi_Scan_init(g *WASIGuest, s []uint64) {
 	a6 := uintptr(uint32(s[6]))
 	a7 := g.handle(s[7])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Scan_init", err)))
 		return
 	}
@@ -4562,6 +4792,7 @@ func wasi_Scan_c(g *WASIGuest, s []uint64) {
 	a4 := uintptr(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Scan_c", err)))
 		return
 	}
@@ -4580,6 +4811,7 @@ func wasi_Iscan_c(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Iscan_c", err)))
 		return
 	}
@@ -4599,6 +4831,7 @@ func wasi_Scan_init_c(g *WASIGuest, s []uint64) {
 	a6 := uintptr(uint32(s[6]))
 	a7 := g.handle(s[7])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Scan_init_c", err)))
 		return
 	}
@@ -4616,6 +4849,7 @@ func wasi_Exscan(g *WASIGuest, s []uint64) {
 	a4 := uintptr(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Exscan", err)))
 		return
 	}
@@ -4634,6 +4868,7 @@ func wasi_Iexscan(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Iexscan", err)))
 		return
 	}
@@ -4653,6 +4888,7 @@ func wasi_Exscan_init(g *WASIGuest, s []uint64) {
 	a6 := uintptr(uint32(s[6]))
 	a7 := g.handle(s[7])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Exscan_init", err)))
 		return
 	}
@@ -4670,6 +4906,7 @@ func wasi_Exscan_c(g *WASIGuest, s []uint64) {
 	a4 := uintptr(uint32(s[4]))
 	a5 := uintptr(uint32(s[5]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Exscan_c", err)))
 		return
 	}
@@ -4688,6 +4925,7 @@ func wasi_Iexscan_c(g *WASIGuest, s []uint64) {
 	a5 := uintptr(uint32(s[5]))
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Iexscan_c", err)))
 		return
 	}
@@ -4707,6 +4945,7 @@ func wasi_Exscan_init_c(g *WASIGuest, s []uint64) {
 	a6 := uintptr(uint32(s[6]))
 	a7 := g.handle(s[7])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Exscan_init_c", err)))
 		return
 	}
@@ -4723,6 +4962,7 @@ func wasi_Reduce_local(g *WASIGuest, s []uint64) {
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Reduce_local", err)))
 		return
 	}
@@ -4739,6 +4979,7 @@ func wasi_Reduce_local_c(g *WASIGuest, s []uint64) {
 	a3 := wasiType(s[3])
 	a4 := uintptr(uint32(s[4]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Reduce_local_c", err)))
 		return
 	}
@@ -4749,10 +4990,11 @@ func wasi_Reduce_local_c(g *WASIGuest, s []uint64) {
 
 func wasi_Op_create(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.callback(s[0], false)
+	a0 := g.opFn(s[0], false)
 	a1 := int32(uint32(s[1]))
 	a2 := g.handle(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Op_create", err)))
 		return
 	}
@@ -4763,10 +5005,11 @@ func wasi_Op_create(g *WASIGuest, s []uint64) {
 
 func wasi_Op_create_c(g *WASIGuest, s []uint64) {
 	g.begin()
-	a0 := g.callback(s[0], false)
+	a0 := g.opFn(s[0], true)
 	a1 := int32(uint32(s[1]))
 	a2 := g.handle(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Op_create_c", err)))
 		return
 	}
@@ -4779,6 +5022,7 @@ func wasi_Op_free(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.handle(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Op_free", err)))
 		return
 	}
@@ -4792,6 +5036,7 @@ func wasi_Op_commutative(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Op_commutative", err)))
 		return
 	}
@@ -4805,6 +5050,7 @@ func wasi_Type_size(g *WASIGuest, s []uint64) {
 	a0 := wasiType(s[0])
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_size", err)))
 		return
 	}
@@ -4818,6 +5064,7 @@ func wasi_Type_size_c(g *WASIGuest, s []uint64) {
 	a0 := wasiType(s[0])
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_size_c", err)))
 		return
 	}
@@ -4831,6 +5078,7 @@ func wasi_Type_size_x(g *WASIGuest, s []uint64) {
 	a0 := wasiType(s[0])
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_size_x", err)))
 		return
 	}
@@ -4845,6 +5093,7 @@ func wasi_Type_get_extent(g *WASIGuest, s []uint64) {
 	a1 := g.aint(s[1])
 	a2 := g.aint(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_get_extent", err)))
 		return
 	}
@@ -4859,6 +5108,7 @@ func wasi_Type_get_extent_c(g *WASIGuest, s []uint64) {
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_get_extent_c", err)))
 		return
 	}
@@ -4873,6 +5123,7 @@ func wasi_Type_get_extent_x(g *WASIGuest, s []uint64) {
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_get_extent_x", err)))
 		return
 	}
@@ -4887,6 +5138,7 @@ func wasi_Type_get_true_extent(g *WASIGuest, s []uint64) {
 	a1 := g.aint(s[1])
 	a2 := g.aint(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_get_true_extent", err)))
 		return
 	}
@@ -4901,6 +5153,7 @@ func wasi_Type_get_true_extent_c(g *WASIGuest, s []uint64) {
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_get_true_extent_c", err)))
 		return
 	}
@@ -4915,6 +5168,7 @@ func wasi_Type_get_true_extent_x(g *WASIGuest, s []uint64) {
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_get_true_extent_x", err)))
 		return
 	}
@@ -4927,6 +5181,7 @@ func wasi_Type_commit(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.handle(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_commit", err)))
 		return
 	}
@@ -4939,6 +5194,7 @@ func wasi_Type_free(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := g.handle(s[0])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_free", err)))
 		return
 	}
@@ -4952,6 +5208,7 @@ func wasi_Type_dup(g *WASIGuest, s []uint64) {
 	a0 := wasiType(s[0])
 	a1 := g.handle(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_dup", err)))
 		return
 	}
@@ -4966,6 +5223,7 @@ func wasi_Type_contiguous(g *WASIGuest, s []uint64) {
 	a1 := wasiType(s[1])
 	a2 := g.handle(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_contiguous", err)))
 		return
 	}
@@ -4980,6 +5238,7 @@ func wasi_Type_contiguous_c(g *WASIGuest, s []uint64) {
 	a1 := wasiType(s[1])
 	a2 := g.handle(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_contiguous_c", err)))
 		return
 	}
@@ -4996,6 +5255,7 @@ func wasi_Type_vector(g *WASIGuest, s []uint64) {
 	a3 := wasiType(s[3])
 	a4 := g.handle(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_vector", err)))
 		return
 	}
@@ -5012,6 +5272,7 @@ func wasi_Type_vector_c(g *WASIGuest, s []uint64) {
 	a3 := wasiType(s[3])
 	a4 := g.handle(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_vector_c", err)))
 		return
 	}
@@ -5028,6 +5289,7 @@ func wasi_Type_create_hvector(g *WASIGuest, s []uint64) {
 	a3 := wasiType(s[3])
 	a4 := g.handle(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_hvector", err)))
 		return
 	}
@@ -5044,6 +5306,7 @@ func wasi_Type_create_hvector_c(g *WASIGuest, s []uint64) {
 	a3 := wasiType(s[3])
 	a4 := g.handle(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_hvector_c", err)))
 		return
 	}
@@ -5060,6 +5323,7 @@ func wasi_Type_indexed(g *WASIGuest, s []uint64) {
 	a3 := wasiType(s[3])
 	a4 := g.handle(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_indexed", err)))
 		return
 	}
@@ -5076,6 +5340,7 @@ func wasi_Type_indexed_c(g *WASIGuest, s []uint64) {
 	a3 := wasiType(s[3])
 	a4 := g.handle(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_indexed_c", err)))
 		return
 	}
@@ -5092,6 +5357,7 @@ func wasi_Type_create_hindexed(g *WASIGuest, s []uint64) {
 	a3 := wasiType(s[3])
 	a4 := g.handle(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_hindexed", err)))
 		return
 	}
@@ -5108,6 +5374,7 @@ func wasi_Type_create_hindexed_c(g *WASIGuest, s []uint64) {
 	a3 := wasiType(s[3])
 	a4 := g.handle(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_hindexed_c", err)))
 		return
 	}
@@ -5124,6 +5391,7 @@ func wasi_Type_create_indexed_block(g *WASIGuest, s []uint64) {
 	a3 := wasiType(s[3])
 	a4 := g.handle(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_indexed_block", err)))
 		return
 	}
@@ -5140,6 +5408,7 @@ func wasi_Type_create_indexed_block_c(g *WASIGuest, s []uint64) {
 	a3 := wasiType(s[3])
 	a4 := g.handle(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_indexed_block_c", err)))
 		return
 	}
@@ -5156,6 +5425,7 @@ func wasi_Type_create_hindexed_block(g *WASIGuest, s []uint64) {
 	a3 := wasiType(s[3])
 	a4 := g.handle(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_hindexed_block", err)))
 		return
 	}
@@ -5172,6 +5442,7 @@ func wasi_Type_create_hindexed_block_c(g *WASIGuest, s []uint64) {
 	a3 := wasiType(s[3])
 	a4 := g.handle(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_hindexed_block_c", err)))
 		return
 	}
@@ -5188,6 +5459,7 @@ func wasi_Type_create_struct(g *WASIGuest, s []uint64) {
 	a3 := g.types(s[3], int(int32(uint32(s[0]))), true)
 	a4 := g.handle(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_struct", err)))
 		return
 	}
@@ -5204,6 +5476,7 @@ func wasi_Type_create_struct_c(g *WASIGuest, s []uint64) {
 	a3 := g.types(s[3], int(int32(uint32(s[0]))), true)
 	a4 := g.handle(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_struct_c", err)))
 		return
 	}
@@ -5222,6 +5495,7 @@ func wasi_Type_create_subarray(g *WASIGuest, s []uint64) {
 	a5 := wasiType(s[5])
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_subarray", err)))
 		return
 	}
@@ -5240,6 +5514,7 @@ func wasi_Type_create_subarray_c(g *WASIGuest, s []uint64) {
 	a5 := wasiType(s[5])
 	a6 := g.handle(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_subarray_c", err)))
 		return
 	}
@@ -5261,6 +5536,7 @@ func wasi_Type_create_darray(g *WASIGuest, s []uint64) {
 	a8 := wasiType(s[8])
 	a9 := g.handle(s[9])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_darray", err)))
 		return
 	}
@@ -5282,6 +5558,7 @@ func wasi_Type_create_darray_c(g *WASIGuest, s []uint64) {
 	a8 := wasiType(s[8])
 	a9 := g.handle(s[9])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_darray_c", err)))
 		return
 	}
@@ -5297,6 +5574,7 @@ func wasi_Type_create_resized(g *WASIGuest, s []uint64) {
 	a2 := int64(int32(uint32(s[2])))
 	a3 := g.handle(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_resized", err)))
 		return
 	}
@@ -5312,6 +5590,7 @@ func wasi_Type_create_resized_c(g *WASIGuest, s []uint64) {
 	a2 := int64(s[2])
 	a3 := g.handle(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_resized_c", err)))
 		return
 	}
@@ -5328,6 +5607,7 @@ func wasi_Type_get_envelope(g *WASIGuest, s []uint64) {
 	a3 := g.ptr(s[3])
 	a4 := g.ptr(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_get_envelope", err)))
 		return
 	}
@@ -5345,6 +5625,7 @@ func wasi_Type_get_envelope_c(g *WASIGuest, s []uint64) {
 	a4 := g.ptr(s[4])
 	a5 := g.ptr(s[5])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_get_envelope_c", err)))
 		return
 	}
@@ -5363,6 +5644,7 @@ func wasi_Type_get_contents(g *WASIGuest, s []uint64) {
 	a5 := g.aints(s[5], int(int32(uint32(s[2]))), false)
 	a6 := g.types(s[6], int(int32(uint32(s[3]))), false)
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_get_contents", err)))
 		return
 	}
@@ -5383,6 +5665,7 @@ func wasi_Type_get_contents_c(g *WASIGuest, s []uint64) {
 	a7 := g.ptr(s[7])
 	a8 := g.types(s[8], int(int32(uint32(s[4]))), false)
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_get_contents_c", err)))
 		return
 	}
@@ -5397,6 +5680,7 @@ func wasi_Type_get_name(g *WASIGuest, s []uint64) {
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_get_name", err)))
 		return
 	}
@@ -5410,6 +5694,7 @@ func wasi_Type_set_name(g *WASIGuest, s []uint64) {
 	a0 := wasiType(s[0])
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_set_name", err)))
 		return
 	}
@@ -5424,6 +5709,7 @@ func wasi_Type_match_size(g *WASIGuest, s []uint64) {
 	a1 := int32(uint32(s[1]))
 	a2 := g.handle(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_match_size", err)))
 		return
 	}
@@ -5446,6 +5732,7 @@ func wasi_Pack(g *WASIGuest, s []uint64) {
 	a5 := g.ptr(s[5])
 	a6 := uintptr(uint32(s[6]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Pack", err)))
 		return
 	}
@@ -5464,6 +5751,7 @@ func wasi_Pack_c(g *WASIGuest, s []uint64) {
 	a5 := g.ptr(s[5])
 	a6 := uintptr(uint32(s[6]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Pack_c", err)))
 		return
 	}
@@ -5482,6 +5770,7 @@ func wasi_Unpack(g *WASIGuest, s []uint64) {
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Unpack", err)))
 		return
 	}
@@ -5500,6 +5789,7 @@ func wasi_Unpack_c(g *WASIGuest, s []uint64) {
 	a5 := wasiType(s[5])
 	a6 := uintptr(uint32(s[6]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Unpack_c", err)))
 		return
 	}
@@ -5515,6 +5805,7 @@ func wasi_Pack_size(g *WASIGuest, s []uint64) {
 	a2 := uintptr(uint32(s[2]))
 	a3 := g.ptr(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[2])), "MPI_Pack_size", err)))
 		return
 	}
@@ -5530,6 +5821,7 @@ func wasi_Pack_size_c(g *WASIGuest, s []uint64) {
 	a2 := uintptr(uint32(s[2]))
 	a3 := g.ptr(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[2])), "MPI_Pack_size_c", err)))
 		return
 	}
@@ -5548,6 +5840,7 @@ func wasi_Pack_external(g *WASIGuest, s []uint64) {
 	a5 := int64(int32(uint32(s[5])))
 	a6 := g.aint(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Pack_external", err)))
 		return
 	}
@@ -5566,6 +5859,7 @@ func wasi_Unpack_external(g *WASIGuest, s []uint64) {
 	a5 := int32(uint32(s[5]))
 	a6 := wasiType(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Unpack_external", err)))
 		return
 	}
@@ -5581,6 +5875,7 @@ func wasi_Pack_external_size(g *WASIGuest, s []uint64) {
 	a2 := wasiType(s[2])
 	a3 := g.aint(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Pack_external_size", err)))
 		return
 	}
@@ -5594,6 +5889,7 @@ func wasi_Get_address(g *WASIGuest, s []uint64) {
 	a0 := g.buf(s[0], 0)
 	a1 := g.address(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Get_address", err)))
 		return
 	}
@@ -5626,6 +5922,7 @@ func wasi_Dims_create(g *WASIGuest, s []uint64) {
 	a1 := int32(uint32(s[1]))
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Dims_create", err)))
 		return
 	}
@@ -5643,6 +5940,7 @@ func wasi_Cart_create(g *WASIGuest, s []uint64) {
 	a4 := int32(uint32(s[4]))
 	a5 := g.handle(s[5])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Cart_create", err)))
 		return
 	}
@@ -5659,6 +5957,7 @@ func wasi_Cart_get(g *WASIGuest, s []uint64) {
 	a3 := g.ptr(s[3])
 	a4 := g.ptr(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Cart_get", err)))
 		return
 	}
@@ -5673,6 +5972,7 @@ func wasi_Cart_rank(g *WASIGuest, s []uint64) {
 	a1 := g.ptr(s[1])
 	a2 := g.ptr(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Cart_rank", err)))
 		return
 	}
@@ -5688,6 +5988,7 @@ func wasi_Cart_coords(g *WASIGuest, s []uint64) {
 	a2 := int32(uint32(s[2]))
 	a3 := g.ptr(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Cart_coords", err)))
 		return
 	}
@@ -5704,6 +6005,7 @@ func wasi_Cart_shift(g *WASIGuest, s []uint64) {
 	a3 := g.ptr(s[3])
 	a4 := g.ptr(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Cart_shift", err)))
 		return
 	}
@@ -5718,6 +6020,7 @@ func wasi_Cart_sub(g *WASIGuest, s []uint64) {
 	a1 := g.ptr(s[1])
 	a2 := g.handle(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Cart_sub", err)))
 		return
 	}
@@ -5734,6 +6037,7 @@ func wasi_Cart_map(g *WASIGuest, s []uint64) {
 	a3 := g.ptr(s[3])
 	a4 := g.ptr(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Cart_map", err)))
 		return
 	}
@@ -5747,6 +6051,7 @@ func wasi_Cartdim_get(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Cartdim_get", err)))
 		return
 	}
@@ -5800,6 +6105,7 @@ func wasi_Topo_test(g *WASIGuest, s []uint64) {
 	a0 := uintptr(uint32(s[0]))
 	a1 := g.ptr(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Topo_test", err)))
 		return
 	}
@@ -6664,6 +6970,7 @@ func wasi_Info_get(g *WASIGuest, s []uint64) {
 	a3 := g.ptr(s[3])
 	a4 := g.ptr(s[4])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Info_get", err)))
 		return
 	}
@@ -6679,6 +6986,7 @@ func wasi_Info_get_valuelen(g *WASIGuest, s []uint64) {
 	a2 := g.ptr(s[2])
 	a3 := g.ptr(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Info_get_valuelen", err)))
 		return
 	}
@@ -6691,6 +6999,7 @@ func wasi_Pcontrol(g *WASIGuest, s []uint64) {
 	g.begin()
 	a0 := int32(uint32(s[0]))
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Pcontrol", err)))
 		return
 	}
@@ -6705,6 +7014,7 @@ func wasi_Status_set_elements_c(g *WASIGuest, s []uint64) {
 	a1 := wasiType(s[1])
 	a2 := int64(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Status_set_elements_c", err)))
 		return
 	}
@@ -6723,6 +7033,7 @@ func wasi_Pack_external_c(g *WASIGuest, s []uint64) {
 	a5 := int64(s[5])
 	a6 := g.ptr(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Pack_external_c", err)))
 		return
 	}
@@ -6741,6 +7052,7 @@ func wasi_Unpack_external_c(g *WASIGuest, s []uint64) {
 	a5 := int64(s[5])
 	a6 := wasiType(s[6])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Unpack_external_c", err)))
 		return
 	}
@@ -6756,6 +7068,7 @@ func wasi_Pack_external_size_c(g *WASIGuest, s []uint64) {
 	a2 := wasiType(s[2])
 	a3 := g.ptr(s[3])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Pack_external_size_c", err)))
 		return
 	}
@@ -6769,6 +7082,7 @@ func wasi_Type_create_f90_integer(g *WASIGuest, s []uint64) {
 	a0 := int32(uint32(s[0]))
 	a1 := g.handle(s[1])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_f90_integer", err)))
 		return
 	}
@@ -6783,6 +7097,7 @@ func wasi_Type_create_f90_real(g *WASIGuest, s []uint64) {
 	a1 := int32(uint32(s[1]))
 	a2 := g.handle(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_f90_real", err)))
 		return
 	}
@@ -6797,6 +7112,7 @@ func wasi_Type_create_f90_complex(g *WASIGuest, s []uint64) {
 	a1 := int32(uint32(s[1]))
 	a2 := g.handle(s[2])
 	if err := g.err(); err != nil {
+		g.end()
 		s[0] = uint64(uint32(g.raise(self, "MPI_Type_create_f90_complex", err)))
 		return
 	}

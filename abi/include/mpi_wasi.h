@@ -1186,4 +1186,34 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype) MPI_WASI_IMPORT(P
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) MPI_WASI_IMPORT(PMPI_Type_create_f90_real);
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype) MPI_WASI_IMPORT(PMPI_Type_create_f90_complex);
 
+/*
+ * The host calls the program's own functions (MPI_Op_create's, attribute
+ * copy and delete functions) through these exports: a function pointer
+ * is an index into the module's table, which only the module can call.
+ * Weak, so every file that includes mpi.h may define them.
+ */
+__attribute__((weak, export_name("mpi_abi_call_user_fn")))
+void mpi_abi_call_user_fn(MPI_User_function *fn, void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    fn(in, inout, len, dt);
+}
+
+__attribute__((weak, export_name("mpi_abi_call_user_fn_c")))
+void mpi_abi_call_user_fn_c(MPI_User_function_c *fn, void *in, void *inout, MPI_Count *len, MPI_Datatype *dt)
+{
+    fn(in, inout, len, dt);
+}
+
+__attribute__((weak, export_name("mpi_abi_call_copy")))
+int mpi_abi_call_copy(MPI_Comm_copy_attr_function *fn, MPI_Comm obj, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    return fn(obj, keyval, extra, in, out, flag);
+}
+
+__attribute__((weak, export_name("mpi_abi_call_delete")))
+int mpi_abi_call_delete(MPI_Comm_delete_attr_function *fn, MPI_Comm obj, int keyval, void *val, void *extra)
+{
+    return fn(obj, keyval, val, extra);
+}
+
 #endif

@@ -94,10 +94,26 @@ func RunC(ctx context.Context, module []byte, r CRank) (status int, err error) {
 			return err
 		}
 	}
+	exports := map[string]api.Function{}
+	g.CallExport = func(name string, args ...uint64) (uint64, error) {
+		f, ok := exports[name]
+		if !ok {
+			if f = inst.ExportedFunction(name); f == nil {
+				return 0, fmt.Errorf("the C module exports no %s (build it with meshcc --target wasm32-wasi)", name)
+			}
+			exports[name] = f
+		}
+		res, err := f.Call(ctx, args...)
+		if err != nil || len(res) == 0 {
+			return 0, err
+		}
+		return res[0], nil
+	}
 	start := inst.ExportedFunction("_start")
 	if start == nil {
 		return 1, errors.New("wasm host: the C module has no _start (build a command, not a reactor)")
 	}
+	g.Running()
 	_, err = start.Call(ctx)
 	var ee *sys.ExitError
 	switch {

@@ -42,7 +42,39 @@ func writeWASIHeader(path string, secs []Section) error {
 			}
 		}
 	}
-	b.WriteString("\n#endif\n")
+	b.WriteString(`
+/*
+ * The host calls the program's own functions (MPI_Op_create's, attribute
+ * copy and delete functions) through these exports: a function pointer
+ * is an index into the module's table, which only the module can call.
+ * Weak, so every file that includes mpi.h may define them.
+ */
+__attribute__((weak, export_name("mpi_abi_call_user_fn")))
+void mpi_abi_call_user_fn(MPI_User_function *fn, void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    fn(in, inout, len, dt);
+}
+
+__attribute__((weak, export_name("mpi_abi_call_user_fn_c")))
+void mpi_abi_call_user_fn_c(MPI_User_function_c *fn, void *in, void *inout, MPI_Count *len, MPI_Datatype *dt)
+{
+    fn(in, inout, len, dt);
+}
+
+__attribute__((weak, export_name("mpi_abi_call_copy")))
+int mpi_abi_call_copy(MPI_Comm_copy_attr_function *fn, MPI_Comm obj, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    return fn(obj, keyval, extra, in, out, flag);
+}
+
+__attribute__((weak, export_name("mpi_abi_call_delete")))
+int mpi_abi_call_delete(MPI_Comm_delete_attr_function *fn, MPI_Comm obj, int keyval, void *val, void *extra)
+{
+    return fn(obj, keyval, val, extra);
+}
+
+#endif
+`)
 	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
@@ -145,6 +177,12 @@ func wasiParam(c Call, i int, p Param) (vt, expr string, err error) {
 		return "i32", "wasiType(" + s + ")", nil
 	case handleTypes[t]:
 		return "i32", "uintptr(uint32(" + s + "))", nil
+	case t == "MPI_User_function *" || t == "MPI_User_function_c *":
+		return "i32", fmt.Sprintf("g.opFn(%s, %v)", s, strings.HasSuffix(t, "_c *")), nil
+	case t == "MPI_Comm_copy_attr_function *" || t == "MPI_Type_copy_attr_function *" || t == "MPI_Copy_function *":
+		return "i32", "g.copyFn(" + s + ")", nil
+	case t == "MPI_Comm_delete_attr_function *" || t == "MPI_Type_delete_attr_function *" || t == "MPI_Delete_function *":
+		return "i32", "g.deleteFn(" + s + ")", nil
 	case strings.Contains(t, "copy") || strings.Contains(t, "Copy_function"):
 		return "i32", "g.callback(" + s + ", true)", nil
 	case strings.Contains(t, "function") || strings.HasSuffix(t, "_fn *"):
@@ -288,7 +326,7 @@ var wasiCalls = [...]WASICall{
 				args = append(args, fmt.Sprintf("%s(a%d)", sg.params[i], i))
 			}
 			if c.Ret == "int" {
-				fmt.Fprintf(&fns, "\tif err := g.err(); err != nil {\n\t\ts[0] = uint64(uint32(g.raise(%s, %q, err)))\n\t\treturn\n\t}\n", comm, c.Name)
+				fmt.Fprintf(&fns, "\tif err := g.err(); err != nil {\n\t\tg.end()\n\t\ts[0] = uint64(uint32(g.raise(%s, %q, err)))\n\t\treturn\n\t}\n", comm, c.Name)
 			}
 			fmt.Fprintf(&fns, "\tr := mpiabi_%s(%s)\n\tg.end()\n", short, strings.Join(args, ", "))
 			switch {
