@@ -296,10 +296,11 @@ func (g *WASIGuest) aints(v uint64, n int, readOnly bool) uintptr {
 }
 
 // callback is a function pointer of the guest (an index into its
-// function table, where the first function is 1). Only the predefined
-// functions pass: NULL, and for a copy function 1, MPI_*_DUP_FN (which a
-// guest's first function in its table cannot be told from): calling
-// back into the guest is not there yet.
+// function table) of a kind the binding does not call back yet (error
+// handlers, generalized requests, data representations): only the
+// predefined functions pass, NULL and, for a copy function, 1
+// (MPI_*_DUP_FN; wasi_callback.go's copyFn says why 1 is never the
+// guest's own).
 func (g *WASIGuest) callback(v uint64, copyFn bool) uintptr {
 	v = uint64(uint32(v))
 	if (v > 1 || v == 1 && !copyFn) && g.bad == nil {

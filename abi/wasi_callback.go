@@ -77,8 +77,11 @@ func (g *WASIGuest) opFn(v uint64, large bool) uintptr {
 	return g.bindFn(trampOp, v, large)
 }
 
-// copyFn is an attribute copy function: NULL and 1 (MPI_*_DUP_FN, which
-// the guest's first function in its table cannot be told from) stay.
+// copyFn is an attribute copy function: NULL and 1 (MPI_*_DUP_FN) stay.
+// A program built by meshcc has a function of meshcc's at index 1 of its
+// table, so 1 is never one of its own; in a module built otherwise the
+// first function whose address is taken may be 1, and is taken for
+// MPI_*_DUP_FN.
 func (g *WASIGuest) copyFn(v uint64) uintptr {
 	if uint32(v) <= 1 {
 		return uintptr(uint32(v))

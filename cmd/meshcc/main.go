@@ -31,7 +31,9 @@
 // which the WASI host (meshrun, package wasm/host) provides from a rank
 // running natively beside it. The module exports malloc and free, through
 // which the host gives the guest MPI_Alloc_mem's memory and the values of
-// the predefined attributes:
+// the predefined attributes, and its function table's index 1 is taken by
+// a function of meshcc's (linked first), so that none of the program's
+// functions is MPI_COMM_DUP_FN's value, 1:
 //
 //	go run ./cmd/meshcc --target wasm32-wasi -O2 -o pi.wasm examples/c/pi.c
 //	go run ./cmd/meshrun -n 4 pi.wasm

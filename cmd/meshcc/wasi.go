@@ -31,11 +31,28 @@ func wasiCompiler() []string {
 // with an out-of-bounds access).
 const wasiStack = "-Wl,-z,stack-size=8388608"
 
+// slotSource takes index 1 of a WASI rank's function table, linked
+// first: a function pointer of wasm32 is an index into that table, where
+// wasm-ld puts the first function whose address is taken at 1, which is
+// also the standard ABI's MPI_COMM_DUP_FN (and MPI_TYPE_DUP_FN, MPI_DUP_FN).
+// With this function there, a program's own copy function is never
+// taken for MPI_*_DUP_FN. (lld 14 has no --table-base.)
+const slotSource = `/* meshcc: takes index 1 of the function table (MPI_*_DUP_FN) */
+static void mpi_abi_table_slot1(void) {}
+__attribute__((used)) void (*const mpi_abi_table_slot1_ref)(void) = mpi_abi_table_slot1;
+`
+
+// slotFile is the file name meshcc writes slotSource to.
+const slotFile = "meshcc_table_slot.c"
+
 // wasiCommand is the compiler command of a WASI rank: mpi.h's include
-// path and, when it links, its stack and the exports the host calls
-// (malloc, free).
-func wasiCommand(root string, args []string, link bool) []string {
+// path and, when it links, slot (slotSource's file) first, the stack, and
+// the exports the host calls (malloc, free).
+func wasiCommand(root string, args []string, link bool, slot string) []string {
 	cmd := append(append([]string{}, wasiCompiler()...), "--target="+wasiTarget, "-I"+filepath.Join(root, "abi", "include"))
+	if link {
+		cmd = append(cmd, slot)
+	}
 	cmd = append(cmd, args...)
 	if link {
 		cmd = append(cmd, wasiStack, "-Wl,--export=malloc", "-Wl,--export=free")
@@ -46,15 +63,26 @@ func wasiCommand(root string, args []string, link bool) []string {
 // runWASI compiles (and links) a WASI rank; no library is needed: the
 // module imports the MPI calls from its host.
 func runWASI(root string, args []string, link, show bool, stdout, stderr io.Writer) int {
-	cmd := wasiCommand(root, args, link)
 	if show {
-		fmt.Fprintln(stdout, quote(cmd))
+		fmt.Fprintln(stdout, quote(wasiCommand(root, args, link, filepath.Join("$TMPDIR", slotFile))))
 		return 0
 	}
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, "meshcc: no input files (meshcc --target wasm32-wasi [compiler arguments...])")
 		return 2
 	}
+	dir, err := os.MkdirTemp("", "meshcc-")
+	if err != nil {
+		fmt.Fprintln(stderr, "meshcc:", err)
+		return 2
+	}
+	defer os.RemoveAll(dir)
+	slot := filepath.Join(dir, slotFile)
+	if err := os.WriteFile(slot, []byte(slotSource), 0o644); err != nil {
+		fmt.Fprintln(stderr, "meshcc:", err)
+		return 2
+	}
+	cmd := wasiCommand(root, args, link, slot)
 	c := exec.Command(cmd[0], cmd[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
 	if err := c.Run(); err != nil {
