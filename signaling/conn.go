@@ -3,9 +3,14 @@
 package signaling
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,9 +20,21 @@ import (
 
 // conn is one rank's connection as the hub sees it. Its messages go out
 // over a wire: the websocket this server accepted, or, in a cluster, the
-// bus to the server that holds the rank's websocket (cluster.go). A
-// websocket conn is served by two goroutines: the HTTP handler reads
-// (run, readLoop), and writeLoop writes queued messages and pings.
+// bus to the server that holds the rank's websocket (cluster.go).
+//
+// A websocket conn has one goroutine for good, its reader (run, serve,
+// readLoop: the HTTP handler starts it and returns, so net/http's state
+// for the request goes). Its writer (write) runs while its queue holds
+// messages or it is being closed, and its pings run from a timer
+// (heartbeat), each in a goroutine of its own only while it waits for its
+// pong. A conn of the cluster bus has a writer for good (writeLoop),
+// which wake wakes.
+//
+// What an idle joined connection costs the server is a bar of its own
+// (issue 21: at most 30 KB, measured by cmd/signalload): its bufio
+// buffers are small (acceptBuffers), the handler's stack and net/http's
+// request state are gone, its reader's stack is what reading needs
+// (serve), and no goroutine of its own waits between pings.
 type conn struct {
 	s      *Server
 	ws     *websocket.Conn // the websocket it reads from; nil for a rank another server holds
@@ -35,15 +52,27 @@ type conn struct {
 	qmu    sync.Mutex
 	queue  [][]byte
 	queued int           // bytes in queue
-	wake   chan struct{} // cap 1: the queue is not empty
+	wake   chan struct{} // cap 1: the queue is not empty (a bus conn's writeLoop)
+	// A websocket conn's writer: writing says one runs, ended that one
+	// has closed the wire after kill (no other starts). Under qmu.
+	writing, ended bool
+	writers        sync.WaitGroup
 	// writes is the context of the writer's writes; cancelling it aborts
 	// a write stuck on a peer that does not read (and closes the socket).
 	writes      context.Context
 	abortWrites context.CancelFunc
 
-	pinging      atomic.Bool    // a ping waits for its pong
-	unresponsive atomic.Bool    // a ping went unanswered: the peer is frozen or gone
-	pings        sync.WaitGroup // ping goroutines
+	unresponsive atomic.Bool // a ping went unanswered: the peer is frozen or gone
+
+	// The heartbeat (a websocket conn's only): beat fires when a ping is
+	// due (pingSent zero) or when the one in flight has waited
+	// PingTimeout for its pong. Guarded by beatMu.
+	beatMu   sync.Mutex
+	beat     *time.Timer
+	beatDone bool           // run ended, or a pong never came: no more pings
+	pingAt   time.Time      // when the next ping is due
+	pingSent time.Time      // when the ping in flight went; zero if none
+	pings    sync.WaitGroup // heartbeats running
 
 	killOnce sync.Once
 	killed   chan struct{}
@@ -65,6 +94,8 @@ type conn struct {
 	bucket bucket // reader goroutine only
 	// grace ends the wait of a seat for its rank to resume (detach).
 	grace *time.Timer
+	// joinTimer kills a websocket conn that does not join in time.
+	joinTimer *time.Timer
 }
 
 func (b *bucket) allow(now time.Time) bool { return b.take(now) == 0 }
@@ -139,6 +170,11 @@ func (c *conn) kill(e *Error, hard bool) {
 			c.s.countRejected(e.Code)
 		}
 		close(c.killed)
+		if c.ws != nil {
+			c.qmu.Lock()
+			c.startWriter() // it sends e and closes
+			c.qmu.Unlock()
+		}
 	})
 }
 
@@ -196,12 +232,86 @@ func (c *conn) sendData(data []byte) {
 	}
 	c.queue = append(c.queue, data)
 	c.queued += len(data)
+	if c.ws != nil {
+		c.startWriter()
+	}
 	c.qmu.Unlock()
 	c.s.sent.Add(1)
-	select {
-	case c.wake <- struct{}{}:
-	default:
+	if c.ws == nil {
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
 	}
+}
+
+// startWriter starts a websocket conn's writer unless one runs or the
+// connection is closed. qmu is held.
+func (c *conn) startWriter() {
+	if c.writing || c.ended {
+		return
+	}
+	c.writing = true
+	c.writers.Add(1)
+	go c.write()
+}
+
+// write is a websocket conn's writer: it writes what is queued until the
+// queue is empty, and ends; once c is killed, it sends killErr (if any)
+// instead, closes the connection, and no writer starts again.
+func (c *conn) write() {
+	defer c.writers.Done()
+	var batch [][]byte
+	for {
+		c.qmu.Lock()
+		if c.isKilled() {
+			c.writing, c.ended = false, true
+			c.queue, c.queued = nil, 0
+			c.qmu.Unlock()
+			c.end()
+			return
+		}
+		if len(c.queue) == 0 {
+			c.writing = false
+			c.qmu.Unlock()
+			return
+		}
+		batch, c.queue = c.queue, batch[:0]
+		c.queued = 0
+		c.qmu.Unlock()
+		if !c.writeBatch(batch) {
+			c.qmu.Lock()
+			c.writing, c.ended = false, true
+			c.qmu.Unlock()
+			return
+		}
+	}
+}
+
+// writeBatch writes batch and clears it; on a failed write it kills and
+// closes the connection and reports false.
+func (c *conn) writeBatch(batch [][]byte) bool {
+	for i, data := range batch {
+		batch[i] = nil
+		ctx, cancel := context.WithTimeout(c.writes, c.s.cfg.WriteTimeout)
+		err := c.wire.write(ctx, data)
+		cancel()
+		if err != nil {
+			clear(batch)
+			c.kill(nil, true)
+			c.wire.closeNow()
+			return false
+		}
+	}
+	return true
+}
+
+// end sends killErr, if any, and closes the wire.
+func (c *conn) end() {
+	if e := c.killErr; e != nil {
+		c.s.log.Info("closing connection", "remote", c.remote, "job", c.jobID(), "rank", c.rankOrNeg(), "code", e.Code, "msg", e.Message)
+	}
+	c.wire.end(c.killErr, c.killHard, c.s.cfg.WriteTimeout)
 }
 
 // broadcast encodes m once and queues it for every conn in to that is not nil.
@@ -243,16 +353,14 @@ func closeStatus(code ErrorCode) websocket.StatusCode {
 	return websocket.StatusPolicyViolation
 }
 
+// run serves a registered websocket conn until it closes, and then
+// unregisters it.
 func (c *conn) run() {
 	// We bound message sizes ourselves (readLoop) so that an oversized
 	// message gets an error message rather than a bare close.
 	c.ws.SetReadLimit(-1)
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		c.writeLoop()
-	}()
-	joinTimer := time.AfterFunc(c.s.cfg.JoinTimeout, func() {
+	c.startBeat()
+	c.joinTimer = time.AfterFunc(c.s.cfg.JoinTimeout, func() {
 		c.s.mu.Lock()
 		joined := c.job != nil || c.bridge != nil // a bridge's home times its join
 		c.s.mu.Unlock()
@@ -260,27 +368,43 @@ func (c *conn) run() {
 			c.kill(&Error{Code: CodeJoinTimeout, Message: "no join in time"}, false)
 		}
 	})
-	err := c.readLoop()
-	joinTimer.Stop()
+	c.serve(true)
+}
+
+// errFreshStack ends a reader that hands the reading on to a fresh
+// goroutine (serve).
+var errFreshStack = errors.New("reading goes on in a fresh goroutine")
+
+// serve reads until the connection ends, then closes it and unregisters
+// it. A goroutine's stack keeps the size its deepest moment needed, and
+// a rank's deepest is its first message, the Join (token check, admission,
+// Welcome, logs): after it the reading goes on in a fresh goroutine
+// (first is false there), whose stack is what reading and pongs need —
+// half as large for the idle rank that most ranks are once their job
+// formed.
+func (c *conn) serve(first bool) {
+	err := c.readLoop(first)
+	if errors.Is(err, errFreshStack) {
+		go c.serve(false)
+		return
+	}
+	c.joinTimer.Stop()
 	if b := c.bridge; b != nil {
 		b.closed(c, err)
 	} else {
 		c.s.leave(c, err)
 	}
 	c.kill(nil, true)
-	<-writerDone
+	c.writers.Wait()
 	_ = c.ws.CloseNow()
-	c.pings.Wait()
+	c.stopBeat()
 	c.abortWrites()
+	c.s.unregister(c)
 }
 
+// writeLoop is a bus conn's writer (cluster.go): it writes what is queued
+// as wake says, until kill.
 func (c *conn) writeLoop() {
-	var pings <-chan time.Time // a bridged rank's own server pings it
-	if c.ws != nil {
-		ping := time.NewTicker(c.s.cfg.PingInterval)
-		defer ping.Stop()
-		pings = ping.C
-	}
 	var batch [][]byte
 	for {
 		select {
@@ -289,61 +413,134 @@ func (c *conn) writeLoop() {
 			batch, c.queue = c.queue, batch[:0]
 			c.queued = 0
 			c.qmu.Unlock()
-			for i, data := range batch {
-				batch[i] = nil
-				ctx, cancel := context.WithTimeout(c.writes, c.s.cfg.WriteTimeout)
-				err := c.wire.write(ctx, data)
-				cancel()
-				if err != nil {
-					c.kill(nil, true)
-					c.wire.closeNow()
-					return
-				}
+			if !c.writeBatch(batch) {
+				return
 			}
 			if cap(batch) > 64 {
 				batch = nil // a burst's queue is not kept for the connection's life
 			}
-		case <-pings:
-			// The ping runs beside the writer, which a pong that takes
-			// its time must not hold up; one at a time.
-			if c.pinging.CompareAndSwap(false, true) {
-				c.pings.Add(1)
-				go c.ping()
-			}
 		case <-c.killed:
-			if e := c.killErr; e != nil {
-				c.s.log.Info("closing connection", "remote", c.remote, "job", c.jobID(), "rank", c.rankOrNeg(), "code", e.Code, "msg", e.Message)
-			}
-			c.wire.end(c.killErr, c.killHard, c.s.cfg.WriteTimeout)
+			c.end()
 			return
 		}
 	}
 }
 
-// ping sends a websocket ping and waits for its pong; a peer that does not
+// The heartbeat pings a websocket every PingInterval and drops it when a
+// pong takes longer than PingTimeout (Config.PingInterval). Its timer
+// fires on a grid of beatTicks(): a server's pings due within one tick go
+// out together, so 10,000 idle connections wake the server a few dozen
+// times per interval instead of 10,000 times (each wake-up of an idle
+// server costs it more than the ping's own write); a ping is late by a
+// tick at most.
+const beatTicks = 16
+
+// startBeat arms the heartbeat of a websocket conn: its first ping is
+// due PingInterval from now.
+func (c *conn) startBeat() {
+	c.beatMu.Lock()
+	defer c.beatMu.Unlock()
+	c.pingAt = time.Now().Add(c.s.cfg.PingInterval)
+	c.beat = time.AfterFunc(c.untilTick(c.pingAt), c.heartbeat)
+}
+
+// stopBeat stops the heartbeat and waits for a ping in flight (the
+// connection is closed, so its wait ends).
+func (c *conn) stopBeat() {
+	c.beatMu.Lock()
+	c.beatDone = true
+	if c.beat != nil {
+		c.beat.Stop()
+	}
+	c.beatMu.Unlock()
+	c.pings.Wait()
+}
+
+// untilTick is how long from now until the first tick of the grid at or
+// after t.
+func (c *conn) untilTick(t time.Time) time.Duration {
+	tick := int64(max(min(c.s.cfg.PingInterval, c.s.cfg.PingTimeout)/beatTicks, time.Millisecond))
+	at := t.UnixNano()
+	at += (tick - at%tick) % tick
+	return max(0, time.Until(time.Unix(0, at)))
+}
+
+// heartbeat runs when c's timer fires: it sends the ping that is due and
+// waits for its pong (blocking no other goroutine: the timer started this
+// one), or acts on a pong that did not come in time. A peer that does not
 // answer within PingTimeout is frozen or gone: a rank of a formed job is
 // declared failed (declareFrozen), any other connection is dropped (and
 // its departure announced) like a closed one.
-func (c *conn) ping() {
-	defer c.pings.Done()
-	ctx, cancel := context.WithTimeout(context.Background(), c.s.cfg.PingTimeout)
-	err := c.wire.ping(ctx)
-	cancel()
-	c.pinging.Store(false)
-	if err != nil && !c.isKilled() {
-		c.s.log.Info("no pong", "remote", c.remote, "err", err)
-		if c.s.declareFrozen(c) {
+func (c *conn) heartbeat() {
+	c.beatMu.Lock()
+	if c.beatDone {
+		c.beatMu.Unlock()
+		return
+	}
+	// the timer may fire a little before its tick by the wall clock, and
+	// a firing may be stale (the state changed and re-armed it): a
+	// deadline still ahead re-arms it for that deadline
+	now := time.Now()
+	slack := time.Duration(int64(max(min(c.s.cfg.PingInterval, c.s.cfg.PingTimeout)/beatTicks, time.Millisecond)) / 2)
+	if !c.pingSent.IsZero() {
+		deadline := c.pingSent.Add(c.s.cfg.PingTimeout)
+		if now.Add(slack).Before(deadline) {
+			c.beat.Reset(c.untilTick(deadline))
+			c.beatMu.Unlock()
 			return
 		}
-		c.unresponsive.Store(true)
-		c.kill(nil, true)
-		c.wire.closeNow() // the writer may be stuck in a write to the frozen peer
+		c.beatDone = true
+		c.beatMu.Unlock()
+		c.noPong()
+		return
 	}
+	if now.Add(slack).Before(c.pingAt) {
+		c.beat.Reset(c.untilTick(c.pingAt))
+		c.beatMu.Unlock()
+		return
+	}
+	sent := now
+	c.pingSent = sent
+	c.beat.Reset(c.untilTick(sent.Add(c.s.cfg.PingTimeout)))
+	c.pings.Add(1)
+	c.beatMu.Unlock()
+	defer c.pings.Done()
+
+	// no deadline of its own: the timer above ends a wait that takes
+	// too long, closing the connection, which ends this one
+	err := c.wire.ping(context.Background())
+
+	c.beatMu.Lock()
+	defer c.beatMu.Unlock()
+	if c.beatDone || !c.pingSent.Equal(sent) {
+		return // the pong came too late, or the connection ended
+	}
+	c.pingSent = time.Time{}
+	if err != nil {
+		return // closed: the reader sees it too
+	}
+	c.pingAt = sent.Add(c.s.cfg.PingInterval)
+	c.beat.Reset(c.untilTick(c.pingAt))
+}
+
+// noPong drops c, whose pong did not come within PingTimeout.
+func (c *conn) noPong() {
+	if c.isKilled() {
+		return
+	}
+	c.s.log.Info("no pong", "remote", c.remote, "timeout", c.s.cfg.PingTimeout)
+	if c.s.declareFrozen(c) {
+		return
+	}
+	c.unresponsive.Store(true)
+	c.kill(nil, true)
+	c.wire.closeNow() // the writer may be stuck in a write to the frozen peer
 }
 
 // readLoop reads until the connection fails or closes. After a violation it
 // keeps reading (and discarding) so that the close handshake can complete.
-func (c *conn) readLoop() error {
+// With handOff it returns errFreshStack after the first message (serve).
+func (c *conn) readLoop(handOff bool) error {
 	limit := int64(c.s.cfg.MaxMessageBytes)
 	for {
 		typ, r, err := c.ws.Reader(context.Background())
@@ -361,9 +558,12 @@ func (c *conn) readLoop() error {
 		}
 		if b := c.bridge; b != nil {
 			b.forward(c, data) // its job's server checks it
-			continue
+		} else {
+			c.receive(typ == websocket.MessageText, data)
 		}
-		c.receive(typ == websocket.MessageText, data)
+		if handOff {
+			return errFreshStack
+		}
 	}
 }
 
@@ -392,4 +592,53 @@ func (c *conn) receive(text bool, data []byte) {
 	if e := c.handle(m); e != nil {
 		c.kill(e, false)
 	}
+	if c.ws != nil {
+		// a resumed seat's messages were queued without sendData
+		// (Server.resume): its writer starts here
+		c.qmu.Lock()
+		if len(c.queue) > 0 {
+			c.startWriter()
+		}
+		c.qmu.Unlock()
+	}
+}
+
+// Sizes of a websocket's bufio buffers (acceptBuffers). net/http hands a
+// hijacked connection 4 KiB for each; signaling messages are mostly a few
+// hundred bytes, and a larger one bypasses a bufio buffer that is empty,
+// so small buffers cost a second write or read for the rare large
+// message (an SDP, a big job's Ready) and save 7 KiB per idle rank.
+const (
+	readBufferSize  = 512
+	writeBufferSize = 1024
+)
+
+// acceptBuffers is the http.ResponseWriter websocket.Accept gets: its
+// Hijack gives the connection bufio buffers of readBufferSize and
+// writeBufferSize instead of net/http's.
+type acceptBuffers struct{ http.ResponseWriter }
+
+// Hijack implements http.Hijacker.
+func (w acceptBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := w.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, http.ErrNotSupported
+	}
+	nc, brw, err := hj.Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	// bytes the client sent after its request, already read into
+	// net/http's buffer, stay buffered in the new one: Accept keeps
+	// what is buffered (and nothing else) when it resets the reader
+	br := bufio.NewReaderSize(nc, readBufferSize)
+	if n := brw.Reader.Buffered(); n > 0 {
+		pending, _ := brw.Reader.Peek(n)
+		br = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(pending)), nc), max(readBufferSize, n))
+		if _, err := br.Peek(n); err != nil {
+			_ = nc.Close()
+			return nil, nil, fmt.Errorf("hijack: %w", err)
+		}
+	}
+	return nc, bufio.NewReadWriter(br, bufio.NewWriterSize(nc, writeBufferSize)), nil
 }
