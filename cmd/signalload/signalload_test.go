@@ -56,6 +56,9 @@ func TestIdle(t *testing.T) {
 			if server == serverChild {
 				require.True(t, rep.after.gcd)
 				require.Greater(t, rep.after.heap, rep.before.heap)
+				// one goroutine per idle rank (its reader), and a few
+				// more for pings that wait for their pongs
+				require.Less(t, rep.after.goroutines-rep.before.goroutines, 300)
 			}
 			require.Contains(t, rep.String(), "joined 200, ready 200")
 		})
