@@ -235,7 +235,7 @@ func (r *wasmReader) limits() {
 // cRank is the process of one C WASI rank (cRankCommand MODULE ARGS…):
 // it runs the module under wazero with its MPI calls served by the C
 // binding, which joins the job meshrun put in the environment, and exits
-// with the guest's status.
+// with the guest's status. The guest sees the working directory as /.
 func cRank(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprintf(stderr, "meshrun %s: no module\n", cRankCommand)
@@ -247,8 +247,9 @@ func cRank(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	name := strings.TrimSuffix(filepath.Base(args[0]), ".wasm")
+	wd, _ := os.Getwd() // the guest's / ("" if there is none: no files)
 	status, err := host.RunC(context.Background(), module, host.CRank{Name: name, Args: args[1:], Env: os.Environ(),
-		Stdin: os.Stdin, Stdout: stdout, Stderr: stderr})
+		Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Root: wd})
 	if err != nil {
 		fmt.Fprintf(stderr, "meshrun: C rank %s: %v\n", name, err)
 		if status == 0 {

@@ -245,3 +245,46 @@ func TestCWASICorpus(t *testing.T) {
 		})
 	}
 }
+
+// TestCWASIFiles: a C WASI rank sees meshrun's working directory as its
+// own, as a native rank does: each rank writes a file by a relative path.
+func TestCWASIFiles(t *testing.T) {
+	needWASIClang(t)
+	meshrun, _ := cTools(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "files.c")
+	prog := `#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    int r;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    char name[32];
+    snprintf(name, sizeof name, "out.%d.txt", r);
+    FILE *f = fopen(name, "w");
+    if (!f) { perror(name); return 1; }
+    fprintf(f, "rank %d\n", r);
+    fclose(f);
+    MPI_Finalize();
+    return 0;
+}
+`
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root, _ := filepath.Abs("../..")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := exec.CommandContext(ctx, meshrun, "-n", "2", "--timeout", "2m", src)
+	c.Dir = dir
+	c.Env = append(os.Environ(), "MESHCC_ROOT="+root) // meshcc run outside the module
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("meshrun -n 2 files.c: %v\n%s", err, out)
+	}
+	for r := range 2 {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("out.%d.txt", r)))
+		if err != nil || string(b) != fmt.Sprintf("rank %d\n", r) {
+			t.Errorf("out.%d.txt: %q, %v", r, b, err)
+		}
+	}
+}

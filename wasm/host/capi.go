@@ -63,8 +63,8 @@ func RunC(ctx context.Context, module []byte, r CRank) (status int, err error) {
 	if r.Stdin != nil {
 		cfg = cfg.WithStdin(r.Stdin)
 	}
-	if r.FS != nil {
-		cfg = cfg.WithFSConfig(r.FS)
+	if r.Root != "" {
+		cfg = cfg.WithFSConfig(wazero.NewFSConfig().WithDirMount(r.Root, "/"))
 	}
 	inst, err := rt.InstantiateModule(ctx, mod, cfg)
 	if err != nil {
@@ -158,13 +158,15 @@ func valueType(t byte) api.ValueType {
 }
 
 // CRank is how RunC runs a C rank's module: its name (argv[0]),
-// arguments, environment and standard streams, and the directories it
-// sees (nil: none).
+// arguments, environment and standard streams, and the directory it sees.
 type CRank struct {
 	Name           string
 	Args           []string
 	Env            []string // KEY=VALUE
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
-	FS             wazero.FSConfig
+	// Root is the host directory the guest sees as / (and, as wasi-libc
+	// starts in /, as its working directory, so a relative path means
+	// the same as for a native rank started there); "": no files.
+	Root string
 }

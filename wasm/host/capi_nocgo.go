@@ -24,4 +24,5 @@ type CRank struct {
 	Env            []string
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+	Root           string
 }
