@@ -84,7 +84,9 @@ func (m *Mesh) registered(remote int) *Mesh {
 // one the server vouched for at both ends: its certificate is the one
 // this rank was told, and this rank's is the one it was told (once the
 // remote heard the roster). Only the lower rank of a pair asks: the
-// higher one follows what it does.
+// higher one follows what it does. A WASI host's relay may be either
+// end: it takes a memory link's frames without waiting on the writer's
+// goroutine (peer.FlowHandler), as a rank's endpoint does.
 func (m *Mesh) localPeer(remote int) *Mesh {
 	r := m.registered(remote)
 	if r == nil || r.print == "" || m.vouched(remote) != r.print {
@@ -100,17 +102,6 @@ func (m *Mesh) localPeer(remote int) *Mesh {
 	if r.vouched(m.rank) != m.print {
 		return nil
 	}
-	// A memory link hands a frame to the remote's handler on the
-	// writer's goroutine: where a WASI host's relay is an end, that hung
-	// 1 MiB all-pairs exchanges (a host and a rank's own endpoint in
-	// internal/mixedjob; two wasmtime hosts in wasm/wasmtime), so such
-	// a pair takes the same-host link, whose reader is its own.
-	m.mu.Lock()
-	wasi := m.kinds[m.rank] == signaling.KindWASI || m.kinds[remote] == signaling.KindWASI
-	m.mu.Unlock()
-	if wasi {
-		return nil
-	}
 	return r
 }
 
@@ -122,12 +113,9 @@ func (m *Mesh) choose(remote int) (linkKind, *Mesh) {
 	if r := m.localPeer(remote); r != nil {
 		return linkMemory, r
 	}
-	// WASI hosts keep WebRTC for now: over shm, a WASI rank joining a
-	// running job (cmd/meshrun TestGrowExample) hung, and over memory
-	// links 1 MiB exchanges did (wasm/wasmtime TestAllGuests)
 	m.mu.Lock()
 	same := m.hosts[m.rank] != "" && m.hosts[m.rank] == m.hosts[remote] &&
-		m.kinds[m.rank] == signaling.KindNative && m.kinds[remote] == signaling.KindNative
+		hostKind(m.kinds[m.rank]) && hostKind(m.kinds[remote])
 	m.mu.Unlock()
 	if same && hostLinks {
 		return linkHost, nil

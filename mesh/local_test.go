@@ -70,9 +70,10 @@ func TestLinkChoice(t *testing.T) {
 	}{
 		{"one process", nil, native, native, "memory"},
 		{"one process, forced", overWebRTC, native, native, "webrtc"},
-		// WASI hosts keep WebRTC for now (choose)
-		{"one process, a WASI host and a rank", nil, native, end{signaling.KindWASI, host, true}, "webrtc"},
-		{"one host, a WASI host", nil, end{signaling.KindNative, host, false}, end{signaling.KindWASI, host, false}, "webrtc"},
+		{"one process, a WASI host and a rank", nil, native, end{signaling.KindWASI, host, true}, "memory"},
+		{"one process, two WASI hosts", nil, end{signaling.KindWASI, host, true}, end{signaling.KindWASI, host, true}, "memory"},
+		{"one host, a WASI host", nil, end{signaling.KindNative, host, false}, end{signaling.KindWASI, host, false}, wantHost},
+		{"one host, two WASI hosts", nil, end{signaling.KindWASI, host, false}, end{signaling.KindWASI, host, false}, wantHost},
 		{"one host", nil, end{signaling.KindNative, host, false}, end{signaling.KindNative, host, false}, wantHost},
 		{"one host, forced", overWebRTC, end{signaling.KindNative, host, false}, end{signaling.KindNative, host, false}, "webrtc"},
 		{"other hosts", nil, end{signaling.KindNative, "h1:a", false}, end{signaling.KindNative, "h1:b", false}, "webrtc"},

@@ -72,8 +72,52 @@ const memQueueMax = 4 << 10
 // the frame that enabled it) is copied into the inbox without allocating.
 const memKeepMax = DefaultEagerLimit
 
-// boundHandler boxes a LinkHandler for an atomic pointer.
-type boundHandler struct{ h LinkHandler }
+// boundHandler boxes a LinkHandler for an atomic pointer; flow is h as
+// a FlowHandler, nil if it is not one.
+type boundHandler struct {
+	h    LinkHandler
+	flow FlowHandler
+}
+
+// FlowHandler is a LinkHandler that must never wait inside a memory
+// link's hand-over, which runs on the writer's goroutine: a WASI host's
+// relay, whose guest takes frames at its own pace. Waiting there would
+// stop the writer's own reader (two relays writing to each other both
+// stopped, each inside the other's wait for its guest, and a native
+// rank's writer could hold its endpoint's lock). It takes every frame
+// and pushes back as a data channel does, through the writer's ready
+// report: HandleFrameFlow returns false once the handler holds its
+// high-water mark, and the handler later calls its link's Resume
+// (Resumer) at its low-water mark, which the writer sees as
+// HandleWritable.
+type FlowHandler interface {
+	LinkHandler
+	HandleFrameFlow(hdr, payload []byte) (ready bool)
+}
+
+// Resumer is a link whose remote writer waits for this end's handler
+// (a FlowHandler that reported not ready): Resume tells the writer, as
+// HandleWritable on its end, that it may write again. A memory link is
+// one.
+type Resumer interface {
+	Resume()
+}
+
+// newBound boxes h, noting whether it is a FlowHandler.
+func newBound(h LinkHandler) *boundHandler {
+	f, _ := h.(FlowHandler)
+	return &boundHandler{h: h, flow: f}
+}
+
+// hand gives a frame to h, through HandleFrameFlow when h is a
+// FlowHandler; ready is that call's report (true otherwise).
+func hand(h LinkHandler, hdr, payload []byte) (ready bool) {
+	if f, ok := h.(FlowHandler); ok {
+		return f.HandleFrameFlow(hdr, payload)
+	}
+	h.HandleFrame(hdr, payload)
+	return true
+}
 
 // NewMemoryLinks returns the two ends of an in-process link whose frames are
 // at most maxFrame bytes (0 means DefaultMemoryFrame).
@@ -104,12 +148,16 @@ func (l *memLink) Bind(h LinkHandler) {
 		f := l.early[0]
 		l.early = l.early[1:]
 		l.mu.Unlock()
-		h.HandleFrame(f[:HeaderLen:HeaderLen], f[HeaderLen:])
+		// a FlowHandler's not-ready report has no writer to reach
+		// here (each early frame was reported ready); it resumes the
+		// writer anyway once below its low-water mark, which costs it a
+		// HandleWritable it did not wait for, nothing more
+		hand(h, f[:HeaderLen:HeaderLen], f[HeaderLen:])
 		l.mu.Lock()
 	}
 	l.flushing = false
 	if !l.closed {
-		l.bound.Store(&boundHandler{h})
+		l.bound.Store(newBound(h))
 		if c, ok := h.(*conn); ok {
 			c.inbox.Store(l)
 		}
@@ -125,6 +173,9 @@ func (l *memLink) WriteFrame(hdr, payload []byte) (bool, error) {
 	}
 	r := l.remote
 	if b := r.bound.Load(); b != nil {
+		if b.flow != nil {
+			return b.flow.HandleFrameFlow(hdr, payload), nil
+		}
 		b.h.HandleFrame(hdr, payload)
 		return true, nil
 	}
@@ -139,8 +190,21 @@ func (l *memLink) WriteFrame(hdr, payload []byte) (bool, error) {
 	if closed {
 		return false, ErrClosed
 	}
-	h.HandleFrame(hdr, payload)
-	return true, nil
+	return hand(h, hdr, payload), nil
+}
+
+// Resume implements Resumer: the writer at the remote end hears
+// HandleWritable, on the caller's goroutine (which must hold no lock the
+// writer's handler takes: a native rank's endpoint writes what it held
+// back from there).
+func (l *memLink) Resume() {
+	r := l.remote
+	r.mu.Lock()
+	h, closed := r.h, r.closed
+	r.mu.Unlock()
+	if h != nil && !closed {
+		h.HandleWritable()
+	}
 }
 
 // writeHeader implements headerWriter: a frame for a bound endpoint

@@ -87,7 +87,12 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	r := &relay{rw: rw, log: log, ctx: ctx, cancel: cancel, out: newOutQueue(), stopWriter: make(chan struct{}), reports: cfg.Reports,
 		console: cfg.console}
-	stopWatch := context.AfterFunc(ctx, func() { rw.Close() })
+	stopWatch := context.AfterFunc(ctx, func() {
+		if context.Cause(ctx) == errGuestDone && drainAfterExit(rw) {
+			return
+		}
+		rw.Close()
+	})
 	defer func() {
 		stopWatch()
 		cause := context.Cause(ctx) // before teardown ends ctx
@@ -132,6 +137,26 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 // errGuestDone is the cause that ends a relay whose guest closed the
 // stream or exited: no error, the guest's exit status tells how it went.
 var errGuestDone = errors.New("the guest left")
+
+// guestDrain bounds the reading of what a guest wrote before it exited
+// (drainAfterExit): its end of the stream is closed, so the end of the
+// stream normally comes at once.
+const guestDrain = 5 * time.Second
+
+// drainAfterExit keeps the stream of a guest that exited open for
+// reading, with a deadline, instead of closing it: the reader still
+// relays what the guest wrote last, up to the end of the stream. Those
+// are frames a rank sends just before it leaves — a barrier's decision
+// for its children in the tree of Disconnect or Finalize — and closing
+// the stream under them dropped them: the children waited for the
+// decision forever (cmd/meshrun TestGrowExample, once the guest's host
+// linked over shm, where its last frames left before the host read
+// them). It reports false for a stream that cannot bound the wait,
+// which is then closed as before.
+func drainAfterExit(rw io.ReadWriteCloser) bool {
+	d, ok := rw.(interface{ SetReadDeadline(time.Time) error })
+	return ok && d.SetReadDeadline(time.Now().Add(guestDrain)) == nil
+}
 
 // relay is the host's state for one guest rank. It implements
 // mesh.Endpoint: the mesh hands it the rank's links and departures.
@@ -469,6 +494,7 @@ type hostLink struct {
 	// host → guest
 	unacked int  // bytes queued for the guest, not yet credited
 	dead    bool // the real link is gone or closed
+	held    bool // HandleFrameFlow reported not ready: the real link's writer waits for Resume
 	// guest → host
 	pending int  // bytes forwarded, not yet credited to the guest
 	blocked bool // the real link reported not ready
@@ -492,6 +518,32 @@ func (hl *hostLink) HandleFrame(hdr, payload []byte) {
 	hl.unacked += n
 	hl.mu.Unlock()
 	hl.r.pushNow(wasm.AppendData(hl.r.out.lock(), hl.rank, hdr, payload))
+}
+
+// HandleFrameFlow implements peer.FlowHandler, for a memory link (two
+// hosts in one process, or a host and a goroutine rank), which hands
+// frames over on its writer's goroutine: another relay's reader, or a
+// native rank's writer. So nothing here waits, neither for the guest's
+// credit nor for a write to the guest (the writer goroutine writes the
+// queue): two relays that each waited inside the other's hand-over for
+// a guest blocked writing to its own stopped reader hung 1 MiB
+// all-pairs exchanges. The frame is queued for the guest, and at the
+// window the real link's writer is told to stop until the guest's
+// credit brings the link to a quarter of it (credit, peer.Resumer).
+func (hl *hostLink) HandleFrameFlow(hdr, payload []byte) (ready bool) {
+	hl.mu.Lock()
+	if hl.dead {
+		hl.mu.Unlock()
+		return true // the guest has a LinkDown coming
+	}
+	hl.unacked += len(hdr) + len(payload)
+	ready = hl.unacked < Window
+	if !ready {
+		hl.held = true
+	}
+	hl.mu.Unlock()
+	hl.r.push(wasm.AppendData(hl.r.out.lock(), hl.rank, hdr, payload))
+	return ready
 }
 
 // HandleWritable implements peer.LinkHandler: the real link drained, so
@@ -554,12 +606,23 @@ func (hl *hostLink) forward(f []byte) error {
 	return nil
 }
 
-// credit takes the guest's credit for frames it consumed.
+// credit takes the guest's credit for frames it consumed; a memory
+// link's writer that HandleFrameFlow stopped resumes at a quarter of
+// the window (the guest holds back less than that: its credit batch is
+// an eighth).
 func (hl *hostLink) credit(n int) {
 	hl.mu.Lock()
 	hl.unacked = max(0, hl.unacked-n)
+	resume := hl.held && hl.unacked <= Window/4 && !hl.dead
+	if resume {
+		hl.held = false
+	}
+	l := hl.l
 	hl.cond.Broadcast()
 	hl.mu.Unlock()
+	if rs, ok := l.(peer.Resumer); ok && resume {
+		rs.Resume() // no lock held: a native writer sends what it held back from here
+	}
 }
 
 // isDead reports whether the real link is gone or closed.
