@@ -62,7 +62,8 @@ func cTools(t *testing.T) (meshrun, meshcc string) {
 
 // TestCExamples runs the C examples (examples/c) with meshrun, from their
 // source: as WASI ranks under wazero (the default) and as native
-// processes (--native).
+// processes (--native); the benchmark (osu.c) too, scaled down, for its
+// own checks.
 func TestCExamples(t *testing.T) {
 	needWASIClang(t)
 	meshrun, _ := cTools(t)
@@ -71,9 +72,10 @@ func TestCExamples(t *testing.T) {
 		"ring":      "ring of 4 ranks, 10 laps: ok",
 		"allreduce": "on 4 ranks: sum[0] = 6, sum[999] = 4002: ok",
 		"heat":      "matches the sequential run: ok",
+		"osu":       "osu ok", // the benchmark, scaled down to a check
 	}
 	for _, mode := range []string{"wasi", "native"} {
-		for _, ex := range []string{"pi", "ring", "allreduce", "heat"} {
+		for _, ex := range []string{"pi", "ring", "allreduce", "heat", "osu"} {
 			t.Run(mode+"/"+ex, func(t *testing.T) {
 				args := []string{"-n", "4", "--timeout", "2m"}
 				if mode == "native" {
@@ -82,9 +84,13 @@ func TestCExamples(t *testing.T) {
 				src, _ := filepath.Abs(filepath.Join("../../examples/c", ex+".c"))
 				ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 				defer cancel()
-				out, err := exec.CommandContext(ctx, meshrun, append(args, src)...).CombinedOutput()
+				args = append(args, src)
+				if ex == "osu" {
+					args = append(args, "0.02")
+				}
+				out, err := exec.CommandContext(ctx, meshrun, args...).CombinedOutput()
 				if err != nil || !strings.Contains(string(out), "[0] ") || !strings.Contains(string(out), want[ex]) {
-					t.Fatalf("meshrun %s: %v\n%s", strings.Join(append(args, src), " "), err, out)
+					t.Fatalf("meshrun %s: %v\n%s", strings.Join(args, " "), err, out)
 				}
 			})
 		}
