@@ -31,15 +31,21 @@ func wasiCompiler() []string {
 // with an out-of-bounds access).
 const wasiStack = "-Wl,-z,stack-size=8388608"
 
-// slotSource takes index 1 of a WASI rank's function table, linked
-// first: a function pointer of wasm32 is an index into that table, where
-// wasm-ld puts the first function whose address is taken at 1, which is
-// also the standard ABI's MPI_COMM_DUP_FN (and MPI_TYPE_DUP_FN, MPI_DUP_FN).
-// With this function there, a program's own copy function is never
-// taken for MPI_*_DUP_FN. (lld 14 has no --table-base.)
-const slotSource = `/* meshcc: takes index 1 of the function table (MPI_*_DUP_FN) */
+// slotSource is linked first into every WASI rank. Its function takes
+// index 1 of the rank's function table: a function pointer of wasm32 is
+// an index into that table, where wasm-ld puts the first function whose
+// address is taken at 1, which is also the standard ABI's
+// MPI_COMM_DUP_FN (and MPI_TYPE_DUP_FN, MPI_DUP_FN); with this function
+// there, a program's own copy function is never taken for
+// MPI_*_DUP_FN (lld 14 has no --table-base). Its constructor makes
+// stdout line-buffered: a fatal MPI error or MPI_Abort ends the host
+// process at once, and the binding can flush a native program's stdio
+// but not the guest's, whose last lines would be lost.
+const slotSource = `/* meshcc: linked first into a WASI rank */
+#include <stdio.h>
 static void mpi_abi_table_slot1(void) {}
 __attribute__((used)) void (*const mpi_abi_table_slot1_ref)(void) = mpi_abi_table_slot1;
+__attribute__((constructor)) static void mpi_abi_line_buffered(void) { setvbuf(stdout, NULL, _IOLBF, BUFSIZ); }
 `
 
 // slotFile is the file name meshcc writes slotSource to.

@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -292,5 +293,39 @@ int main(int argc, char **argv) {
 		if err != nil || string(b) != fmt.Sprintf("rank %d\n", r) {
 			t.Errorf("out.%d.txt: %q, %v", r, b, err)
 		}
+	}
+}
+
+// TestCWASIAbortKeepsOutput: a line a C WASI rank printed before
+// MPI_Abort reaches meshrun (meshcc makes its stdout line-buffered: the
+// abort ends the host process without flushing the guest's buffers), and
+// the job ends with the abort's code.
+func TestCWASIAbortKeepsOutput(t *testing.T) {
+	needWASIClang(t)
+	meshrun, _ := cTools(t)
+	src := filepath.Join(t.TempDir(), "abort.c")
+	prog := `#include <mpi.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    int r;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    printf("rank %d before the abort\n", r);
+    if (r == 1)
+        MPI_Abort(MPI_COMM_WORLD, 3);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 0;
+}
+`
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, meshrun, "-n", "2", "--timeout", "2m", src).CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 || !strings.Contains(string(out), "[1] rank 1 before the abort") {
+		t.Fatalf("meshrun -n 2 abort.c: %v (want exit status 3 and rank 1's line)\n%s", err, out)
 	}
 }
