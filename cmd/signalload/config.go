@@ -26,8 +26,10 @@ type config struct {
 	urls    []string // servers that run already; empty: start them
 	secret  []byte   // their token secret
 	metrics []string // their /metrics URLs, by URL ("" derives it)
-	server  string   // child or embedded, when urls is empty
+	server  string   // child, embedded or signal, when urls is empty
 	servers int      // how many to start
+	signal  string   // the `signal` binary -server signal runs
+	sigArgs []string // more arguments of its `signal serve`
 
 	pingInterval time.Duration // started servers' ping period
 	maxJobSize   int           // started servers' MaxJobSize; the jobs' sizes with urls
@@ -39,13 +41,14 @@ type config struct {
 const (
 	serverChild    = "child"
 	serverEmbedded = "embedded"
+	serverSignal   = "signal"
 )
 
 func parseFlags(mode string, args []string, stderr io.Writer) (config, error) {
 	c := config{mode: mode}
 	fs := flag.NewFlagSet("signalload "+mode, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var urls, metrics, secret string
+	var urls, metrics, secret, sigArgs string
 	fs.IntVar(&c.n, "n", 1000, "ranks (idle, form)")
 	fs.IntVar(&c.jobSize, "job-size", 1000, "ranks per job (idle)")
 	fs.Float64Var(&c.rate, "rate", 1000, "joins, each followed by its leave, per second (churn)")
@@ -55,7 +58,9 @@ func parseFlags(mode string, args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&urls, "url", "", "comma-separated ws://HOST:PORT/ws of servers that run already, on this machine (default: start -servers)")
 	fs.StringVar(&secret, "secret", "", "the token secret of the -url servers (default: $MESHMPI_SIGNAL_SECRET)")
 	fs.StringVar(&metrics, "metrics", "", "comma-separated /metrics URLs of the -url servers, in their order (default: http://HOST:PORT/metrics of each)")
-	fs.StringVar(&c.server, "server", serverChild, "servers to start without -url: child (a process each, measured apart from the clients) or embedded (in this process)")
+	fs.StringVar(&c.server, "server", serverChild, "servers to start without -url: child (a process each, measured apart from the clients), signal (a `signal serve` process each, -signal) or embedded (in this process)")
+	fs.StringVar(&c.signal, "signal", "signal", "the signal binary of -server signal (go build -o /tmp/signal ./cmd/signal)")
+	fs.StringVar(&sigArgs, "signal-args", "", "more arguments of each `signal serve` (space-separated; {i} is the server's index)")
 	fs.IntVar(&c.servers, "servers", 1, "how many servers to start without -url (churn, form; idle uses one)")
 	fs.DurationVar(&c.pingInterval, "ping-interval", 0, "the started servers' ping period (default: the server's, 2s)")
 	fs.IntVar(&c.maxJobSize, "max-job-size", 1024, "the started servers' largest job; with -url, the largest the servers take (churn's jobs have this size)")
@@ -76,13 +81,14 @@ func parseFlags(mode string, args []string, stderr io.Writer) (config, error) {
 		return bad("-n, -job-size, -inflight, -servers and -max-job-size must be positive")
 	case c.rate <= 0 || c.duration < 0 || c.timeout <= 0 || c.pingInterval < 0:
 		return bad("-rate and -timeout must be positive, -duration and -ping-interval not negative")
-	case c.server != serverChild && c.server != serverEmbedded:
-		return bad("-server %q: want child or embedded", c.server)
+	case c.server != serverChild && c.server != serverEmbedded && c.server != serverSignal:
+		return bad("-server %q: want child, signal or embedded", c.server)
 	case mode == "form" && c.n > c.maxJobSize:
 		return bad("-n %d above -max-job-size %d", c.n, c.maxJobSize)
 	}
 	c.jobSize = min(c.jobSize, c.maxJobSize)
 	c.urls = splitList(urls)
+	c.sigArgs = strings.Fields(sigArgs)
 	c.metrics = splitList(metrics)
 	for _, u := range c.urls {
 		if err := loopback(u); err != nil {

@@ -17,11 +17,15 @@
 // secret, so that the clients' memory and CPU are not counted with the
 // server's. A child also answers GET /stats (its memory after a forced
 // GC, its CPU time and the Server's Stats) and serves /debug/pprof/ for
-// heap and goroutine profiles (the address is printed). -server embedded
-// runs the server in this process instead (its CPU time then includes
-// the clients'; memory is not reported). -url a,b,c names servers that
-// run already (`signal serve`, a cluster's members; -secret is then
-// their token secret), whose /metrics are read for the figures.
+// heap and goroutine profiles (the address is printed). -server signal
+// starts `signal serve` processes instead (-signal names the binary,
+// -signal-args adds flags), sampled through their /metrics: the real
+// server, whose heap figures are as its runtime last saw them, garbage
+// included (no forced GC). -server embedded runs the server in this
+// process (its CPU time then includes the clients'; memory is not
+// reported). -url a,b,c names servers that run already (`signal serve`,
+// a cluster's members; -secret is then their token secret), read through
+// their /metrics too.
 //
 // # Modes
 //

@@ -6,6 +6,8 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -112,7 +114,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"form", "-n", "2000"}, "above -max-job-size"},
 		{[]string{"idle", "-n", "0"}, "positive"},
 		{[]string{"stampede"}, "unknown mode"},
-		{[]string{"churn", "-server", "remote"}, "want child or embedded"},
+		{[]string{"churn", "-server", "remote"}, "want child, signal or embedded"},
 		{[]string{"churn", "-url", "ws://127.0.0.1:1/ws,ws://[::1]:2/ws", "-metrics", "http://127.0.0.1:1/metrics"}, "names 1 URLs for 2 servers"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -140,4 +142,25 @@ process_cpu_seconds_total 0.25
 `))
 	require.NoError(t, err)
 	require.Equal(t, map[string]float64{"go_goroutines": 12, "go_memstats_heap_inuse_bytes": 1.2e6, "process_cpu_seconds_total": 0.25}, m)
+}
+
+// idle against `signal serve` itself (-server signal): signalload finds
+// its address in its log and samples its /metrics.
+func TestIdleSignalServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cmd/signal")
+	}
+	bin := filepath.Join(t.TempDir(), "signal")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/meshmpi/meshmpi/cmd/signal").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	cfg := parse(t, "idle", "-n", "50", "-duration", "100ms", "-server", "signal", "-signal", bin)
+	rep, err := runIdle(ctx, cfg, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 50, rep.ready)
+	require.Equal(t, 50, rep.after.ranks)
+	require.True(t, rep.after.memOK, "/metrics gives the Go runtime's memory")
+	require.True(t, rep.after.cpuOK, "/metrics gives the process's CPU time")
+	require.False(t, rep.after.gcd)
 }

@@ -118,9 +118,12 @@ func startFleet(ctx context.Context, cfg config, n int, stderr io.Writer) (_ *fl
 	}()
 	for range n {
 		var s *server
-		if cfg.server == serverEmbedded {
+		switch cfg.server {
+		case serverEmbedded:
 			s, err = startEmbedded(cfg, f.secret)
-		} else {
+		case serverSignal:
+			s, err = startSignal(ctx, cfg, len(f.servers), f.secret, stderr)
+		default:
 			s, err = startChild(ctx, cfg, f.secret, stderr)
 		}
 		if err != nil {
@@ -180,6 +183,81 @@ const (
 	envChild       = "SIGNALLOAD_SERVER"
 	envChildSecret = "SIGNALLOAD_SECRET"
 )
+
+// startSignal starts `signal serve` on a loopback port of its choosing
+// (the address its log names) with the secret in its environment, and
+// samples it by its /metrics.
+func startSignal(ctx context.Context, cfg config, i int, secret []byte, stderr io.Writer) (*server, error) {
+	args := []string{"serve", "-listen", "127.0.0.1:0", "-max-conns", "1000000", "-max-jobs", "1000000",
+		"-max-job-size", strconv.Itoa(cfg.maxJobSize), "-log-level", "info", "-log-format", "json"}
+	if cfg.pingInterval > 0 {
+		args = append(args, "-ping-interval", cfg.pingInterval.String())
+	}
+	for _, a := range cfg.sigArgs {
+		args = append(args, strings.ReplaceAll(a, "{i}", strconv.Itoa(i)))
+	}
+	cmd := exec.Command(cfg.signal, args...)
+	cmd.Env = append(os.Environ(), "MESHMPI_SIGNAL_SECRET="+string(secret))
+	logs, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("-signal: %w", err)
+	}
+	exited := make(chan error, 1)
+	addr := make(chan string, 1)
+	go func() {
+		// its log says where it listens; the rest (a line per join)
+		// is read and dropped, errors passed on
+		sc := bufio.NewScanner(logs)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		found := false
+		for sc.Scan() {
+			var l struct {
+				Msg   string `json:"msg"`
+				Addr  string `json:"addr"`
+				Level string `json:"level"`
+			}
+			if json.Unmarshal(sc.Bytes(), &l) != nil || l.Level == "ERROR" {
+				fmt.Fprintln(stderr, sc.Text())
+				continue
+			}
+			if !found && l.Msg == "signaling server listening" {
+				found = true
+				addr <- l.Addr
+			}
+		}
+		close(addr)
+		exited <- cmd.Wait()
+	}()
+	stop := func() error {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			return err
+		case <-time.After(cfg.timeout):
+			_ = cmd.Process.Kill()
+			return fmt.Errorf("signal serve %d did not stop within %v: killed", cmd.Process.Pid, cfg.timeout)
+		}
+	}
+	var a string
+	select {
+	case got, ok := <-addr:
+		if !ok {
+			_ = stop()
+			return nil, errors.New("signal serve ended before it listened")
+		}
+		a = got
+	case <-time.After(cfg.timeout):
+		_ = stop()
+		return nil, fmt.Errorf("signal serve did not listen within %v", cfg.timeout)
+	case <-ctx.Done():
+		_ = stop()
+		return nil, ctx.Err()
+	}
+	return &server{url: "ws://" + a + "/ws", probe: metricsProbe("http://" + a + "/metrics"), stop: stop}, nil
+}
 
 // startChild starts this binary as a server process (serveChild) and
 // waits for its address.
