@@ -23,7 +23,8 @@ import (
 // by the writer and handed to the reader's handler straight from it.
 //
 // Each end has one reader goroutine. It spins (yielding the processor
-// each round, so the rank's own goroutines run) while frames come, then
+// after it hands frames over, so the goroutines they woke run) while
+// frames come, then
 // parks on a futex, its bell: the remote rings it after writing a frame
 // (data) or after consuming one this end waits to write (room); the
 // reader then delivers what arrived and moves the frames that waited for
@@ -402,6 +403,9 @@ func (l *shmLink) flush() {
 }
 
 // canFlush reports whether the writer waits for room and there is some.
+// If there is not enough yet, it asks the remote again to ring once it
+// consumes: the remote answers a request once, after the first frame it
+// takes, which may have made too little room.
 func (l *shmLink) canFlush() bool {
 	if !l.pending.Load() {
 		return false
@@ -411,10 +415,17 @@ func (l *shmLink) canFlush() bool {
 	if l.closed {
 		return false
 	}
+	n := l.maxFrame
 	if len(l.overflow) > 0 {
-		return l.fits(len(l.overflow[0]))
+		n = len(l.overflow[0])
+	} else if !l.blocked {
+		return false
 	}
-	return l.blocked && l.fits(l.maxFrame)
+	if l.fits(n) {
+		return true
+	}
+	atomic.StoreUint32(l.tx.wantSpace, 1)
+	return l.fits(n)
 }
 
 // read hands the ring's frames to the handler and moves frames that
@@ -461,15 +472,22 @@ func (l *shmLink) read() {
 				return
 			}
 			if did {
+				// yield, so the goroutines the frames woke run on this
+				// processor
+				runtime.Gosched()
 				spins, idle = 0, time.Time{}
 				continue
 			}
 		}
-		// spin: yield the processor each round, so this rank's own
-		// goroutines (woken by the frames just handed over) run
-		runtime.Gosched()
-		if spins++; spins&15 != 0 {
+		// spin: look again, at the clock every 64 looks, and yield
+		// only every 1024 (some 20 µs): a yield wakes an idle
+		// processor's thread to look for work, and it spins on the
+		// other core, the remote's on a 2-core machine
+		if spins++; spins&63 != 0 {
 			continue
+		}
+		if spins&1023 == 0 {
+			runtime.Gosched()
 		}
 		now := time.Now()
 		if idle.IsZero() {

@@ -95,17 +95,34 @@ func (s *pollSet) pollersChanged(on bool) {
 	}
 }
 
-// pollIdle is how long SpinPoll keeps polling once nothing arrives: the
-// reader goroutine of a shared-memory link spins as long before it parks
-// (shmSpin), so a reply within it costs no wake-up either way; past it
-// the waiter parks and the reader takes over, waking it through the
-// operation's channel.
-const pollIdle = 50 * time.Microsecond
+// pollIdle is how long SpinPoll keeps polling once nothing arrives, when
+// the rank's polled links and itself are no more than the host's cores:
+// its peers then likely have cores of their own, as in MPICH's model,
+// which polls for ever; a reply within it costs no wake-up. Past it the
+// waiter parks and the link's reader takes over, waking it through the
+// operation's channel: a futex wake on each side, which on a loaded
+// machine waits for the scheduler (measured: 50 µs made a loaded
+// 2-core machine's ping-pong 5–50× slower than MPICH's, whose ranks
+// never sleep). pollIdleShared is the budget of a rank with more peers
+// on its host than cores (oversubscribed, as Open MPI yields then):
+// spinning there takes the core a peer needs to answer.
+const (
+	pollIdle       = time.Millisecond
+	pollIdleShared = 20 * time.Microsecond
+)
 
-// pollYield is how many polls SpinPoll makes between two yields: the
-// rank's other goroutines must run while it waits (a timer, a sender),
-// and a yield costs some 200 ns, more than a frame takes to arrive.
-const pollYield = 64
+// pollLook is how many polls SpinPoll makes between two looks at the
+// clock (some 20 ns each).
+const pollLook = 64
+
+// pollYield is how long SpinPoll polls between two yields. The rank's
+// other goroutines must run while it waits (a timer, a sender), which
+// they do on the other processors, but a yield is dear beyond its own
+// 200 ns: runtime.Gosched wakes an idle processor's thread to look for
+// work whenever one sleeps, and that thread spins on another core,
+// which on a 2-core machine is the remote rank's. Yielding every 64
+// polls (some 2 µs) made the waiting process use both cores.
+const pollYield = 200 * time.Microsecond
 
 // SpinPoll waits for finished by polling this endpoint's polled links
 // (same-host shared memory), as MPI_Wait does in MPICH: the waiting
@@ -120,8 +137,12 @@ func (e *Endpoint) SpinPoll(finished func() bool) bool {
 	if finished() {
 		return true
 	}
+	budget := pollIdle
+	if p := e.polls.links.Load(); p != nil && len(*p)+1 > runtime.NumCPU() {
+		budget = pollIdleShared
+	}
 	e.Polling(true)
-	var idle time.Time
+	var idle, yielded time.Time
 	for i := 1; ; i++ {
 		if e.polls.poll() {
 			idle = time.Time{}
@@ -129,16 +150,21 @@ func (e *Endpoint) SpinPoll(finished func() bool) bool {
 		if finished() {
 			break
 		}
-		if i%pollYield != 0 {
+		if i%pollLook != 0 {
 			continue
 		}
 		now := time.Now()
 		if idle.IsZero() {
 			idle = now
-		} else if now.Sub(idle) > pollIdle {
+		} else if now.Sub(idle) > budget {
 			break
 		}
-		runtime.Gosched()
+		if yielded.IsZero() {
+			yielded = now
+		} else if now.Sub(yielded) > pollYield {
+			runtime.Gosched()
+			yielded = now
+		}
 	}
 	e.Polling(false)
 	return finished()

@@ -276,3 +276,111 @@ func TestSpinPollAllocs(t *testing.T) {
 		}))
 	}
 }
+
+// BenchmarkSpinPollPingPong measures an 8-byte message's one-way trip
+// between two endpoints over a shared-memory link, each side waiting by
+// polling (SpinPoll) or by parking while the link's reader delivers:
+// the peer layer's share of a same-host ping-pong, both ends in this
+// process.
+func BenchmarkSpinPollPingPong(b *testing.B) {
+	for _, how := range []waitHow{waitPoll, waitPark} {
+		b.Run(how.String(), func(b *testing.B) {
+			la, lb := hostPair(b, HostConfig{Name: "bench"})
+			x, err := NewEndpoint(Config{Rank: 0, Size: 2})
+			require.NoError(b, err)
+			y, err := NewEndpoint(Config{Rank: 1, Size: 2})
+			require.NoError(b, err)
+			require.NoError(b, x.Attach(1, la))
+			require.NoError(b, y.Attach(0, lb))
+			defer func() { x.Close(nil); y.Close(nil) }()
+			stop := make(chan struct{})
+			echoed := make(chan struct{})
+			go func() { // the echo, until a message with tag 1
+				defer close(echoed)
+				buf := make([]byte, 8)
+				r, s := y.GetOp(), y.GetOp()
+				for {
+					if y.StartRecv(r, 0, 0, AnyTag, buf) != nil {
+						return
+					}
+					if how == waitPoll {
+						for !y.SpinPoll(r.Finished) {
+						}
+					}
+					res := wait(r)
+					if res.Err != nil || res.Tag == 1 {
+						return
+					}
+					if y.StartSend(s, Standard, 0, 0, 0, buf[:res.N]) != nil {
+						return
+					}
+					wait(s)
+				}
+			}()
+			buf := make([]byte, 8)
+			r, s := x.GetOp(), x.GetOp()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if err := errors.Join(x.StartRecv(r, 1, 0, 0, buf), x.StartSend(s, Standard, 1, 0, 0, buf)); err != nil {
+					b.Fatal(err)
+				}
+				wait(s)
+				if how == waitPoll {
+					for !x.SpinPoll(r.Finished) {
+					}
+				}
+				wait(r)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/2/1000, "µs/one-way")
+			require.NoError(b, x.StartSend(s, Standard, 1, 0, 1, nil))
+			wait(s)
+			close(stop)
+			<-echoed
+		})
+	}
+}
+
+// BenchmarkSpinPollPath measures the peer layer's own work for one 8-byte
+// message over a shared-memory link, without any waiting: one goroutine
+// posts both receives, sends, and polls each end in turn, so the figure
+// is the path's cost (Send, framing, the ring, Poll, matching,
+// completion), whatever else the machine runs.
+func BenchmarkSpinPollPath(b *testing.B) {
+	la, lb := hostPair(b, HostConfig{Name: "bench"})
+	x, err := NewEndpoint(Config{Rank: 0, Size: 2})
+	require.NoError(b, err)
+	y, err := NewEndpoint(Config{Rank: 1, Size: 2})
+	require.NoError(b, err)
+	require.NoError(b, x.Attach(1, la))
+	require.NoError(b, y.Attach(0, lb))
+	defer func() { x.Close(nil); y.Close(nil) }()
+	// both ends poll for the whole run: the readers stand aside
+	x.Polling(true)
+	y.Polling(true)
+	defer func() { x.Polling(false); y.Polling(false) }()
+	bx, by := make([]byte, 8), make([]byte, 8)
+	rx, sx, ry, sy := x.GetOp(), x.GetOp(), y.GetOp(), y.GetOp()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		// (require's helpers walk the stack: not in the loop)
+		if err := errors.Join(y.StartRecv(ry, 0, 0, 0, by), x.StartRecv(rx, 1, 0, 0, bx), x.StartSend(sx, Standard, 1, 0, 0, bx)); err != nil {
+			b.Fatal(err)
+		}
+		for !ry.Finished() {
+			y.Poll()
+		}
+		if err := y.StartSend(sy, Standard, 0, 0, 0, by); err != nil {
+			b.Fatal(err)
+		}
+		for !rx.Finished() {
+			x.Poll()
+		}
+		if !sx.Finished() || !sy.Finished() {
+			b.Fatal("an eager send did not complete once written")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/2, "ns/message")
+}
