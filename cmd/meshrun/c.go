@@ -115,31 +115,36 @@ func isFile(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// isCModule reports whether the WebAssembly module at path imports from
-// "mpi_abi": a C rank. It reads the import section only.
+// isCModule reports whether the WebAssembly module at path imports the
+// MPI calls: from "mpi_abi" (meshcc's mpi.h), or from "env" (another
+// header of the standard ABI, linked with --allow-undefined): a C rank.
+// It reads the import section only.
 func isCModule(path string) (bool, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return false, err
 	}
-	mods, err := importModules(b)
+	imps, err := importModules(b)
 	if err != nil {
 		return false, err
 	}
-	for _, m := range mods {
-		if m == cModuleName {
+	for _, im := range imps {
+		if im.module == cModuleName || im.module == "env" && (strings.HasPrefix(im.name, "MPI_") || strings.HasPrefix(im.name, "PMPI_")) {
 			return true, nil
 		}
 	}
 	return false, nil
 }
 
+// wasmImport is one import of a module: its module's name and its own.
+type wasmImport struct{ module, name string }
+
 // errNotWasm is importModules' error for bytes that are not a module it
 // can read.
 var errNotWasm = errors.New("not a WebAssembly module")
 
-// importModules lists the module names of a binary module's imports.
-func importModules(b []byte) ([]string, error) {
+// importModules lists a binary module's imports.
+func importModules(b []byte) ([]wasmImport, error) {
 	if len(b) < 8 || !bytes.Equal(b[:4], []byte("\x00asm")) {
 		return nil, errNotWasm
 	}
@@ -157,10 +162,9 @@ func importModules(b []byte) ([]string, error) {
 		}
 		s := &wasmReader{b: sec}
 		n := s.u32()
-		var mods []string
+		var mods []wasmImport
 		for i := uint32(0); i < n && s.err == nil; i++ {
-			mods = append(mods, s.name())
-			s.name()
+			mods = append(mods, wasmImport{module: s.name(), name: s.name()})
 			switch s.byte() {
 			case 0: // function: its type
 				s.u32()

@@ -145,14 +145,18 @@ func TestImportModules(t *testing.T) {
 		want []string
 		err  bool
 	}{
-		{"C rank", imports("wasi_snapshot_preview1", "mpi_abi"), []string{"wasi_snapshot_preview1", "mpi_abi"}, false},
-		{"Go rank", imports("wasi_snapshot_preview1", "meshmpi"), []string{"wasi_snapshot_preview1", "meshmpi"}, false},
+		{"C rank", imports("wasi_snapshot_preview1", "mpi_abi"), []string{"wasi_snapshot_preview1.f", "mpi_abi.f"}, false},
+		{"Go rank", imports("wasi_snapshot_preview1", "meshmpi"), []string{"wasi_snapshot_preview1.f", "meshmpi.f"}, false},
 		{"no imports", []byte("\x00asm\x01\x00\x00\x00"), nil, false},
 		{"not a module", []byte("#!/bin/sh\n"), nil, true},
 		{"cut short", imports("mpi_abi")[:17], nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := importModules(tc.b)
+			imps, err := importModules(tc.b)
+			var got []string
+			for _, im := range imps {
+				got = append(got, im.module+"."+im.name)
+			}
 			if (err != nil) != tc.err || fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("importModules = %q, %v; want %q (error %v)", got, err, tc.want, tc.err)
 			}
@@ -327,5 +331,30 @@ int main(int argc, char **argv) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 3 || !strings.Contains(string(out), "[1] rank 1 before the abort") {
 		t.Fatalf("meshrun -n 2 abort.c: %v (want exit status 3 and rank 1's line)\n%s", err, out)
+	}
+}
+
+// TestCWASIReferenceHeader compiles a C example against the standard
+// ABI's reference header (the shared reference directory beside the
+// repository, not the project's mpi.h) with plain clang, whose module
+// imports the calls from "env", and runs it as WASI ranks: the WASI side
+// of the binding is the standard ABI too.
+func TestCWASIReferenceHeader(t *testing.T) {
+	needWASIClang(t)
+	meshrun, _ := cTools(t)
+	ref, _ := filepath.Abs("../../../shared/reference/mpi-abi")
+	if _, err := os.Stat(filepath.Join(ref, "mpi.h")); err != nil {
+		t.Skipf("no reference header at %s (the shared reference directory beside the repository): %v", ref, err)
+	}
+	wasm := filepath.Join(t.TempDir(), "heat.wasm")
+	if out, err := exec.Command("clang", "--target=wasm32-wasi", "-O2", "-I"+ref, "-o", wasm, "../../examples/c/heat.c", "-lm",
+		"-Wl,--allow-undefined", "-Wl,-z,stack-size=8388608").CombinedOutput(); err != nil {
+		t.Fatalf("clang: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, meshrun, "-n", "3", "--timeout", "2m", wasm).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "matches the sequential run: ok") {
+		t.Fatalf("meshrun -n 3 heat.wasm: %v\n%s", err, out)
 	}
 }

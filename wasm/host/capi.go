@@ -128,9 +128,21 @@ func RunC(ctx context.Context, module []byte, r CRank) (status int, err error) {
 }
 
 // instantiateMPI defines module abi.WASIModule in rt: every call of the
-// C binding, under its MPI_ and PMPI_ names, served for guest g.
+// C binding, under its MPI_ and PMPI_ names, served for guest g. Module
+// "env" gets them too: a program compiled against another header of the
+// standard ABI (which does not name the import module) and linked with
+// --allow-undefined imports them from there.
 func instantiateMPI(ctx context.Context, rt wazero.Runtime, g *abi.WASIGuest) error {
-	b := rt.NewHostModuleBuilder(abi.WASIModule)
+	for _, name := range []string{abi.WASIModule, "env"} {
+		if err := instantiateMPIAs(ctx, rt, g, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func instantiateMPIAs(ctx context.Context, rt wazero.Runtime, g *abi.WASIGuest, module string) error {
+	b := rt.NewHostModuleBuilder(module)
 	calls := abi.WASICalls()
 	for i := range calls {
 		c := &calls[i]
