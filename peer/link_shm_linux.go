@@ -424,7 +424,11 @@ func (l *shmLink) canFlush() bool {
 	if l.fits(n) {
 		return true
 	}
-	atomic.StoreUint32(l.tx.wantSpace, 1)
+	// a poller looks here on every poll: write the remote's line only
+	// when the request is not already there
+	if atomic.LoadUint32(l.tx.wantSpace) == 0 {
+		atomic.StoreUint32(l.tx.wantSpace, 1)
+	}
 	return l.fits(n)
 }
 
@@ -712,3 +716,7 @@ func (l *shmLink) Counts() (sent, received int64, closed bool) {
 func mapShm(f *os.File, size int) ([]byte, error) {
 	return syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 }
+
+// osYield gives the thread's core to another thread that waits for it,
+// if one does (sched_yield(2)).
+func osYield() { _, _, _ = syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }

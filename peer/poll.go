@@ -124,6 +124,15 @@ const pollLook = 64
 // polls (some 2 µs) made the waiting process use both cores.
 const pollYield = 200 * time.Microsecond
 
+// pollOSYield is how many polls SpinPoll makes between two yields of its
+// thread to the operating system (sched_yield, some 10–20 µs apart):
+// where ranks share cores, the remote rank this one waits for may be
+// waiting for this very core, and then the yield lets it answer at once
+// instead of after this thread's time slice, as MPICH yields every
+// thousand polls (MPIR_CVAR_POLLS_BEFORE_YIELD). With a core to spare
+// the call returns at once.
+const pollOSYield = 1024
+
 // SpinPoll waits for finished by polling this endpoint's polled links
 // (same-host shared memory), as MPI_Wait does in MPICH: the waiting
 // goroutine handles the frames itself. It returns finished() once that
@@ -161,9 +170,11 @@ func (e *Endpoint) SpinPoll(finished func() bool) bool {
 		}
 		if yielded.IsZero() {
 			yielded = now
-		} else if now.Sub(yielded) > pollYield {
+		} else if d := now.Sub(yielded); d > pollYield {
 			runtime.Gosched()
 			yielded = now
+		} else if i%pollOSYield == 0 {
+			osYield()
 		}
 	}
 	e.Polling(false)
