@@ -87,12 +87,7 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	r := &relay{rw: rw, log: log, ctx: ctx, cancel: cancel, out: newOutQueue(), stopWriter: make(chan struct{}), reports: cfg.Reports,
 		console: cfg.console}
-	stopWatch := context.AfterFunc(ctx, func() {
-		if context.Cause(ctx) == errGuestDone && drainAfterExit(rw) {
-			return
-		}
-		rw.Close()
-	})
+	stopWatch := watchStream(ctx, rw)
 	defer func() {
 		stopWatch()
 		cause := context.Cause(ctx) // before teardown ends ctx
@@ -142,6 +137,17 @@ var errGuestDone = errors.New("the guest left")
 // (drainAfterExit): its end of the stream is closed, so the end of the
 // stream normally comes at once.
 const guestDrain = 5 * time.Second
+
+// watchStream ends the stream when ctx ends: it closes it, unless the
+// guest exited (drainAfterExit).
+func watchStream(ctx context.Context, rw io.ReadWriteCloser) (stop func() bool) {
+	return context.AfterFunc(ctx, func() {
+		if context.Cause(ctx) == errGuestDone && drainAfterExit(rw) {
+			return
+		}
+		rw.Close()
+	})
+}
 
 // drainAfterExit keeps the stream of a guest that exited open for
 // reading, with a deadline, instead of closing it: the reader still

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"testing"
@@ -170,6 +171,51 @@ func TestRelaysOverMemoryLink(t *testing.T) {
 					t.Fatal("the guests never got every frame and their credit")
 				}
 			}
+		})
+	}
+}
+
+// What a guest wrote before it exited is still read: when the run ends
+// the relay's context because the guest exited (errGuestDone), the
+// stream stays open for reading up to its end, which the guest's closed
+// end gives; any other end of the context closes it at once.
+func TestStreamAfterGuestExit(t *testing.T) {
+	leaktest.Check(t)
+	for _, tc := range []struct {
+		name  string
+		cause error
+		read  bool // the guest's last bytes are read
+	}{
+		{"the guest exited", errGuestDone, true},
+		{"the run stopped", context.Canceled, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hostEnd, guestEnd := net.Pipe()
+			defer hostEnd.Close()
+			ctx, cancel := context.WithCancelCause(context.Background())
+			stop := watchStream(ctx, hostEnd)
+			defer stop()
+			last := wasm.AppendData(nil, 1, make([]byte, peer.HeaderLen), []byte("decision"))
+			wrote := make(chan error, 1)
+			go func() {
+				_, err := guestEnd.Write(last) // waits for the host to read it, as a full socket would
+				guestEnd.Close()
+				wrote <- err
+			}()
+			cancel(tc.cause)
+			rd := wasm.NewReader(hostEnd)
+			m, err := rd.Next()
+			if !tc.read {
+				require.Error(t, err)
+				require.Error(t, <-wrote) // the guest's write found the stream closed
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, wasm.MsgData, m.Type)
+			require.Equal(t, "decision", string(m.Frame[peer.HeaderLen:]))
+			require.NoError(t, <-wrote)
+			_, err = rd.Next()
+			require.ErrorIs(t, err, io.EOF) // then the end of the stream
 		})
 	}
 }
