@@ -132,6 +132,25 @@ func TestWASIGuest(t *testing.T) {
 				t.Errorf("outer %d, inner %d", get(512), get(516))
 			}
 		}},
+		{"a call allocates nothing", func(t *testing.T) {
+			var add *WASICall
+			for i, c := range WASICalls() {
+				if c.Name == "MPI_Aint_add" {
+					add = &WASICalls()[i]
+				}
+			}
+			if add == nil || string(add.Params) != "ii" || add.Result != WASII32 {
+				t.Fatalf("MPI_Aint_add is %+v", add)
+			}
+			s := []uint64{0xffffffff_fffffff0, 20} // -16 (with garbage above its 32 bits) + 20
+			add.Call(g, s)
+			if int32(s[0]) != 4 {
+				t.Errorf("MPI_Aint_add(-16, 20) = %d", int32(s[0]))
+			}
+			if n := testing.AllocsPerRun(100, func() { s[0], s[1] = 1, 2; add.Call(g, s) }); n != 0 {
+				t.Errorf("a call allocates %v times", n)
+			}
+		}},
 	} {
 		t.Run(tc.name, tc.run)
 	}
