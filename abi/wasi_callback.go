@@ -164,14 +164,18 @@ func guestOff(mem []byte, p uintptr, n int) (uint32, bool) {
 	return uint32(p - base), true
 }
 
-// callGuest calls the guest's export name, reporting a failure on the
-// rank's error stream as the binding's C side would crash.
+// callGuest calls the guest's export name. A failure (a module not built
+// by meshcc lacks the export, the function trapped) ends the job as a
+// fatal error does: the operation has no way to fail, and a native
+// program whose function cannot run would crash.
 func (g *WASIGuest) callGuest(name string, args ...uint64) (uint64, bool) {
 	if g.CallExport == nil {
+		fatal("calling back into the WASI guest ("+name+"): its host gave no way to", errOther)
 		return 0, false
 	}
 	r, err := g.CallExport(name, args...)
 	if err != nil {
+		fatal("calling back into the WASI guest ("+name+"): "+err.Error(), errOther)
 		return 0, false
 	}
 	return r, true
@@ -215,6 +219,7 @@ func wasiUserOp(slot C.int, in, inout, lenp unsafe.Pointer, dt C.uintptr_t) {
 	// (or the guest's own buffers, copied all the same: rare, and simple)
 	p := g.scratch(uint32(16 + 2*span))
 	if p == 0 {
+		fatal("MPI_Op_create's function in a WASI guest: no memory for its arguments (the guest exports no malloc, or it failed)", errOther)
 		return
 	}
 	mem := g.Memory()
