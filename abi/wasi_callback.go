@@ -250,7 +250,7 @@ func wasiCopyAttr(slot C.int, obj C.uintptr_t, k C.int, extra, in C.uintptr_t, o
 	defer g.gate.Unlock()
 	p := g.scratch(16)
 	if p == 0 {
-		return errNoMem
+		return errOther // no scratch in the guest: it exports no malloc
 	}
 	mem := g.Memory()
 	binary.LittleEndian.PutUint64(mem[p:], 0)
