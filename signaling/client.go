@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 )
@@ -32,7 +33,15 @@ type DialOptions struct {
 	// the buffer is full the client stops reading from the server (under
 	// js the browser keeps reading; see the package doc, Wasm).
 	Queue int
+	// ResumeWait is how long a rank of a cluster (Welcome.Resume) tries
+	// to take its seat back through the servers of the URL list when its
+	// server is lost or moves it (default DefaultResumeWait).
+	ResumeWait time.Duration
 }
+
+// DefaultResumeWait is DialOptions.ResumeWait's default: longer than a
+// cluster's loss detection (3 s) plus a server's restart of its job.
+const DefaultResumeWait = 30 * time.Second
 
 // transport is the websocket under a Client: whole messages in order, no
 // framing or protocol knowledge. client_notjs.go implements it with
@@ -52,9 +61,19 @@ type transport interface {
 
 // Client is one rank's connection to the signaling server.
 type Client struct {
-	url     string // the server's endpoint, as dialed
-	ws      transport
+	urls    []string // the servers' endpoints, as given
+	join    *Join
 	welcome Welcome
+	wait    time.Duration // DialOptions.ResumeWait
+
+	// wsMu guards the server connection, which a rank of a cluster
+	// replaces when it resumes its seat through another server; moved is
+	// closed when it was replaced.
+	wsMu  sync.Mutex
+	ws    transport
+	url   string // the current server's endpoint
+	moved chan struct{}
+
 	in      chan Message
 	done    chan struct{} // closed by Close
 	readEnd chan struct{} // closed when the reader goroutine returns
@@ -85,6 +104,11 @@ func defaultKind() ClientKind {
 // job with token and returns once the server has answered with a Welcome. A
 // refusal is a *RemoteError (wrapping ErrRejected, and ErrBadToken or
 // ErrExpired for token failures).
+//
+// url may list the endpoints of several servers of a cluster, separated by
+// commas: the client joins through the first that answers, and when that
+// server is lost (or drains, Move) it takes its seat back through the
+// others (Join.Resume) without the caller noticing more than a pause.
 func Dial(ctx context.Context, url, job, token string, opts *DialOptions) (_ *Client, err error) {
 	defer func() {
 		if err != nil {
@@ -101,6 +125,9 @@ func Dial(ctx context.Context, url, job, token string, opts *DialOptions) (_ *Cl
 	if o.Queue <= 0 {
 		o.Queue = 256
 	}
+	if o.ResumeWait <= 0 {
+		o.ResumeWait = DefaultResumeWait
+	}
 	if o.Agent == "" {
 		o.Agent = defaultAgent()
 	}
@@ -110,48 +137,150 @@ func Dial(ctx context.Context, url, job, token string, opts *DialOptions) (_ *Cl
 	case "-":
 		o.Host = ""
 	}
+	var urls []string
+	for _, u := range strings.Split(url, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			urls = append(urls, u)
+		}
+	}
+	if len(urls) == 0 {
+		return nil, fmt.Errorf("%w: no server URL", ErrInvalid)
+	}
 	join := &Join{Job: job, Token: token, Rank: o.Rank, Kind: o.Kind, Fingerprint: o.Fingerprint, Host: o.Host, Agent: ClipText(o.Agent, MaxAgentLen)}
+	var (
+		ws   transport
+		w    *Welcome
+		at   string
+		errs []error
+	)
+	for _, u := range urls {
+		ws, w, err = joinAt(ctx, u, join)
+		if err == nil {
+			at = u
+			break
+		}
+		var re *RemoteError
+		if errors.As(err, &re) || ctx.Err() != nil {
+			return nil, err // the cluster's answer: another server gives the same
+		}
+		errs = append(errs, err)
+	}
+	if ws == nil {
+		return nil, errors.Join(errs...)
+	}
+	c := &Client{
+		urls:    urls,
+		join:    join,
+		url:     at,
+		ws:      ws,
+		moved:   make(chan struct{}),
+		welcome: *w,
+		wait:    o.ResumeWait,
+		in:      make(chan Message, o.Queue),
+		done:    make(chan struct{}),
+		readEnd: make(chan struct{}),
+	}
+	if l := w.Limits; l != nil {
+		// the join spent one of the burst's tokens
+		burst := max(1, float64(l.MessageBurst)*paceMargin-1)
+		c.pace = &bucket{rate: l.MessageRate * paceMargin, burst: burst}
+	}
+	go c.readLoop()
+	return c, nil
+}
+
+// joinAt sends join to the server at url and waits for its Welcome.
+func joinAt(ctx context.Context, url string, join *Join) (transport, *Welcome, error) {
 	data, err := Encode(join)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ws, err := dialTransport(ctx, url)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := ws.write(ctx, data); err != nil {
 		_ = ws.closeNow()
-		return nil, err
+		return nil, nil, err
 	}
 	m, err := readMessage(ctx, ws)
 	if err != nil {
 		_ = ws.closeNow()
-		return nil, err
+		return nil, nil, err
 	}
 	switch m := m.(type) {
 	case *Welcome:
-		c := &Client{
-			url:     url,
-			ws:      ws,
-			welcome: *m,
-			in:      make(chan Message, o.Queue),
-			done:    make(chan struct{}),
-			readEnd: make(chan struct{}),
-		}
-		if l := m.Limits; l != nil {
-			// the join spent one of the burst's tokens
-			burst := max(1, float64(l.MessageBurst)*paceMargin-1)
-			c.pace = &bucket{rate: l.MessageRate * paceMargin, burst: burst}
-		}
-		go c.readLoop()
-		return c, nil
+		return ws, m, nil
 	case *Error:
 		_ = ws.close()
-		return nil, &RemoteError{Code: m.Code, Message: m.Message}
+		return nil, nil, &RemoteError{Code: m.Code, Message: m.Message}
 	default:
 		_ = ws.closeNow()
-		return nil, fmt.Errorf("%w: got %s before welcome", ErrInvalid, m.Type())
+		return nil, nil, fmt.Errorf("%w: got %s before welcome", ErrInvalid, m.Type())
 	}
+}
+
+// resume takes the rank's seat back through a server of the list, the
+// one at avoid last: its server was lost or moved it. It tries for
+// ResumeWait.
+func (c *Client) resume(avoid string) error {
+	j := *c.join
+	rank := c.welcome.Rank
+	j.Rank, j.Resume = &rank, c.welcome.Resume
+	order := make([]string, 0, len(c.urls))
+	for _, u := range c.urls {
+		if u != avoid {
+			order = append(order, u)
+		}
+	}
+	order = append(order, avoid) // the same server may be back, or alone
+	deadline := time.Now().Add(c.wait)
+	var last error
+	for time.Now().Before(deadline) {
+		for _, u := range order {
+			ctx, cancel := context.WithTimeout(context.Background(), min(5*time.Second, time.Until(deadline)))
+			ws, w, err := joinAt(ctx, u, &j)
+			cancel()
+			select {
+			case <-c.done:
+				if ws != nil {
+					_ = ws.closeNow()
+				}
+				return ErrClosed
+			default:
+			}
+			if err == nil {
+				c.wsMu.Lock()
+				c.ws, c.url = ws, u
+				close(c.moved)
+				c.moved = make(chan struct{})
+				c.wsMu.Unlock()
+				_ = w // the seat's key stays what the first Welcome gave
+				return nil
+			}
+			var re *RemoteError
+			if errors.As(err, &re) && re.Code != CodeShutdown && re.Code != CodeInternal && re.Code != CodeTooManyConns {
+				return err // the seat is not there to take back
+			}
+			last = err
+		}
+		t := time.NewTimer(250 * time.Millisecond)
+		select {
+		case <-c.done:
+			t.Stop()
+			return ErrClosed
+		case <-t.C:
+		}
+	}
+	return fmt.Errorf("resume rank %d of %s: no server took it back within %v: %w", rank, j.Job, c.wait, last)
+}
+
+// transport is the current server connection, and the channel closed
+// when it is replaced.
+func (c *Client) transport() (transport, chan struct{}) {
+	c.wsMu.Lock()
+	defer c.wsMu.Unlock()
+	return c.ws, c.moved
 }
 
 func readMessage(ctx context.Context, ws transport) (Message, error) {
@@ -170,18 +299,38 @@ func (c *Client) readLoop() {
 	defer close(c.in)
 	var last *Error
 	for {
-		m, err := readMessage(context.Background(), c.ws)
+		ws, _ := c.transport()
+		m, err := readMessage(context.Background(), ws)
+		if err == nil {
+			if _, ok := m.(*Move); ok && c.welcome.Resume != "" {
+				_ = ws.close()
+				err = errMoved
+			}
+		}
 		if err != nil {
 			select {
 			case <-c.done:
 				err = ErrClosed // Close ended the connection
 			default:
-				if last != nil && last.Code != CodeRankAbsent {
+				_ = ws.closeNow()
+				if c.welcome.Resume != "" && (last == nil || last.Code == CodeRankAbsent || last.Code == CodeShutdown) {
+					// a server of a cluster went (or moved us): the seat
+					// waits at another
+					c.wsMu.Lock()
+					at := c.url
+					c.wsMu.Unlock()
+					rerr := c.resume(at)
+					if rerr == nil {
+						last = nil
+						continue
+					}
+					err = fmt.Errorf("%w (after %v)", rerr, err)
+				} else if last != nil && last.Code != CodeRankAbsent {
 					err = &RemoteError{Code: last.Code, Message: last.Message}
 				}
 			}
 			c.setErr(err)
-			_ = c.ws.closeNow()
+			_ = ws.closeNow()
 			return
 		}
 		if e, ok := m.(*Error); ok {
@@ -196,6 +345,9 @@ func (c *Client) readLoop() {
 	}
 }
 
+// errMoved is the end of a connection whose server moved the rank.
+var errMoved = errors.New("server moved the rank to another (drain)")
+
 func (c *Client) setErr(err error) {
 	c.mu.Lock()
 	if c.err == nil {
@@ -207,8 +359,12 @@ func (c *Client) setErr(err error) {
 // Welcome returns the server's answer to the join.
 func (c *Client) Welcome() Welcome { return c.welcome }
 
-// URL is the server endpoint the client dialed.
-func (c *Client) URL() string { return c.url }
+// URL is the endpoint of the server the client is connected through.
+func (c *Client) URL() string {
+	c.wsMu.Lock()
+	defer c.wsMu.Unlock()
+	return c.url
+}
 
 // Rank is this client's rank.
 func (c *Client) Rank() int { return c.welcome.Rank }
@@ -263,7 +419,27 @@ func (c *Client) Send(ctx context.Context, m Message) error {
 	if err := c.waitPace(ctx); err != nil {
 		return err
 	}
-	return c.ws.write(ctx, data)
+	for {
+		ws, moved := c.transport()
+		err := ws.write(ctx, data)
+		if err == nil || c.welcome.Resume == "" {
+			return err
+		}
+		// its server is gone: the reader takes the seat back through
+		// another, then the message goes there
+		select {
+		case <-moved:
+		case <-c.readEnd:
+			if e := c.Err(); e != nil {
+				return e
+			}
+			return err
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-c.done:
+			return ErrClosed
+		}
+	}
 }
 
 // waitPace waits until sending one more message keeps the client inside
@@ -297,7 +473,8 @@ func (c *Client) Close() error {
 	err := ErrClosed
 	c.closeOnce.Do(func() {
 		close(c.done)
-		err = c.ws.close()
+		ws, _ := c.transport()
+		err = ws.close()
 		<-c.readEnd
 		if errors.Is(err, context.Canceled) {
 			err = nil

@@ -4,7 +4,8 @@ package signaling
 
 import (
 	"context"
-	"crypto/rand"
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/binary"
@@ -442,35 +443,71 @@ func (s *Server) reseat(j *job, from, to *conn) {
 }
 
 // resume gives c the seat of m.Rank in j, whose key m.Resume names: the
-// rank's previous connection went with its server. Server.mu is held.
-func (s *Server) resume(c *conn, j *job, m *Join) *Error {
+// rank's previous connection went with its server. The job's saved state
+// may be older than the rank's admission (saves wait a moment, save), so
+// a seat the state holds no rank in is taken back too, the key being the
+// proof the rank was admitted; a job the server has no state of at all is
+// made afresh from the token. Server.mu is held.
+func (s *Server) resume(c *conn, j *job, m *Join, claims Claims) *Error {
 	r := *m.Rank
-	if j == nil || r >= len(j.members) || j.members[r] == nil || r >= len(j.keys) ||
-		subtle.ConstantTimeCompare([]byte(j.keys[r]), []byte(m.Resume)) != 1 {
-		return &Error{Code: CodeResumeRefused, Message: fmt.Sprintf("rank %d has no seat to take back: it left, was declared failed, or its key is wrong", r)}
+	if subtle.ConstantTimeCompare([]byte(resumeKey(s.cfg.Secret, claims, r)), []byte(m.Resume)) != 1 || r >= claims.Limit() {
+		return &Error{Code: CodeResumeRefused, Message: fmt.Sprintf("rank %d has no seat to take back: the key is wrong", r)}
+	}
+	if j == nil {
+		if len(s.jobs) >= s.cfg.MaxJobs {
+			return &Error{Code: CodeTooManyJobs, Message: fmt.Sprintf("server holds %d jobs", s.cfg.MaxJobs)}
+		}
+		j = &job{id: m.Job, claims: claims, members: make([]*conn, claims.Size),
+			kinds: make([]ClientKind, claims.Size), prints: make([]string, claims.Size), hosts: make([]string, claims.Size)}
+		s.jobs[m.Job] = j
+	}
+	if why, failed := j.failed[r]; failed {
+		return &Error{Code: CodeDeclaredFailed, Message: truncate(fmt.Sprintf("rank %d was declared failed and cannot rejoin the job (%s)", r, why))}
+	}
+	for len(j.members) <= r { // a late rank the state is too old to know
+		j.members, j.kinds, j.prints, j.hosts = append(j.members, nil), append(j.kinds, ""), append(j.prints, ""), append(j.hosts, "")
 	}
 	old := j.members[r]
-	w, _ := Encode(s.welcome(j, r, j.claims, true))
+	if old == nil {
+		// a seat the saved state did not know taken: the rank is back
+		// as it was, without a second Welcome's worth of news for others
+		j.members[r], j.kinds[r], j.prints[r], j.hosts[r] = c, m.Kind, m.Fingerprint, m.Host
+		j.present++
+		j.expires = max(j.expires, claims.Expires)
+		c.job, c.rank, c.kind, c.print = j, r, m.Kind, m.Fingerprint
+		s.saveSoon(j)
+	}
+	w, _ := Encode(s.welcome(j, r, claims, true))
 	c.qmu.Lock()
 	c.queue = append(c.queue, w) // before what waited for the rank
 	c.queued += len(w)
 	c.qmu.Unlock()
-	s.reseat(j, old, c)
-	old.kill(nil, true)
+	if old != nil {
+		s.reseat(j, old, c)
+		old.kill(nil, true)
+	}
 	s.resumed.Add(1)
 	s.log.Info("rank resumed", "job", j.id, "rank", r, "remote", c.remote)
 	select {
 	case c.wake <- struct{}{}:
 	default:
 	}
+	if old == nil && !j.started && j.present == j.claims.Size {
+		s.formed(j) // the state predates the last joins: it forms now
+	}
 	return nil
 }
 
-// newResumeKey makes a seat's resume key.
-func newResumeKey() string {
-	var b [18]byte
-	_, _ = rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
+// resumeDomain separates resume keys from any other use of the secret.
+const resumeDomain = "meshmpi-signal-resume-v1\x00"
+
+// resumeKey is the key of seat rank of the job of claims: a MAC under the
+// server's secret, so every server of the cluster can check it without
+// any state, and only the rank its Welcome went to knows it.
+func resumeKey(secret []byte, claims Claims, rank int) string {
+	h := hmac.New(sha256.New, secret)
+	fmt.Fprintf(h, "%s%s\x00%d\x00%d\x00%d", resumeDomain, claims.Job, claims.Size, claims.Expires, rank)
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:18])
 }
 
 // jobState is what a job's home saves for the server that takes it over.
@@ -483,7 +520,7 @@ type jobState struct {
 	Kinds    []ClientKind   `json:"kinds"`
 	Prints   []string       `json:"prints"`
 	Hosts    []string       `json:"hosts"`
-	Keys     []string       `json:"keys"` // "" where no rank is present
+	Present  []bool         `json:"present"` // by rank
 	Failed   map[int]string `json:"failed,omitempty"`
 	Names    map[string]struct {
 		Port string `json:"port"`
@@ -498,6 +535,19 @@ func (s *Server) saveSoon(j *job) {
 		return
 	}
 	j.saving = time.AfterFunc(saveDelay, func() { s.save(j) })
+}
+
+// saveNow saves j's state before the caller goes on: a job's formation
+// is saved before any rank hears of it, so a server that takes the job
+// over never forms it twice. Server.mu is held: one short write.
+func (s *Server) saveNow(j *job) {
+	if s.cfg.Cluster == nil {
+		return
+	}
+	data, _ := json.Marshal(j.state())
+	if err := s.cfg.Cluster.SaveJob(j.id, data); err != nil {
+		s.log.Error("job state not saved", "job", j.id, "err", err)
+	}
 }
 
 // saveDelay gathers a job's changes into one save: a job forming costs a
@@ -537,11 +587,9 @@ func (s *Server) save(j *job) {
 // state is j's jobState. Server.mu is held.
 func (j *job) state() *jobState {
 	st := &jobState{Claims: j.claims, Started: j.started, Aborted: j.aborted, Expires: j.expires, Departed: j.departed,
-		Kinds: j.kinds, Prints: j.prints, Hosts: j.hosts, Keys: make([]string, len(j.members)), Failed: j.failed}
+		Kinds: j.kinds, Prints: j.prints, Hosts: j.hosts, Present: make([]bool, len(j.members)), Failed: j.failed}
 	for r, m := range j.members {
-		if m != nil && r < len(j.keys) {
-			st.Keys[r] = j.keys[r]
-		}
+		st.Present[r] = m != nil
 	}
 	if len(j.names) > 0 {
 		st.Names = make(map[string]struct {
@@ -569,7 +617,7 @@ func (s *Server) restore(id string) error {
 	if err := json.Unmarshal(data, &st); err != nil {
 		return fmt.Errorf("job %s state: %w", id, err)
 	}
-	n := len(st.Keys)
+	n := len(st.Present)
 	if n < st.Claims.Size || n > st.Claims.Limit() || len(st.Kinds) != n || len(st.Prints) != n || len(st.Hosts) != n {
 		return fmt.Errorf("job %s state: %d seats for size %d: %w", id, n, st.Claims.Size, ErrInvalid)
 	}
@@ -579,9 +627,9 @@ func (s *Server) restore(id string) error {
 		return nil
 	}
 	j := &job{id: id, claims: st.Claims, started: st.Started, aborted: st.Aborted, expires: st.Expires, departed: st.Departed,
-		members: make([]*conn, n), kinds: st.Kinds, prints: st.Prints, hosts: st.Hosts, keys: st.Keys, failed: st.Failed}
-	for r, key := range st.Keys {
-		if key == "" {
+		members: make([]*conn, n), kinds: st.Kinds, prints: st.Prints, hosts: st.Hosts, failed: st.Failed}
+	for r, present := range st.Present {
+		if !present {
 			continue
 		}
 		p := newWireConn(s, nil, "resuming")

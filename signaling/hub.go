@@ -55,10 +55,8 @@ type job struct {
 	// (telemetry_server.go).
 	tele *jobTele
 
-	// In a cluster (Config.Cluster): keys are the seats' resume keys
-	// (Welcome.Resume), by rank; saving is set while a save of the job's
-	// state waits (saveSoon).
-	keys   []string
+	// saving is set while a save of the job's state waits (saveSoon; in
+	// a cluster only).
 	saving *time.Timer
 }
 
@@ -201,7 +199,7 @@ func (s *Server) join(c *conn, m *Join) *Error {
 		if j != nil && !j.claims.sameShape(claims) {
 			return &Error{Code: CodeJobMismatch, Message: "token's size, max, settings or seating differ from the job's"}
 		}
-		return s.resume(c, j, m)
+		return s.resume(c, j, m, claims)
 	}
 	if want != nil && *want >= claims.Size && (j == nil || !j.started) {
 		return &Error{Code: CodeBadRank, Message: fmt.Sprintf("rank %d is a late rank of a job of size %d: late ranks join once the job formed, asking for no rank", *want, claims.Size)}
@@ -258,12 +256,18 @@ func (s *Server) join(c *conn, m *Join) *Error {
 	}
 	s.admit(c, j, m, claims, rank)
 	if j.present == claims.Size {
-		j.started = true
-		s.jobState(j, JobFormed, "")
-		s.broadcast(j.ready(), j.members)
-		s.log.Info("job ready", "job", j.id, "size", claims.Size, "max", j.claims.Limit())
+		s.formed(j)
 	}
 	return nil
+}
+
+// formed starts j: every rank of its world is present. Server.mu is held.
+func (s *Server) formed(j *job) {
+	j.started = true
+	s.saveNow(j)
+	s.jobState(j, JobFormed, "")
+	s.broadcast(j.ready(), j.members)
+	s.log.Info("job ready", "job", j.id, "size", j.claims.Size, "max", j.claims.Limit())
 }
 
 // admit seats c at rank of j and sends it its Welcome. Server.mu is held.
@@ -276,13 +280,7 @@ func (s *Server) admit(c *conn, j *job, m *Join, claims Claims, rank int) {
 	late := rank >= claims.Size
 	s.log.Info("rank joined", "job", j.id, "rank", rank, "size", claims.Size, "late", late, "kind", m.Kind, "remote", c.remote)
 	s.joinedRank(j, rank, m.Kind, m.Agent)
-	if s.cfg.Cluster != nil {
-		for len(j.keys) < len(j.members) {
-			j.keys = append(j.keys, "")
-		}
-		j.keys[rank] = newResumeKey()
-		s.saveSoon(j)
-	}
+	s.saveSoon(j)
 	c.send(s.welcome(j, rank, claims, false))
 }
 
@@ -300,8 +298,8 @@ func (s *Server) welcome(j *job, rank int, claims Claims, resumed bool) *Welcome
 		Limits: &Limits{MessageRate: s.cfg.MessageRate, MessageBurst: s.cfg.MessageBurst, MessageBytes: s.cfg.MaxMessageBytes},
 		Max:    j.maxField(), Late: rank >= claims.Size, Resumed: resumed,
 	}
-	if rank < len(j.keys) {
-		w.Resume = j.keys[rank]
+	if s.cfg.Cluster != nil {
+		w.Resume = resumeKey(s.cfg.Secret, claims, rank)
 	}
 	return w
 }

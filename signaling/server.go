@@ -284,6 +284,9 @@ func (s *Server) Close() error {
 	for c := range s.conns {
 		c.kill(&Error{Code: CodeShutdown, Message: "server shutting down"}, false)
 	}
+	for _, c := range s.remotes {
+		c.kill(nil, true) // their own servers close their websockets
+	}
 	s.mu.Unlock()
 	s.wg.Wait()
 	return nil
@@ -300,6 +303,7 @@ type Stats struct {
 	FailedJobs uint64               // jobs failed by a departure before they formed
 	Declared   uint64               // ranks declared failed (a peer lost its link to them, or no pong), counted in Departures too
 	LateJoins  uint64               // late ranks admitted to formed jobs that grow (Claims.Max), counted in Joins too
+	Resumed    uint64               // seats taken back through this server after a cluster server's loss (Join.Resume)
 	Relayed    uint64               // signals relayed
 	Sent       uint64               // messages queued to clients, of every type
 	Rejected   map[ErrorCode]uint64 // fatal and non-fatal errors sent, by code
@@ -329,7 +333,7 @@ func (s *Server) Stats() Stats {
 	s.mu.Unlock()
 	st.Joins, st.Relayed = s.joins.Load(), s.relayed.Load()
 	st.Departures, st.FailedJobs, st.Sent = s.departed.Load(), s.failedJobs.Load(), s.sent.Load()
-	st.Declared, st.LateJoins = s.declared.Load(), s.lateJoins.Load()
+	st.Declared, st.LateJoins, st.Resumed = s.declared.Load(), s.lateJoins.Load(), s.resumed.Load()
 	st.NameAnswers = s.nameAnswers.Load()
 	s.statsMu.Lock()
 	st.Rejected = make(map[ErrorCode]uint64, len(s.rejected))
