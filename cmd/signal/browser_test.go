@@ -69,7 +69,7 @@ func startUI(t testing.TB) *uiServer {
 	require.NoError(t, err)
 	ui, err := web.Handler(web.Options{WasmExec: exec, Programs: progs, Lab: &web.LabConfig{Secret: sec}})
 	require.NoError(t, err)
-	hs := httptest.NewServer(newHandler(srv, newRegistry(srv, nil, nil), ui))
+	hs := httptest.NewServer(newHandler(srv, newRegistry(srv, nil, nil), ui, nil))
 	t.Cleanup(func() {
 		_ = srv.Close()
 		hs.Close()

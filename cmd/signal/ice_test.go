@@ -36,7 +36,7 @@ func TestServeTURN(t *testing.T) {
 	srv, err := signaling.NewServer(sc.sig)
 	require.NoError(t, err)
 	defer srv.Close()
-	hs := httptest.NewServer(newHandler(srv, newRegistry(srv, ts, nil), nil))
+	hs := httptest.NewServer(newHandler(srv, newRegistry(srv, ts, nil), nil, nil))
 	defer hs.Close()
 
 	tok, err := signaling.Mint([]byte(secret), signaling.Claims{Job: "j", Size: 2, Expires: time.Now().Add(time.Hour).Unix()})

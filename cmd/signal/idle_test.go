@@ -29,7 +29,7 @@ func TestIdleKeepAliveClosed(t *testing.T) {
 	require.NoError(t, err)
 	srv, err := signaling.NewServer(sc.sig)
 	require.NoError(t, err)
-	hs := signaling.NewHTTPServer(newHandler(srv, newRegistry(srv, nil, nil), nil), sc.idle)
+	hs := signaling.NewHTTPServer(newHandler(srv, newRegistry(srv, nil, nil), nil, nil), sc.idle)
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	require.NoError(t, err)
 	served := make(chan error, 1)

@@ -118,6 +118,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/meshmpi/meshmpi/signaling"
+	"github.com/meshmpi/meshmpi/signaling/natsbus"
 	"github.com/meshmpi/meshmpi/turn"
 	"github.com/meshmpi/meshmpi/web"
 )
@@ -210,14 +211,15 @@ func splitList(s string) []string {
 }
 
 type serveConfig struct {
-	listen string
-	sig    signaling.Config
-	grace  time.Duration
-	idle   time.Duration // keep-alive HTTP connections without a request are closed after this
-	web    webConfig
-	ice    iceConfig
-	ui     uiConfig
-	tls    *tls.Config // nil: plain HTTP
+	listen  string
+	cluster clusterConfig
+	sig     signaling.Config
+	grace   time.Duration
+	idle    time.Duration // keep-alive HTTP connections without a request are closed after this
+	web     webConfig
+	ice     iceConfig
+	ui      uiConfig
+	tls     *tls.Config // nil: plain HTTP
 }
 
 // uiConfig is the jobs page's: who organizes, links, bounds.
@@ -265,6 +267,17 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	publicURL := f.str("public-url", "", "the scheme://host:port invites, QR codes and dashboard links name (e.g. https://lab.example:8443 behind a proxy); default: each request's own")
 	maxUpload := f.int("max-upload", 64<<20, "largest program (.wasm) the jobs page accepts, in bytes")
 	maxUIJobs := f.int("max-ui-jobs", 100, "jobs the jobs page holds at once (ended ones are kept an hour, dropped first when full)")
+	var cc clusterConfig
+	f.StringVar(&cc.url, "nats", env("nats", ""), "join a cluster of signaling servers over this NATS server (nats://host:4222, or a comma-separated list of a NATS cluster's)")
+	f.BoolVar(&cc.embedded, "nats-embedded", env("nats-embedded", "") == "true", "run a NATS server (with JetStream) in this process and join the cluster through it")
+	f.StringVar(&cc.listen, "nats-listen", env("nats-listen", "127.0.0.1:4222"), "the embedded NATS server's client address")
+	f.StringVar(&cc.clusterListen, "nats-cluster-listen", env("nats-cluster-listen", ""), "the embedded NATS server's route address, host:port, for the other machines' (empty: a single NATS node)")
+	f.StringVar(&cc.routes, "nats-routes", env("nats-routes", ""), "comma-separated routes to the other embedded NATS servers (nats-route://host:6222)")
+	f.StringVar(&cc.storeDir, "nats-store", env("nats-store", ""), "the embedded NATS server's JetStream directory (default: a temporary one)")
+	f.IntVar(&cc.replicas, "nats-replicas", 1, "replicas of the cluster's key-value buckets (3 in a 3-node NATS cluster survives a node's loss)")
+	f.StringVar(&cc.prefix, "nats-prefix", env("nats-prefix", "meshmpi"), "prefix of the cluster's NATS subjects and buckets (clusters sharing a NATS use different ones)")
+	f.DurationVar(&cc.timeout, "cluster-timeout", natsbus.DefaultTimeout, "silence after which a signaling server of the cluster counts as lost")
+	f.DurationVar(&cc.resumeGrace, "resume-grace", signaling.DefaultResumeGrace, "how long a lost server's ranks have to take their seats back through another")
 	if err := f.parse(args); err != nil {
 		return serveConfig{}, err
 	}
@@ -311,7 +324,14 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 		ip := net.ParseIP(host)
 		ui.loopback = strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback()
 	}
-	sc := serveConfig{listen: *listen, sig: cfg, grace: *grace, idle: *idle, web: wc, ice: ice, ui: ui}
+	if cc.url != "" && cc.embedded {
+		return serveConfig{}, errors.New("-nats and -nats-embedded exclude each other")
+	}
+	if cc.replicas < 1 || cc.replicas > 5 {
+		return serveConfig{}, errors.New("-nats-replicas must be in [1, 5]")
+	}
+	cfg.ResumeGrace = cc.resumeGrace
+	sc := serveConfig{listen: *listen, cluster: cc, sig: cfg, grace: *grace, idle: *idle, web: wc, ice: ice, ui: ui}
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return serveConfig{}, errors.New("-tls-cert and -tls-key go together")
 	}
@@ -327,7 +347,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 
 // newHandler serves the signaling server plus /healthz and /metrics, and
 // the browser UI (package web) when ui is not nil.
-func newHandler(srv *signaling.Server, reg *prometheus.Registry, ui http.Handler) http.Handler {
+func newHandler(srv *signaling.Server, reg *prometheus.Registry, ui http.Handler, health func() error) http.Handler {
 	mux := http.NewServeMux()
 	if ui != nil {
 		mux.Handle("/", ui)
@@ -336,6 +356,13 @@ func newHandler(srv *signaling.Server, reg *prometheus.Registry, ui http.Handler
 	mux.Handle("/admin/token", srv)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
+		if health != nil {
+			if err := health(); err != nil {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = io.WriteString(w, err.Error()+"\n")
+				return
+			}
+		}
 		_, _ = io.WriteString(w, "ok\n")
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -348,6 +375,7 @@ type statsCollector struct {
 	jobs, conns, joins, relayed, errs *prometheus.Desc
 	ranks, ended, departures, failed  *prometheus.Desc
 	sent, paths, declared, late       *prometheus.Desc
+	resumed                           *prometheus.Desc
 	records, recordBytes              *prometheus.Desc
 	uiJobs, poolWaiting               *prometheus.Desc
 	uijobs                            *web.Jobs // nil: no jobs page
@@ -371,6 +399,7 @@ func newStatsCollector(srv *signaling.Server, jobs *web.Jobs) *statsCollector {
 		declared:    d("declared_failed_total", "Ranks declared failed (fail-stop): a peer lost its link to them, or they stopped answering pings; counted in departures_total too."),
 		sent:        d("messages_sent_total", "Messages queued to clients, of every type."),
 		late:        d("late_joins_total", "Late ranks admitted to formed jobs that grow (a token's max), counted in joins_total too."),
+		resumed:     d("resumed_total", "Seats taken back through this server after a cluster server's loss or drain."),
 		paths:       d("links_total", "Links the ranks reported, by path: direct (host, server- or peer-reflexive candidates) or relay (through a TURN server).", "path"),
 		records:     d("job_records", "Job records kept for dashboards (states, telemetry rings, console tails, links)."),
 		recordBytes: d("job_record_bytes", "Approximate bytes of the job records kept for dashboards (bounded per job and in all)."),
@@ -381,7 +410,7 @@ func newStatsCollector(srv *signaling.Server, jobs *web.Jobs) *statsCollector {
 }
 
 func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.jobs, c.conns, c.joins, c.relayed, c.errs, c.ranks, c.ended, c.departures, c.failed, c.sent, c.paths, c.declared, c.late, c.records, c.recordBytes, c.uiJobs, c.poolWaiting} {
+	for _, d := range []*prometheus.Desc{c.jobs, c.conns, c.joins, c.relayed, c.errs, c.ranks, c.ended, c.departures, c.failed, c.sent, c.paths, c.declared, c.late, c.resumed, c.records, c.recordBytes, c.uiJobs, c.poolWaiting} {
 		ch <- d
 	}
 }
@@ -399,6 +428,7 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.declared, prometheus.CounterValue, float64(st.Declared))
 	ch <- prometheus.MustNewConstMetric(c.sent, prometheus.CounterValue, float64(st.Sent))
 	ch <- prometheus.MustNewConstMetric(c.late, prometheus.CounterValue, float64(st.LateJoins))
+	ch <- prometheus.MustNewConstMetric(c.resumed, prometheus.CounterValue, float64(st.Resumed))
 	ch <- prometheus.MustNewConstMetric(c.records, prometheus.GaugeValue, float64(st.Records))
 	ch <- prometheus.MustNewConstMetric(c.recordBytes, prometheus.GaugeValue, float64(st.RecordBytes))
 	if c.uijobs != nil {
@@ -456,6 +486,9 @@ type server struct {
 	ts   *turn.Server // nil: none
 	jobs *web.Jobs
 	tls  bool
+	// cluster is the NATS side of a server of a cluster (-nats,
+	// -nats-embedded); nil for a server of its own.
+	cluster *cluster
 }
 
 // startServer builds everything sc asks for and listens; serve then serves.
@@ -478,6 +511,12 @@ func startServer(ctx context.Context, sc serveConfig) (_ *server, err error) {
 		return nil, err
 	}
 	sc.sig.ICECredentials = withJobICE(sc.sig.ICECredentials, s.jobs)
+	if s.cluster, err = startCluster(ctx, sc.cluster, s.log); err != nil {
+		return nil, err
+	}
+	if s.cluster != nil {
+		sc.sig.Cluster = s.cluster.bus
+	}
 	if s.srv, err = signaling.NewServer(sc.sig); err != nil {
 		return nil, err
 	}
@@ -492,7 +531,13 @@ func startServer(ctx context.Context, sc serveConfig) (_ *server, err error) {
 	}
 	s.log.Info("browser UI", "programs", len(wo.Programs), "wasm_exec.js", wo.WasmExec != nil, "lab", wo.Lab != nil,
 		"organizer", organizerMode(sc))
-	s.hs = signaling.NewHTTPServer(newHandler(s.srv, newRegistry(s.srv, s.ts, s.jobs), ui), sc.idle)
+	reg := newRegistry(s.srv, s.ts, s.jobs)
+	var health func() error
+	if s.cluster != nil {
+		reg.MustRegister(newClusterCollector(s.cluster.bus))
+		health = s.cluster.bus.Healthy
+	}
+	s.hs = signaling.NewHTTPServer(newHandler(s.srv, reg, ui, health), sc.idle)
 	s.hs.ErrorLog = slog.NewLogLogger(s.log.Handler(), slog.LevelDebug) // TLS handshake failures and the like
 	s.hs.RegisterOnShutdown(s.jobs.Close)                               // volunteers' long polls end at once
 	if sc.tls != nil {
@@ -551,6 +596,15 @@ func (s *server) shutdown(grace time.Duration) error {
 	s.log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
+	if s.cluster != nil {
+		// a server of a cluster hands its jobs over and moves its
+		// ranks to the others before it stops
+		_ = s.ln.Close()
+		if err := s.srv.Drain(sctx); err != nil {
+			s.log.Error("drain", "err", err)
+		}
+		s.log.Info("drained")
+	}
 	err := s.hs.Shutdown(sctx) // stops accepting; websocket connections are hijacked
 	s.close()
 	if errors.Is(err, http.ErrServerClosed) {
@@ -575,6 +629,9 @@ func (s *server) close() {
 	}
 	if s.ts != nil {
 		_ = s.ts.Close()
+	}
+	if s.cluster != nil {
+		s.cluster.close()
 	}
 }
 

@@ -33,7 +33,7 @@ func TestServeHandler(t *testing.T) {
 	require.Equal(t, signaling.DefaultPingTimeout, sc.sig.PingTimeout)
 	srv, err := signaling.NewServer(sc.sig)
 	require.NoError(t, err)
-	hs := httptest.NewServer(newHandler(srv, newRegistry(srv, nil, nil), nil))
+	hs := httptest.NewServer(newHandler(srv, newRegistry(srv, nil, nil), nil, nil))
 	defer hs.Close()
 	defer srv.Close()
 

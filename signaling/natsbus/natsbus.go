@@ -386,3 +386,16 @@ func (b *Bus) closeConn() {
 		b.nc.Close()
 	}
 }
+
+// Jobs counts the jobs the cluster serves: the homes claimed.
+func (b *Bus) Jobs(ctx context.Context) (int, error) {
+	l, err := b.homes.ListKeys(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for range l.Keys() {
+		n++
+	}
+	return n, nil
+}
