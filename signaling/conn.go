@@ -428,11 +428,13 @@ func (c *conn) writeLoop() {
 
 // The heartbeat pings a websocket every PingInterval and drops it when a
 // pong takes longer than PingTimeout (Config.PingInterval). Its timer
-// fires on a grid of beatTicks(): a server's pings due within one tick go
-// out together, so 10,000 idle connections wake the server a few dozen
-// times per interval instead of 10,000 times (each wake-up of an idle
-// server costs it more than the ping's own write); a ping is late by a
-// tick at most.
+// fires on a grid of ticks, min(PingInterval, PingTimeout)/beatTicks
+// apart (125 ms by default): a server's pings due within one tick go out
+// together and their pongs come back together, so 10,000 idle
+// connections wake the server 16 times per interval instead of 10,000
+// times (the scheduler's share of an idle server's CPU halved:
+// docs/signaling-load.md). A ping is late by a tick at most, and so is
+// the drop of a peer whose pong does not come.
 const beatTicks = 16
 
 // startBeat arms the heartbeat of a websocket conn: its first ping is
@@ -511,19 +513,31 @@ func (c *conn) heartbeat() {
 	err := c.wire.ping(context.Background())
 
 	c.beatMu.Lock()
-	defer c.beatMu.Unlock()
 	if c.beatDone || !c.pingSent.Equal(sent) {
+		c.beatMu.Unlock()
 		return // the pong came too late, or the connection ended
 	}
 	c.pingSent = time.Time{}
 	if err != nil {
-		return // closed: the reader sees it too
+		c.beatDone = true
+		c.beatMu.Unlock()
+		if !errors.Is(err, net.ErrClosed) {
+			// the ping could not go (a write held the socket past
+			// coder/websocket's 5 s for a control frame): a peer
+			// that does not read. A closed connection is the
+			// reader's to end (a rank that left cleanly is not a
+			// frozen one)
+			c.noPong()
+		}
+		return
 	}
 	c.pingAt = sent.Add(c.s.cfg.PingInterval)
 	c.beat.Reset(c.untilTick(c.pingAt))
+	c.beatMu.Unlock()
 }
 
-// noPong drops c, whose pong did not come within PingTimeout.
+// noPong drops c, whose pong did not come within PingTimeout, unless it
+// is closing anyway.
 func (c *conn) noPong() {
 	if c.isKilled() {
 		return
