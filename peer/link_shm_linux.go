@@ -716,7 +716,3 @@ func (l *shmLink) Counts() (sent, received int64, closed bool) {
 func mapShm(f *os.File, size int) ([]byte, error) {
 	return syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 }
-
-// osYield gives the thread's core to another thread that waits for it,
-// if one does (sched_yield(2)).
-func osYield() { _, _, _ = syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }

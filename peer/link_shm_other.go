@@ -41,7 +41,3 @@ func (*HostListener) Accept(context.Context) (Link, error) { return nil, ErrNotS
 func DialHost(_ context.Context, cfg HostConfig, _ string) (Link, error) {
 	return nil, fmt.Errorf("%s: %w", cfg.Name, ErrNotSupported)
 }
-
-// osYield does nothing: no build but Linux's has polled links
-// (poll.go), so SpinPoll never spins.
-func osYield() {}
