@@ -52,21 +52,11 @@ func startCluster(ctx context.Context, cc clusterConfig, log *slog.Logger) (*clu
 		log.Info("embedded NATS server", "url", url, "cluster", cc.clusterListen, "routes", cc.routes)
 	}
 	// a NATS cluster elects its JetStream leaders after its routes
-	// connect: wait for the buckets as long as that takes
+	// connect: New waits for them, up to a minute
 	bctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	var err error
-	for {
-		c.bus, err = natsbus.New(bctx, natsbus.Options{URL: url, Prefix: cc.prefix, Replicas: cc.replicas, Timeout: cc.timeout, Logger: log})
-		if err == nil || bctx.Err() != nil {
-			break
-		}
-		log.Info("waiting for the cluster's NATS", "err", err)
-		select {
-		case <-bctx.Done():
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+	c.bus, err = natsbus.New(bctx, natsbus.Options{URL: url, Prefix: cc.prefix, Replicas: cc.replicas, Timeout: cc.timeout, Logger: log})
 	if err != nil {
 		c.close()
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -28,6 +29,8 @@ type EmbeddedOptions struct {
 	// StoreDir holds JetStream's files (default: a new temporary
 	// directory, removed by Shutdown).
 	StoreDir string
+	// Log sends the NATS server's own log to stderr.
+	Log bool
 }
 
 // Embedded is a NATS server with JetStream, running in this process.
@@ -56,7 +59,7 @@ func StartEmbedded(o EmbeddedOptions) (*Embedded, error) {
 	}
 	opts := &server.Options{
 		ServerName: o.Name, Host: host, Port: port, JetStream: true, StoreDir: o.StoreDir,
-		NoLog: true, NoSigs: true, MaxPayload: 8 << 20,
+		NoLog: !o.Log, NoSigs: true,
 	}
 	if o.ClusterListen != "" {
 		ch, cp, err := splitHostPort(o.ClusterListen)
@@ -68,13 +71,17 @@ func StartEmbedded(o EmbeddedOptions) (*Embedded, error) {
 			opts.Routes = append(opts.Routes, server.RoutesFromStr(r)...)
 		}
 		if opts.ServerName == "" {
-			opts.ServerName = "meshmpi-" + o.ClusterListen
+			// a JetStream cluster names its peers: one per route address
+			opts.ServerName = "meshmpi-" + strings.NewReplacer(":", "-", ".", "-", "[", "", "]", "").Replace(o.ClusterListen)
 		}
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		e.cleanup()
 		return nil, fmt.Errorf("natsbus: embedded NATS: %w", err)
+	}
+	if o.Log {
+		srv.ConfigureLogger()
 	}
 	go srv.Start()
 	if !srv.ReadyForConnections(30 * time.Second) {

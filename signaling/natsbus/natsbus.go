@@ -117,11 +117,25 @@ func New(ctx context.Context, o Options) (*Bus, error) {
 		kv   *jetstream.KeyValue
 		name string
 	}{{&b.homes, "homes"}, {&b.states, "jobs"}} {
-		*kv.kv, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket: o.Prefix + "_" + kv.name, History: 1, Storage: jetstream.MemoryStorage, Replicas: o.Replicas})
+		cfg := jetstream.KeyValueConfig{Bucket: o.Prefix + "_" + kv.name, History: 1, Storage: jetstream.MemoryStorage, Replicas: o.Replicas}
+		for {
+			// a NATS cluster answers JetStream requests once it elected
+			// its leader: ask again until then, each time briefly
+			actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			*kv.kv, err = js.CreateOrUpdateKeyValue(actx, cfg)
+			cancel()
+			if err == nil || ctx.Err() != nil {
+				break
+			}
+			log.Info("waiting for JetStream", "bucket", cfg.Bucket, "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
 		if err != nil {
 			b.closeConn()
-			return nil, fmt.Errorf("natsbus: bucket %s_%s: %w", o.Prefix, kv.name, err)
+			return nil, fmt.Errorf("natsbus: bucket %s: %w", cfg.Bucket, err)
 		}
 	}
 	return b, nil
