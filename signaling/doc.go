@@ -26,9 +26,12 @@
 //	type     direction  data
 //	join     C→S        job, token, rank? (requested), kind (native|browser|wasi), fingerprint?,
 //	                    host? (opaque host identity, ≤ 64 bytes), agent? (what runs the rank: a user
-//	                    agent, ≤ 256 bytes)
+//	                    agent, ≤ 256 bytes), resume? (take seat rank back: its key; see Clusters)
 //	welcome  S→C        protocol, job, rank, size, iceServers?, settings?, limits? (rate, burst, bytes),
-//	                    max?, late?                 (max: the job may grow to max ranks; late: rank ≥ size)
+//	                    max?, late?, resume?, resumed?  (max: the job may grow to max ranks; late: rank ≥
+//	                                                 size; resume: the seat's key, from a cluster's servers;
+//	                                                 resumed: the join took a seat back)
+//	move     S→C        reason?                     (the server drains: resume through another; see Clusters)
 //	ready    S→C        size, kinds[rank], fingerprints[rank]?, hosts[rank]?, max?  (all N ranks present;
 //	                                                 a late rank's covers every rank admitted, itself included)
 //	joined   S→C        rank, kind, fingerprint?, host?  (a late rank joined the formed job; see Growth)
@@ -391,6 +394,36 @@
 // NewHTTPServer, an idle keep-alive connection closes after 30 s
 // (TestIdleKeepAliveClosed in cmd/signal), a request must arrive within 30
 // s and its answer leave within 2 minutes.
+//
+// # Clusters
+//
+// Servers given a Bus (Config.Cluster; package natsbus over NATS, `signal
+// serve -nats URL` or `-nats-embedded`) form a cluster: a rank may join
+// any of them. Each job has one home server, agreed through the bus (the
+// first server a join reaches claims it); the others bridge their ranks'
+// websockets to the home (the rank's messages go there as they came, the
+// home's answers come back) so the job's hub state — seats, names,
+// failures, growth — lives in one place and the protocol is unchanged. The
+// home saves the job's state on the bus (a moment after each change, and
+// before Ready goes out).
+//
+// A cluster's Welcome carries the seat's resume key (a MAC of the job,
+// its size and expiry and the rank under the servers' shared secret: any
+// server checks it, no state needed). A client given several server URLs
+// (comma-separated) reconnects when its server is lost, or tells it to
+// move (drain), and joins with resume: its seat, its queued messages and
+// its names are handed over, its links are untouched. A server that
+// stops beating on the bus is lost for the others within its timeout
+// (3 s by default): seats of the ranks it held wait ResumeGrace (15 s)
+// for them, and the jobs it was home of move to the first live server
+// that needs them, which loads their state; a seat the state is too old
+// to hold is taken back on its key alone. Messages in flight at the loss
+// (sent to or through the lost server, up to its detection) are lost: a
+// link set-up caught in it fails as with a lost peer, and links set up
+// after the loss work (TestClusterServerKilled). A server that drains
+// (Drain, SIGTERM) saves its jobs, leaves the bus at once and moves its
+// ranks. Known limits: a job that ended is remembered by its home only;
+// viewers' records (Telemetry) stay with the server that made them.
 //
 // # Wasm
 //
