@@ -634,11 +634,9 @@ type acceptBuffers struct{ http.ResponseWriter }
 
 // Hijack implements http.Hijacker.
 func (w acceptBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	hj, ok := w.ResponseWriter.(http.Hijacker)
-	if !ok {
-		return nil, nil, http.ErrNotSupported
-	}
-	nc, brw, err := hj.Hijack()
+	// (through any wrappers that unwrap to net/http's, as Accept's own
+	// hijack would)
+	nc, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
 	if err != nil {
 		return nil, nil, err
 	}
