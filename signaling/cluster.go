@@ -177,6 +177,9 @@ const maxHomes = 1 << 14
 // (data as it came), a bridge to j's job's home if that is another
 // server, and reports whether it did.
 func (s *Server) bridgeJoin(c *conn, j *Join, data []byte) bool {
+	if _, err := VerifyToken(s.cfg.Secret, j.Token, j.Job, time.Now()); err != nil {
+		return false // refused here: only a job's own ranks claim it a home
+	}
 	home, err := s.home(j.Job)
 	if err != nil {
 		c.kill(&Error{Code: CodeInternal, Message: truncate("cluster: " + err.Error())}, false)
