@@ -15,7 +15,7 @@
 // a world of one rank.
 //
 // The package needs cgo: built without it (CGO_ENABLED=0, js, wasip1) it
-// is empty.
+// is empty, and meshrun says C WASI ranks need a cgo build.
 //
 // # How calls cross
 //
@@ -83,6 +83,23 @@
 //
 // Every other call of the header is a stub: a call is implemented when a
 // Go function exports mpiabi_Name (internal/gen looks).
+//
+// # WASI guests
+//
+// A C program compiled for wasm32-wasi (meshcc --target wasm32-wasi, or
+// meshrun -n 4 prog.c) imports every call from the module "mpi_abi";
+// wasm/host serves them from the meshmpi rank it runs natively for its
+// guest, through the same mpiabi_ functions (wasi.go, wasi_gen.go, made by
+// internal/gen from calls.txt): guest pointers become host addresses
+// (range-checked; guest memory is reserved up to its maximum so it never
+// moves under a pending operation), handles and MPI_Aint values and arrays
+// are widened from wasm32's 32 bits and written back, and the C long
+// types map to their 32-bit peers. MPI_Op_create functions and attribute
+// copy and delete functions are called back in the guest (wasi_callback.go)
+// through helpers mpi_wasi.h defines in it; error-handler, generalized
+// request and data-representation callbacks are MPI_ERR_UNSUPPORTED_OPERATION.
+// The package keeps one rank's state per process, so each C WASI rank is a
+// process of its own.
 //
 // # Errors
 //

@@ -32,7 +32,10 @@ const usage = `usage:
       it) carries the job and the token
 
 The target is a Go package (directory, ./ or ../ path, .go file, import
-path), built once with go build, an executable, or a wasip1 module (.wasm).
+path), built once with go build, an executable, a wasip1 module (.wasm), or
+a C program (prog.c, compiled by meshcc against the MPI standard ABI: WASI
+ranks under wazero, --native processes; a .wasm that imports mpi_abi runs
+as C WASI ranks).
 A package runs as WASI ranks under wazero inside meshrun (built once for
 GOOS=wasip1, compiled once), an executable as native processes. Flags go before it;
 arguments after it go to every rank. A -- ends meshrun's flags, before the
