@@ -432,9 +432,9 @@ func (c *conn) writeLoop() {
 // apart (125 ms by default): a server's pings due within one tick go out
 // together and their pongs come back together, so 10,000 idle
 // connections wake the server 16 times per interval instead of 10,000
-// times (the scheduler's share of an idle server's CPU halved:
-// docs/signaling-load.md). A ping is late by a tick at most, and so is
-// the drop of a peer whose pong does not come.
+// times (an eighth less CPU for an idle server: docs/signaling-load.md).
+// A ping is late by a tick at most, and so is the drop of a peer whose
+// pong does not come.
 const beatTicks = 16
 
 // startBeat arms the heartbeat of a websocket conn: its first ping is
