@@ -982,16 +982,12 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag) {
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag) WEAK(PMPI_Comm_test_inter);
 
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size) {
-	(void)comm;
-	(void)size;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_remote_size");
+	return mpiabi_Comm_remote_size((uintptr_t)comm, (uintptr_t)size);
 }
 int MPI_Comm_remote_size(MPI_Comm comm, int *size) WEAK(PMPI_Comm_remote_size);
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) {
-	(void)comm;
-	(void)group;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_remote_group");
+	return mpiabi_Comm_remote_group((uintptr_t)comm, (uintptr_t)group);
 }
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group) WEAK(PMPI_Comm_remote_group);
 
@@ -1016,13 +1012,7 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) {
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used) WEAK(PMPI_Comm_get_info);
 
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) {
-	(void)local_comm;
-	(void)local_leader;
-	(void)peer_comm;
-	(void)remote_leader;
-	(void)tag;
-	(void)newintercomm;
-	return mpiabi_unsupported((uintptr_t)local_comm, (char *)"MPI_Intercomm_create");
+	return mpiabi_Intercomm_create((uintptr_t)local_comm, local_leader, (uintptr_t)peer_comm, remote_leader, tag, (uintptr_t)newintercomm);
 }
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) WEAK(PMPI_Intercomm_create);
 
@@ -1040,10 +1030,7 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, M
 int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm) WEAK(PMPI_Intercomm_create_from_groups);
 
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
-	(void)intercomm;
-	(void)high;
-	(void)newintracomm;
-	return mpiabi_unsupported((uintptr_t)intercomm, (char *)"MPI_Intercomm_merge");
+	return mpiabi_Intercomm_merge((uintptr_t)intercomm, high, (uintptr_t)newintracomm);
 }
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) WEAK(PMPI_Intercomm_merge);
 

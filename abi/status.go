@@ -126,15 +126,3 @@ func mpiabi_Comm_call_errhandler(comm uintptr, code int32) C.int {
 	}
 	return errSuccess
 }
-
-//export mpiabi_Comm_test_inter
-func mpiabi_Comm_test_inter(comm, flag uintptr) C.int {
-	if _, err := lookupComm(comm); err != nil {
-		return raise(comm, "MPI_Comm_test_inter", err)
-	}
-	if flag == 0 {
-		return raise(comm, "MPI_Comm_test_inter", errorf(errArg, "flag is NULL"))
-	}
-	putInt(flag, 0) // the C binding makes no intercommunicators yet
-	return errSuccess
-}

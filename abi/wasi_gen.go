@@ -2710,11 +2710,31 @@ func wasi_Comm_test_inter(g *WASIGuest, s []uint64) {
 }
 
 func wasi_Comm_remote_size(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[0])), "MPI_Comm_remote_size")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := g.ptr(s[1])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_remote_size", err)))
+		return
+	}
+	r := mpiabi_Comm_remote_size(uintptr(a0), uintptr(a1))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Comm_remote_group(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[0])), "MPI_Comm_remote_group")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := g.handle(s[1])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_remote_group", err)))
+		return
+	}
+	r := mpiabi_Comm_remote_group(uintptr(a0), uintptr(a1))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Comm_set_name(g *WASIGuest, s []uint64) {
@@ -2775,7 +2795,21 @@ func wasi_Comm_get_info(g *WASIGuest, s []uint64) {
 }
 
 func wasi_Intercomm_create(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[0])), "MPI_Intercomm_create")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := int32(uint32(s[1]))
+	a2 := uintptr(uint32(s[2]))
+	a3 := int32(uint32(s[3]))
+	a4 := int32(uint32(s[4]))
+	a5 := g.handle(s[5])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Intercomm_create", err)))
+		return
+	}
+	r := mpiabi_Intercomm_create(uintptr(a0), int32(a1), uintptr(a2), int32(a3), int32(a4), uintptr(a5))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Intercomm_create_from_groups(g *WASIGuest, s []uint64) {
@@ -2783,7 +2817,18 @@ func wasi_Intercomm_create_from_groups(g *WASIGuest, s []uint64) {
 }
 
 func wasi_Intercomm_merge(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[0])), "MPI_Intercomm_merge")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := int32(uint32(s[1]))
+	a2 := g.handle(s[2])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Intercomm_merge", err)))
+		return
+	}
+	r := mpiabi_Intercomm_merge(uintptr(a0), int32(a1), uintptr(a2))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Group_size(g *WASIGuest, s []uint64) {

@@ -1,0 +1,82 @@
+/* mpich.c: the cases that running MPICH's test suite (test/mpi: pt2pt,
+ * coll, comm, group, topo) against the binding found wrong or missing,
+ * each checked on its own so that a regression names itself. Run on 2 to
+ * 4 ranks; prints "mpich ok" at rank 0. */
+#include <mpi.h>
+#include <string.h>
+#include "check.h"
+
+static int rank, size;
+
+/* Intercommunicators: MTestGetIntercomm builds them with
+ * MPI_Intercomm_create and MPI_Intercomm_merge. */
+static void intercomm(void)
+{
+    MPI_Comm half, inter, merged;
+    int color = rank % 2, flag, rsize, lsize, n;
+    MPI_Group rg;
+
+    if (size < 2)
+        return;
+    OK(MPI_Comm_split(MPI_COMM_WORLD, color, rank, &half));
+    OK(MPI_Comm_test_inter(half, &flag));
+    CHECK(!flag, "an intracommunicator tests as inter");
+    /* peer_comm is not significant at the non-leaders: MPI_COMM_NULL */
+    OK(MPI_Intercomm_create(half, 0, rank == 0 || rank == 1 ? MPI_COMM_WORLD : MPI_COMM_NULL,
+                            1 - color, 7, &inter));
+    OK(MPI_Comm_test_inter(inter, &flag));
+    CHECK(flag, "an intercommunicator tests as intra");
+    OK(MPI_Comm_size(inter, &lsize));
+    OK(MPI_Comm_remote_size(inter, &rsize));
+    CHECK(lsize == (size + 1 - color) / 2, "local size %d", lsize);
+    CHECK(rsize == size - lsize, "remote size %d, local %d", rsize, lsize);
+    OK(MPI_Comm_remote_group(inter, &rg));
+    OK(MPI_Group_size(rg, &n));
+    CHECK(n == rsize, "remote group size %d, remote size %d", n, rsize);
+    OK(MPI_Group_free(&rg));
+
+    /* the groups' rank 0s exchange over the intercommunicator */
+    int lrank;
+    OK(MPI_Comm_rank(inter, &lrank));
+    if (lrank == 0) {
+        int out = 100 + color, in = -1;
+        MPI_Status st;
+        OK(MPI_Sendrecv(&out, 1, MPI_INT, 0, 3, &in, 1, MPI_INT, 0, 3, inter, &st));
+        CHECK(in == 100 + (1 - color), "got %d", in);
+        CHECK(st.MPI_SOURCE == 0 && st.MPI_TAG == 3, "status source %d tag %d", st.MPI_SOURCE,
+              st.MPI_TAG);
+    }
+    /* a rooted collective: group 0's rank 0 is the root */
+    int v = color == 0 && lrank == 0 ? 42 : -1;
+    int root = color == 0 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    OK(MPI_Bcast(&v, 1, MPI_INT, root, inter));
+    if (color == 1)
+        CHECK(v == 42, "bcast over an intercommunicator gave %d", v);
+
+    OK(MPI_Intercomm_merge(inter, color, &merged));
+    OK(MPI_Comm_test_inter(merged, &flag));
+    CHECK(!flag, "a merged communicator tests as inter");
+    OK(MPI_Comm_size(merged, &n));
+    CHECK(n == size, "merged size %d", n);
+    int mrank;
+    OK(MPI_Comm_rank(merged, &mrank));
+    /* high = color: the even ranks (low) come first */
+    CHECK(color == 0 ? mrank < lsize : mrank >= rsize, "merged rank %d (color %d)", mrank, color);
+    OK(MPI_Comm_free(&merged));
+    OK(MPI_Comm_free(&inter));
+    OK(MPI_Comm_free(&half));
+}
+
+int main(int argc, char **argv)
+{
+    OK(MPI_Init(&argc, &argv));
+    OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    check_rank = rank;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    intercomm();
+    OK(MPI_Finalize());
+    if (rank == 0)
+        printf("mpich ok\n");
+    return 0;
+}
