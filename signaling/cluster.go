@@ -433,13 +433,10 @@ func (s *Server) reseat(j *job, from, to *conn) {
 		}
 	}
 	from.qmu.Lock()
-	queue, queued := from.queue, from.queued
+	queue := from.queue
 	from.queue, from.queued = nil, 0
 	from.qmu.Unlock()
-	to.qmu.Lock()
-	to.queue = append(to.queue, queue...)
-	to.queued += queued
-	to.qmu.Unlock()
+	to.push(queue...)
 	if from.grace != nil {
 		from.grace.Stop()
 	}
@@ -481,20 +478,13 @@ func (s *Server) resume(c *conn, j *job, m *Join, claims Claims) *Error {
 		s.saveSoon(j)
 	}
 	w, _ := Encode(s.welcome(j, r, claims, true))
-	c.qmu.Lock()
-	c.queue = append(c.queue, w) // before what waited for the rank
-	c.queued += len(w)
-	c.qmu.Unlock()
+	c.push(w) // before what waited for the rank
 	if old != nil {
 		s.reseat(j, old, c)
 		old.kill(nil, true)
 	}
 	s.resumed.Add(1)
 	s.log.Info("rank resumed", "job", j.id, "rank", r, "remote", c.remote)
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
 	if old == nil && !j.started && j.present == j.claims.Size {
 		s.formed(j) // the state predates the last joins: it forms now
 	}

@@ -245,6 +245,27 @@ func (c *conn) sendData(data []byte) {
 	}
 }
 
+// push queues messages already encoded and counted (a seat's, handed
+// over to the conn that takes it: reseat) in order, past the queue's
+// bounds, which they kept where they were, and starts the writer.
+func (c *conn) push(data ...[]byte) {
+	c.qmu.Lock()
+	for _, d := range data {
+		c.queue = append(c.queue, d)
+		c.queued += len(d)
+	}
+	if c.ws != nil {
+		c.startWriter()
+	}
+	c.qmu.Unlock()
+	if c.ws == nil {
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // startWriter starts a websocket conn's writer unless one runs or the
 // connection is closed. qmu is held.
 func (c *conn) startWriter() {

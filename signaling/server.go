@@ -59,12 +59,13 @@ type Config struct {
 	// takes longer than PingTimeout (a rank of a formed job is declared
 	// failed: its departure announced, itself evicted), so a frozen rank
 	// (SIGSTOP, a hung host) is gone for the server and every survivor
-	// within PingInterval+PingTimeout, 7 s by default. The survivors'
+	// within PingInterval+PingTimeout and a heartbeat tick (about 7.25 s
+	// by default). The survivors'
 	// links see it later: ICE's consent checks give up in about 6 s and
 	// the ICE restart that follows takes 6 s more (package peer), and a
 	// survivor with no link to it has nothing else to tell it. A live
 	// rank has PingTimeout to answer, however loaded its host.
-	PingInterval time.Duration // websocket ping period, default 4s
+	PingInterval time.Duration // websocket ping period, default 2s
 	PingTimeout  time.Duration // wait for a pong, default 5s
 	WriteTimeout time.Duration // one write, default 10s
 	MaxTokenTTL  time.Duration // longest TTL the admin endpoint mints, default 7 days
