@@ -28,12 +28,13 @@ const (
 const (
 	memJobs    = 20
 	memJobSize = 100 // memJobs*memJobSize joined connections
-	memBudget  = 40 << 10
+	memBudget  = 20 << 10 // issue 21's bar is 30 KB; 12.6 KB measured
 )
 
 // What a joined rank costs the server: 2,000 ranks in 20 formed jobs,
 // held by a child process so that only the server's side is measured
-// (the bar of issue 14: at most 40 KB each).
+// (the bar of issue 21: at most 30 KB each; held to 20 KB, 12.6 KB
+// measured, to keep the gain).
 func TestJoinedConnMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("2,000 websockets in -short mode")
@@ -84,7 +85,9 @@ func TestJoinedConnMemory(t *testing.T) {
 	t.Logf("%d joined websockets: %d B heap + %d B stack = %d B each on the server (%d goroutines each); RSS +%d B each",
 		n, perHeap, perStack, perHeap+perStack, (after.goroutines-before.goroutines)/int(n), (after.rss-before.rss)/n)
 	require.LessOrEqual(t, perHeap+perStack, uint64(memBudget))
-	require.LessOrEqual(t, after.goroutines-before.goroutines, 3*int(n), "goroutines per connection")
+	// one reader each, and a writer or a pong wait for some of them at
+	// any moment
+	require.LessOrEqual(t, after.goroutines-before.goroutines, 2*int(n), "goroutines per connection")
 }
 
 type memFigures struct {
