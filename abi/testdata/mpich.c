@@ -67,6 +67,28 @@ static void intercomm(void)
     OK(MPI_Comm_free(&half));
 }
 
+/* An empty message may name MPI_DATATYPE_NULL (pt2pt/recvnull), and
+ * MPI_COMM_NULL has a name (comm/commname). */
+static void nulls(void)
+{
+    MPI_Request req;
+    MPI_Status st;
+    char name[MPI_MAX_OBJECT_NAME];
+    int len;
+
+    OK(MPI_Irecv(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 10, MPI_COMM_WORLD, &req));
+    OK(MPI_Wait(&req, &st));
+    CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG, "status %d %d",
+          st.MPI_SOURCE, st.MPI_TAG);
+    OK(MPI_Recv(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 10, MPI_COMM_WORLD, &st));
+    CHECK(st.MPI_SOURCE == MPI_PROC_NULL, "status source %d", st.MPI_SOURCE);
+    OK(MPI_Send(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 10, MPI_COMM_WORLD));
+    CHECK(MPI_Send(NULL, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 10, MPI_COMM_WORLD) != MPI_SUCCESS,
+          "a count of 1 with MPI_DATATYPE_NULL");
+    OK(MPI_Comm_get_name(MPI_COMM_NULL, name, &len));
+    CHECK(strcmp(name, "MPI_COMM_NULL") == 0 && len == 13, "name of MPI_COMM_NULL: %s", name);
+}
+
 int main(int argc, char **argv)
 {
     OK(MPI_Init(&argc, &argv));
@@ -75,6 +97,7 @@ int main(int argc, char **argv)
     check_rank = rank;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     intercomm();
+    nulls();
     OK(MPI_Finalize());
     if (rank == 0)
         printf("mpich ok\n");
