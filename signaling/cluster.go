@@ -278,14 +278,8 @@ func (s *Server) deliver(from string, dg []byte) {
 			s.mu.Unlock()
 			return
 		}
-		c := newWireConn(s, busWire{s: s, server: from, id: id, job: job}, string(data))
-		s.remotes[key] = c
-		s.wg.Add(1)
+		s.remotes[key] = newWireConn(s, busWire{s: s, server: from, id: id, job: job}, string(data))
 		s.mu.Unlock()
-		go func() {
-			defer s.wg.Done()
-			c.writeLoop()
-		}()
 	case opFrame:
 		s.mu.Lock()
 		c := s.remotes[remoteKey{from, id}]

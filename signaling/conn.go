@@ -46,13 +46,13 @@ type conn struct {
 	// come back through its queue (cluster.go). Reader goroutine only.
 	bridge *bridge
 
-	// The outbound queue: send appends, writeLoop takes the whole batch.
+	// The outbound queue: send appends, the writer (write) takes the
+	// whole batch.
 	// A slice rather than a buffered channel of SendQueue entries, which
 	// would cost every idle connection SendQueue*24 bytes up front.
 	qmu    sync.Mutex
 	queue  [][]byte
-	queued int           // bytes in queue
-	wake   chan struct{} // cap 1: the queue is not empty (a bus conn's writeLoop)
+	queued int // bytes in queue
 	// A websocket conn's writer: writing says one runs, ended that one
 	// has closed the wire after kill (no other starts). Under qmu.
 	writing, ended bool
@@ -154,7 +154,6 @@ func newWireConn(s *Server, w wire, remote string) *conn {
 		s:           s,
 		wire:        w,
 		remote:      remote,
-		wake:        make(chan struct{}, 1),
 		killed:      make(chan struct{}),
 		bucket:      bucket{rate: s.cfg.MessageRate, burst: float64(s.cfg.MessageBurst)},
 	}
@@ -170,7 +169,7 @@ func (c *conn) kill(e *Error, hard bool) {
 			c.s.countRejected(e.Code)
 		}
 		close(c.killed)
-		if c.ws != nil {
+		if c.wire != nil {
 			c.qmu.Lock()
 			c.startWriter() // it sends e and closes
 			c.qmu.Unlock()
@@ -232,17 +231,9 @@ func (c *conn) sendData(data []byte) {
 	}
 	c.queue = append(c.queue, data)
 	c.queued += len(data)
-	if c.ws != nil {
-		c.startWriter()
-	}
+	c.startWriter()
 	c.qmu.Unlock()
 	c.s.sent.Add(1)
-	if c.ws == nil {
-		select {
-		case c.wake <- struct{}{}:
-		default:
-		}
-	}
 }
 
 // push queues messages already encoded and counted (a seat's, handed
@@ -254,22 +245,15 @@ func (c *conn) push(data ...[]byte) {
 		c.queue = append(c.queue, d)
 		c.queued += len(d)
 	}
-	if c.ws != nil {
-		c.startWriter()
-	}
+	c.startWriter()
 	c.qmu.Unlock()
-	if c.ws == nil {
-		select {
-		case c.wake <- struct{}{}:
-		default:
-		}
-	}
 }
 
-// startWriter starts a websocket conn's writer unless one runs or the
-// connection is closed. qmu is held.
+// startWriter starts the conn's writer unless one runs, the connection
+// is closed, or it has no wire (a seat waiting for its rank to resume:
+// its messages wait in its queue). qmu is held.
 func (c *conn) startWriter() {
-	if c.writing || c.ended {
+	if c.writing || c.ended || c.wire == nil {
 		return
 	}
 	c.writing = true
@@ -421,30 +405,6 @@ func (c *conn) serve(first bool) {
 	c.stopBeat()
 	c.abortWrites()
 	c.s.unregister(c)
-}
-
-// writeLoop is a bus conn's writer (cluster.go): it writes what is queued
-// as wake says, until kill.
-func (c *conn) writeLoop() {
-	var batch [][]byte
-	for {
-		select {
-		case <-c.wake:
-			c.qmu.Lock()
-			batch, c.queue = c.queue, batch[:0]
-			c.queued = 0
-			c.qmu.Unlock()
-			if !c.writeBatch(batch) {
-				return
-			}
-			if cap(batch) > 64 {
-				batch = nil // a burst's queue is not kept for the connection's life
-			}
-		case <-c.killed:
-			c.end()
-			return
-		}
-	}
 }
 
 // The heartbeat pings a websocket every PingInterval and drops it when a
@@ -626,15 +586,6 @@ func (c *conn) receive(text bool, data []byte) {
 	}
 	if e := c.handle(m); e != nil {
 		c.kill(e, false)
-	}
-	if c.ws != nil {
-		// a resumed seat's messages were queued without sendData
-		// (Server.resume): its writer starts here
-		c.qmu.Lock()
-		if len(c.queue) > 0 {
-			c.startWriter()
-		}
-		c.qmu.Unlock()
 	}
 }
 

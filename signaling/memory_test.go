@@ -27,7 +27,7 @@ const (
 
 const (
 	memJobs    = 20
-	memJobSize = 100 // memJobs*memJobSize joined connections
+	memJobSize = 100      // memJobs*memJobSize joined connections
 	memBudget  = 20 << 10 // issue 21's bar is 30 KB; 12.6 KB measured
 )
 
