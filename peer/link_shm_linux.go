@@ -270,10 +270,11 @@ func (l *shmLink) Bind(h LinkHandler) {
 		l.ep = c.ep
 	}
 	l.bound.Store(true)
-	go l.read()
 	if l.ep != nil {
+		// before the reader starts: it leaves the set as it ends
 		l.ep.polls.add(l)
 	}
+	go l.read()
 }
 
 // MaxFrame implements Link.
