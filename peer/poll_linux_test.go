@@ -125,11 +125,13 @@ func TestSpinPollPingPong(t *testing.T) {
 		out[0], out[63] = byte(i), byte(i>>8)
 		s, r := a.GetOp(), a.GetOp()
 		require.NoError(t, a.StartRecv(r, 1, 1, 2, in))
+		if i%50 == 0 {
+			// the echo's poller gives up (or it parked at once): its
+			// reader, re-armed, delivers the message
+			require.Eventually(t, func() bool { return b.pollers.Load() == 0 }, 20*time.Second, 10*time.Microsecond)
+		}
 		require.NoError(t, a.StartSend(s, Standard, 1, 1, 1, out))
 		require.NoError(t, waitMixed.await(t, a, s, i).Err)
-		if i%50 == 0 {
-			time.Sleep(100 * time.Microsecond) // the echo's poller gives up: its reader delivers
-		}
 		res := waitMixed.await(t, a, r, i/2)
 		require.NoError(t, res.Err)
 		require.Equal(t, out, in[:res.N])
@@ -212,7 +214,7 @@ func TestSpinPollClose(t *testing.T) {
 				}
 			}()
 			<-polling
-			time.Sleep(time.Millisecond) // the poller is in
+			require.Eventually(t, func() bool { return b.pollers.Load() > 0 }, 20*time.Second, 10*time.Microsecond, "the poller is in")
 			tc.close(a, b, la, lb)
 			res := waitTimeout(t, r, 20*time.Second)
 			require.Error(t, res.Err)
