@@ -1948,108 +1948,52 @@ int PMPI_Cartdim_get(MPI_Comm comm, int *ndims) {
 int MPI_Cartdim_get(MPI_Comm comm, int *ndims) WEAK(PMPI_Cartdim_get);
 
 int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph) {
-	(void)comm_old;
-	(void)nnodes;
-	(void)index;
-	(void)edges;
-	(void)reorder;
-	(void)comm_graph;
-	return mpiabi_unsupported((uintptr_t)comm_old, (char *)"MPI_Graph_create");
+	return mpiabi_Graph_create((uintptr_t)comm_old, nnodes, (uintptr_t)index, (uintptr_t)edges, reorder, (uintptr_t)comm_graph);
 }
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm *comm_graph) WEAK(PMPI_Graph_create);
 
 int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) {
-	(void)comm;
-	(void)maxindex;
-	(void)maxedges;
-	(void)index;
-	(void)edges;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Graph_get");
+	return mpiabi_Graph_get((uintptr_t)comm, maxindex, maxedges, (uintptr_t)index, (uintptr_t)edges);
 }
 int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) WEAK(PMPI_Graph_get);
 
 int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank) {
-	(void)comm;
-	(void)nnodes;
-	(void)index;
-	(void)edges;
-	(void)newrank;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Graph_map");
+	return mpiabi_Graph_map((uintptr_t)comm, nnodes, (uintptr_t)index, (uintptr_t)edges, (uintptr_t)newrank);
 }
 int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank) WEAK(PMPI_Graph_map);
 
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) {
-	(void)comm;
-	(void)rank;
-	(void)maxneighbors;
-	(void)neighbors;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Graph_neighbors");
+	return mpiabi_Graph_neighbors((uintptr_t)comm, rank, maxneighbors, (uintptr_t)neighbors);
 }
 int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) WEAK(PMPI_Graph_neighbors);
 
 int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors) {
-	(void)comm;
-	(void)rank;
-	(void)nneighbors;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Graph_neighbors_count");
+	return mpiabi_Graph_neighbors_count((uintptr_t)comm, rank, (uintptr_t)nneighbors);
 }
 int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors) WEAK(PMPI_Graph_neighbors_count);
 
 int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges) {
-	(void)comm;
-	(void)nnodes;
-	(void)nedges;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Graphdims_get");
+	return mpiabi_Graphdims_get((uintptr_t)comm, (uintptr_t)nnodes, (uintptr_t)nedges);
 }
 int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges) WEAK(PMPI_Graphdims_get);
 
 int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) {
-	(void)comm_old;
-	(void)n;
-	(void)sources;
-	(void)degrees;
-	(void)destinations;
-	(void)weights;
-	(void)info;
-	(void)reorder;
-	(void)comm_dist_graph;
-	return mpiabi_unsupported((uintptr_t)comm_old, (char *)"MPI_Dist_graph_create");
+	return mpiabi_Dist_graph_create((uintptr_t)comm_old, n, (uintptr_t)sources, (uintptr_t)degrees, (uintptr_t)destinations, (uintptr_t)weights, (uintptr_t)info, reorder, (uintptr_t)comm_dist_graph);
 }
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[], const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) WEAK(PMPI_Dist_graph_create);
 
 int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) {
-	(void)comm_old;
-	(void)indegree;
-	(void)sources;
-	(void)sourceweights;
-	(void)outdegree;
-	(void)destinations;
-	(void)destweights;
-	(void)info;
-	(void)reorder;
-	(void)comm_dist_graph;
-	return mpiabi_unsupported((uintptr_t)comm_old, (char *)"MPI_Dist_graph_create_adjacent");
+	return mpiabi_Dist_graph_create_adjacent((uintptr_t)comm_old, indegree, (uintptr_t)sources, (uintptr_t)sourceweights, outdegree, (uintptr_t)destinations, (uintptr_t)destweights, (uintptr_t)info, reorder, (uintptr_t)comm_dist_graph);
 }
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree, const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph) WEAK(PMPI_Dist_graph_create_adjacent);
 
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[], int destweights[]) {
-	(void)comm;
-	(void)maxindegree;
-	(void)sources;
-	(void)sourceweights;
-	(void)maxoutdegree;
-	(void)destinations;
-	(void)destweights;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Dist_graph_neighbors");
+	return mpiabi_Dist_graph_neighbors((uintptr_t)comm, maxindegree, (uintptr_t)sources, (uintptr_t)sourceweights, maxoutdegree, (uintptr_t)destinations, (uintptr_t)destweights);
 }
 int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[], int destweights[]) WEAK(PMPI_Dist_graph_neighbors);
 
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted) {
-	(void)comm;
-	(void)indegree;
-	(void)outdegree;
-	(void)weighted;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Dist_graph_neighbors_count");
+	return mpiabi_Dist_graph_neighbors_count((uintptr_t)comm, (uintptr_t)indegree, (uintptr_t)outdegree, (uintptr_t)weighted);
 }
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted) WEAK(PMPI_Dist_graph_neighbors_count);
 

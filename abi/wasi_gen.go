@@ -6106,43 +6106,179 @@ func wasi_Cartdim_get(g *WASIGuest, s []uint64) {
 }
 
 func wasi_Graph_create(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[0])), "MPI_Graph_create")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := int32(uint32(s[1]))
+	a2 := g.ptr(s[2])
+	a3 := g.ptr(s[3])
+	a4 := int32(uint32(s[4]))
+	a5 := g.handle(s[5])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Graph_create", err)))
+		return
+	}
+	r := mpiabi_Graph_create(uintptr(a0), int32(a1), uintptr(a2), uintptr(a3), int32(a4), uintptr(a5))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Graph_get(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[0])), "MPI_Graph_get")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := int32(uint32(s[1]))
+	a2 := int32(uint32(s[2]))
+	a3 := g.ptr(s[3])
+	a4 := g.ptr(s[4])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Graph_get", err)))
+		return
+	}
+	r := mpiabi_Graph_get(uintptr(a0), int32(a1), int32(a2), uintptr(a3), uintptr(a4))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Graph_map(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[0])), "MPI_Graph_map")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := int32(uint32(s[1]))
+	a2 := g.ptr(s[2])
+	a3 := g.ptr(s[3])
+	a4 := g.ptr(s[4])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Graph_map", err)))
+		return
+	}
+	r := mpiabi_Graph_map(uintptr(a0), int32(a1), uintptr(a2), uintptr(a3), uintptr(a4))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Graph_neighbors(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[0])), "MPI_Graph_neighbors")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := int32(uint32(s[1]))
+	a2 := int32(uint32(s[2]))
+	a3 := g.ptr(s[3])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Graph_neighbors", err)))
+		return
+	}
+	r := mpiabi_Graph_neighbors(uintptr(a0), int32(a1), int32(a2), uintptr(a3))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Graph_neighbors_count(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[0])), "MPI_Graph_neighbors_count")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := int32(uint32(s[1]))
+	a2 := g.ptr(s[2])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Graph_neighbors_count", err)))
+		return
+	}
+	r := mpiabi_Graph_neighbors_count(uintptr(a0), int32(a1), uintptr(a2))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Graphdims_get(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[0])), "MPI_Graphdims_get")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := g.ptr(s[1])
+	a2 := g.ptr(s[2])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Graphdims_get", err)))
+		return
+	}
+	r := mpiabi_Graphdims_get(uintptr(a0), uintptr(a1), uintptr(a2))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Dist_graph_create(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[0])), "MPI_Dist_graph_create")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := int32(uint32(s[1]))
+	a2 := g.ptr(s[2])
+	a3 := g.ptr(s[3])
+	a4 := g.ptr(s[4])
+	a5 := g.ptr(s[5])
+	a6 := uintptr(uint32(s[6]))
+	a7 := int32(uint32(s[7]))
+	a8 := g.handle(s[8])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Dist_graph_create", err)))
+		return
+	}
+	r := mpiabi_Dist_graph_create(uintptr(a0), int32(a1), uintptr(a2), uintptr(a3), uintptr(a4), uintptr(a5), uintptr(a6), int32(a7), uintptr(a8))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Dist_graph_create_adjacent(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[0])), "MPI_Dist_graph_create_adjacent")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := int32(uint32(s[1]))
+	a2 := g.ptr(s[2])
+	a3 := g.ptr(s[3])
+	a4 := int32(uint32(s[4]))
+	a5 := g.ptr(s[5])
+	a6 := g.ptr(s[6])
+	a7 := uintptr(uint32(s[7]))
+	a8 := int32(uint32(s[8]))
+	a9 := g.handle(s[9])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Dist_graph_create_adjacent", err)))
+		return
+	}
+	r := mpiabi_Dist_graph_create_adjacent(uintptr(a0), int32(a1), uintptr(a2), uintptr(a3), int32(a4), uintptr(a5), uintptr(a6), uintptr(a7), int32(a8), uintptr(a9))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Dist_graph_neighbors(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[0])), "MPI_Dist_graph_neighbors")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := int32(uint32(s[1]))
+	a2 := g.ptr(s[2])
+	a3 := g.ptr(s[3])
+	a4 := int32(uint32(s[4]))
+	a5 := g.ptr(s[5])
+	a6 := g.ptr(s[6])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Dist_graph_neighbors", err)))
+		return
+	}
+	r := mpiabi_Dist_graph_neighbors(uintptr(a0), int32(a1), uintptr(a2), uintptr(a3), int32(a4), uintptr(a5), uintptr(a6))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Dist_graph_neighbors_count(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[0])), "MPI_Dist_graph_neighbors_count")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := g.ptr(s[1])
+	a2 := g.ptr(s[2])
+	a3 := g.ptr(s[3])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Dist_graph_neighbors_count", err)))
+		return
+	}
+	r := mpiabi_Dist_graph_neighbors_count(uintptr(a0), uintptr(a1), uintptr(a2), uintptr(a3))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Topo_test(g *WASIGuest, s []uint64) {
