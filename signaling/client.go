@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -84,6 +85,8 @@ type Client struct {
 
 	paceMu sync.Mutex
 	pace   *bucket // the server's rate limit, with a margin; nil if it told none
+
+	sentAt atomic.Int64 // when the last message went (unix ns), for the heartbeat
 }
 
 // paceMargin keeps the client this far inside the server's limits: the
@@ -184,9 +187,35 @@ func Dial(ctx context.Context, url, job, token string, opts *DialOptions) (_ *Cl
 		// the join spent one of the burst's tokens
 		burst := max(1, float64(l.MessageBurst)*paceMargin-1)
 		c.pace = &bucket{rate: l.MessageRate * paceMargin, burst: burst}
+		if l.HeartbeatMillis > 0 {
+			go c.heartbeat(time.Duration(l.HeartbeatMillis) * time.Millisecond)
+		}
 	}
 	go c.readLoop()
 	return c, nil
+}
+
+// heartbeat sends a pong every period in which nothing else went, as the
+// server asked (Limits.HeartbeatMillis): a server that hears from its
+// ranks need not ping them.
+func (c *Client) heartbeat(every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-c.readEnd:
+			return
+		case <-t.C:
+		}
+		if time.Since(time.Unix(0, c.sentAt.Load())) < every/2 {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		_ = c.Send(ctx, &Pong{})
+		cancel()
+	}
 }
 
 // joinAt sends join to the server at url and waits for its Welcome.
@@ -422,6 +451,9 @@ func (c *Client) Send(ctx context.Context, m Message) error {
 	for {
 		ws, moved := c.transport()
 		err := ws.write(ctx, data)
+		if err == nil {
+			c.sentAt.Store(time.Now().UnixNano())
+		}
 		if err == nil || c.welcome.Resume == "" {
 			return err
 		}

@@ -92,6 +92,9 @@ type conn struct {
 	// MaxWaitingLookups (under Server.mu)
 	waits  int
 	bucket bucket // reader goroutine only
+	// heard is when the last message came (unix ns): a rank heard from
+	// within PingInterval is not pinged (heartbeat).
+	heard atomic.Int64
 	// grace ends the wait of a seat for its rank to resume (detach).
 	grace *time.Timer
 	// joinTimer kills a websocket conn that does not join in time.
@@ -477,6 +480,11 @@ func (c *conn) heartbeat() {
 		c.noPong()
 		return
 	}
+	if heard := time.Unix(0, c.heard.Load()); heard.Add(c.s.cfg.PingInterval).After(c.pingAt) {
+		// the rank spoke since (its heartbeat, Limits.HeartbeatMillis):
+		// it is alive, no ping needed before an interval of silence
+		c.pingAt = heard.Add(c.s.cfg.PingInterval)
+	}
 	if now.Add(slack).Before(c.pingAt) {
 		c.beat.Reset(c.untilTick(c.pingAt))
 		c.beatMu.Unlock()
@@ -551,6 +559,7 @@ func (c *conn) readLoop(handOff bool) error {
 			c.kill(&Error{Code: CodeTooLarge, Message: fmt.Sprintf("message larger than %d bytes", limit)}, true)
 			return ErrTooLarge
 		}
+		c.heard.Store(time.Now().UnixNano())
 		if b := c.bridge; b != nil {
 			b.forward(c, data) // its job's server checks it
 		} else {

@@ -295,8 +295,9 @@ func (s *Server) welcome(j *job, rank int, claims Claims, resumed bool) *Welcome
 	w := &Welcome{
 		Protocol: Version, Job: j.id, Rank: rank, Size: claims.Size,
 		ICEServers: ice, Settings: claims.Settings,
-		Limits: &Limits{MessageRate: s.cfg.MessageRate, MessageBurst: s.cfg.MessageBurst, MessageBytes: s.cfg.MaxMessageBytes},
-		Max:    j.maxField(), Late: rank >= claims.Size, Resumed: resumed,
+		Limits: &Limits{MessageRate: s.cfg.MessageRate, MessageBurst: s.cfg.MessageBurst, MessageBytes: s.cfg.MaxMessageBytes,
+			HeartbeatMillis: int(s.cfg.PingInterval * 9 / 10 / time.Millisecond)},
+		Max: j.maxField(), Late: rank >= claims.Size, Resumed: resumed,
 	}
 	if s.cfg.Cluster != nil {
 		w.Resume = resumeKey(s.cfg.Secret, claims, rank)

@@ -243,6 +243,11 @@ type Limits struct {
 	MessageRate  float64 `json:"messageRate"`  // messages per second
 	MessageBurst int     `json:"messageBurst"` // token-bucket depth
 	MessageBytes int     `json:"messageBytes"` // largest message
+	// HeartbeatMillis asks the client to send a message at least this
+	// often (a pong if it has nothing to say): a server that hears from
+	// a rank need not ping it, which is most of an idle server's work.
+	// 0: the server pings as it needs.
+	HeartbeatMillis int `json:"heartbeatMillis,omitempty"`
 }
 
 // ICEServer is one STUN or TURN server, in the shape of WebRTC's RTCIceServer.
@@ -594,7 +599,7 @@ func (m *Welcome) Validate() error {
 			return err
 		}
 	}
-	if l := m.Limits; l != nil && (!(l.MessageRate > 0) || math.IsInf(l.MessageRate, 1) || l.MessageBurst < 1 || l.MessageBytes < 1) {
+	if l := m.Limits; l != nil && (!(l.MessageRate > 0) || math.IsInf(l.MessageRate, 1) || l.MessageBurst < 1 || l.MessageBytes < 1 || l.HeartbeatMillis < 0) {
 		return invalid("limits must be positive and finite")
 	}
 	return validSettings(m.Settings)
@@ -951,6 +956,8 @@ func (l *Limits) field(r *jsonReader, key string) (bool, error) {
 		return true, r.float64(&l.MessageRate)
 	case "messageBurst":
 		return true, r.int(&l.MessageBurst)
+	case "heartbeatMillis":
+		return true, r.int(&l.HeartbeatMillis)
 	case "messageBytes":
 		return true, r.int(&l.MessageBytes)
 	}

@@ -58,6 +58,9 @@ func (m *Welcome) appendData(b []byte) []byte {
 		lo.b = appendFloat(lo.b, l.MessageRate)
 		lo.int("messageBurst", l.MessageBurst)
 		lo.int("messageBytes", l.MessageBytes)
+		if l.HeartbeatMillis != 0 {
+			lo.int("heartbeatMillis", l.HeartbeatMillis)
+		}
 		o.b = lo.close()
 	}
 	if m.Max != 0 {
