@@ -27,7 +27,8 @@
 //	join     C→S        job, token, rank? (requested), kind (native|browser|wasi), fingerprint?,
 //	                    host? (opaque host identity, ≤ 64 bytes), agent? (what runs the rank: a user
 //	                    agent, ≤ 256 bytes), resume? (take seat rank back: its key; see Clusters)
-//	welcome  S→C        protocol, job, rank, size, iceServers?, settings?, limits? (rate, burst, bytes),
+//	welcome  S→C        protocol, job, rank, size, iceServers?, settings?, limits? (rate, burst, bytes,
+//	                    heartbeatMillis?: send something this often, a pong if nothing else),
 //	                    max?, late?, resume?, resumed?  (max: the job may grow to max ranks; late: rank ≥
 //	                                                 size; resume: the seat's key, from a cluster's servers;
 //	                                                 resumed: the join took a seat back)
