@@ -220,11 +220,18 @@ func TestNamesRemovedWithPublisher(t *testing.T) {
 				require.Equal(t, 1, recvAs[*Left](t, c).Rank)
 			}
 			require.Equal(t, 1, srv.Stats().Names)
+			// rank 2's parked lookup went on another connection: wait
+			// until the server has it (never assert under the lock: a
+			// failure would hold it through the cleanup)
+			require.Eventually(t, func() bool {
+				srv.mu.Lock()
+				defer srv.mu.Unlock()
+				return len(srv.jobs["job"].waiting["later"]) == 1
+			}, hangGuard, 5*time.Millisecond, "rank 2's parked lookup")
 			srv.mu.Lock()
-			j := srv.jobs["job"]
-			require.NotContains(t, j.waiting, "never", "the departed rank's parked lookup")
-			require.Len(t, j.waiting["later"], 1)
+			_, never := srv.jobs["job"].waiting["never"]
 			srv.mu.Unlock()
+			require.False(t, never, "the departed rank's parked lookup")
 
 			for _, s := range []nameStep{
 				{2, &Lookup{Service: "one"}, []nameAnswer{failed(2, TypeLookup, "one", CodeNameUnknown)}},
