@@ -251,8 +251,14 @@ func TestJobEndedEvicts(t *testing.T) {
 	for r, op := range []*peer.Op{at0, any1} {
 		err := waitOpCtx(t, ctx, op)
 		require.ErrorIs(t, err, peer.ErrProcFailed, "rank %d", r)
-		require.ErrorIs(t, err, signaling.ErrJobGone, "rank %d", r)
-		require.ErrorContains(t, err, "the organizer ended it", "rank %d", r)
+		// the other rank, evicted first, may close their link before
+		// this one hears of its own eviction: then the receive fails
+		// with the link's loss, which is as true
+		if errors.Is(err, signaling.ErrJobGone) {
+			require.ErrorContains(t, err, "the organizer ended it", "rank %d", r)
+		} else {
+			require.ErrorContains(t, err, "the remote ended the link", "rank %d", r)
+		}
 		select {
 		case err := <-j.evicted[r]:
 			require.ErrorIs(t, err, signaling.ErrJobGone)
