@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -150,6 +152,15 @@ func Dial(ctx context.Context, url, job, token string, opts *DialOptions) (_ *Cl
 		return nil, fmt.Errorf("%w: no server URL", ErrInvalid)
 	}
 	join := &Join{Job: job, Token: token, Rank: o.Rank, Kind: o.Kind, Fingerprint: o.Fingerprint, Host: o.Host, Agent: ClipText(o.Agent, MaxAgentLen)}
+	// spread a job's ranks over the servers: rank r starts at the r-th,
+	// a rank of no rank chosen at one picked at random
+	if len(urls) > 1 {
+		k := rand.IntN(len(urls))
+		if o.Rank != nil {
+			k = *o.Rank % len(urls)
+		}
+		urls = slices.Concat(urls[k:], urls[:k])
+	}
 	var (
 		ws   transport
 		w    *Welcome

@@ -135,7 +135,8 @@ func formJob(t *testing.T, nodes []*node, job string, size int) []*signaling.Cli
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			cs[r], errs[r] = signaling.Dial(ctx, urls(nodes, r%len(nodes)), job, toks[r], &signaling.DialOptions{Host: "-"})
+			// rank r starts at server r (Dial rotates the list by rank)
+			cs[r], errs[r] = signaling.Dial(ctx, urls(nodes, 0), job, toks[r], &signaling.DialOptions{Rank: &r, Host: "-"})
 		})
 	}
 	wg.Wait()
