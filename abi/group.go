@@ -316,7 +316,11 @@ func mpiabi_Comm_create(comm, gh, out uintptr) C.int {
 	}
 	var n *meshmpi.Comm
 	if err == nil {
-		n, err = e.c.Create(g)
+		if e.c.TestInter() {
+			n, err = createInter(e.c, g)
+		} else {
+			n, err = e.c.Create(g)
+		}
 	}
 	if err != nil {
 		return raise(comm, "MPI_Comm_create", err)
@@ -330,4 +334,61 @@ func mpiabi_Comm_create(comm, gh, out uintptr) C.int {
 		putHandle(out, h)
 	}
 	return raise(comm, "MPI_Comm_create", err)
+}
+
+// createInter is MPI_Comm_create on an intercommunicator (MPI-4.1
+// §7.4.2), which the Go API's Create does not take: each group passes a
+// subgroup of its own, and the result joins both subgroups (MPI_COMM_NULL
+// where either is empty, or for ranks outside them). MPICH's
+// MTestGetIntercomm makes one so. Built from the Go API's calls: merge
+// both groups, tell each rank's group and whether it is in, split off the
+// members of each side and join the two sides again over the merged
+// communicator.
+func createInter(inter *meshmpi.Comm, g *meshmpi.Group) (*meshmpi.Comm, error) {
+	// a group's label: the world rank of its rank 0, the same at all
+	// its ranks and different from the other group's
+	lg, err := inter.Group()
+	if err != nil {
+		return nil, err
+	}
+	wg, err := worldComm().Group()
+	if err != nil {
+		return nil, err
+	}
+	lw, err := lg.TranslateRanks([]int{0}, wg)
+	if err != nil {
+		return nil, err
+	}
+	label := int64(lw[0])
+	in := g.Rank() != meshmpi.Undefined
+	merged, err := inter.IntercommMerge(false)
+	if err != nil {
+		return nil, err
+	}
+	defer merged.Free()
+	all := make([]int64, 2*merged.Size())
+	if err := meshmpi.Allgather(merged, []int64{label, int64(b2i(in))}, all); err != nil {
+		return nil, err
+	}
+	// the remote leader: the other side's first member, by rank in merged
+	remote := -1
+	for r := 0; r < merged.Size(); r++ {
+		if all[2*r+1] == 0 {
+			continue
+		}
+		if all[2*r] != label && remote < 0 {
+			remote = r
+		}
+	}
+	color := meshmpi.Undefined
+	if in && remote >= 0 {
+		color = int(label) // one new group for each side
+	}
+	sub, err := merged.Split(color, merged.Rank())
+	if err != nil || sub == nil {
+		return nil, err
+	}
+	defer sub.Free()
+	// a tag of its own: merged is new, nobody else sends on it
+	return meshmpi.IntercommCreate(sub, 0, merged, remote, 0x6372)
 }

@@ -59,6 +59,32 @@ static void intercomm(void)
     if (color == 1)
         CHECK(v == 42, "bcast over an intercommunicator gave %d", v);
 
+    /* MPI_Comm_create on an intercommunicator: each group drops its
+     * rank 0 (MTestGetIntercomm's case 6) */
+    MPI_Group lg, ng;
+    MPI_Comm sub;
+    int zero = 0;
+    OK(MPI_Comm_group(inter, &lg));
+    OK(MPI_Group_excl(lg, 1, &zero, &ng));
+    OK(MPI_Comm_create(inter, ng, &sub));
+    if (lrank == 0 || size < 4) {
+        CHECK(sub == MPI_COMM_NULL, "rank %d of its group is in the new intercommunicator", lrank);
+    } else {
+        int f2, sr, ss;
+        CHECK(sub != MPI_COMM_NULL, "no new intercommunicator");
+        OK(MPI_Comm_test_inter(sub, &f2));
+        OK(MPI_Comm_remote_size(sub, &sr));
+        OK(MPI_Comm_size(sub, &ss));
+        CHECK(f2 && ss == lsize - 1 && sr == rsize - 1, "created: inter %d size %d remote %d", f2,
+              ss, sr);
+        int x = 10 * color, y = -1;
+        OK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, sub));
+        CHECK(y == 10 * (1 - color) * (rsize - 1), "allreduce over the created one: %d", y);
+        OK(MPI_Comm_free(&sub));
+    }
+    OK(MPI_Group_free(&ng));
+    OK(MPI_Group_free(&lg));
+
     OK(MPI_Intercomm_merge(inter, color, &merged));
     OK(MPI_Comm_test_inter(merged, &flag));
     CHECK(!flag, "a merged communicator tests as inter");
