@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -155,11 +153,11 @@ func Dial(ctx context.Context, url, job, token string, opts *DialOptions) (_ *Cl
 	// spread a job's ranks over the servers: rank r starts at the r-th,
 	// a rank of no rank chosen at one picked at random
 	if len(urls) > 1 {
-		k := rand.IntN(len(urls))
+		k := int(uint64(time.Now().UnixNano()) % uint64(len(urls))) // random enough, and no math/rand in a browser rank
 		if o.Rank != nil {
 			k = *o.Rank % len(urls)
 		}
-		urls = slices.Concat(urls[k:], urls[:k])
+		urls = append(urls[k:len(urls):len(urls)], urls[:k]...)
 	}
 	var (
 		ws   transport
@@ -199,34 +197,11 @@ func Dial(ctx context.Context, url, job, token string, opts *DialOptions) (_ *Cl
 		burst := max(1, float64(l.MessageBurst)*paceMargin-1)
 		c.pace = &bucket{rate: l.MessageRate * paceMargin, burst: burst}
 		if l.HeartbeatMillis > 0 {
-			go c.heartbeat(time.Duration(l.HeartbeatMillis) * time.Millisecond)
+			c.startHeartbeat(time.Duration(l.HeartbeatMillis) * time.Millisecond)
 		}
 	}
 	go c.readLoop()
 	return c, nil
-}
-
-// heartbeat sends a pong every period in which nothing else went, as the
-// server asked (Limits.HeartbeatMillis): a server that hears from its
-// ranks need not ping them.
-func (c *Client) heartbeat(every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.done:
-			return
-		case <-c.readEnd:
-			return
-		case <-t.C:
-		}
-		if time.Since(time.Unix(0, c.sentAt.Load())) < every/2 {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), every)
-		_ = c.Send(ctx, &Pong{})
-		cancel()
-	}
 }
 
 // joinAt sends join to the server at url and waits for its Welcome.

@@ -244,3 +244,9 @@ func defaultAgent() string {
 	}
 	return ua.String()
 }
+
+// startHeartbeat does nothing in a browser: a hidden tab's timers are
+// throttled (to once a minute after a while), so its beats would come
+// late; the server's websocket pings, which the browser itself answers,
+// keep it alive instead.
+func (c *Client) startHeartbeat(time.Duration) {}

@@ -5,6 +5,7 @@ package signaling
 import (
 	"context"
 	"runtime"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -32,6 +33,33 @@ func (t wsTransport) write(ctx context.Context, data []byte) error {
 
 func (t wsTransport) close() error    { return t.c.Close(websocket.StatusNormalClosure, "") }
 func (t wsTransport) closeNow() error { return t.c.CloseNow() }
+
+// startHeartbeat starts the heartbeat the server asked for
+// (Limits.HeartbeatMillis). Browser ranks send none (client_js.go).
+func (c *Client) startHeartbeat(every time.Duration) { go c.heartbeat(every) }
+
+// heartbeat sends a pong every period in which nothing else went, as the
+// server asked (Limits.HeartbeatMillis): a server that hears from its
+// ranks need not ping them.
+func (c *Client) heartbeat(every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-c.readEnd:
+			return
+		case <-t.C:
+		}
+		if time.Since(time.Unix(0, c.sentAt.Load())) < every/2 {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		_ = c.Send(ctx, &Pong{})
+		cancel()
+	}
+}
 
 // defaultAgent is Join.Agent natively and under wasip1.
 func defaultAgent() string {
