@@ -175,3 +175,27 @@ func mpiabi_Bsend(buf uintptr, n int32, dt uintptr, dest, tag int32, comm uintpt
 func mpiabi_Bsend_c(buf uintptr, n int64, dt uintptr, dest, tag int32, comm uintptr) C.int {
 	return bsend("MPI_Bsend_c", buf, n, dt, dest, tag, comm)
 }
+
+// ibsend is MPI_Ibsend: a buffered send is local, so the message is
+// copied and sent as by MPI_Bsend, and the request returned is complete
+// already (an empty send to MPI_PROC_NULL on the same communicator, whose
+// error handler its errors reach).
+func ibsend(call string, buf uintptr, n int64, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	if req == 0 {
+		return raise(comm, call, errorf(errArg, "request is NULL"))
+	}
+	if rc := bsend(call, buf, n, dt, dest, tag, comm); rc != errSuccess {
+		return rc
+	}
+	return isend(call, 0, 0, 0x247, procNull, 0, comm, req, false, nonblocking)
+}
+
+//export mpiabi_Ibsend
+func mpiabi_Ibsend(buf uintptr, n int32, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	return ibsend("MPI_Ibsend", buf, int64(n), dt, dest, tag, comm, req)
+}
+
+//export mpiabi_Ibsend_c
+func mpiabi_Ibsend_c(buf uintptr, n int64, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	return ibsend("MPI_Ibsend_c", buf, n, dt, dest, tag, comm, req)
+}

@@ -405,26 +405,12 @@ int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int d
 int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Issend_c);
 
 int PMPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)dest;
-	(void)tag;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Ibsend");
+	return mpiabi_Ibsend((uintptr_t)buf, count, (uintptr_t)datatype, dest, tag, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ibsend);
 
 int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)dest;
-	(void)tag;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Ibsend_c");
+	return mpiabi_Ibsend_c((uintptr_t)buf, count, (uintptr_t)datatype, dest, tag, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ibsend_c);
 

@@ -1468,11 +1468,41 @@ func wasi_Issend_c(g *WASIGuest, s []uint64) {
 }
 
 func wasi_Ibsend(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[5])), "MPI_Ibsend")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int32(uint32(s[1]))
+	a2 := wasiType(s[2])
+	a3 := int32(uint32(s[3]))
+	a4 := int32(uint32(s[4]))
+	a5 := uintptr(uint32(s[5]))
+	a6 := g.handle(s[6])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Ibsend", err)))
+		return
+	}
+	r := mpiabi_Ibsend(uintptr(a0), int32(a1), uintptr(a2), int32(a3), int32(a4), uintptr(a5), uintptr(a6))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Ibsend_c(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[5])), "MPI_Ibsend_c")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int64(s[1])
+	a2 := wasiType(s[2])
+	a3 := int32(uint32(s[3]))
+	a4 := int32(uint32(s[4]))
+	a5 := uintptr(uint32(s[5]))
+	a6 := g.handle(s[6])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Ibsend_c", err)))
+		return
+	}
+	r := mpiabi_Ibsend_c(uintptr(a0), int64(a1), uintptr(a2), int32(a3), int32(a4), uintptr(a5), uintptr(a6))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Irsend(g *WASIGuest, s []uint64) {

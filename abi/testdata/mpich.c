@@ -178,6 +178,25 @@ static void graphs(void)
     OK(MPI_Comm_free(&dg));
 }
 
+/* MPI_Ibsend (pt2pt/bsend4, rqfree): buffered, so complete at once */
+static void ibsend(void)
+{
+    static char bbuf[4096];
+    int v = 1000 + rank, got = -1, sz, flag = 0;
+    void *b;
+    MPI_Request req;
+    MPI_Status st;
+
+    OK(MPI_Buffer_attach(bbuf, sizeof bbuf));
+    OK(MPI_Ibsend(&v, 1, MPI_INT, (rank + 1) % size, 5, MPI_COMM_WORLD, &req));
+    OK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE));
+    CHECK(flag && req == MPI_REQUEST_NULL, "an Ibsend's request is not complete at once");
+    OK(MPI_Recv(&got, 1, MPI_INT, (rank + size - 1) % size, 5, MPI_COMM_WORLD, &st));
+    CHECK(got == 1000 + (rank + size - 1) % size, "got %d", got);
+    OK(MPI_Buffer_detach(&b, &sz));
+    CHECK(b == bbuf && sz == (int) sizeof bbuf, "detach gave %p %d", b, sz);
+}
+
 int main(int argc, char **argv)
 {
     OK(MPI_Init(&argc, &argv));
@@ -188,6 +207,7 @@ int main(int argc, char **argv)
     intercomm();
     nulls();
     graphs();
+    ibsend();
     OK(MPI_Finalize());
     if (rank == 0)
         printf("mpich ok\n");
