@@ -19,12 +19,15 @@ const (
 )
 
 // weightsIn maps a weights argument of n entries to the Go API's: nil
-// for MPI_UNWEIGHTED, an empty slice for MPI_WEIGHTS_EMPTY or no edges.
+// for MPI_UNWEIGHTED, an empty slice for MPI_WEIGHTS_EMPTY or no edges
+// (NULL too: a graph is unweighted only by MPI_UNWEIGHTED, as MPICH's
+// topo/distgraph1 checks), and for NULL with edges, which the Go API
+// then rejects as too short.
 func weightsIn(u uintptr, n int) []int {
 	switch {
-	case u == unweighted || u == 0:
+	case u == unweighted:
 		return nil
-	case u == weightsEmpty || n <= 0:
+	case u == weightsEmpty || u == 0 || n <= 0:
 		return []int{}
 	}
 	return cints(u, n)

@@ -176,6 +176,12 @@ static void graphs(void)
     OK(MPI_Dist_graph_neighbors_count(dg, &in, &out, &w));
     CHECK(in == 1 && out == 1 && w, "dist graph create counts %d %d %d", in, out, w);
     OK(MPI_Comm_free(&dg));
+
+    /* no edges and NULL weights: weighted (only MPI_UNWEIGHTED is not) */
+    OK(MPI_Dist_graph_create(MPI_COMM_WORLD, 0, NULL, NULL, NULL, NULL, MPI_INFO_NULL, 0, &dg));
+    OK(MPI_Dist_graph_neighbors_count(dg, &in, &out, &w));
+    CHECK(in == 0 && out == 0 && w, "empty dist graph counts %d %d %d", in, out, w);
+    OK(MPI_Comm_free(&dg));
 }
 
 /* MPI_Ibsend (pt2pt/bsend4, rqfree): buffered, so complete at once */
