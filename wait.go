@@ -7,8 +7,10 @@ import (
 )
 
 // waitPolicy is how a rank waits for an operation before it parks on the
-// operation's channel. The zero policy parks at once: a rank alone in its
-// process, whose operations complete on network goroutines.
+// operation's channel. The zero policy is a rank alone in its process,
+// whose operations complete on network goroutines: it polls its same-host
+// (shm) links a while itself, as MPI_Wait does in MPICH, and parks
+// (peer.Endpoint.SpinPoll; at once when it has none).
 type waitPolicy struct {
 	// yields is how many times a waiting rank lets other goroutines run
 	// before it parks, in a process that runs several ranks of a job
@@ -97,7 +99,13 @@ func (w waitPolicy) spin(ep *peer.Endpoint, finished func() bool) {
 
 // wait spins for finished between enter and leave, unless it is already.
 func (w waitPolicy) wait(ep *peer.Endpoint, finished func() bool) {
-	if w.yields == 0 || ep == nil || finished() {
+	if ep == nil || finished() {
+		return
+	}
+	if w.yields == 0 {
+		// a rank alone in its process: poll its same-host links a while
+		// (nothing to poll without one)
+		ep.SpinPoll(finished)
 		return
 	}
 	w.enter(ep)
