@@ -95,7 +95,11 @@ func TestDerivedP2PAllocs(t *testing.T) {
 	}
 	goPre, goDer := testing.AllocsPerRun(200, goRound(false)), testing.AllocsPerRun(200, goRound(true))
 	t.Logf("allocations per message: predefined %.1f, derived column %.1f; the Go API alone: %.1f, %.1f", pre, der, goPre, goDer)
-	if der-pre > goDer-goPre {
+	slack := 0.0
+	if raceEnabled {
+		slack = 1 // the race detector's instrumentation allocates where a plain build does not
+	}
+	if der-pre > goDer-goPre+slack {
 		t.Errorf("the binding adds %.1f allocations per derived-type message", (der-pre)-(goDer-goPre))
 	}
 }

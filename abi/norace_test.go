@@ -1,0 +1,5 @@
+//go:build cgo && !race
+
+package abi
+
+const raceEnabled = false
