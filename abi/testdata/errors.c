@@ -108,7 +108,7 @@ int main(int argc, char **argv)
     MPI_Datatype vec;
     EXPECT(MPI_ERR_ARG, "MPI_Type_create_f90_integer", MPI_Type_create_f90_integer(99, &vec));
     EXPECT(MPI_ERR_BUFFER, "MPI_Bsend", MPI_Bsend(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD)); /* no buffer attached */
-    EXPECT(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Ibsend", MPI_Ibsend(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, &req));
+    EXPECT(MPI_ERR_BUFFER, "MPI_Ibsend", MPI_Ibsend(&x, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, &req)); /* no buffer attached either */
     MPI_Comm child;
     EXPECT(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Comm_spawn", MPI_Comm_spawn("x", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &child, MPI_ERRCODES_IGNORE));
     EXPECT(MPI_ERR_UNSUPPORTED_OPERATION, "MPI_Neighbor_allgather",
