@@ -254,7 +254,7 @@ func (c *Client) resume(avoid string) error {
 	for time.Now().Before(deadline) {
 		for _, u := range order {
 			ctx, cancel := context.WithTimeout(context.Background(), min(5*time.Second, time.Until(deadline)))
-			ws, w, err := joinAt(ctx, u, &j)
+			ws, _, err := joinAt(ctx, u, &j) // the seat's key stays the first Welcome's
 			cancel()
 			select {
 			case <-c.done:
@@ -270,7 +270,6 @@ func (c *Client) resume(avoid string) error {
 				close(c.moved)
 				c.moved = make(chan struct{})
 				c.wsMu.Unlock()
-				_ = w // the seat's key stays what the first Welcome gave
 				return nil
 			}
 			var re *RemoteError

@@ -451,8 +451,7 @@ func (s *Server) resume(c *conn, j *job, m *Join, claims Claims) *Error {
 		if len(s.jobs) >= s.cfg.MaxJobs {
 			return &Error{Code: CodeTooManyJobs, Message: fmt.Sprintf("server holds %d jobs", s.cfg.MaxJobs)}
 		}
-		j = &job{id: m.Job, claims: claims, members: make([]*conn, claims.Size),
-			kinds: make([]ClientKind, claims.Size), prints: make([]string, claims.Size), hosts: make([]string, claims.Size)}
+		j = newJob(m.Job, claims)
 		s.jobs[m.Job] = j
 	}
 	if why, failed := j.failed[r]; failed {
@@ -499,20 +498,24 @@ func resumeKey(secret []byte, claims Claims, rank int) string {
 
 // jobState is what a job's home saves for the server that takes it over.
 type jobState struct {
-	Claims   Claims         `json:"claims"`
-	Started  bool           `json:"started,omitempty"`
-	Aborted  bool           `json:"aborted,omitempty"`
-	Expires  int64          `json:"expires"`
-	Departed int            `json:"departed,omitempty"`
-	Kinds    []ClientKind   `json:"kinds"`
-	Prints   []string       `json:"prints"`
-	Hosts    []string       `json:"hosts"`
-	Present  []bool         `json:"present"` // by rank
-	Failed   map[int]string `json:"failed,omitempty"`
-	Names    map[string]struct {
-		Port string `json:"port"`
-		Rank int    `json:"rank"`
-	} `json:"names,omitempty"`
+	Claims   Claims               `json:"claims"`
+	Started  bool                 `json:"started,omitempty"`
+	Aborted  bool                 `json:"aborted,omitempty"`
+	Expires  int64                `json:"expires"`
+	Departed int                  `json:"departed,omitempty"`
+	Kinds    []ClientKind         `json:"kinds"`
+	Prints   []string             `json:"prints"`
+	Hosts    []string             `json:"hosts"`
+	Present  []bool               `json:"present"` // by rank
+	Failed   map[int]string       `json:"failed,omitempty"`
+	Names    map[string]savedName `json:"names,omitempty"`
+}
+
+// savedName is a published service in a jobState: its port and the rank
+// that published it.
+type savedName struct {
+	Port string `json:"port"`
+	Rank int    `json:"rank"`
 }
 
 // saveSoon saves j's state shortly, once for the changes of a moment.
@@ -579,15 +582,9 @@ func (j *job) state() *jobState {
 		st.Present[r] = m != nil
 	}
 	if len(j.names) > 0 {
-		st.Names = make(map[string]struct {
-			Port string `json:"port"`
-			Rank int    `json:"rank"`
-		}, len(j.names))
+		st.Names = make(map[string]savedName, len(j.names))
 		for svc, p := range j.names {
-			st.Names[svc] = struct {
-				Port string `json:"port"`
-				Rank int    `json:"rank"`
-			}{p.port, p.owner.rank}
+			st.Names[svc] = savedName{p.port, p.owner.rank}
 		}
 	}
 	return st
@@ -649,16 +646,15 @@ func (s *Server) Drain(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.draining = true
-	var states [][2]any
+	states := make(map[string][]byte, len(s.jobs))
 	for id, j := range s.jobs {
-		data, _ := json.Marshal(j.state())
-		states = append(states, [2]any{id, data})
+		states[id], _ = json.Marshal(j.state())
 	}
 	s.mu.Unlock()
 	s.saveMu.Lock()
-	for _, st := range states {
-		if err := s.cfg.Cluster.SaveJob(st[0].(string), st[1].([]byte)); err != nil {
-			s.log.Error("job state not saved", "job", st[0], "err", err)
+	for id, data := range states {
+		if err := s.cfg.Cluster.SaveJob(id, data); err != nil {
+			s.log.Error("job state not saved", "job", id, "err", err)
 		}
 	}
 	s.saveMu.Unlock()

@@ -60,6 +60,13 @@ type job struct {
 	saving *time.Timer
 }
 
+// newJob is job id's room before its first rank is admitted, sized for
+// its world.
+func newJob(id string, claims Claims) *job {
+	return &job{id: id, claims: claims, members: make([]*conn, claims.Size),
+		kinds: make([]ClientKind, claims.Size), prints: make([]string, claims.Size), hosts: make([]string, claims.Size)}
+}
+
 // published is one service's name: its port, and the connection of the
 // rank that published it, whose departure removes it (forget).
 type published struct {
@@ -212,8 +219,7 @@ func (s *Server) join(c *conn, m *Join) *Error {
 		if len(s.jobs) >= s.cfg.MaxJobs {
 			return &Error{Code: CodeTooManyJobs, Message: fmt.Sprintf("server holds %d jobs", s.cfg.MaxJobs)}
 		}
-		j = &job{id: m.Job, claims: claims, members: make([]*conn, claims.Size),
-			kinds: make([]ClientKind, claims.Size), prints: make([]string, claims.Size), hosts: make([]string, claims.Size)}
+		j = newJob(m.Job, claims)
 		s.jobs[m.Job] = j
 	} else if !j.claims.sameWorld(claims) {
 		switch {
