@@ -135,6 +135,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "meshcc: no input files (meshcc [-show] [-lib] [compiler arguments...])")
 		return 2
 	}
+	return runCompiler(cmd, stdout, stderr, "")
+}
+
+// runCompiler runs cmd with meshcc's standard streams and returns the
+// exit status meshcc gives: the compiler's own, or 2 when it could not
+// start (with hint after the error, if any).
+func runCompiler(cmd []string, stdout, stderr io.Writer, hint string) int {
 	c := exec.Command(cmd[0], cmd[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
 	if err := c.Run(); err != nil {
@@ -142,7 +149,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if errors.As(err, &ee) {
 			return ee.ExitCode()
 		}
-		fmt.Fprintln(stderr, "meshcc:", err)
+		fmt.Fprintf(stderr, "meshcc: %v%s\n", err, hint)
 		return 2
 	}
 	return 0

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -89,15 +87,5 @@ func runWASI(root string, args []string, link, show bool, stdout, stderr io.Writ
 		return 2
 	}
 	cmd := wasiCommand(root, args, link, slot)
-	c := exec.Command(cmd[0], cmd[1:]...)
-	c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
-	if err := c.Run(); err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode()
-		}
-		fmt.Fprintf(stderr, "meshcc: %v (WASI ranks need clang, lld and wasi-libc: apt-get install clang lld wasi-libc libclang-rt-dev-wasm32)\n", err)
-		return 2
-	}
-	return 0
+	return runCompiler(cmd, stdout, stderr, " (WASI ranks need clang, lld and wasi-libc: apt-get install clang lld wasi-libc libclang-rt-dev-wasm32)")
 }
