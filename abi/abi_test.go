@@ -418,12 +418,13 @@ func TestSymbols(t *testing.T) {
 	t.Logf("%d calls declared and defined", len(protos))
 }
 
-// TestGenerated: include/mpi.h's prototypes and calls_gen.c are what
-// internal/gen makes of calls.txt and the Go side's exports.
+// TestGenerated: include/mpi.h's prototypes, calls_gen.c, and the WASI
+// side (include/mpi_wasi.h, wasi_gen.go) are what internal/gen makes of
+// calls.txt and the Go side's exports.
 func TestGenerated(t *testing.T) {
 	dir := t.TempDir()
 	files, _ := filepath.Glob("*.go")
-	files = append(files, "calls.txt", "include/mpi.h", "calls_gen.c")
+	files = append(files, "calls.txt", "include/mpi.h", "calls_gen.c", "include/mpi_wasi.h")
 	if err := os.Mkdir(filepath.Join(dir, "include"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +446,7 @@ func TestGenerated(t *testing.T) {
 	if out, err := c.CombinedOutput(); err != nil {
 		t.Fatalf("internal/gen: %v\n%s", err, out)
 	}
-	for _, f := range []string{"include/mpi.h", "calls_gen.c"} {
+	for _, f := range []string{"include/mpi.h", "calls_gen.c", "include/mpi_wasi.h", "wasi_gen.go"} {
 		want, _ := os.ReadFile(filepath.Join(dir, f))
 		got, _ := os.ReadFile(f)
 		if !bytes.Equal(got, want) {

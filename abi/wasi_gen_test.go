@@ -3,48 +3,8 @@
 package abi
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 )
-
-// TestWASIGenerated: include/mpi_wasi.h and wasi_gen.go are what
-// internal/gen makes of calls.txt and the Go side's exports.
-func TestWASIGenerated(t *testing.T) {
-	dir := t.TempDir()
-	files, _ := filepath.Glob("*.go")
-	files = append(files, "calls.txt", "include/mpi.h", "calls_gen.c", "include/mpi_wasi.h")
-	if err := os.Mkdir(filepath.Join(dir, "include"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	gen := filepath.Join(dir, "gen")
-	if out, err := exec.Command("go", "build", "-o", gen, "./internal/gen").CombinedOutput(); err != nil {
-		t.Fatalf("go build ./internal/gen: %v\n%s", err, out)
-	}
-	c := exec.Command(gen)
-	c.Dir = dir
-	if out, err := c.CombinedOutput(); err != nil {
-		t.Fatalf("internal/gen: %v\n%s", err, out)
-	}
-	for _, f := range []string{"include/mpi_wasi.h", "wasi_gen.go"} {
-		want, _ := os.ReadFile(filepath.Join(dir, f))
-		got, _ := os.ReadFile(f)
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s is not what go generate makes: run go generate ./abi", f)
-		}
-	}
-}
 
 // TestWASIGuest checks the translations of guest values on a memory of
 // the test's: pointers and their sentinels, one handle or MPI_Aint
