@@ -307,7 +307,9 @@ func (b *Bus) Home(ctx context.Context, job string) (string, bool, error) {
 			b.log.Info("job taken over", "job", job, "from", owner)
 			return b.id, true, nil
 		}
-		if !errors.Is(err, jetstream.ErrKeyExists) {
+		// a replicated bucket reports a lost CAS as 10164, which only
+		// ErrKeyRevisionMismatch matches; a single replica as 10071
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) {
 			return "", false, fmt.Errorf("natsbus: take over %s: %w", job, err)
 		}
 		// another server took it over first: look again
