@@ -34,6 +34,9 @@ func (t wsTransport) write(ctx context.Context, data []byte) error {
 func (t wsTransport) close() error    { return t.c.Close(websocket.StatusNormalClosure, "") }
 func (t wsTransport) closeNow() error { return t.c.CloseNow() }
 
+// heartbeatWrite bounds a heartbeat's write.
+const heartbeatWrite = 30 * time.Second
+
 // startHeartbeat starts the heartbeat the server asked for
 // (Limits.HeartbeatMillis). Browser ranks send none (client_js.go).
 func (c *Client) startHeartbeat(every time.Duration) { go c.heartbeat(every) }
@@ -55,7 +58,11 @@ func (c *Client) heartbeat(every time.Duration) {
 		if time.Since(time.Unix(0, c.sentAt.Load())) < every/2 {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), every)
+		// not bounded by the period: a websocket write whose context
+		// ends closes the connection, and a write slowed by a loaded
+		// machine is no reason to lose the seat (a socket that stays
+		// blocked is the server's to drop)
+		ctx, cancel := context.WithTimeout(context.Background(), heartbeatWrite)
 		_ = c.Send(ctx, &Pong{})
 		cancel()
 	}
