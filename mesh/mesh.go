@@ -339,17 +339,16 @@ func (p *pair) connect(initiate bool) {
 		}
 	}
 	if err == nil {
+		// telemetry learns of the link before it carries anything: a
+		// rank that uses it and leaves at once still reports it
+		m.setOpened(p.remote, l)
 		if err = m.ep.Attach(p.remote, l); err != nil {
+			m.setOpened(p.remote, nil)
 			l.Close()
 		}
 	}
 	if err == nil {
 		m.reportPath(p.remote, l)
-		m.mu.Lock()
-		if m.tel != nil {
-			m.opened[p.remote] = l
-		}
-		m.mu.Unlock()
 	}
 	if err != nil {
 		err = peer.Failure(fmt.Sprintf("connect to rank %d", p.remote), err)
@@ -357,6 +356,16 @@ func (p *pair) connect(initiate bool) {
 	}
 	p.link, p.err = l, err
 	close(p.done)
+}
+
+// setOpened notes l as the link to remote for the telemetry reporter,
+// if one runs.
+func (m *Mesh) setOpened(remote int, l peer.Link) {
+	m.mu.Lock()
+	if m.tel != nil {
+		m.opened[remote] = l
+	}
+	m.mu.Unlock()
 }
 
 // reportPath tells the server how the link to remote reaches it, when
