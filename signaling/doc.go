@@ -347,13 +347,15 @@
 // The welcome tells the client the rate limit, and Client.Send paces itself
 // inside it (with a margin), so a rank that opens many connections at once
 // slows down rather than being cut off.
-// The server pings every connection each Config.PingInterval (2 s); a
-// rank of a formed job that does not answer within Config.PingTimeout (5
-// s) is declared failed (see Failure knowledge), any other socket is
-// dropped and announced as left ("no answer to pings"), so a frozen rank
-// (SIGSTOP) is gone for the server, its /metrics and its peers within 7
-// s, before the peers' ICE gives up on it. A ping runs beside the
-// connection's writer and costs one control frame each way.
+// The server pings a connection it has not heard from for
+// Config.PingInterval (5 s; native clients beat every 0.9 PingInterval,
+// Limits.HeartbeatMillis, so only browser ranks and late beats draw
+// pings); a rank of a formed job that does not answer within
+// Config.PingTimeout (3 s) is declared failed (see Failure knowledge), any
+// other socket is dropped and announced as left ("no answer to pings"),
+// so a frozen rank (SIGSTOP) is gone for the server, its /metrics and its
+// peers within 8 s. A ping runs beside the connection's reader and costs
+// one control frame each way.
 //
 // # Limits
 //
@@ -369,10 +371,10 @@
 //	message rate in      Config.MessageRate/s (50) after Config.MessageBurst (200)          TestViolations
 //	queue out            Config.SendQueue messages (1,024) and Config.SendQueueBytes
 //	                     (1 MiB) per connection: slow-consumer                              TestSlowConsumerBytes
-//	goroutines           2 per connection (reader, writer), a third while a ping waits      TestJoinedConnMemory
-//	memory               about 30 KB per joined connection                                  TestJoinedConnMemory
+//	goroutines           1 per idle connection (its reader; a writer while it writes)       TestJoinedConnMemory
+//	memory               about 12 KiB per idle joined connection (docs/signaling-load.md)   TestJoinedConnMemory
 //	unjoined connection  Config.JoinTimeout (10 s): join-timeout                            TestJoinTimeout
-//	frozen peer          Config.PingInterval + Config.PingTimeout (7 s)                     TestFrozenRankDeclaredGone
+//	frozen peer          Config.PingInterval + Config.PingTimeout (8 s)                     TestFrozenRankDeclaredGone
 //	suspect reports      one pending declaration per rank of a job                          TestSuspectDeclaresFailed
 //	departure notices    N per batch, batches 50 ms … 1 s apart (see Departures)            TestDeparturesCostLinearMessages,
 //	                                                                                        TestEveryDepartureReachesEveryone

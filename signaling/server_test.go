@@ -275,7 +275,7 @@ func TestViolations(t *testing.T) {
 		// the Client knows the limit from its welcome: past the burst it
 		// waits instead of flooding, and the server keeps it
 		c, _, _ := violator(t)
-		require.Equal(t, &Limits{MessageRate: 1, MessageBurst: 20, MessageBytes: 4096, HeartbeatMillis: 1800}, c.Welcome().Limits)
+		require.Equal(t, &Limits{MessageRate: 1, MessageBurst: 20, MessageBytes: 4096, HeartbeatMillis: int(DefaultPingInterval * 9 / 10 / time.Millisecond)}, c.Welcome().Limits)
 		wctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 		defer cancel()
 		sent := 0

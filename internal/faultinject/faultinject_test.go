@@ -111,7 +111,7 @@ func TestExampleFaults(t *testing.T) {
 	var mu sync.Mutex
 	var sum Summary
 	var wg sync.WaitGroup
-	for range 3 { // a freeze waits about 7 s for the server to find it
+	for range 3 { // a freeze waits about 8 s for the server to find it
 		wg.Go(func() {
 			for p := range plans {
 				r := rn.Run(ctx, p)

@@ -118,7 +118,7 @@ const launchLimit = 90 * time.Second
 
 // ulfmGrace is meshrun -n N's --grace in ulfm runs that strike a formed
 // job: longer than the job takes to find a frozen rank by itself (the
-// server's pings, about 7 s), so that a native freeze tests that, not
+// server's pings, about 8 s), so that a native freeze tests that, not
 // meshrun's own killing of a stopped rank (--grace, 2 s by default). Once
 // only the frozen rank is left, meshrun kills it at once. A rank frozen
 // before it joined is found by meshrun alone (the server knows nothing
