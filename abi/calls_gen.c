@@ -929,11 +929,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) {
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm) WEAK(PMPI_Comm_create);
 
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) {
-	(void)comm;
-	(void)group;
-	(void)tag;
-	(void)newcomm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_create_group");
+	return mpiabi_Comm_create_group((uintptr_t)comm, (uintptr_t)group, tag, (uintptr_t)newcomm);
 }
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm) WEAK(PMPI_Comm_create_group);
 

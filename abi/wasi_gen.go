@@ -2678,7 +2678,19 @@ func wasi_Comm_create(g *WASIGuest, s []uint64) {
 }
 
 func wasi_Comm_create_group(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[0])), "MPI_Comm_create_group")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := uintptr(uint32(s[1]))
+	a2 := int32(uint32(s[2]))
+	a3 := g.handle(s[3])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_create_group", err)))
+		return
+	}
+	r := mpiabi_Comm_create_group(uintptr(a0), uintptr(a1), int32(a2), uintptr(a3))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Comm_create_from_group(g *WASIGuest, s []uint64) {
