@@ -293,3 +293,47 @@ func testLogger(i int) *slog.Logger {
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, nil)).With("node", i)
 }
+
+// Telemetry from ranks on any server reaches the job's home, which holds
+// the job's view and events for its dashboard.
+func TestClusterTelemetryReachesHome(t *testing.T) {
+	nodes := startCluster(t, 3)
+	const job = "telemetry"
+	cs := formJob(t, nodes, job, 3)
+	for r, c := range cs {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		now := time.Now().UnixMicro()
+		require.NoError(t, c.Send(ctx, &signaling.Telemetry{Now: now,
+			Ops: []signaling.OpEvent{{Op: "bcast", Comm: "world", Bytes: int64(8 * (r + 1)), Start: now - 10, End: now}}}))
+		cancel()
+	}
+	var home *signaling.Server
+	for _, n := range nodes {
+		if _, ok := n.srv.View(job); ok {
+			require.Nil(t, home, "one server holds the job's view")
+			home = n.srv
+		}
+	}
+	require.NotNil(t, home)
+	got := map[int]int64{}
+	var after uint64
+	deadline := time.After(60 * time.Second)
+	for len(got) < len(cs) {
+		evs, next, wake, ok := home.Events(job, after, make([]signaling.Event, 64))
+		require.True(t, ok)
+		after = next
+		for _, e := range evs {
+			if e.Kind == signaling.EventOp {
+				got[e.Rank] = e.Op.Bytes
+			}
+		}
+		if len(got) < len(cs) {
+			select {
+			case <-wake:
+			case <-deadline:
+				t.Fatalf("ops of ranks %v only", got)
+			}
+		}
+	}
+	require.Equal(t, map[int]int64{0: 8, 1: 16, 2: 24}, got)
+}
