@@ -11,14 +11,19 @@ import (
 
 // collCall is what every collective call decodes first.
 type collCall struct {
-	name       string
-	comm       uintptr
-	e          *commEntry
-	rank, size int
-	m          mode
-	req        uintptr
-	large      bool     // an MPI_…_c call: MPI_Count counts, MPI_Aint displacements
-	stg        *staging // the packed copies of derived-type buffers, or nil
+	name string
+	comm uintptr
+	e    *commEntry
+	rank int
+	// size is the number of ranks the per-rank blocks, counts and
+	// displacements are over: the remote group's on an intercommunicator
+	// (MPI-4.1 §6.2.2), where local is the local group's
+	size, local int
+	inter       bool
+	m           mode
+	req         uintptr
+	large       bool     // an MPI_…_c call: MPI_Count counts, MPI_Aint displacements
+	stg         *staging // the packed copies of derived-type buffers, or nil
 }
 
 var modeSuffix = [...]string{blocking: "", nonblocking: "", persistent: "_init"}
@@ -39,7 +44,24 @@ func begin(name string, comm uintptr, m mode, req uintptr, large bool) (*collCal
 	if m != blocking && req == 0 {
 		return nil, raise(comm, name, errorf(errArg, "request is NULL"))
 	}
-	return &collCall{name: name, comm: comm, e: e, rank: e.c.Rank(), size: e.c.Size(), m: m, req: req, large: large}, errSuccess
+	c := &collCall{name: name, comm: comm, e: e, rank: e.c.Rank(), size: e.c.Size(), local: e.c.Size(), m: m, req: req, large: large}
+	if e.c.TestInter() {
+		c.inter, c.size = true, e.c.RemoteSize()
+	}
+	return c, errSuccess
+}
+
+// roles tells a rooted collective's rank whether it is the root (its
+// buffer of everyone's blocks significant) and whether it contributes or
+// receives its own block. On an intracommunicator every rank does, the
+// root too; on an intercommunicator the root passes MPI_ROOT, the rest of
+// its group MPI_PROC_NULL (they take no part), and the other group the
+// root's rank in it.
+func (c *collCall) roles(root int32) (atRoot, member bool) {
+	if !c.inter {
+		return c.rank == int(root), true
+	}
+	return rankIn(root) == meshmpi.Root, root >= 0
 }
 
 // end reports the call's error, or stores its request. A staged call
@@ -200,8 +222,8 @@ func bcast(buf uintptr, n int64, dt uintptr, root int32, comm uintptr, m mode, r
 	if err != nil {
 		return c.fail(err)
 	}
-	atRoot := c.rank == int(root)
-	b, bn := c.buf(t, buf, int(n), atRoot, !atRoot)
+	atRoot, member := c.roles(root)
+	b, bn := c.buf(t, buf, int(n), atRoot, member && !atRoot)
 	if err := c.prep(); err != nil {
 		return c.fail(err)
 	}
@@ -240,10 +262,13 @@ func gather(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, ro
 	if c == nil {
 		return rc
 	}
-	atRoot := c.rank == int(root)
-	k, sd, rd, err := c.pair(st, sn, s != inPlace, rt, rn, atRoot)
+	atRoot, member := c.roles(root)
+	k, sd, rd, err := c.pair(st, sn, s != inPlace && member, rt, rn, atRoot)
 	if err != nil {
 		return c.fail(err)
+	}
+	if !member {
+		s = 0
 	}
 	s, sl := c.buf(sd, s, int(sn), true, false)
 	rlen := 0
@@ -263,8 +288,8 @@ func gatherv(s uintptr, sn int64, st uintptr, r, counts, displs uintptr, rt uint
 	if c == nil {
 		return rc
 	}
-	atRoot := c.rank == int(root)
-	k, sd, rd, err := c.pair(st, sn, s != inPlace, rt, 0, atRoot)
+	atRoot, member := c.roles(root)
+	k, sd, rd, err := c.pair(st, sn, s != inPlace && member, rt, 0, atRoot)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -278,6 +303,9 @@ func gatherv(s uintptr, sn int64, st uintptr, r, counts, displs uintptr, rt uint
 	} else {
 		r = 0
 	}
+	if !member {
+		s = 0
+	}
 	s, sl := c.buf(sd, s, int(sn), true, false)
 	if err := c.prep(); err != nil {
 		return c.fail(err)
@@ -290,8 +318,8 @@ func scatter(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, r
 	if c == nil {
 		return rc
 	}
-	atRoot := c.rank == int(root)
-	k, sd, rd, err := c.pair(st, sn, atRoot, rt, rn, r != inPlace)
+	atRoot, member := c.roles(root)
+	k, sd, rd, err := c.pair(st, sn, atRoot, rt, rn, r != inPlace && member)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -300,6 +328,9 @@ func scatter(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, r
 		s, slen = c.buf(sd, s, int(sn)*c.size, true, false)
 	} else {
 		s = 0
+	}
+	if !member {
+		r = 0
 	}
 	r, rl := c.buf(rd, r, int(rn), false, true)
 	if err := c.prep(); err != nil {
@@ -313,8 +344,8 @@ func scatterv(s, counts, displs uintptr, st uintptr, r uintptr, rn int64, rt uin
 	if c == nil {
 		return rc
 	}
-	atRoot := c.rank == int(root)
-	k, sd, rd, err := c.pair(st, 0, atRoot, rt, rn, r != inPlace)
+	atRoot, member := c.roles(root)
+	k, sd, rd, err := c.pair(st, 0, atRoot, rt, rn, r != inPlace && member)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -327,6 +358,9 @@ func scatterv(s, counts, displs uintptr, st uintptr, r uintptr, rn int64, rt uin
 		s, cs, ds, span = c.bufV(sd, s, cs, ds, span, true, false)
 	} else {
 		s = 0
+	}
+	if !member {
+		r = 0
 	}
 	r, rl := c.buf(rd, r, int(rn), false, true)
 	if err := c.prep(); err != nil {
@@ -454,8 +488,12 @@ func reduce(s, r uintptr, n int64, dt, o uintptr, root int32, comm uintptr, m mo
 	}
 	rn := int(n)
 	inplace := s == inPlace
+	atRoot, member := c.roles(root)
+	if c.inter && !member {
+		s = 0 // the root's group sends nothing
+	}
 	s, sl := c.buf(t, s, int(n), true, false)
-	if c.rank != int(root) {
+	if !atRoot {
 		r, rn = 0, 0
 	} else {
 		r, rn = c.buf(t, r, rn, inplace, true)
@@ -495,11 +533,13 @@ func reduceScatterBlock(s, r uintptr, n int64, dt, o, comm uintptr, m mode, req 
 	}
 	rn, rl := int(n), 0
 	if s == inPlace { // the receive buffer holds the whole input (the Go API's rule too)
-		r, rl = c.buf(t, r, rn*c.size, true, true)
+		r, rl = c.buf(t, r, rn*c.local, true, true)
 	} else {
 		r, rl = c.buf(t, r, rn, false, true)
 	}
-	s, sl := c.buf(t, s, rn*c.size, true, false)
+	// on an intercommunicator too the input is a block per rank of the
+	// local group (MPICH's and the Go API's reading of MPI-4.1 §6.10.1)
+	s, sl := c.buf(t, s, rn*c.local, true, false)
 	if err := c.prep(); err != nil {
 		return c.fail(err)
 	}
@@ -518,9 +558,9 @@ func reduceScatter(s, r, counts, dt, o, comm uintptr, m mode, req uintptr, large
 	if counts == 0 {
 		return c.fail(errorf(errArg, "recvcounts is NULL"))
 	}
-	cs := cints(counts, c.size)
+	cs := cints(counts, c.local)
 	if c.large {
-		cs = cints64(counts, c.size)
+		cs = cints64(counts, c.local)
 	}
 	total := 0
 	for i, n := range cs {

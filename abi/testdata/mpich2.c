@@ -38,6 +38,96 @@ static void create_group(void)
     OK(MPI_Group_free(&world));
 }
 
+/* intercommunicator collectives (coll/icgather, icallgather, icalltoall,
+ * icreduce, icscatter … over MTestGetIntercomm's communicators): blocks
+ * and counts are over the remote group; the root passes MPI_ROOT, the
+ * rest of its group MPI_PROC_NULL */
+static void inter_coll(void)
+{
+    MPI_Comm half, inter;
+    int color = rank % 2, lrank, lsize, rsize, i;
+    int buf[8], all[8], counts[8], displs[8];
+
+    if (size < 2)
+        return;
+    OK(MPI_Comm_split(MPI_COMM_WORLD, color, rank, &half));
+    OK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - color, 9, &inter));
+    OK(MPI_Comm_rank(inter, &lrank));
+    OK(MPI_Comm_size(inter, &lsize));
+    OK(MPI_Comm_remote_size(inter, &rsize));
+    /* a remote rank r is world rank 2r + (1 - color) */
+#define REMOTE(r) (2 * (r) + 1 - color)
+    int root = color == 0 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+
+    /* gather: group 1's ranks to group 0's rank 0 */
+    int v = rank;
+    for (i = 0; i < 8; i++)
+        all[i] = -1;
+    OK(MPI_Gather(&v, 1, MPI_INT, all, 1, MPI_INT, root, inter));
+    if (root == MPI_ROOT)
+        for (i = 0; i < rsize; i++)
+            CHECK(all[i] == REMOTE(i), "gather: block %d is %d", i, all[i]);
+    /* gatherv, each remote rank's block at 2i */
+    for (i = 0; i < rsize; i++)
+        counts[i] = 1, displs[i] = 2 * i;
+    for (i = 0; i < 8; i++)
+        all[i] = -1;
+    OK(MPI_Gatherv(&v, 1, MPI_INT, all, counts, displs, MPI_INT, root, inter));
+    if (root == MPI_ROOT)
+        for (i = 0; i < rsize; i++)
+            CHECK(all[2 * i] == REMOTE(i), "gatherv: block %d is %d", i, all[2 * i]);
+    /* scatter from group 0's rank 0 */
+    for (i = 0; i < 8; i++)
+        all[i] = 100 + i;
+    v = -1;
+    OK(MPI_Scatter(all, 1, MPI_INT, &v, 1, MPI_INT, root, inter));
+    if (color == 1)
+        CHECK(v == 100 + lrank, "scatter gave %d", v);
+    /* reduce to group 0's rank 0 */
+    int sum = -1;
+    v = rank;
+    OK(MPI_Reduce(&v, &sum, 1, MPI_INT, MPI_SUM, root, inter));
+    if (root == MPI_ROOT) {
+        int want = 0;
+        for (i = 0; i < rsize; i++)
+            want += REMOTE(i);
+        CHECK(sum == want, "reduce gave %d, want %d", sum, want);
+    }
+    /* allgather and allgatherv: both ways */
+    for (i = 0; i < 8; i++)
+        all[i] = -1;
+    OK(MPI_Allgather(&v, 1, MPI_INT, all, 1, MPI_INT, inter));
+    for (i = 0; i < rsize; i++)
+        CHECK(all[i] == REMOTE(i), "allgather: block %d is %d", i, all[i]);
+    for (i = 0; i < 8; i++)
+        all[i] = -1;
+    OK(MPI_Allgatherv(&v, 1, MPI_INT, all, counts, displs, MPI_INT, inter));
+    for (i = 0; i < rsize; i++)
+        CHECK(all[2 * i] == REMOTE(i), "allgatherv: block %d is %d", i, all[2 * i]);
+    /* alltoall: block i to remote rank i */
+    for (i = 0; i < rsize; i++)
+        buf[i] = 1000 * rank + i;
+    for (i = 0; i < 8; i++)
+        all[i] = -1;
+    OK(MPI_Alltoall(buf, 1, MPI_INT, all, 1, MPI_INT, inter));
+    for (i = 0; i < rsize; i++)
+        CHECK(all[i] == 1000 * REMOTE(i) + lrank, "alltoall: block %d is %d", i, all[i]);
+    /* a nonblocking one too */
+    MPI_Request req;
+    v = rank;
+    for (i = 0; i < 8; i++)
+        all[i] = -1;
+    OK(MPI_Igather(&v, 1, MPI_INT, all, 1, MPI_INT, root, inter, &req));
+    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    if (root == MPI_ROOT)
+        for (i = 0; i < rsize; i++)
+            CHECK(all[i] == REMOTE(i), "igather: block %d is %d", i, all[i]);
+#undef REMOTE
+    (void) lsize;
+    OK(MPI_Comm_free(&inter));
+    OK(MPI_Comm_free(&half));
+}
+
 int main(int argc, char **argv)
 {
     OK(MPI_Init(&argc, &argv));
@@ -46,6 +136,7 @@ int main(int argc, char **argv)
     check_rank = rank;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     create_group();
+    inter_coll();
     OK(MPI_Finalize());
     if (rank == 0)
         printf("mpich2 ok\n");
