@@ -29,6 +29,11 @@ const idupMark = 0x1d0b
 // request complete with an error (ErrProcFailed) instead of never. The
 // request cannot be cancelled or freed while active (ErrRequest), as a
 // collective's.
+//
+// An intercommunicator is duplicated at the call, as by Dup, and the
+// request returned complete: its construction's exchanges between the
+// groups' leaders are not tied to one sequence number yet, so it cannot
+// run behind the caller's back.
 func (c *Comm) Idup(newcomm **Comm) (*Request, error) {
 	if err := c.check(); err != nil {
 		return nil, fmt.Errorf("idup: %w", err)
@@ -37,7 +42,10 @@ func (c *Comm) Idup(newcomm **Comm) (*Request, error) {
 		return nil, fmt.Errorf("idup on %s: newcomm is nil: %w", c, ErrArg)
 	}
 	if c.inter != nil {
-		return nil, fmt.Errorf("idup on %s: intercommunicators: %w", c, ErrNotSupported)
+		q := &idupRequest{c: c, out: newcomm, ch: make(chan struct{})}
+		q.n, q.err = c.Dup()
+		close(q.ch)
+		return &Request{wait: c.p.wait, impl: q, state: Active}, nil
 	}
 	q := &idupRequest{c: c, seq: c.seq.Add(1) - 1, out: newcomm, ch: make(chan struct{})}
 	c.hold() // the parent's context stays reserved until the copy is made

@@ -121,6 +121,35 @@ func TestIdup(t *testing.T) {
 			}
 			return checkDup(half, d)
 		}},
+		{"of an intercommunicator", 4, func(world *Comm) error {
+			half, err := world.Split(world.Rank()%2, 0)
+			if err != nil {
+				return err
+			}
+			inter, err := IntercommCreate(half, 0, world, 1-world.Rank()%2, 3)
+			if err != nil {
+				return err
+			}
+			var d *Comm
+			r, err := inter.Idup(&d)
+			if err != nil {
+				return err
+			}
+			if _, err := r.Wait(context.Background()); err != nil {
+				return err
+			}
+			if !d.TestInter() || d.RemoteSize() != inter.RemoteSize() {
+				return fmt.Errorf("duplicate of an intercommunicator: %v", d)
+			}
+			got := make([]int, 1)
+			if err := Allreduce(d, []int{world.Rank()}, got, Sum); err != nil {
+				return err
+			}
+			if want := 2 + 2*(1-world.Rank()%2); got[0] != want { // the sum of the other group's world ranks
+				return fmt.Errorf("allreduce over the duplicate: %d, want %d", got[0], want)
+			}
+			return d.Free()
+		}},
 		{"bad arguments", 2, func(world *Comm) error {
 			if _, err := world.Idup(nil); !errors.Is(err, ErrArg) {
 				return fmt.Errorf("nil newcomm: %v", err)
