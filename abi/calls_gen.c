@@ -897,19 +897,12 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) {
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm) WEAK(PMPI_Comm_dup_with_info);
 
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) {
-	(void)comm;
-	(void)newcomm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_idup");
+	return mpiabi_Comm_idup((uintptr_t)comm, (uintptr_t)newcomm, (uintptr_t)request);
 }
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request) WEAK(PMPI_Comm_idup);
 
 int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) {
-	(void)comm;
-	(void)info;
-	(void)newcomm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Comm_idup_with_info");
+	return mpiabi_Comm_idup_with_info((uintptr_t)comm, (uintptr_t)info, (uintptr_t)newcomm, (uintptr_t)request);
 }
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request) WEAK(PMPI_Comm_idup_with_info);
 

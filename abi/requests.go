@@ -18,6 +18,9 @@ type reqEntry struct {
 	comm uintptr  // whose error handler its errors go to
 	size int      // bytes of an element of its datatype (its status's count)
 	stg  *staging // the packed copies of derived-type buffers (typed.go), or nil
+	// complete, if set, finishes the call when its request completes:
+	// MPI_Comm_idup stores its new communicator's handle then
+	complete func()
 }
 
 // status is MPI_Status's layout (include/mpi.h): the length in bytes in
@@ -95,6 +98,10 @@ func lookupReq(h uintptr) (*reqEntry, error) {
 // handle becomes MPI_REQUEST_NULL; a persistent one stays, inactive.
 func done(e *reqEntry, p uintptr) {
 	e.stg.unpack()
+	if e.complete != nil {
+		e.complete()
+		e.complete = nil
+	}
 	if e.r.Persistent() {
 		return
 	}

@@ -2622,11 +2622,34 @@ func wasi_Comm_dup_with_info(g *WASIGuest, s []uint64) {
 }
 
 func wasi_Comm_idup(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[0])), "MPI_Comm_idup")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := g.handle(s[1])
+	a2 := g.handle(s[2])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_idup", err)))
+		return
+	}
+	r := mpiabi_Comm_idup(uintptr(a0), uintptr(a1), uintptr(a2))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Comm_idup_with_info(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[0])), "MPI_Comm_idup_with_info")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := uintptr(uint32(s[1]))
+	a2 := g.handle(s[2])
+	a3 := g.handle(s[3])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[0])), "MPI_Comm_idup_with_info", err)))
+		return
+	}
+	r := mpiabi_Comm_idup_with_info(uintptr(a0), uintptr(a1), uintptr(a2), uintptr(a3))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Comm_split(g *WASIGuest, s []uint64) {

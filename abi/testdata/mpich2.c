@@ -128,6 +128,37 @@ static void inter_coll(void)
     OK(MPI_Comm_free(&half));
 }
 
+/* MPI_Comm_idup (comm/comm_idup, comm_idup_mul, comm_idup_iallreduce):
+ * newcomm is usable once the request completes, with collectives on the
+ * parent and other idups in flight meanwhile */
+static void comm_idup(void)
+{
+    MPI_Comm d[3];
+    MPI_Request reqs[4];
+    int i, n, sum = -1, one = 1, cmp;
+
+    for (i = 0; i < 3; i++)
+        OK(MPI_Comm_idup(MPI_COMM_WORLD, &d[i], &reqs[i]));
+    OK(MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &reqs[3]));
+    OK(MPI_Waitall(4, reqs, MPI_STATUSES_IGNORE));
+    CHECK(sum == size, "iallreduce on the parent gave %d", sum);
+    for (i = 0; i < 3; i++) {
+        CHECK(reqs[i] == MPI_REQUEST_NULL, "request %d not freed", i);
+        OK(MPI_Comm_compare(MPI_COMM_WORLD, d[i], &cmp));
+        CHECK(cmp == MPI_CONGRUENT, "idup %d compares %d", i, cmp);
+        OK(MPI_Allreduce(&one, &n, 1, MPI_INT, MPI_SUM, d[i]));
+        CHECK(n == size, "allreduce over idup %d gave %d", i, n);
+        OK(MPI_Comm_free(&d[i]));
+    }
+    /* one completed by MPI_Test */
+    int flag = 0;
+    OK(MPI_Comm_idup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, &d[0], &reqs[0]));
+    while (!flag)
+        OK(MPI_Test(&reqs[0], &flag, MPI_STATUS_IGNORE));
+    OK(MPI_Barrier(d[0]));
+    OK(MPI_Comm_free(&d[0]));
+}
+
 int main(int argc, char **argv)
 {
     OK(MPI_Init(&argc, &argv));
@@ -137,6 +168,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     create_group();
     inter_coll();
+    comm_idup();
     OK(MPI_Finalize());
     if (rank == 0)
         printf("mpich2 ok\n");
