@@ -519,64 +519,22 @@ int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
 int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) WEAK(PMPI_Sendrecv_replace_c);
 
 int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)dest;
-	(void)sendtag;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)source;
-	(void)recvtag;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Isendrecv");
+	return mpiabi_Isendrecv((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, dest, sendtag, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, source, recvtag, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Isendrecv);
 
 int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)dest;
-	(void)sendtag;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)source;
-	(void)recvtag;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Isendrecv_c");
+	return mpiabi_Isendrecv_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, dest, sendtag, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, source, recvtag, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Isendrecv_c);
 
 int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)dest;
-	(void)sendtag;
-	(void)source;
-	(void)recvtag;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Isendrecv_replace");
+	return mpiabi_Isendrecv_replace((uintptr_t)buf, count, (uintptr_t)datatype, dest, sendtag, source, recvtag, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Isendrecv_replace);
 
 int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)dest;
-	(void)sendtag;
-	(void)source;
-	(void)recvtag;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Isendrecv_replace_c");
+	return mpiabi_Isendrecv_replace_c((uintptr_t)buf, count, (uintptr_t)datatype, dest, sendtag, source, recvtag, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Isendrecv_replace_c);
 

@@ -1832,19 +1832,93 @@ func wasi_Sendrecv_replace_c(g *WASIGuest, s []uint64) {
 }
 
 func wasi_Isendrecv(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[10])), "MPI_Isendrecv")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int32(uint32(s[1]))
+	a2 := wasiType(s[2])
+	a3 := int32(uint32(s[3]))
+	a4 := int32(uint32(s[4]))
+	a5 := g.buf(s[5], s[7])
+	a6 := int32(uint32(s[6]))
+	a7 := wasiType(s[7])
+	a8 := int32(uint32(s[8]))
+	a9 := int32(uint32(s[9]))
+	a10 := uintptr(uint32(s[10]))
+	a11 := g.handle(s[11])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[10])), "MPI_Isendrecv", err)))
+		return
+	}
+	r := mpiabi_Isendrecv(uintptr(a0), int32(a1), uintptr(a2), int32(a3), int32(a4), uintptr(a5), int32(a6), uintptr(a7), int32(a8), int32(a9), uintptr(a10), uintptr(a11))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Isendrecv_c(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[10])), "MPI_Isendrecv_c")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int64(s[1])
+	a2 := wasiType(s[2])
+	a3 := int32(uint32(s[3]))
+	a4 := int32(uint32(s[4]))
+	a5 := g.buf(s[5], s[7])
+	a6 := int64(s[6])
+	a7 := wasiType(s[7])
+	a8 := int32(uint32(s[8]))
+	a9 := int32(uint32(s[9]))
+	a10 := uintptr(uint32(s[10]))
+	a11 := g.handle(s[11])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[10])), "MPI_Isendrecv_c", err)))
+		return
+	}
+	r := mpiabi_Isendrecv_c(uintptr(a0), int64(a1), uintptr(a2), int32(a3), int32(a4), uintptr(a5), int64(a6), uintptr(a7), int32(a8), int32(a9), uintptr(a10), uintptr(a11))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Isendrecv_replace(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[7])), "MPI_Isendrecv_replace")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int32(uint32(s[1]))
+	a2 := wasiType(s[2])
+	a3 := int32(uint32(s[3]))
+	a4 := int32(uint32(s[4]))
+	a5 := int32(uint32(s[5]))
+	a6 := int32(uint32(s[6]))
+	a7 := uintptr(uint32(s[7]))
+	a8 := g.handle(s[8])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Isendrecv_replace", err)))
+		return
+	}
+	r := mpiabi_Isendrecv_replace(uintptr(a0), int32(a1), uintptr(a2), int32(a3), int32(a4), int32(a5), int32(a6), uintptr(a7), uintptr(a8))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Isendrecv_replace_c(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[7])), "MPI_Isendrecv_replace_c")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int64(s[1])
+	a2 := wasiType(s[2])
+	a3 := int32(uint32(s[3]))
+	a4 := int32(uint32(s[4]))
+	a5 := int32(uint32(s[5]))
+	a6 := int32(uint32(s[6]))
+	a7 := uintptr(uint32(s[7]))
+	a8 := g.handle(s[8])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[7])), "MPI_Isendrecv_replace_c", err)))
+		return
+	}
+	r := mpiabi_Isendrecv_replace_c(uintptr(a0), int64(a1), uintptr(a2), int32(a3), int32(a4), int32(a5), int32(a6), uintptr(a7), uintptr(a8))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Buffer_attach(g *WASIGuest, s []uint64) {

@@ -159,6 +159,44 @@ static void comm_idup(void)
     OK(MPI_Comm_free(&d[0]));
 }
 
+/* MPI_Isendrecv and Isendrecv_replace (pt2pt/isendrecv, isendrecv_replace,
+ * sendrecv3 -isendrecv): around the ring, a derived type's too */
+static void isendrecv(void)
+{
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size, i, n;
+    int out[4], in[4] = {-1, -1, -1, -1};
+    MPI_Request req;
+    MPI_Status st;
+
+    for (i = 0; i < 4; i++)
+        out[i] = 10 * rank + i;
+    OK(MPI_Isendrecv(out, 4, MPI_INT, next, 6, in, 4, MPI_INT, prev, 6, MPI_COMM_WORLD, &req));
+    OK(MPI_Wait(&req, &st));
+    OK(MPI_Get_count(&st, MPI_INT, &n));
+    CHECK(st.MPI_SOURCE == prev && st.MPI_TAG == 6 && n == 4, "status source %d tag %d count %d",
+          st.MPI_SOURCE, st.MPI_TAG, n);
+    for (i = 0; i < 4; i++)
+        CHECK(in[i] == 10 * prev + i, "isendrecv: in[%d] = %d", i, in[i]);
+
+    OK(MPI_Isendrecv_replace(out, 4, MPI_INT, next, 8, prev, 8, MPI_COMM_WORLD, &req));
+    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    for (i = 0; i < 4; i++)
+        CHECK(out[i] == 10 * prev + i, "isendrecv_replace: out[%d] = %d", i, out[i]);
+
+    /* every other int, by a vector type, replaced in place */
+    MPI_Datatype every2;
+    int v[8];
+    OK(MPI_Type_vector(4, 1, 2, MPI_INT, &every2));
+    OK(MPI_Type_commit(&every2));
+    for (i = 0; i < 8; i++)
+        v[i] = i % 2 ? -7 : 100 * rank + i;
+    OK(MPI_Isendrecv_replace(v, 1, every2, next, 9, prev, 9, MPI_COMM_WORLD, &req));
+    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    for (i = 0; i < 8; i++)
+        CHECK(v[i] == (i % 2 ? -7 : 100 * prev + i), "derived isendrecv_replace: v[%d] = %d", i, v[i]);
+    OK(MPI_Type_free(&every2));
+}
+
 int main(int argc, char **argv)
 {
     OK(MPI_Init(&argc, &argv));
@@ -169,6 +207,7 @@ int main(int argc, char **argv)
     create_group();
     inter_coll();
     comm_idup();
+    isendrecv();
     OK(MPI_Finalize());
     if (rank == 0)
         printf("mpich2 ok\n");
