@@ -47,20 +47,22 @@ func (cc *commControl) Complete(_ int32, n int, err error) {
 		v := binary.LittleEndian.Uint32(c.control[:])
 		c.abortSeq(v&^noticeNoMark, v&noticeNoMark == 0)
 	}
-	c.relisten(c.listen, c.controlContext())
+	c.relisten(c.listen, c.controlContext(), &c.freed)
 }
 
-// relisten posts a listener's next receive with listen, unless c was
-// freed. Free may run meanwhile and find no receive to cancel: looking
-// at freed again once posted catches it, and the receive cancelled then
-// is this listener's own (its reference keeps the context from reuse).
-func (c *Comm) relisten(listen func(), ctx uint32) {
-	if c.freed.Load() {
+// relisten posts a listener's next receive with listen, unless it was
+// told to stop (done: c was freed, for the fault-tolerance listener its
+// agreement group let it go). Free may run meanwhile and find no receive
+// to cancel: looking at done again once posted catches it, and the
+// receive cancelled then is this listener's own (its reference keeps the
+// context from reuse).
+func (c *Comm) relisten(listen func(), ctx uint32, done *atomic.Bool) {
+	if done.Load() {
 		c.drop()
 		return
 	}
 	listen()
-	if c.freed.Load() {
+	if done.Load() {
 		c.p.ep.CancelTagged(ctx, 0, 0, errFreed)
 	}
 }

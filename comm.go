@@ -442,7 +442,13 @@ func (c *Comm) Free() error {
 		return fmt.Errorf("free %s: already freed: %w", c, ErrComm)
 	}
 	c.p.ep.CancelTagged(c.controlContext(), 0, 0, errFreed) // stop listening for notices
-	c.p.ep.CancelTagged(c.ftContext(), 0, 0, errFreed)
+	// the fault-tolerance listener stays until the agreement group lets
+	// this rank go: a rank that took the decision of a coordinator that
+	// failed mid-broadcast may be the only one that can tell the others
+	c.agree.Leave(func() {
+		c.ftDone.Store(true)
+		c.p.ep.CancelTagged(c.ftContext(), 0, 0, errFreed)
+	})
 	c.drop()
 	return nil
 }

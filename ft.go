@@ -114,6 +114,11 @@ type commFT struct {
 	revokedC chan struct{}
 	acked    atomic.Int32 // how many of failed() are acknowledged (AckFailed)
 	buf      []byte       // the listener's message
+	// ftDone is set when the agreement group of a freed c lets this rank
+	// go (agree.Group.Leave): the listener stops then, not at Free, so
+	// this rank answers for the decisions it holds until the others have
+	// them
+	ftDone atomic.Bool
 }
 
 // Messages on a communicator's fault-tolerance context: a kind byte, then
@@ -160,7 +165,7 @@ func (l *ftListener) CompleteFrom(_ int32, src, n int, err error) {
 			}
 		}
 	}
-	c.relisten(c.listenFT, c.ftContext())
+	c.relisten(c.listenFT, c.ftContext(), &c.ftDone)
 }
 
 // ftSend sends a fault-tolerance message to world rank w; a message to a

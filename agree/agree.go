@@ -46,6 +46,9 @@ const MaxPending = 16
 // ErrTooMany is returned by Start with MaxPending agreements pending.
 var ErrTooMany = errors.New("too many agreements pending")
 
+// ErrLeft is the error of a Start after Leave.
+var ErrLeft = errors.New("member left the group")
+
 // ErrMessage is returned by Receive for a message that is malformed or
 // names another group; the message is dropped.
 var ErrMessage = errors.New("malformed agreement message")
@@ -64,6 +67,14 @@ type Group struct {
 	pending int
 	inst    map[uint32]*instance
 	stopped error
+
+	// Leave: this member leaves once every other member has left or
+	// failed, answering for its decisions until then
+	held     bool // an agreement other than a barrier ran: its decision may be asked for
+	leaving  bool
+	sentLeft bool
+	left     []bool // the members that told this one they left
+	onLeft   func()
 }
 
 // up is the latest gather message a member sent this one.
@@ -108,7 +119,7 @@ type instance struct {
 // group for the lifetime of the job: messages with another nonce are
 // dropped.
 func New(n, me int, nonce uint64, t Transport) *Group {
-	return &Group{n: n, me: me, nonce: nonce, t: t, failed: make([]bool, n), inst: map[uint32]*instance{}}
+	return &Group{n: n, me: me, nonce: nonce, t: t, failed: make([]bool, n), left: make([]bool, n), inst: map[uint32]*instance{}}
 }
 
 type outMsg struct {
@@ -154,9 +165,13 @@ func (g *Group) StartBarrier(vec []byte, done func(Result)) (uint32, error) {
 func (g *Group) start(vec []byte, barrier bool, done func(Result)) (uint32, error) {
 	var o outbox
 	g.mu.Lock()
-	if g.stopped != nil {
+	if g.stopped != nil || g.leaving {
+		err := g.stopped
+		if err == nil {
+			err = ErrLeft
+		}
 		g.mu.Unlock()
-		return 0, g.stopped
+		return 0, err
 	}
 	if g.pending >= MaxPending {
 		g.mu.Unlock()
@@ -167,6 +182,7 @@ func (g *Group) start(vec []byte, barrier bool, done func(Result)) (uint32, erro
 	g.pending++
 	in := g.instance(seq)
 	in.entered, in.done, in.barrier = true, done, barrier
+	g.held = g.held || !barrier
 	if in.dec != nil {
 		g.finish(in, &o) // the decision came first
 	} else {
@@ -419,6 +435,68 @@ func (g *Group) finish(in *instance, o *outbox) {
 	if in.barrier {
 		delete(g.inst, in.seq) // it leaves: nothing more to answer
 	}
+	g.checkLeave(o)
+}
+
+// Leave ends this member's part in the group (its communicator is
+// freed): it starts no more agreements and calls done (never with the
+// group's lock held) once no other member can need it. Until then it
+// answers for the decisions it holds: a member that took a decision from
+// a coordinator that failed mid-broadcast may be the only survivor that
+// holds it, and the others learn it from that member once they learn of
+// the failure, possibly long after that member's own call returned. So
+// a member whose agreements are all decided tells every other member it
+// left, and goes once each of them has left or failed; a member that
+// told it left has decided every agreement (they run the same ones) and
+// needs it no more. A group that ran no agreement but barriers holds
+// nothing to answer for: its member goes at once, without a message (a
+// freed communicator that ran no Agree or Shrink costs nothing, nor does
+// Disconnect's barrier).
+func (g *Group) Leave(done func()) {
+	var o outbox
+	g.mu.Lock()
+	if g.stopped != nil || g.leaving {
+		g.mu.Unlock()
+		done()
+		return
+	}
+	if !g.held {
+		g.stopped = ErrLeft
+		g.mu.Unlock()
+		done()
+		return
+	}
+	g.leaving, g.onLeft = true, done
+	g.checkLeave(&o)
+	g.mu.Unlock()
+	o.flush(g.t)
+}
+
+// checkLeave, for a member leaving, tells the others once its agreements
+// are all decided, and ends the group once every other member left or
+// failed. Called with mu held.
+func (g *Group) checkLeave(o *outbox) {
+	if !g.leaving || g.stopped != nil || g.pending > 0 {
+		return
+	}
+	if !g.sentLeft {
+		g.sentLeft = true
+		msg := g.header(nil, kindLeft, g.next, nil, false)
+		for m := range g.n {
+			if m != g.me && !g.failed[m] {
+				o.msgs = append(o.msgs, outMsg{m, msg})
+			}
+		}
+	}
+	for m := range g.n {
+		if m != g.me && !g.failed[m] && !g.left[m] {
+			return // m may still need this member's decisions
+		}
+	}
+	g.stopped = ErrLeft
+	clear(g.inst)
+	o.dones = append(o.dones, g.onLeft)
+	g.onLeft = nil
 }
 
 // prune forgets the decided agreements below floor, which every survivor
@@ -450,6 +528,7 @@ func (g *Group) Failed(m int) {
 	for _, in := range g.inst {
 		g.progress(in, &o)
 	}
+	g.checkLeave(&o)
 	g.mu.Unlock()
 	o.flush(g.t)
 }
@@ -471,6 +550,10 @@ func (g *Group) Stop(err error) {
 		return
 	}
 	g.stopped = err
+	if g.onLeft != nil {
+		o.dones = append(o.dones, g.onLeft)
+		g.onLeft = nil
+	}
 	for seq, in := range g.inst {
 		if in.entered && !in.fin {
 			done := in.done
@@ -503,6 +586,11 @@ func (g *Group) Receive(from int, msg []byte) error {
 		o.flush(g.t)
 	}()
 	if g.stopped != nil {
+		return nil
+	}
+	if m.left {
+		g.left[from] = true
+		g.checkLeave(&o)
 		return nil
 	}
 	ahead := int32(m.seq - g.next)
@@ -549,12 +637,16 @@ func (g *Group) Receive(from int, msg []byte) error {
 //	era u32 | low u32 | vec | cover: n bits
 //	[candidate: origin u32 | holder u32 | mismatch u8 | 0 u24 | floor u32 | len u32 | vec | missing: n bits]
 //
-// and for a decision (kindDec)
+// for a decision (kindDec)
 //
 //	by u32 | origin u32 | floor u32 | vec | missing: n bits
+//
+// and for a member that left (kindLeft, its seq the number of agreements
+// it ran) nothing more.
 const (
-	kindUp  = 1
-	kindDec = 2
+	kindUp   = 1
+	kindDec  = 2
+	kindLeft = 3
 
 	headerLen = 20
 	candLen   = 20
@@ -570,6 +662,7 @@ type message struct {
 	up    *up
 	by    int
 	dec   *decision
+	left  bool
 }
 
 func (g *Group) header(b []byte, kind byte, seq uint32, vec []byte, mismatch bool) []byte {
@@ -731,6 +824,8 @@ func (g *Group) decode(b []byte) (*message, error) {
 		d.vec = r.bytes(vlen)
 		d.missing = r.mask(g.n)
 		m.dec = d
+	case kind == kindLeft && flags == 0 && vlen == 0:
+		m.left = true
 	default:
 		return nil, fmt.Errorf("kind %d, flags %d: %w", kind, flags, ErrMessage)
 	}

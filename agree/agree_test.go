@@ -45,6 +45,14 @@ type fabric struct {
 	gone    []int    // left, queues still being delivered
 	killed  []bool   // doomed by the random killer, not by leaving
 	log     [][2]int // every message sent: from, to
+	// leave: a member that started all its rounds leaves the group
+	// (Leave, as a rank that frees its communicator, perhaps with an
+	// agreement still pending) at a random time;
+	// once Leave lets it go it takes no more messages, but it has not
+	// failed: nobody is told of it
+	leave       bool
+	leaveCalled []bool // Leave called
+	quit        []bool // Leave let it go
 }
 
 type fabricLink struct {
@@ -65,7 +73,7 @@ func newFabric(t *testing.T, seed uint64, n, rounds, ahead, kills int, crash boo
 	f := &fabric{t: t, rng: rand.New(rand.NewPCG(seed, 7)), n: n, rounds: rounds, ahead: ahead, kills: kills, crash: crash,
 		groups: make([]*Group, n), queues: make([][][]byte, n*n), stopped: make([]bool, n), doomed: make([]bool, n),
 		notice: make([][]bool, n), started: make([]int, n), results: make([][]Result, n), vecs: make([][][]byte, n),
-		killed: make([]bool, n)}
+		killed: make([]bool, n), leaveCalled: make([]bool, n), quit: make([]bool, n)}
 	for m := range n {
 		f.groups[m] = New(n, m, 42, fabricLink{f, m})
 		f.notice[m] = make([]bool, n)
@@ -102,6 +110,7 @@ const (
 	evStart
 	evDoom
 	evStop
+	evLeave
 )
 
 func (f *fabric) events() []event {
@@ -132,6 +141,9 @@ func (f *fabric) events() []event {
 		if f.doomed[m] {
 			evs = append(evs, event{evStop, m, m})
 		}
+		if f.leave && !f.leaveCalled[m] && f.started[m] == f.rounds {
+			evs = append(evs, event{evLeave, m, m})
+		}
 	}
 	if doomed < f.kills {
 		for m := range f.n {
@@ -156,7 +168,7 @@ func (f *fabric) run() {
 			q := &f.queues[ev.from*f.n+ev.to]
 			msg := (*q)[0]
 			*q = (*q)[1:]
-			if !f.stopped[ev.to] {
+			if !f.stopped[ev.to] && !f.quit[ev.to] {
 				require.NoError(f.t, f.groups[ev.to].Receive(ev.from, msg))
 			}
 		case evNotice:
@@ -194,6 +206,10 @@ func (f *fabric) run() {
 			}
 		case evStop:
 			f.stop(ev.from)
+		case evLeave:
+			m := ev.from
+			f.leaveCalled[m] = true
+			f.groups[m].Leave(func() { f.quit[m] = true })
 		}
 		for _, m := range f.leaving {
 			f.doomed[m], f.stopped[m] = true, true // its queues are delivered
@@ -302,6 +318,38 @@ func TestAgreementUnderFaults(t *testing.T) {
 	}
 }
 
+// Members that leave the group once their agreements are decided (their
+// communicator is freed) while others, told of a failure later, still
+// need a decision that only a leaving member holds (a coordinator failed
+// mid-broadcast): every survivor decides every round, and every survivor
+// is let go in the end.
+func TestAgreementLeaveUnderFaults(t *testing.T) {
+	runs := 4000
+	if n, err := strconv.Atoi(os.Getenv("AGREE_RUNS")); err == nil {
+		runs = n
+	}
+	if testing.Short() {
+		runs = 400
+	}
+	for seed := range uint64(runs) {
+		n := 2 + int(seed%7)
+		kills := 1 + int(seed/7)%(n-1) // 1 … n-1
+		crash := seed%3 != 0
+		ahead := 1 + int(seed/21)%2
+		t.Run(fmt.Sprintf("seed%d_n%d_kills%d_crash%v_ahead%d", seed, n, kills, crash, ahead), func(t *testing.T) {
+			f := newFabric(t, seed, n, 2, ahead, kills, crash)
+			f.leave = true
+			f.run()
+			f.check()
+			for m := range n {
+				if !f.doomed[m] {
+					require.True(t, f.quit[m], "member %d was never let go", m)
+				}
+			}
+		})
+	}
+}
+
 // Barriers whose members leave once decided (Finalize) end on every
 // member the killer spares, even when coordinators die mid-broadcast.
 func TestBarrierUnderFaults(t *testing.T) {
@@ -403,6 +451,29 @@ func TestAgreementPendingBound(t *testing.T) {
 	}
 	_, err := g.Start([]byte{1}, func(Result) {})
 	require.ErrorIs(t, err, ErrTooMany)
+}
+
+// A member that leaves a group that never ran an agreement goes at once
+// and says nothing; one that ran agreements goes once the others left,
+// and starts none meanwhile.
+func TestAgreementLeave(t *testing.T) {
+	f := newFabric(t, 3, 3, 1, 1, 0, false)
+	went := false
+	f.groups[0].Leave(func() { went = true })
+	require.True(t, went)
+	require.Empty(t, f.log)
+	_, err := f.groups[0].Start([]byte{1}, func(Result) {})
+	require.ErrorIs(t, err, ErrLeft)
+
+	f = newFabric(t, 3, 3, 1, 1, 0, false)
+	f.leave = true
+	f.run()
+	f.check()
+	for m := range 3 {
+		require.True(t, f.quit[m], "member %d was never let go", m)
+		_, err := f.groups[m].Start([]byte{1}, func(Result) {})
+		require.ErrorIs(t, err, ErrLeft)
+	}
 }
 
 type discard struct{}

@@ -50,6 +50,15 @@
 // told it the decision it holds, or holds none and will take none from
 // an earlier coordinator: the survivors never decide two values.
 //
+// A member that leaves the group (Leave: its communicator is freed) may
+// hold a decision no other survivor has: it took it from a coordinator
+// that failed mid-broadcast, and the others hear of that failure only
+// later, then ask it, their new coordinator or parent. So it keeps
+// answering until every other member has told it that it left too (a
+// member leaves with all its agreements decided) or failed; it tells
+// every member once its own agreements are decided. A group that ran no
+// agreement but barriers has nothing to answer for and leaves at once.
+//
 // A barrier (StartBarrier, for Finalize) is lighter: a decided member
 // passes the decision to its children and leaves, keeping nothing; its
 // gather is not tied to a coordinator, so the members leaving one after
