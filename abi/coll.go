@@ -246,6 +246,15 @@ func (c *collCall) pair(st uintptr, sn int64, useSend bool, rt uintptr, rn int64
 		if rd, err = c.sideType(rt, rn); err != nil {
 			return nil, sd, rd, err
 		}
+		// a type of no bytes moves nothing: it takes the other side's
+		// element type (MPICH's coll/alltoallw_zeros)
+		switch {
+		case !useSend || sd.k == rd.k:
+		case sd.e != nil && sd.e.size() == 0:
+			sd.k, sd.unit = rd.k, 0
+		case rd.e != nil && rd.e.size() == 0:
+			rd.k, rd.unit = sd.k, 0
+		}
 		if useSend && sd.k != rd.k {
 			return nil, sd, rd, errorf(errType, "the send type's basic elements (%T) and the receive type's (%T) differ (the C binding moves one element type per call)", sd.k, rd.k)
 		}

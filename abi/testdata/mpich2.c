@@ -197,6 +197,24 @@ static void isendrecv(void)
     OK(MPI_Type_free(&every2));
 }
 
+/* a type of no bytes on one side of a collective (coll/alltoallw_zeros):
+ * it moves nothing, whatever the other side's type */
+static void zero_types(void)
+{
+    MPI_Datatype none;
+    int counts[4], zeros[4], displs[4], in[4] = {0}, out[4] = {0}, i;
+
+    if (size > 4)
+        return;
+    OK(MPI_Type_contiguous(0, MPI_INT, &none));
+    OK(MPI_Type_commit(&none));
+    for (i = 0; i < size; i++)
+        counts[i] = 1, zeros[i] = 0, displs[i] = i;
+    OK(MPI_Alltoallv(out, counts, displs, none, in, zeros, displs, MPI_INT, MPI_COMM_WORLD));
+    OK(MPI_Alltoallv(out, zeros, displs, MPI_INT, in, counts, displs, none, MPI_COMM_WORLD));
+    OK(MPI_Type_free(&none));
+}
+
 int main(int argc, char **argv)
 {
     OK(MPI_Init(&argc, &argv));
@@ -208,6 +226,7 @@ int main(int argc, char **argv)
     inter_coll();
     comm_idup();
     isendrecv();
+    zero_types();
     OK(MPI_Finalize());
     if (rank == 0)
         printf("mpich2 ok\n");
