@@ -269,12 +269,16 @@ func mpiabi_Comm_get_name(comm, name, resultlen uintptr) C.int {
 }
 
 // Split types of MPI_Comm_split_type.
-const commTypeShared = 221
+const (
+	commTypeShared         = 221
+	commTypeHWUnguided     = 222
+	commTypeHWGuided       = 223
+	commTypeResourceGuided = 224
+)
 
 // MPI_Comm_split_type with MPI_COMM_TYPE_SHARED groups the ranks of a
 // host: each rank's hostname is hashed, the hashes gathered, and the
-// lowest rank of each host names its color. Other split types are not
-// in the C binding yet.
+// lowest rank of each host names its color.
 //
 //export mpiabi_Comm_split_type
 func mpiabi_Comm_split_type(comm uintptr, typ, key int32, info, newcomm uintptr) C.int {
@@ -282,8 +286,23 @@ func mpiabi_Comm_split_type(comm uintptr, typ, key int32, info, newcomm uintptr)
 	if err == nil && newcomm == 0 {
 		err = errorf(errArg, "newcomm is NULL")
 	}
-	if err == nil && typ != commTypeShared && typ != undefined {
-		err = errorf(errUnsupported, "split type %d: only MPI_COMM_TYPE_SHARED is in the C binding yet", typ)
+	// the hardware-guided types know one resource, the host's shared
+	// memory, named by its reserved value (MPI-4.1 §7.4.2): any other
+	// value, or none, and the unguided type, which would need a level
+	// below the host, give MPI_COMM_NULL, collectively
+	shared := typ == commTypeShared
+	switch typ {
+	case commTypeShared, undefined, commTypeHWUnguided:
+	case commTypeHWGuided, commTypeResourceGuided:
+		if i, ierr := lookupInfo(info); ierr == nil && info != infoNull {
+			infos.mu.Lock()
+			shared = i.vals["mpi_hw_resource_type"] == "mpi_shared_memory"
+			infos.mu.Unlock()
+		}
+	default:
+		if err == nil {
+			err = errorf(errArg, "split type %d", typ)
+		}
 	}
 	if err != nil {
 		return raise(comm, "MPI_Comm_split_type", err)
@@ -292,7 +311,7 @@ func mpiabi_Comm_split_type(comm uintptr, typ, key int32, info, newcomm uintptr)
 	host, _ := os.Hostname()
 	h.Write([]byte(host))
 	mine := []uint64{h.Sum64()}
-	if typ == undefined {
+	if !shared {
 		mine[0] = 0
 	}
 	all := make([]uint64, e.c.Size())
@@ -300,7 +319,7 @@ func mpiabi_Comm_split_type(comm uintptr, typ, key int32, info, newcomm uintptr)
 		return raise(comm, "MPI_Comm_split_type", err)
 	}
 	color := int32(undefined)
-	if typ != undefined {
+	if shared {
 		color = int32(slices.Index(all, mine[0]))
 	}
 	return mpiabi_Comm_split(comm, color, key, newcomm)

@@ -215,6 +215,34 @@ static void zero_types(void)
     OK(MPI_Type_free(&none));
 }
 
+/* MPI_Comm_split_type's hardware types (comm/cmsplit_type): the reserved
+ * resource "mpi_shared_memory" is the host, anything else MPI_COMM_NULL */
+static void split_types(void)
+{
+    MPI_Comm c, shm;
+    MPI_Info info;
+    int n, m;
+
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shm));
+    OK(MPI_Comm_size(shm, &m));
+    OK(MPI_Info_create(&info));
+    OK(MPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory"));
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, info, &c));
+    CHECK(c != MPI_COMM_NULL, "mpi_shared_memory gave MPI_COMM_NULL");
+    OK(MPI_Comm_size(c, &n));
+    CHECK(n == m, "mpi_shared_memory: size %d, the host's %d", n, m);
+    OK(MPI_Comm_free(&c));
+    OK(MPI_Info_set(info, "mpi_hw_resource_type", "__garbage_value__"));
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_RESOURCE_GUIDED, 0, info, &c));
+    CHECK(c == MPI_COMM_NULL, "an unknown resource made a communicator");
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, MPI_INFO_NULL, &c));
+    CHECK(c == MPI_COMM_NULL, "no resource made a communicator");
+    OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, info, &c));
+    CHECK(c == MPI_COMM_NULL, "the unguided split made a communicator");
+    OK(MPI_Info_free(&info));
+    OK(MPI_Comm_free(&shm));
+}
+
 int main(int argc, char **argv)
 {
     OK(MPI_Init(&argc, &argv));
@@ -227,6 +255,7 @@ int main(int argc, char **argv)
     comm_idup();
     isendrecv();
     zero_types();
+    split_types();
     OK(MPI_Finalize());
     if (rank == 0)
         printf("mpich2 ok\n");
