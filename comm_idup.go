@@ -30,22 +30,13 @@ const idupMark = 0x1d0b
 // request cannot be cancelled or freed while active (ErrRequest), as a
 // collective's.
 //
-// An intercommunicator is duplicated at the call, as by Dup, and the
-// request returned complete: its construction's exchanges between the
-// groups' leaders are not tied to one sequence number yet, so it cannot
-// run behind the caller's back.
+// An intercommunicator's duplicate keeps its remote group.
 func (c *Comm) Idup(newcomm **Comm) (*Request, error) {
 	if err := c.check(); err != nil {
 		return nil, fmt.Errorf("idup: %w", err)
 	}
 	if newcomm == nil {
 		return nil, fmt.Errorf("idup on %s: newcomm is nil: %w", c, ErrArg)
-	}
-	if c.inter != nil {
-		q := &idupRequest{c: c, out: newcomm, ch: make(chan struct{})}
-		q.n, q.err = c.Dup()
-		close(q.ch)
-		return &Request{wait: c.p.wait, impl: q, state: Active}, nil
 	}
 	q := &idupRequest{c: c, seq: c.seq.Add(1) - 1, out: newcomm, ch: make(chan struct{})}
 	c.hold() // the parent's context stays reserved until the copy is made
@@ -104,12 +95,17 @@ func (q *idupRequest) run() {
 	if q.prev != nil {
 		<-q.prev
 	}
-	id, _, _, lent, err := agreeContext(q.c, q.round, nil)
+	round := q.round
+	if q.c.inter != nil {
+		tag := int(int32(coll.Tag(q.seq, idupSig)))
+		round = func(rec []byte) ([][]byte, [][]byte, error) { return q.c.interAllgatherOn(tag, rec) }
+	}
+	id, _, _, lent, err := agreeContext(q.c, round, nil)
 	if err != nil {
 		q.err = fmt.Errorf("idup on %s: %w", q.c, err)
 		return
 	}
-	n := newComm(q.c.p, id, q.c.ranks, mixNonce(q.c.nonce, uint64(q.seq), uint64(id), idupMark))
+	n := newInterCommOf(q.c.p, id, q.c.ranks, mixNonce(q.c.nonce, uint64(q.seq), uint64(id), idupMark), q.c.inter)
 	n.topo = q.c.topo // a duplicate keeps the topology (MPI-4.1 §7.4.2)
 	reserve(q.c, id, lent)
 	q.n = n

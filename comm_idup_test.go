@@ -150,6 +150,49 @@ func TestIdup(t *testing.T) {
 			}
 			return d.Free()
 		}},
+		{"staggered: rank 0 starts last", 4, func(world *Comm) error {
+			// MPICH's comm/comm_idup: Idup must not block its caller
+			half, err := world.Split(world.Rank()%2, 0)
+			if err != nil {
+				return err
+			}
+			inter, err := IntercommCreate(half, 0, world, 1-world.Rank()%2, 5)
+			if err != nil {
+				return err
+			}
+			for _, c := range []*Comm{world, inter} {
+				var d *Comm
+				var r *Request
+				var err error
+				if c.Rank() == 0 {
+					for i := 1; i < c.Size(); i++ {
+						if _, err := Recv(c, make([]int, 1), i, 0); err != nil {
+							return err
+						}
+					}
+					if r, err = c.Idup(&d); err != nil {
+						return err
+					}
+				} else {
+					if r, err = c.Idup(&d); err != nil {
+						return err
+					}
+					if err := Ssend(c, []int{1}, 0, 0); err != nil {
+						return err
+					}
+				}
+				if _, err := r.Wait(context.Background()); err != nil {
+					return err
+				}
+				if err := Barrier(d); err != nil {
+					return err
+				}
+				if err := d.Free(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
 		{"bad arguments", 2, func(world *Comm) error {
 			if _, err := world.Idup(nil); !errors.Is(err, ErrArg) {
 				return fmt.Errorf("nil newcomm: %v", err)

@@ -340,7 +340,12 @@ func exchange(c *Comm, world int, ctx uint32, sendTag, recvTag int, out, in []by
 // records, and each sends both sets back to its group; in c's collective
 // context under a fresh collective sequence number, as Comm.allgather.
 func (c *Comm) interAllgather(rec []byte) (mine, theirs [][]byte, err error) {
-	tag := int(int32(coll.Tag(c.seq.Add(1)-1, internalSig)))
+	return c.interAllgatherOn(int(int32(coll.Tag(c.seq.Add(1)-1, internalSig))), rec)
+}
+
+// interAllgatherOn is interAllgather on a given tag: Idup's, whose
+// sequence number was taken at its call.
+func (c *Comm) interAllgatherOn(tag int, rec []byte) (mine, theirs [][]byte, err error) {
 	n, nl, nr := len(rec), len(c.ranks), len(c.inter.ranks)
 	xfer := func(kind p2pKind, world int, b []byte) error {
 		q := p2pRequest{c: c, kind: kind, world: world, tag: tag, ctx: c.collContext(), buf: b, elem: 1}
