@@ -1,8 +1,12 @@
 package meshmpi
 
 import (
+	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/meshmpi/meshmpi/coll"
@@ -100,7 +104,7 @@ func (q *idupRequest) run() {
 		tag := int(int32(coll.Tag(q.seq, idupSig)))
 		round = func(rec []byte) ([][]byte, [][]byte, error) { return q.c.interAllgatherOn(tag, rec) }
 	}
-	id, _, _, lent, err := agreeContext(q.c, round, nil)
+	id, lent, err := q.agree(round)
 	if err != nil {
 		q.err = fmt.Errorf("idup on %s: %w", q.c, err)
 		return
@@ -156,6 +160,90 @@ func (q *idupRequest) round(rec []byte) (mine, theirs [][]byte, err error) {
 		}
 	}
 	return splitRecs(all, n), nil, nil
+}
+
+// idupWaiting lists, per process, the Idups whose context-id agreement
+// is in progress, by (parent id, sequence number).
+var idupWaiting = struct {
+	sync.Mutex
+	m map[*proc][][2]uint64
+}{m: map[*proc][][2]uint64{}}
+
+func (q *idupRequest) key() [2]uint64 { return [2]uint64{uint64(q.c.id), uint64(q.seq)} }
+
+// agree is agreeContext for an Idup, whose rounds run beside the
+// caller's own constructions on the same parent (agreeContext's turns go
+// by parent id only, so two of one parent would take the rank's mask by
+// chance, rank by rank, and could fail round after round): an Idup lends
+// the rank's mask only when no blocking construction waits for it and
+// it is the lowest waiting Idup by parent id and sequence number, an
+// order every rank shares. A blocking construction, collective over its
+// parent, thus wins at every member within a round, and among Idups the
+// lowest waiting anywhere wins at all its members.
+func (q *idupRequest) agree(xchg agreeRound) (int, bool, error) {
+	p, me := q.c.p, q.key()
+	idupWaiting.Lock()
+	idupWaiting.m[p] = append(idupWaiting.m[p], me)
+	idupWaiting.Unlock()
+	defer func() {
+		idupWaiting.Lock()
+		w := idupWaiting.m[p]
+		w = slices.Delete(w, slices.Index(w, me), slices.Index(w, me)+1)
+		if len(w) == 0 {
+			delete(idupWaiting.m, p)
+		} else {
+			idupWaiting.m[p] = w
+		}
+		idupWaiting.Unlock()
+	}()
+	out := make([]byte, agreeMaskLen)
+	for {
+		p.mu.Lock()
+		idupWaiting.Lock()
+		first := slices.MinFunc(idupWaiting.m[p], func(a, b [2]uint64) int {
+			return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+		}) == me
+		idupWaiting.Unlock()
+		lent := !p.maskLent && len(p.waiting) == 0 && first
+		p.maskLent = p.maskLent || lent
+		out[0] = 0
+		if lent {
+			out[0] = 1
+		}
+		for i, w := range p.ctxUsed {
+			if !lent {
+				w = ^uint64(0)
+			}
+			binary.LittleEndian.PutUint64(out[1+8*i:], w)
+		}
+		p.mu.Unlock()
+		mine, theirs, err := xchg(out)
+		if err != nil {
+			q.c.returnMask(lent)
+			return 0, false, err
+		}
+		var used ctxMask
+		allLent := true
+		for _, recs := range [][][]byte{mine, theirs} {
+			for _, b := range recs {
+				allLent = allLent && b[0] == 1
+				for j := range used {
+					used[j] |= binary.LittleEndian.Uint64(b[1+8*j:])
+				}
+			}
+		}
+		if id := used.lowestFree(); id >= 0 {
+			return id, lent, nil
+		}
+		q.c.returnMask(lent)
+		if allLent {
+			return 0, false, fmt.Errorf("no context id is free on every rank (%d in use): %w", ctxWords*64, ErrComm)
+		}
+		if !lent {
+			// not this rank's turn: let the construction whose it is run
+			runtime.Gosched()
+		}
+	}
 }
 
 func (q *idupRequest) start() error { return nil }

@@ -193,6 +193,55 @@ func TestIdup(t *testing.T) {
 			}
 			return nil
 		}},
+		{"blocking constructions meanwhile", 4, func(world *Comm) error {
+			// MPICH's comm/comm_idup_comm: the caller makes communicators
+			// of the parent while its Idups are in flight
+			ds := make([]*Comm, 3)
+			rs := make([]*Request, len(ds))
+			for i := range ds {
+				var err error
+				if rs[i], err = world.Idup(&ds[i]); err != nil {
+					return err
+				}
+			}
+			dup, err := world.Dup()
+			if err != nil {
+				return err
+			}
+			split, err := world.Split(world.Rank()%2, 0)
+			if err != nil {
+				return err
+			}
+			wg, err := world.Group()
+			if err != nil {
+				return err
+			}
+			evens, err := wg.Incl([]int{0, 2})
+			if err != nil {
+				return err
+			}
+			var byGroup *Comm
+			if world.Rank()%2 == 0 {
+				if byGroup, err = world.CreateGroup(evens, 0); err != nil {
+					return err
+				}
+			}
+			if err := Waitall(context.Background(), rs, nil); err != nil {
+				return err
+			}
+			for _, c := range append(ds, dup, split, byGroup) {
+				if c == nil {
+					continue
+				}
+				if err := Barrier(c); err != nil {
+					return err
+				}
+				if err := c.Free(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
 		{"bad arguments", 2, func(world *Comm) error {
 			if _, err := world.Idup(nil); !errors.Is(err, ErrArg) {
 				return fmt.Errorf("nil newcomm: %v", err)
