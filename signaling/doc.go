@@ -226,7 +226,7 @@
 // sends before it closes its links); so does a missed pong. A declared rank's departure is
 // announced like any other (left, reason "declared failed: rank 1 lost
 // its link to it (…)" or "declared failed: no answer to pings within
-// 5s"); the rank itself gets error{declared-failed} ("rank 3 was declared
+// 3s"); the rank itself gets error{declared-failed} ("rank 3 was declared
 // failed: …", ErrDeclaredFailed) and a close, so a frozen rank that
 // resumes ends with that error rather than carrying on alone; and its
 // seat refuses it from then on ("rank 3 was declared failed and cannot

@@ -206,7 +206,7 @@
 // killed by meshrun) is a survivor with that status. At the end meshrun lists each failed rank, how it ended and
 // when and why the job was told ("rank 2 failed: was killed by signal 9
 // (killed); left the job at 12:01:03.120 (connection lost: …)", "…;
-// declared failed at 12:01:09.481 (no answer to pings within 5s)"). In a
+// declared failed at 12:01:09.481 (no answer to pings within 3s)"). In a
 // job on another server (--signal), whose departures meshrun does not
 // see, and for a WASI rank, whose host leaves the job cleanly for it
 // however the guest ended, a nonzero status counts as a failure. A stopped rank is still

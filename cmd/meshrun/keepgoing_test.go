@@ -385,8 +385,8 @@ func TestEvictedRankEnds(t *testing.T) {
 	require.Equal(t, 0, m.wait(t))
 	stderr := m.stderr.String()
 	// the rank's process ends as soon as it hears, saying why (fail-stop)
-	require.Regexp(t, `\[3\] meshmpi: rank 3 was evicted from the job: process failed: .*rank 3 was declared failed: no answer to pings within 5s.*: ending the process`, stderr)
-	require.Regexp(t, `meshrun: rank 3 failed: exited with status 1; declared failed at \d\d:\d\d:\d\d\.\d{3} \(no answer to pings within 5s\)`, stderr)
+	require.Regexp(t, `\[3\] meshmpi: rank 3 was evicted from the job: process failed: .*rank 3 was declared failed: no answer to pings within `+signaling.DefaultPingTimeout.String()+`.*: ending the process`, stderr)
+	require.Regexp(t, `meshrun: rank 3 failed: exited with status 1; declared failed at \d\d:\d\d:\d\d\.\d{3} \(no answer to pings within `+signaling.DefaultPingTimeout.String()+`\)`, stderr)
 }
 
 // waitStderr is waitStdout for meshrun's standard error.
