@@ -1938,80 +1938,32 @@ int MPI_Topo_test(MPI_Comm comm, int *status) WEAK(PMPI_Topo_test);
 // Neighborhood collectives
 
 int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Neighbor_allgather");
+	return mpiabi_Neighbor_allgather((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) WEAK(PMPI_Neighbor_allgather);
 
 int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Ineighbor_allgather");
+	return mpiabi_Ineighbor_allgather((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ineighbor_allgather);
 
 int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Neighbor_allgather_init");
+	return mpiabi_Neighbor_allgather_init((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Neighbor_allgather_init);
 
 int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Neighbor_allgather_c");
+	return mpiabi_Neighbor_allgather_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) WEAK(PMPI_Neighbor_allgather_c);
 
 int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Ineighbor_allgather_c");
+	return mpiabi_Ineighbor_allgather_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ineighbor_allgather_c);
 
 int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Neighbor_allgather_init_c");
+	return mpiabi_Neighbor_allgather_init_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Neighbor_allgather_init_c);
 
@@ -2100,80 +2052,32 @@ int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MP
 int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Neighbor_allgatherv_init_c);
 
 int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Neighbor_alltoall");
+	return mpiabi_Neighbor_alltoall((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) WEAK(PMPI_Neighbor_alltoall);
 
 int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Ineighbor_alltoall");
+	return mpiabi_Ineighbor_alltoall((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ineighbor_alltoall);
 
 int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Neighbor_alltoall_init");
+	return mpiabi_Neighbor_alltoall_init((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Neighbor_alltoall_init);
 
 int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Neighbor_alltoall_c");
+	return mpiabi_Neighbor_alltoall_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm);
 }
 int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) WEAK(PMPI_Neighbor_alltoall_c);
 
 int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Ineighbor_alltoall_c");
+	return mpiabi_Ineighbor_alltoall_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ineighbor_alltoall_c);
 
 int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcount;
-	(void)sendtype;
-	(void)recvbuf;
-	(void)recvcount;
-	(void)recvtype;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Neighbor_alltoall_init_c");
+	return mpiabi_Neighbor_alltoall_init_c((uintptr_t)sendbuf, sendcount, (uintptr_t)sendtype, (uintptr_t)recvbuf, recvcount, (uintptr_t)recvtype, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Neighbor_alltoall_init_c);
 

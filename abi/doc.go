@@ -51,13 +51,18 @@
 // program's keys with their copy and delete functions); point-to-point in
 // every mode (ready sends are standard sends; buffered ones blocking only,
 // with MPI_Buffer_attach and detach), with probes,
-// matched probes, Sendrecv and Sendrecv_replace, persistent requests and
-// every Wait/Test form, Request_get_status, Cancel and the status
-// accessors; every collective but the neighborhood ones (Alltoallw too),
+// matched probes, Sendrecv and Sendrecv_replace, Isendrecv and
+// Isendrecv_replace, persistent requests and
+// every Wait/Test form, Request_get_status, Cancel (of receives: a send
+// is never withdrawn) and the status
+// accessors; every collective (Alltoallw too; of the neighborhood ones
+// Neighbor_allgather and Neighbor_alltoall), on intra- and
+// intercommunicators (MPI_ROOT, MPI_PROC_NULL roots),
 // blocking, nonblocking and persistent, with MPI_IN_PLACE and the
 // large-count (_c) variants, on all predefined operations and
-// MPI_Op_create's; communicators (dup, split,
-// split_type with MPI_COMM_TYPE_SHARED, create, compare, free, names),
+// MPI_Op_create's; communicators (dup, idup, split,
+// split_type with MPI_COMM_TYPE_SHARED and the hardware types, create,
+// create_group, compare, free, names),
 // groups, Cartesian topologies, info objects.
 //
 // Datatypes: the predefined ones that have a Go element type of their C

@@ -6435,27 +6435,123 @@ func wasi_Topo_test(g *WASIGuest, s []uint64) {
 }
 
 func wasi_Neighbor_allgather(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[6])), "MPI_Neighbor_allgather")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int32(uint32(s[1]))
+	a2 := wasiType(s[2])
+	a3 := g.buf(s[3], s[5])
+	a4 := int32(uint32(s[4]))
+	a5 := wasiType(s[5])
+	a6 := uintptr(uint32(s[6]))
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Neighbor_allgather", err)))
+		return
+	}
+	r := mpiabi_Neighbor_allgather(uintptr(a0), int32(a1), uintptr(a2), uintptr(a3), int32(a4), uintptr(a5), uintptr(a6))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Ineighbor_allgather(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[6])), "MPI_Ineighbor_allgather")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int32(uint32(s[1]))
+	a2 := wasiType(s[2])
+	a3 := g.buf(s[3], s[5])
+	a4 := int32(uint32(s[4]))
+	a5 := wasiType(s[5])
+	a6 := uintptr(uint32(s[6]))
+	a7 := g.handle(s[7])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Ineighbor_allgather", err)))
+		return
+	}
+	r := mpiabi_Ineighbor_allgather(uintptr(a0), int32(a1), uintptr(a2), uintptr(a3), int32(a4), uintptr(a5), uintptr(a6), uintptr(a7))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Neighbor_allgather_init(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[6])), "MPI_Neighbor_allgather_init")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int32(uint32(s[1]))
+	a2 := wasiType(s[2])
+	a3 := g.buf(s[3], s[5])
+	a4 := int32(uint32(s[4]))
+	a5 := wasiType(s[5])
+	a6 := uintptr(uint32(s[6]))
+	a7 := uintptr(uint32(s[7]))
+	a8 := g.handle(s[8])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Neighbor_allgather_init", err)))
+		return
+	}
+	r := mpiabi_Neighbor_allgather_init(uintptr(a0), int32(a1), uintptr(a2), uintptr(a3), int32(a4), uintptr(a5), uintptr(a6), uintptr(a7), uintptr(a8))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Neighbor_allgather_c(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[6])), "MPI_Neighbor_allgather_c")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int64(s[1])
+	a2 := wasiType(s[2])
+	a3 := g.buf(s[3], s[5])
+	a4 := int64(s[4])
+	a5 := wasiType(s[5])
+	a6 := uintptr(uint32(s[6]))
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Neighbor_allgather_c", err)))
+		return
+	}
+	r := mpiabi_Neighbor_allgather_c(uintptr(a0), int64(a1), uintptr(a2), uintptr(a3), int64(a4), uintptr(a5), uintptr(a6))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Ineighbor_allgather_c(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[6])), "MPI_Ineighbor_allgather_c")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int64(s[1])
+	a2 := wasiType(s[2])
+	a3 := g.buf(s[3], s[5])
+	a4 := int64(s[4])
+	a5 := wasiType(s[5])
+	a6 := uintptr(uint32(s[6]))
+	a7 := g.handle(s[7])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Ineighbor_allgather_c", err)))
+		return
+	}
+	r := mpiabi_Ineighbor_allgather_c(uintptr(a0), int64(a1), uintptr(a2), uintptr(a3), int64(a4), uintptr(a5), uintptr(a6), uintptr(a7))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Neighbor_allgather_init_c(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[6])), "MPI_Neighbor_allgather_init_c")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int64(s[1])
+	a2 := wasiType(s[2])
+	a3 := g.buf(s[3], s[5])
+	a4 := int64(s[4])
+	a5 := wasiType(s[5])
+	a6 := uintptr(uint32(s[6]))
+	a7 := uintptr(uint32(s[7]))
+	a8 := g.handle(s[8])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Neighbor_allgather_init_c", err)))
+		return
+	}
+	r := mpiabi_Neighbor_allgather_init_c(uintptr(a0), int64(a1), uintptr(a2), uintptr(a3), int64(a4), uintptr(a5), uintptr(a6), uintptr(a7), uintptr(a8))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Neighbor_allgatherv(g *WASIGuest, s []uint64) {
@@ -6483,27 +6579,123 @@ func wasi_Neighbor_allgatherv_init_c(g *WASIGuest, s []uint64) {
 }
 
 func wasi_Neighbor_alltoall(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[6])), "MPI_Neighbor_alltoall")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int32(uint32(s[1]))
+	a2 := wasiType(s[2])
+	a3 := g.buf(s[3], s[5])
+	a4 := int32(uint32(s[4]))
+	a5 := wasiType(s[5])
+	a6 := uintptr(uint32(s[6]))
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Neighbor_alltoall", err)))
+		return
+	}
+	r := mpiabi_Neighbor_alltoall(uintptr(a0), int32(a1), uintptr(a2), uintptr(a3), int32(a4), uintptr(a5), uintptr(a6))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Ineighbor_alltoall(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[6])), "MPI_Ineighbor_alltoall")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int32(uint32(s[1]))
+	a2 := wasiType(s[2])
+	a3 := g.buf(s[3], s[5])
+	a4 := int32(uint32(s[4]))
+	a5 := wasiType(s[5])
+	a6 := uintptr(uint32(s[6]))
+	a7 := g.handle(s[7])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Ineighbor_alltoall", err)))
+		return
+	}
+	r := mpiabi_Ineighbor_alltoall(uintptr(a0), int32(a1), uintptr(a2), uintptr(a3), int32(a4), uintptr(a5), uintptr(a6), uintptr(a7))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Neighbor_alltoall_init(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[6])), "MPI_Neighbor_alltoall_init")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int32(uint32(s[1]))
+	a2 := wasiType(s[2])
+	a3 := g.buf(s[3], s[5])
+	a4 := int32(uint32(s[4]))
+	a5 := wasiType(s[5])
+	a6 := uintptr(uint32(s[6]))
+	a7 := uintptr(uint32(s[7]))
+	a8 := g.handle(s[8])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Neighbor_alltoall_init", err)))
+		return
+	}
+	r := mpiabi_Neighbor_alltoall_init(uintptr(a0), int32(a1), uintptr(a2), uintptr(a3), int32(a4), uintptr(a5), uintptr(a6), uintptr(a7), uintptr(a8))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Neighbor_alltoall_c(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[6])), "MPI_Neighbor_alltoall_c")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int64(s[1])
+	a2 := wasiType(s[2])
+	a3 := g.buf(s[3], s[5])
+	a4 := int64(s[4])
+	a5 := wasiType(s[5])
+	a6 := uintptr(uint32(s[6]))
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Neighbor_alltoall_c", err)))
+		return
+	}
+	r := mpiabi_Neighbor_alltoall_c(uintptr(a0), int64(a1), uintptr(a2), uintptr(a3), int64(a4), uintptr(a5), uintptr(a6))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Ineighbor_alltoall_c(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[6])), "MPI_Ineighbor_alltoall_c")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int64(s[1])
+	a2 := wasiType(s[2])
+	a3 := g.buf(s[3], s[5])
+	a4 := int64(s[4])
+	a5 := wasiType(s[5])
+	a6 := uintptr(uint32(s[6]))
+	a7 := g.handle(s[7])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Ineighbor_alltoall_c", err)))
+		return
+	}
+	r := mpiabi_Ineighbor_alltoall_c(uintptr(a0), int64(a1), uintptr(a2), uintptr(a3), int64(a4), uintptr(a5), uintptr(a6), uintptr(a7))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Neighbor_alltoall_init_c(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[6])), "MPI_Neighbor_alltoall_init_c")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int64(s[1])
+	a2 := wasiType(s[2])
+	a3 := g.buf(s[3], s[5])
+	a4 := int64(s[4])
+	a5 := wasiType(s[5])
+	a6 := uintptr(uint32(s[6]))
+	a7 := uintptr(uint32(s[7]))
+	a8 := g.handle(s[8])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[6])), "MPI_Neighbor_alltoall_init_c", err)))
+		return
+	}
+	r := mpiabi_Neighbor_alltoall_init_c(uintptr(a0), int64(a1), uintptr(a2), uintptr(a3), int64(a4), uintptr(a5), uintptr(a6), uintptr(a7), uintptr(a8))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Neighbor_alltoallv(g *WASIGuest, s []uint64) {

@@ -243,6 +243,28 @@ static void split_types(void)
     OK(MPI_Comm_free(&shm));
 }
 
+/* MPI_Neighbor_alltoall and allgather on a periodic ring
+ * (coll/ring_neighbor_alltoall): block 0 goes to and comes from the
+ * -1 neighbor, block 1 the +1 neighbor */
+static void neighbors(void)
+{
+    MPI_Comm ring;
+    MPI_Request req;
+    int dims[1] = {size}, periods[1] = {1};
+    int left = (rank + size - 1) % size, right = (rank + 1) % size;
+    int sb[2] = {100 * rank, 100 * rank + 1}, rb[2] = {-1, -1}, v = rank;
+
+    OK(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring));
+    OK(MPI_Neighbor_alltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, ring));
+    CHECK(rb[0] == 100 * left + 1 && rb[1] == 100 * right, "neighbor_alltoall gave %d %d", rb[0],
+          rb[1]);
+    rb[0] = rb[1] = -1;
+    OK(MPI_Ineighbor_allgather(&v, 1, MPI_INT, rb, 1, MPI_INT, ring, &req));
+    OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    CHECK(rb[0] == left && rb[1] == right, "ineighbor_allgather gave %d %d", rb[0], rb[1]);
+    OK(MPI_Comm_free(&ring));
+}
+
 int main(int argc, char **argv)
 {
     OK(MPI_Init(&argc, &argv));
@@ -256,6 +278,7 @@ int main(int argc, char **argv)
     isendrecv();
     zero_types();
     split_types();
+    neighbors();
     OK(MPI_Finalize());
     if (rank == 0)
         printf("mpich2 ok\n");
