@@ -16,17 +16,30 @@ import (
 // and the bytes they touch relative to the buffer, [lo, hi): lo is below
 // zero when a type reaches below its origin (a negative lower bound).
 func (c *collCall) side(counts, displs, types uintptr) ([]int, []int, []*meshmpi.Datatype, int, int, error) {
+	return c.sideN(counts, displs, types, c.size, c.large)
+}
+
+// sideN is side over n ranks (a neighborhood collective's in- or
+// out-neighbors), its displacements MPI_Aint when aint (always so in
+// MPI_Neighbor_alltoallw).
+func (c *collCall) sideN(counts, displs, types uintptr, n int, aint bool) ([]int, []int, []*meshmpi.Datatype, int, int, error) {
+	if n == 0 {
+		return nil, nil, nil, 0, 0, nil
+	}
 	if counts == 0 || displs == 0 || types == 0 {
 		return nil, nil, nil, 0, 0, errorf(errArg, "counts, displs or types is NULL")
 	}
-	cs, ds := cints(counts, c.size), cints(displs, c.size)
+	cs, ds := cints(counts, n), cints(displs, n)
 	if c.large {
-		cs, ds = cints64(counts, c.size), cints64(displs, c.size)
+		cs = cints64(counts, n)
 	}
-	hs := unsafe.Slice((*uintptr)(ptr(types)), c.size)
-	ts := make([]*meshmpi.Datatype, c.size)
+	if aint {
+		ds = cints64(displs, n)
+	}
+	hs := unsafe.Slice((*uintptr)(ptr(types)), n)
+	ts := make([]*meshmpi.Datatype, n)
 	lo, hi, any := 0, 0, false
-	for r := range c.size {
+	for r := range n {
 		if cs[r] < 0 {
 			return nil, nil, nil, 0, 0, errorf(errCount, "count %d of rank %d is negative", cs[r], r)
 		}
@@ -126,4 +139,67 @@ func mpiabi_Alltoallw_init(s, scounts, sdispls, stypes, r, rcounts, rdispls, rty
 //export mpiabi_Alltoallw_init_c
 func mpiabi_Alltoallw_init_c(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, info, req uintptr) C.int {
 	return alltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, persistent, req, true)
+}
+
+// neighborAlltoallw is MPI_Neighbor_alltoallw: Alltoallw's sides over
+// the out-neighbors (send) and in-neighbors (receive), with MPI_Aint
+// displacements.
+func neighborAlltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm uintptr, m mode, req uintptr, large bool) C.int {
+	c, rc := begin("MPI_Neighbor_alltoallw", comm, m, req, large)
+	if c == nil {
+		return rc
+	}
+	in, out, err := degrees(c.e.c)
+	if err != nil {
+		return c.fail(err)
+	}
+	if s == inPlace || r == inPlace {
+		return c.fail(errorf(errBuffer, "MPI_IN_PLACE is not allowed in a neighborhood collective"))
+	}
+	scs, sds, sts, slo, shi, err := c.sideN(scounts, sdispls, stypes, out, true)
+	if err != nil {
+		return c.fail(err)
+	}
+	rcs, rds, rts, rlo, rhi, err := c.sideN(rcounts, rdispls, rtypes, in, true)
+	if err != nil {
+		return c.fail(err)
+	}
+	sb, rb, cm := shifted(s, sds, slo, shi), shifted(r, rds, rlo, rhi), c.e.c
+	return c.end(run(m, func() error { return meshmpi.NeighborAlltoallw(cm, sb, scs, sds, sts, rb, rcs, rds, rts) },
+		func() (*meshmpi.Request, error) {
+			return meshmpi.IneighborAlltoallw(cm, sb, scs, sds, sts, rb, rcs, rds, rts)
+		},
+		func() (*meshmpi.Request, error) {
+			return meshmpi.NeighborAlltoallwInit(cm, sb, scs, sds, sts, rb, rcs, rds, rts)
+		}))
+}
+
+//export mpiabi_Neighbor_alltoallw
+func mpiabi_Neighbor_alltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm uintptr) C.int {
+	return neighborAlltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, blocking, 0, false)
+}
+
+//export mpiabi_Neighbor_alltoallw_c
+func mpiabi_Neighbor_alltoallw_c(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm uintptr) C.int {
+	return neighborAlltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, blocking, 0, true)
+}
+
+//export mpiabi_Ineighbor_alltoallw
+func mpiabi_Ineighbor_alltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, req uintptr) C.int {
+	return neighborAlltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, nonblocking, req, false)
+}
+
+//export mpiabi_Ineighbor_alltoallw_c
+func mpiabi_Ineighbor_alltoallw_c(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, req uintptr) C.int {
+	return neighborAlltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, nonblocking, req, true)
+}
+
+//export mpiabi_Neighbor_alltoallw_init
+func mpiabi_Neighbor_alltoallw_init(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, info, req uintptr) C.int {
+	return neighborAlltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, persistent, req, false)
+}
+
+//export mpiabi_Neighbor_alltoallw_init_c
+func mpiabi_Neighbor_alltoallw_init_c(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, info, req uintptr) C.int {
+	return neighborAlltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, persistent, req, true)
 }

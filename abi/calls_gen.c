@@ -2172,92 +2172,32 @@ int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcoun
 int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Neighbor_alltoallv_init_c);
 
 int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)sdispls;
-	(void)sendtypes;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)rdispls;
-	(void)recvtypes;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Neighbor_alltoallw");
+	return mpiabi_Neighbor_alltoallw((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)sdispls, (uintptr_t)sendtypes, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)rdispls, (uintptr_t)recvtypes, (uintptr_t)comm);
 }
 int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) WEAK(PMPI_Neighbor_alltoallw);
 
 int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)sdispls;
-	(void)sendtypes;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)rdispls;
-	(void)recvtypes;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Ineighbor_alltoallw");
+	return mpiabi_Ineighbor_alltoallw((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)sdispls, (uintptr_t)sendtypes, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)rdispls, (uintptr_t)recvtypes, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ineighbor_alltoallw);
 
 int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)sdispls;
-	(void)sendtypes;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)rdispls;
-	(void)recvtypes;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Neighbor_alltoallw_init");
+	return mpiabi_Neighbor_alltoallw_init((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)sdispls, (uintptr_t)sendtypes, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)rdispls, (uintptr_t)recvtypes, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Neighbor_alltoallw_init);
 
 int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)sdispls;
-	(void)sendtypes;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)rdispls;
-	(void)recvtypes;
-	(void)comm;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Neighbor_alltoallw_c");
+	return mpiabi_Neighbor_alltoallw_c((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)sdispls, (uintptr_t)sendtypes, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)rdispls, (uintptr_t)recvtypes, (uintptr_t)comm);
 }
 int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) WEAK(PMPI_Neighbor_alltoallw_c);
 
 int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)sdispls;
-	(void)sendtypes;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)rdispls;
-	(void)recvtypes;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Ineighbor_alltoallw_c");
+	return mpiabi_Ineighbor_alltoallw_c((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)sdispls, (uintptr_t)sendtypes, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)rdispls, (uintptr_t)recvtypes, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ineighbor_alltoallw_c);
 
 int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) {
-	(void)sendbuf;
-	(void)sendcounts;
-	(void)sdispls;
-	(void)sendtypes;
-	(void)recvbuf;
-	(void)recvcounts;
-	(void)rdispls;
-	(void)recvtypes;
-	(void)comm;
-	(void)info;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Neighbor_alltoallw_init_c");
+	return mpiabi_Neighbor_alltoallw_init_c((uintptr_t)sendbuf, (uintptr_t)sendcounts, (uintptr_t)sdispls, (uintptr_t)sendtypes, (uintptr_t)recvbuf, (uintptr_t)recvcounts, (uintptr_t)rdispls, (uintptr_t)recvtypes, (uintptr_t)comm, (uintptr_t)info, (uintptr_t)request);
 }
 int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) WEAK(PMPI_Neighbor_alltoallw_init_c);
 

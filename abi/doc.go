@@ -56,7 +56,7 @@
 // every Wait/Test form, Request_get_status, Cancel (of receives: a send
 // is never withdrawn) and the status
 // accessors; every collective (Alltoallw too; of the neighborhood ones
-// Neighbor_allgather and Neighbor_alltoall), on intra- and
+// Neighbor_allgather, Neighbor_alltoall and Neighbor_alltoallw), on intra- and
 // intercommunicators (MPI_ROOT, MPI_PROC_NULL roots),
 // blocking, nonblocking and persistent, with MPI_IN_PLACE and the
 // large-count (_c) variants, on all predefined operations and

@@ -6723,27 +6723,135 @@ func wasi_Neighbor_alltoallv_init_c(g *WASIGuest, s []uint64) {
 }
 
 func wasi_Neighbor_alltoallw(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[8])), "MPI_Neighbor_alltoallw")))
+	g.begin()
+	a0 := g.buf(s[0], 0)
+	a1 := g.ptr(s[1])
+	a2 := g.aints(s[2], g.commLen(uintptr(uint32(s[8]))), true)
+	a3 := g.types(s[3], g.commLen(uintptr(uint32(s[8]))), true)
+	a4 := g.buf(s[4], 0)
+	a5 := g.ptr(s[5])
+	a6 := g.aints(s[6], g.commLen(uintptr(uint32(s[8]))), true)
+	a7 := g.types(s[7], g.commLen(uintptr(uint32(s[8]))), true)
+	a8 := uintptr(uint32(s[8]))
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Neighbor_alltoallw", err)))
+		return
+	}
+	r := mpiabi_Neighbor_alltoallw(uintptr(a0), uintptr(a1), uintptr(a2), uintptr(a3), uintptr(a4), uintptr(a5), uintptr(a6), uintptr(a7), uintptr(a8))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Ineighbor_alltoallw(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[8])), "MPI_Ineighbor_alltoallw")))
+	g.begin()
+	a0 := g.buf(s[0], 0)
+	a1 := g.ptr(s[1])
+	a2 := g.aints(s[2], g.commLen(uintptr(uint32(s[8]))), true)
+	a3 := g.types(s[3], g.commLen(uintptr(uint32(s[8]))), true)
+	a4 := g.buf(s[4], 0)
+	a5 := g.ptr(s[5])
+	a6 := g.aints(s[6], g.commLen(uintptr(uint32(s[8]))), true)
+	a7 := g.types(s[7], g.commLen(uintptr(uint32(s[8]))), true)
+	a8 := uintptr(uint32(s[8]))
+	a9 := g.handle(s[9])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Ineighbor_alltoallw", err)))
+		return
+	}
+	r := mpiabi_Ineighbor_alltoallw(uintptr(a0), uintptr(a1), uintptr(a2), uintptr(a3), uintptr(a4), uintptr(a5), uintptr(a6), uintptr(a7), uintptr(a8), uintptr(a9))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Neighbor_alltoallw_init(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[8])), "MPI_Neighbor_alltoallw_init")))
+	g.begin()
+	a0 := g.buf(s[0], 0)
+	a1 := g.ptr(s[1])
+	a2 := g.aints(s[2], g.commLen(uintptr(uint32(s[8]))), true)
+	a3 := g.types(s[3], g.commLen(uintptr(uint32(s[8]))), true)
+	a4 := g.buf(s[4], 0)
+	a5 := g.ptr(s[5])
+	a6 := g.aints(s[6], g.commLen(uintptr(uint32(s[8]))), true)
+	a7 := g.types(s[7], g.commLen(uintptr(uint32(s[8]))), true)
+	a8 := uintptr(uint32(s[8]))
+	a9 := uintptr(uint32(s[9]))
+	a10 := g.handle(s[10])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Neighbor_alltoallw_init", err)))
+		return
+	}
+	r := mpiabi_Neighbor_alltoallw_init(uintptr(a0), uintptr(a1), uintptr(a2), uintptr(a3), uintptr(a4), uintptr(a5), uintptr(a6), uintptr(a7), uintptr(a8), uintptr(a9), uintptr(a10))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Neighbor_alltoallw_c(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[8])), "MPI_Neighbor_alltoallw_c")))
+	g.begin()
+	a0 := g.buf(s[0], 0)
+	a1 := g.ptr(s[1])
+	a2 := g.aints(s[2], g.commLen(uintptr(uint32(s[8]))), true)
+	a3 := g.types(s[3], g.commLen(uintptr(uint32(s[8]))), true)
+	a4 := g.buf(s[4], 0)
+	a5 := g.ptr(s[5])
+	a6 := g.aints(s[6], g.commLen(uintptr(uint32(s[8]))), true)
+	a7 := g.types(s[7], g.commLen(uintptr(uint32(s[8]))), true)
+	a8 := uintptr(uint32(s[8]))
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Neighbor_alltoallw_c", err)))
+		return
+	}
+	r := mpiabi_Neighbor_alltoallw_c(uintptr(a0), uintptr(a1), uintptr(a2), uintptr(a3), uintptr(a4), uintptr(a5), uintptr(a6), uintptr(a7), uintptr(a8))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Ineighbor_alltoallw_c(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[8])), "MPI_Ineighbor_alltoallw_c")))
+	g.begin()
+	a0 := g.buf(s[0], 0)
+	a1 := g.ptr(s[1])
+	a2 := g.aints(s[2], g.commLen(uintptr(uint32(s[8]))), true)
+	a3 := g.types(s[3], g.commLen(uintptr(uint32(s[8]))), true)
+	a4 := g.buf(s[4], 0)
+	a5 := g.ptr(s[5])
+	a6 := g.aints(s[6], g.commLen(uintptr(uint32(s[8]))), true)
+	a7 := g.types(s[7], g.commLen(uintptr(uint32(s[8]))), true)
+	a8 := uintptr(uint32(s[8]))
+	a9 := g.handle(s[9])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Ineighbor_alltoallw_c", err)))
+		return
+	}
+	r := mpiabi_Ineighbor_alltoallw_c(uintptr(a0), uintptr(a1), uintptr(a2), uintptr(a3), uintptr(a4), uintptr(a5), uintptr(a6), uintptr(a7), uintptr(a8), uintptr(a9))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Neighbor_alltoallw_init_c(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[8])), "MPI_Neighbor_alltoallw_init_c")))
+	g.begin()
+	a0 := g.buf(s[0], 0)
+	a1 := g.ptr(s[1])
+	a2 := g.aints(s[2], g.commLen(uintptr(uint32(s[8]))), true)
+	a3 := g.types(s[3], g.commLen(uintptr(uint32(s[8]))), true)
+	a4 := g.buf(s[4], 0)
+	a5 := g.ptr(s[5])
+	a6 := g.aints(s[6], g.commLen(uintptr(uint32(s[8]))), true)
+	a7 := g.types(s[7], g.commLen(uintptr(uint32(s[8]))), true)
+	a8 := uintptr(uint32(s[8]))
+	a9 := uintptr(uint32(s[9]))
+	a10 := g.handle(s[10])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[8])), "MPI_Neighbor_alltoallw_init_c", err)))
+		return
+	}
+	r := mpiabi_Neighbor_alltoallw_init_c(uintptr(a0), uintptr(a1), uintptr(a2), uintptr(a3), uintptr(a4), uintptr(a5), uintptr(a6), uintptr(a7), uintptr(a8), uintptr(a9), uintptr(a10))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_X_Recv_accumulate(g *WASIGuest, s []uint64) {
