@@ -196,7 +196,26 @@ func (s *Server) bridgeJoin(c *conn, j *Join, data []byte) bool {
 	c.bridge = b
 	s.mu.Unlock()
 	b.open(s, c.remote, data)
+	s.recheckHome(c, home)
 	return true
+}
+
+// recheckHome moves bridge c on if the home it was just given, home, was
+// found lost between the lookup and the bridge's registration: lost
+// forgets the home before it looks for bridges to move, so a bridge
+// registered after that look finds the home forgotten here.
+func (s *Server) recheckHome(c *conn, home string) {
+	s.homeMu.Lock()
+	h, ok := s.homes[c.bridge.job]
+	s.homeMu.Unlock()
+	if ok && h == home {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.rehome(c)
+	}()
 }
 
 // open introduces the bridge to its home and sends it join.
@@ -372,9 +391,9 @@ func (s *Server) rehome(c *conn) {
 		return
 	}
 	s.mu.Lock()
-	if s.bridges[b.id] != c {
+	if s.bridges[b.id] != c || b.home == home {
 		s.mu.Unlock()
-		return
+		return // gone, or its home stands (a recheck after a cache clear)
 	}
 	b.home = home
 	join := b.join
@@ -388,6 +407,7 @@ func (s *Server) rehome(c *conn) {
 	}
 	s.mu.Unlock()
 	b.open(s, c.remote, join)
+	s.recheckHome(c, home)
 }
 
 // detach takes c, a member whose connection went with its server (or
