@@ -53,6 +53,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/rand"
+	"crypto/sha256"
 	"embed"
 	"encoding/hex"
 	"encoding/json"
@@ -66,6 +67,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	meshjs "github.com/meshmpi/meshmpi/js"
@@ -113,8 +115,46 @@ type LabConfig struct {
 	Hosts    []string          // names this server is reached by, besides IP addresses and localhost
 }
 
+// program is a wasm module the server offers, gzipped on its first
+// gzip request: compressing every program at start made each server (and
+// each test that starts one) pay seconds for modules nobody fetched.
 type program struct {
-	raw, gz []byte
+	raw []byte
+	gz  func() []byte // nil when gzip failed: the raw bytes go instead
+}
+
+// gzipped memoizes programs' gzip by content across Handlers of one
+// process (a test binary starts many), bounded by gzippedMax.
+var gzipped struct {
+	sync.Mutex
+	by map[[sha256.Size]byte][]byte
+}
+
+const gzippedMax = 64
+
+// newProgram returns b as a program whose gzip is made once, when first
+// asked for.
+func newProgram(b []byte) program {
+	return program{raw: b, gz: sync.OnceValue(func() []byte {
+		sum := sha256.Sum256(b)
+		gzipped.Lock()
+		gz, ok := gzipped.by[sum]
+		gzipped.Unlock()
+		if ok {
+			return gz
+		}
+		gz, err := gzipBytes(b, gzip.BestCompression)
+		if err != nil {
+			return nil
+		}
+		gzipped.Lock()
+		if gzipped.by == nil || len(gzipped.by) >= gzippedMax {
+			gzipped.by = map[[sha256.Size]byte][]byte{}
+		}
+		gzipped.by[sum] = gz
+		gzipped.Unlock()
+		return gz
+	})}
 }
 
 // Handler serves the pages, the module, wasm_exec.js and the programs.
@@ -124,11 +164,7 @@ func Handler(o Options) (http.Handler, error) {
 		if !validName(name) {
 			return nil, fmt.Errorf("web: program name %q: want letters, digits, - or _", name)
 		}
-		gz, err := gzipBytes(b, gzip.BestCompression)
-		if err != nil {
-			return nil, fmt.Errorf("web: %s: %w", name, err)
-		}
-		progs[name] = program{raw: b, gz: gz}
+		progs[name] = newProgram(b)
 	}
 	mux := http.NewServeMux()
 	page := func(name string) http.HandlerFunc {
@@ -177,9 +213,11 @@ func Handler(o Options) (http.Handler, error) {
 		}
 		w.Header().Set("Vary", "Accept-Encoding")
 		if acceptsGzip(r) {
-			w.Header().Set("Content-Encoding", "gzip")
-			serveBytes(w, "application/wasm", p.gz)
-			return
+			if gz := p.gz(); gz != nil {
+				w.Header().Set("Content-Encoding", "gzip")
+				serveBytes(w, "application/wasm", gz)
+				return
+			}
 		}
 		serveBytes(w, "application/wasm", p.raw)
 	})
