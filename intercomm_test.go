@@ -810,3 +810,51 @@ func TestIntercommAlltoallw(t *testing.T) {
 		})
 	}
 }
+
+// Intercommunicator collectives whose local phases pick the large-message
+// algorithms (Rabenseifner's reduce): the second local phase must not
+// post its receives before the first is through (both run on one tag), or
+// a receive of the broadcast matched a message of the reduce (MPICH's
+// coll/icallreduce: "received 65536 bytes, expected 131072").
+func TestIntercommLargeCollectives(t *testing.T) {
+	for _, sz := range [][2]int{{2, 2}, {3, 2}} {
+		t.Run(fmt.Sprintf("%d+%d", sz[0], sz[1]), func(t *testing.T) {
+			world(t, sz[0]+sz[1], func(w *Comm) error {
+				x, err := newInter(w, sz[0])
+				if err != nil {
+					return err
+				}
+				for _, n := range []int{1, 4096, 16384, 65536} {
+					send, recv := in(x.g, x.r, n, n), make([]int64, n)
+					if err := Allreduce(x.c, send, recv, Sum); err != nil {
+						return fmt.Errorf("allreduce of %d: %w", n, err)
+					}
+					if err := same(fmt.Sprintf("allreduce of %d", n), recv, sumOf(x.o(), x.sz[x.o()], n, n)); err != nil {
+						return err
+					}
+					all := make([]int64, n*x.sz[x.o()])
+					if err := Allgather(x.c, send, all); err != nil {
+						return fmt.Errorf("allgather of %d: %w", n, err)
+					}
+					for r := range x.sz[x.o()] {
+						if err := same(fmt.Sprintf("allgather of %d from %d", n, r), all[r*n:(r+1)*n], in(x.o(), r, n, n)); err != nil {
+							return err
+						}
+					}
+					// the reduced vector is as long in both groups
+					total := n * x.sz[0] * x.sz[1]
+					rc := total / x.sz[x.g]
+					block := make([]int64, rc)
+					if err := ReduceScatterBlock(x.c, in(x.g, x.r, n, total), block, Sum); err != nil {
+						return fmt.Errorf("reduce_scatter_block of %d: %w", n, err)
+					}
+					want := sumOf(x.o(), x.sz[x.o()], n, total)[x.r*rc : (x.r+1)*rc]
+					if err := same(fmt.Sprintf("reduce_scatter_block of %d", n), block, want); err != nil {
+						return err
+					}
+				}
+				return x.c.Free()
+			})
+		})
+	}
+}

@@ -42,6 +42,7 @@ func buildInterAllgather(b *Builder, a *Args) error {
 		got = interSegs(b, a, false, a.remote(0), in, false)
 	}
 	la = Args{Coll: Bcast, Rank: a.Rank, Size: a.Size, Count: a.RemoteSize * a.RemoteCount, ElemSize: a.ElemSize, Type: a.Type, Segment: a.Segment}
-	_, err = interLocal(b, la, Ref{}, in, got)
+	// after the local gather on every rank (see inter_allreduce.go)
+	_, err = interLocal(b, la, Ref{}, in, got, gathered)
 	return err
 }

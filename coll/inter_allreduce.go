@@ -40,6 +40,9 @@ func buildInterAllreduce(b *Builder, a *Args) error {
 		got = interSegs(b, a, false, a.remote(0), out, false)
 	}
 	la := Args{Coll: Bcast, Rank: a.Rank, Size: a.Size, Count: a.Count, ElemSize: a.ElemSize, Type: a.Type, Segment: a.Segment}
-	_, err = interLocal(b, la, Ref{}, out, got)
+	// after the local reduce on every rank, not only after the exchange
+	// at rank 0: both local phases run on one tag, and a broadcast receive
+	// posted while the reduce's are pending could match a reduce message
+	_, err = interLocal(b, la, Ref{}, out, got, done)
 	return err
 }

@@ -64,6 +64,7 @@ func buildInterReduceScatter(b *Builder, a *Args) error {
 	if la.Counts != nil {
 		mine = a.Counts[a.Rank]
 	}
-	_, err = interLocal(b, la, theirs, Ref{BufRecv, 0, a.Bytes(mine)}, got)
+	// after the local reduce on every rank (see inter_allreduce.go)
+	_, err = interLocal(b, la, theirs, Ref{BufRecv, 0, a.Bytes(mine)}, got, done)
 	return err
 }
