@@ -157,10 +157,14 @@ func (l *memLink) Bind(h LinkHandler) {
 	}
 	l.flushing = false
 	if !l.closed {
-		l.bound.Store(newBound(h))
+		// the inbox before bound: a writer that sees bound may queue
+		// for a polling rank, whose last Poll must then find the inbox
+		// (set after bound, a frame queued between the two stayed there
+		// once the rank stopped polling: a gather hung under qemu)
 		if c, ok := h.(*conn); ok {
 			c.inbox.Store(l)
 		}
+		l.bound.Store(newBound(h))
 	}
 	l.mu.Unlock()
 }
