@@ -350,30 +350,16 @@ func agreeContext(c *Comm, xchg agreeRound, rec []byte) (int, [][]byte, [][]byte
 		p.mu.Lock()
 		lent := !p.maskLent && c.id == slices.Min(p.waiting)
 		p.maskLent = p.maskLent || lent
-		out[0] = 0
-		if lent {
-			out[0] = 1
-		}
-		for i, w := range p.ctxUsed {
-			if !lent {
-				w = ^uint64(0)
-			}
-			binary.LittleEndian.PutUint64(out[1+8*i:], w)
-		}
+		p.putMask(out, lent)
 		p.mu.Unlock()
 		mine, theirs, err := xchg(out)
 		if err != nil {
 			c.returnMask(lent)
 			return 0, nil, nil, false, err
 		}
-		var used ctxMask
-		allLent := true
+		used, allLent := orMasks(mine, theirs)
 		for _, recs := range [][][]byte{mine, theirs} {
 			for i, b := range recs {
-				allLent = allLent && b[0] == 1
-				for j := range used {
-					used[j] |= binary.LittleEndian.Uint64(b[1+8*j:])
-				}
 				recs[i] = b[maskLen:]
 			}
 		}
@@ -387,6 +373,37 @@ func agreeContext(c *Comm, xchg agreeRound, rec []byte) (int, [][]byte, [][]byte
 			return 0, nil, nil, false, fmt.Errorf("no context id is free on every rank (%d in use): %w", ctxWords*64, ErrComm)
 		}
 	}
+}
+
+// putMask writes this rank's part of a context-id agreement at the head
+// of out: whether it lent its real mask, then the mask (all ones when it
+// did not, so that only lent masks free an id). p.mu is held.
+func (p *proc) putMask(out []byte, lent bool) {
+	out[0] = 0
+	if lent {
+		out[0] = 1
+	}
+	for i, w := range p.ctxUsed {
+		if !lent {
+			w = ^uint64(0)
+		}
+		binary.LittleEndian.PutUint64(out[1+8*i:], w)
+	}
+}
+
+// orMasks is the union of the masks at the head of every record of a
+// context-id agreement, and whether every rank lent its real one.
+func orMasks(groups ...[][]byte) (used ctxMask, allLent bool) {
+	allLent = true
+	for _, recs := range groups {
+		for _, b := range recs {
+			allLent = allLent && b[0] == 1
+			for j := range used {
+				used[j] |= binary.LittleEndian.Uint64(b[1+8*j:])
+			}
+		}
+	}
+	return used, allLent
 }
 
 // reserve marks id used on this rank (when it is a member of the new

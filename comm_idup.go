@@ -2,7 +2,6 @@ package meshmpi
 
 import (
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -206,32 +205,14 @@ func (q *idupRequest) agree(xchg agreeRound) (int, bool, error) {
 		idupWaiting.Unlock()
 		lent := !p.maskLent && len(p.waiting) == 0 && first
 		p.maskLent = p.maskLent || lent
-		out[0] = 0
-		if lent {
-			out[0] = 1
-		}
-		for i, w := range p.ctxUsed {
-			if !lent {
-				w = ^uint64(0)
-			}
-			binary.LittleEndian.PutUint64(out[1+8*i:], w)
-		}
+		p.putMask(out, lent)
 		p.mu.Unlock()
 		mine, theirs, err := xchg(out)
 		if err != nil {
 			q.c.returnMask(lent)
 			return 0, false, err
 		}
-		var used ctxMask
-		allLent := true
-		for _, recs := range [][][]byte{mine, theirs} {
-			for _, b := range recs {
-				allLent = allLent && b[0] == 1
-				for j := range used {
-					used[j] |= binary.LittleEndian.Uint64(b[1+8*j:])
-				}
-			}
-		}
+		used, allLent := orMasks(mine, theirs)
 		if id := used.lowestFree(); id >= 0 {
 			return id, lent, nil
 		}
