@@ -258,7 +258,7 @@ func TestInterRootMismatch(t *testing.T) {
 								return fmt.Errorf("allreduce after the call: %v %w", got, err)
 							}
 							return x.c.Free()
-						})
+						}, WithTimeout(50*time.Second)) // a hang report before deadline's goroutine dump
 					})
 					if err != nil {
 						t.Fatalf("%s: %v", what, err)

@@ -159,9 +159,12 @@ func (r *Run) Plan() *Plan { return r.plan }
 // first and then blocks on Done misses nothing: if the run completed in
 // between, Done returns a closed channel.
 func (r *Run) Done() <-chan struct{} {
-	r.parked.Store(true)
-	// finish stores finished, then loads parked: one of the two sees
-	// the other's store
+	// finish swaps finished, then loads parked: one of the two sees the
+	// other's write. A swap, not a store: a read-modify-write is a full
+	// barrier everywhere, while a store-release then a load-acquire may be
+	// reordered where arm64 is emulated (qemu-user on x86 let the load
+	// pass the store, and a waiter slept through its completion)
+	r.parked.Swap(true)
 	if r.finished.Load() {
 		return closedDone
 	}
