@@ -6,6 +6,7 @@ package meshmpi
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/meshmpi/meshmpi/coll"
@@ -60,24 +61,38 @@ func DimsCreate(nnodes int, dims []int) ([]int, error) {
 }
 
 // balancedFactors returns k factors of m, non-increasing, whose largest
-// and smallest are closest (ties: the smaller largest). It searches every
-// non-increasing factorization, which is few for any job size.
+// and smallest are closest; among those with the same spread it takes the
+// one whose smallest factor is largest, then whose next smallest is, and
+// so on (MPICH's choice: MPICH's test/mpi/topo/dims5 checks 75395 cases
+// against it).
+//
+// It searches non-increasing factorizations over m's divisors only (at
+// most 1600 below 2^31), largest factor ascending from ⌊m^(1/k)⌋, and
+// cuts a branch as soon as its spread must exceed the best found: the
+// smallest factor is at most the one being placed, so a placed factor d
+// bounds the spread below by first−d. Walking every integer below m, as
+// an earlier version did, took minutes on MPICH's list (seconds per
+// large two-dimensional case, exponential in k).
 func balancedFactors(m, k int) []int {
-	var best, cur []int
-	var search func(rest, slots, limit int)
-	search = func(rest, slots, limit int) {
+	ds := divisors(m)
+	best := make([]int, 0, k)
+	cur := make([]int, 0, k)
+	spread := -1 // best's spread; -1 until a factorization is found
+	var search func(rest, slots, hi int)
+	search = func(rest, slots, hi int) {
 		if slots == 1 {
-			if rest > limit {
+			if rest > ds[hi] {
 				return
 			}
 			cur = append(cur, rest)
-			if best == nil || cur[0]-rest < best[0]-best[len(best)-1] || cur[0]-rest == best[0]-best[len(best)-1] && cur[0] < best[0] {
-				best = slices.Clone(cur)
+			if d := cur[0] - rest; spread < 0 || d < spread || d == spread && revLexGreater(cur, best) {
+				spread, best = d, append(best[:0], cur...)
 			}
 			cur = cur[:len(cur)-1]
 			return
 		}
-		for d := min(rest, limit); d >= 1; d-- {
+		for i := hi; i >= 0; i-- {
+			d := ds[i]
 			if rest%d != 0 {
 				continue
 			}
@@ -85,13 +100,68 @@ func balancedFactors(m, k int) []int {
 			if pow := ipow(d, slots); pow >= 0 && pow < rest {
 				break
 			}
+			if spread >= 0 && cur[0]-d > spread {
+				break
+			}
 			cur = append(cur, d)
-			search(rest/d, slots-1, d)
+			search(rest/d, slots-1, i)
 			cur = cur[:len(cur)-1]
 		}
 	}
-	search(m, k, m)
+	if k == 1 {
+		return []int{m}
+	}
+	r := iroot(m, k)
+	for i, first := range ds {
+		if first < r {
+			continue // k factors ≤ first could not reach m
+		}
+		if spread >= 0 && first-r > spread {
+			break // the smallest factor is at most r
+		}
+		cur = append(cur[:0], first)
+		search(m/first, k-1, i)
+	}
 	return best
+}
+
+// revLexGreater reports whether a beats b from the back: a's last (smallest)
+// factor is larger, or equal and a's previous one is, and so on.
+func revLexGreater(a, b []int) bool {
+	for j := len(a) - 1; j >= 0; j-- {
+		if a[j] != b[j] {
+			return a[j] > b[j]
+		}
+	}
+	return false
+}
+
+// divisors returns m's divisors in increasing order, by trial division up
+// to √m.
+func divisors(m int) []int {
+	var lo, hi []int
+	for d := 1; d*d <= m; d++ {
+		if m%d == 0 {
+			lo = append(lo, d)
+			if d*d != m {
+				hi = append(hi, m/d)
+			}
+		}
+	}
+	slices.Reverse(hi)
+	return append(lo, hi...)
+}
+
+// iroot returns ⌊m^(1/k)⌋ for m ≥ 1, k ≥ 1.
+func iroot(m, k int) int {
+	r := max(1, int(math.Pow(float64(m), 1/float64(k))))
+	for r > 1 && (ipow(r, k) < 0 || ipow(r, k) > m) {
+		r-- // the float estimate was high
+	}
+	for p := ipow(r+1, k); p >= 0 && p <= m; p = ipow(r+1, k) {
+		r++ // or low
+	}
+	return r
 }
 
 // ipow returns d^n, or -1 once it passes 2^40 (only compared against a
