@@ -11,7 +11,9 @@
  *   go run ./cmd/meshrun -n 2 examples/c/osu.c
  *
  * An optional argument scales the iterations (default 1; 0.1 for a quick
- * check). Rank 0 prints one line per measure; the data are checked.
+ * check); a second one, "latency", runs the latency test alone (abi's
+ * TestOSULatency compares it with Go ranks running the same loop). Rank 0
+ * prints one line per measure; the data are checked.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -60,6 +62,14 @@ int main(int argc, char **argv)
         }
     }
     double lat = (MPI_Wtime() - t0) / lat_iters / 2 * 1e6;
+    if (argc > 2 && strcmp(argv[2], "latency") == 0) {
+        if (rank == 0) {
+            printf("osu: latency 8 B: %.2f us\n", lat);
+            printf("osu ok\n");
+        }
+        MPI_Finalize();
+        return 0;
+    }
 
     /* bandwidth: windows of 1 MiB messages, 0 → 1 */
     char *buf = malloc((size_t)WINDOW * BIG);
