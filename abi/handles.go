@@ -140,8 +140,9 @@ func (t *table[T]) remove(h uintptr) {
 // lookupComm returns the entry of a communicator handle.
 func lookupComm(h uintptr) (*commEntry, error) {
 	state.mu.Lock()
-	defer state.mu.Unlock()
-	return lookupCommLocked(h)
+	e, err := lookupCommLocked(h)
+	state.mu.Unlock() // not deferred: every call of the binding comes here, and lookupCommLocked does not panic
+	return e, err
 }
 
 func lookupCommLocked(h uintptr) (*commEntry, error) {

@@ -8,12 +8,24 @@ import "C"
 import "github.com/meshmpi/meshmpi"
 
 // p2pArgs checks a point-to-point call's communicator, buffer, count and
-// datatype.
+// datatype. The common case (a predefined type meshmpi moves, a count in
+// range, a buffer) is a table index and a few compares; anything else
+// takes p2pArgsChecked, which says what is wrong.
 func p2pArgs(comm, buf uintptr, n int64, dth uintptr) (*commEntry, dtype, error) {
 	e, err := lookupComm(comm)
 	if err != nil {
 		return nil, dtype{}, err
 	}
+	if d, ok := fastType(dth); ok && n >= 0 && n <= maxCount && buf != inPlace && (buf != 0 || n == 0) {
+		return e, *d, nil
+	}
+	return p2pArgsChecked(e, buf, n, dth)
+}
+
+// maxCount is the largest count a call takes.
+const maxCount = 1 << 40
+
+func p2pArgsChecked(e *commEntry, buf uintptr, n int64, dth uintptr) (*commEntry, dtype, error) {
 	if dth == 0x200 && n == 0 {
 		// MPICH takes MPI_DATATYPE_NULL for an empty message
 		// (test/mpi/pt2pt/recvnull: Irecv(NULL, 0, MPI_DATATYPE_NULL,
@@ -27,7 +39,7 @@ func p2pArgs(comm, buf uintptr, n int64, dth uintptr) (*commEntry, dtype, error)
 	switch {
 	case n < 0:
 		return nil, d, errorf(errCount, "count %d is negative", n)
-	case n > 1<<40:
+	case n > maxCount:
 		return nil, d, errorf(errCount, "count %d is too large", n)
 	case buf == inPlace:
 		return nil, d, errorf(errBuffer, "MPI_IN_PLACE is not a point-to-point buffer")
@@ -38,14 +50,16 @@ func p2pArgs(comm, buf uintptr, n int64, dth uintptr) (*commEntry, dtype, error)
 }
 
 func send(call string, buf uintptr, n int64, dth uintptr, dest, tag int32, comm uintptr, sync bool) C.int {
-	if t, ok := derivedType(dth); ok {
-		return raise(comm, call, sendDerived(t, buf, n, dest, tag, comm, sync))
+	if isDerived(dth) {
+		if t, ok := derivedType(dth); ok {
+			return raise(comm, call, sendDerived(t, buf, n, dest, tag, comm, sync))
+		}
 	}
 	e, d, err := p2pArgs(comm, buf, n, dth)
 	if err != nil {
 		return raise(comm, call, err)
 	}
-	return raise(comm, call, d.k.send(e.c, buf, int(n), rankIn(dest), tagIn(tag), sync))
+	return ret(comm, call, d.k.send(e.c, buf, int(n), rankIn(dest), tagIn(tag), sync))
 }
 
 //export mpiabi_Send
@@ -69,20 +83,24 @@ func mpiabi_Ssend_c(buf uintptr, n int64, dt uintptr, dest, tag int32, comm uint
 }
 
 func recv(call string, buf uintptr, n int64, dth uintptr, src, tag int32, comm, st uintptr) C.int {
-	if t, ok := derivedType(dth); ok {
-		s, err := recvDerived(t, buf, n, src, tag, comm)
-		if err == nil || classOf(err) == errTruncate {
-			setStatus(st, s, false, 0)
+	if isDerived(dth) {
+		if t, ok := derivedType(dth); ok {
+			s, err := recvDerived(t, buf, n, src, tag, comm)
+			if err == nil || classOf(err) == errTruncate {
+				setStatus(st, s, false, 0)
+			}
+			return raise(comm, call, err)
 		}
-		return raise(comm, call, err)
 	}
 	e, d, err := p2pArgs(comm, buf, n, dth)
 	if err != nil {
 		return raise(comm, call, err)
 	}
 	s, err := d.k.recv(e.c, buf, int(n), rankIn(src), tagIn(tag))
-	setStatus(st, s, false, 0)
-	return raise(comm, call, err)
+	if st != 0 {
+		putStatus((*status)(ptr(st)), &s)
+	}
+	return ret(comm, call, err)
 }
 
 //export mpiabi_Recv
@@ -99,12 +117,14 @@ func isend(call string, buf uintptr, n int64, dth uintptr, dest, tag int32, comm
 	if req == 0 {
 		return raise(comm, call, errorf(errArg, "request is NULL"))
 	}
-	if t, ok := derivedType(dth); ok {
-		r, stg, err := isendDerived(t, buf, n, dest, tag, comm, sync, m)
-		if err == nil {
-			err = addReqStg(r, comm, t.size(), stg, req)
+	if isDerived(dth) {
+		if t, ok := derivedType(dth); ok {
+			r, stg, err := isendDerived(t, buf, n, dest, tag, comm, sync, m)
+			if err == nil {
+				err = addReqStg(r, comm, t.size(), stg, req)
+			}
+			return raise(comm, call, err)
 		}
-		return raise(comm, call, err)
 	}
 	e, d, err := p2pArgs(comm, buf, n, dth)
 	if err != nil {
@@ -114,7 +134,7 @@ func isend(call string, buf uintptr, n int64, dth uintptr, dest, tag int32, comm
 	if err == nil {
 		err = addReq(r, comm, d.size, req)
 	}
-	return raise(comm, call, err)
+	return ret(comm, call, err)
 }
 
 //export mpiabi_Isend
@@ -161,12 +181,14 @@ func irecv(call string, buf uintptr, n int64, dth uintptr, src, tag int32, comm,
 	if req == 0 {
 		return raise(comm, call, errorf(errArg, "request is NULL"))
 	}
-	if t, ok := derivedType(dth); ok {
-		r, err := irecvDerived(t, buf, n, src, tag, comm, m)
-		if err == nil {
-			err = addReq(r, comm, t.size(), req)
+	if isDerived(dth) {
+		if t, ok := derivedType(dth); ok {
+			r, err := irecvDerived(t, buf, n, src, tag, comm, m)
+			if err == nil {
+				err = addReq(r, comm, t.size(), req)
+			}
+			return raise(comm, call, err)
 		}
-		return raise(comm, call, err)
 	}
 	e, d, err := p2pArgs(comm, buf, n, dth)
 	if err != nil {
@@ -176,7 +198,7 @@ func irecv(call string, buf uintptr, n int64, dth uintptr, src, tag int32, comm,
 	if err == nil {
 		err = addReq(r, comm, d.size, req)
 	}
-	return raise(comm, call, err)
+	return ret(comm, call, err)
 }
 
 //export mpiabi_Irecv

@@ -5,8 +5,22 @@ package abi
 */
 import "C"
 
+import "github.com/meshmpi/meshmpi"
+
 // The status accessors of MPI-4.1 §3.2.5 and §13.3, on MPI_Status's
 // layout (requests.go).
+
+// putStatus writes a completed receive's status into the program's
+// MPI_Status, as setStatus(u, *st, false, 0) does, for the calls' fast
+// path: MPI_ERROR is left as it was (MPI-4.1 §3.2.5: single completions).
+func putStatus(s *status, st *meshmpi.Status) {
+	s.source, s.tag = rankOut(st.Source), tagOut(st.Tag)
+	s.internal[0], s.internal[1] = int32(uint32(st.Bytes)), int32(uint64(st.Bytes)>>32)
+	s.internal[2] = 0
+	if st.Cancelled {
+		s.internal[2] = 1
+	}
+}
 
 func statusArg(call string, st uintptr) (*status, C.int) {
 	if st == 0 {
