@@ -34,6 +34,9 @@ var bsends struct {
 	size     int64
 	used     int64
 	inFlight []pendingBsend
+	// flushing counts MPI_Buffer_iflush's goroutines (bsendinit.go), which
+	// own the sends they took from inFlight until they have left
+	flushing sync.WaitGroup
 }
 
 // reclaim drops the buffered sends that have completed; with wait it
@@ -93,6 +96,7 @@ func detach(call string, addr uintptr, size uintptr, large bool) C.int {
 	if addr == 0 || size == 0 {
 		return raise(self, call, errorf(errArg, "buffer_addr or size is NULL"))
 	}
+	bsends.flushing.Wait() // MPI_Buffer_iflush's sends leave first
 	bsends.mu.Lock()
 	defer bsends.mu.Unlock()
 	if bsends.addr == 0 {
@@ -121,12 +125,19 @@ func mpiabi_Buffer_detach_c(addr, size uintptr) C.int {
 
 //export mpiabi_Buffer_flush
 func mpiabi_Buffer_flush() C.int {
+	bsends.flushing.Wait()
 	bsends.mu.Lock()
 	defer bsends.mu.Unlock()
 	return raise(self, "MPI_Buffer_flush", reclaim(true))
 }
 
 func bsend(call string, buf uintptr, n int64, dth uintptr, dest, tag int32, comm uintptr) C.int {
+	return raise(comm, call, bufferedSend(buf, n, dth, dest, tag, comm))
+}
+
+// bufferedSend copies the message and starts sending the copy, charging
+// the attached buffer (MPI_Bsend, and each start of MPI_Bsend_init's).
+func bufferedSend(buf uintptr, n int64, dth uintptr, dest, tag int32, comm uintptr) error {
 	var e *commEntry
 	var k kind
 	var t *typeEntry
@@ -140,17 +151,17 @@ func bsend(call string, buf uintptr, n int64, dth uintptr, dest, tag int32, comm
 		k = d.k
 	}
 	if err != nil {
-		return raise(comm, call, err)
+		return err
 	}
 	bytes := n * int64(t.sizeOr(dth))
 	bsends.mu.Lock()
 	defer bsends.mu.Unlock()
 	if err := reclaim(false); err != nil {
-		return raise(comm, call, err)
+		return err
 	}
 	need := bytes + bsendOverhead
 	if bsends.addr == 0 || bsends.used+need > bsends.size {
-		return raise(comm, call, errorf(errBuffer, "%d bytes (with MPI_BSEND_OVERHEAD) do not fit in the attached buffer: %d of %d bytes in use", need, bsends.used, bsends.size))
+		return errorf(errBuffer, "%d bytes (with MPI_BSEND_OVERHEAD) do not fit in the attached buffer: %d of %d bytes in use", need, bsends.used, bsends.size)
 	}
 	var r *meshmpi.Request
 	if t != nil { // send a packed copy as bytes
@@ -163,11 +174,11 @@ func bsend(call string, buf uintptr, n int64, dth uintptr, dest, tag int32, comm
 		r, err = k.isendCopy(e.c, buf, int(n), rankIn(dest), tagIn(tag))
 	}
 	if err != nil {
-		return raise(comm, call, err)
+		return err
 	}
 	bsends.used += need
 	bsends.inFlight = append(bsends.inFlight, pendingBsend{r: r, size: int(need)})
-	return errSuccess
+	return nil
 }
 
 //export mpiabi_Bsend

@@ -455,26 +455,12 @@ int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
 int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Ssend_init_c);
 
 int PMPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)dest;
-	(void)tag;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Bsend_init");
+	return mpiabi_Bsend_init((uintptr_t)buf, count, (uintptr_t)datatype, dest, tag, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Bsend_init);
 
 int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) {
-	(void)buf;
-	(void)count;
-	(void)datatype;
-	(void)dest;
-	(void)tag;
-	(void)comm;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)comm, (char *)"MPI_Bsend_init_c");
+	return mpiabi_Bsend_init_c((uintptr_t)buf, count, (uintptr_t)datatype, dest, tag, (uintptr_t)comm, (uintptr_t)request);
 }
 int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request) WEAK(PMPI_Bsend_init_c);
 
@@ -564,8 +550,7 @@ int PMPI_Buffer_flush(void) {
 int MPI_Buffer_flush(void) WEAK(PMPI_Buffer_flush);
 
 int PMPI_Buffer_iflush(MPI_Request *request) {
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Buffer_iflush");
+	return mpiabi_Buffer_iflush((uintptr_t)request);
 }
 int MPI_Buffer_iflush(MPI_Request *request) WEAK(PMPI_Buffer_iflush);
 
@@ -812,18 +797,12 @@ int PMPI_Startall(int count, MPI_Request array_of_requests[]) {
 int MPI_Startall(int count, MPI_Request array_of_requests[]) WEAK(PMPI_Startall);
 
 int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request) {
-	(void)query_fn;
-	(void)free_fn;
-	(void)cancel_fn;
-	(void)extra_state;
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Grequest_start");
+	return mpiabi_Grequest_start((uintptr_t)query_fn, (uintptr_t)free_fn, (uintptr_t)cancel_fn, (uintptr_t)extra_state, (uintptr_t)request);
 }
 int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request) WEAK(PMPI_Grequest_start);
 
 int PMPI_Grequest_complete(MPI_Request request) {
-	(void)request;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Grequest_complete");
+	return mpiabi_Grequest_complete((uintptr_t)request);
 }
 int MPI_Grequest_complete(MPI_Request request) WEAK(PMPI_Grequest_complete);
 
@@ -950,15 +929,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm) WEAK(PMPI_Intercomm_create);
 
 int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm) {
-	(void)local_group;
-	(void)local_leader;
-	(void)remote_group;
-	(void)remote_leader;
-	(void)stringtag;
-	(void)info;
-	(void)errhandler;
-	(void)newintercomm;
-	return mpiabi_unsupported((uintptr_t)MPI_COMM_SELF, (char *)"MPI_Intercomm_create_from_groups");
+	return mpiabi_Intercomm_create_from_groups((uintptr_t)local_group, local_leader, (uintptr_t)remote_group, remote_leader, (uintptr_t)stringtag, (uintptr_t)info, (uintptr_t)errhandler, (uintptr_t)newintercomm);
 }
 int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm) WEAK(PMPI_Intercomm_create_from_groups);
 

@@ -106,6 +106,11 @@ var classes = []struct {
 
 // classOf is the MPI error class of err.
 func classOf(err error) int32 {
+	if errors.Is(err, meshmpi.ErrInStatus) {
+		// before the errors it wraps, which may be the binding's own
+		// (a generalized request's callback's, grequest.go)
+		return errInStatus
+	}
 	var me *mpiError
 	if errors.As(err, &me) {
 		return me.class

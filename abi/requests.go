@@ -21,6 +21,14 @@ type reqEntry struct {
 	// complete, if set, finishes the call when its request completes:
 	// MPI_Comm_idup stores its new communicator's handle then
 	complete func()
+	// greq marks a generalized request (grequest.go), greqDone one that
+	// MPI_Grequest_complete completed and greqFreed one that
+	// MPI_Request_free freed before that: its handle stays in the table
+	// until MPI_Grequest_complete, which the program still calls with it
+	greq, greqDone, greqFreed bool
+	// start, if set, runs at each MPI_Start before the request starts:
+	// MPI_Bsend_init's buffered send (bsendinit.go)
+	start func() error
 }
 
 // status is MPI_Status's layout (include/mpi.h): the length in bytes in
@@ -408,7 +416,11 @@ func mpiabi_Request_free(p uintptr) C.int {
 		e.stg.release()
 	}
 	state.mu.Lock()
-	state.reqs.remove(h)
+	if e.greq && !e.greqDone {
+		e.greqFreed = true // Grequest_complete removes it
+	} else {
+		state.reqs.remove(h)
+	}
 	state.mu.Unlock()
 	putHandle(p, reqNull)
 	return errSuccess
@@ -432,6 +444,11 @@ func mpiabi_Start(p uintptr) C.int {
 	if e.stg != nil {
 		e.stg.pack()
 	}
+	if e.start != nil && e.r.State() != meshmpi.Active {
+		if err := e.start(); err != nil {
+			return raise(e.comm, "MPI_Start", err)
+		}
+	}
 	return raise(e.comm, "MPI_Start", e.r.Start())
 }
 
@@ -451,6 +468,11 @@ func mpiabi_Startall(n int32, arr uintptr) C.int {
 	for _, e := range es {
 		if e.stg != nil {
 			e.stg.pack()
+		}
+		if e.start != nil && e.r.State() != meshmpi.Active {
+			if err := e.start(); err != nil {
+				return raise(e.comm, "MPI_Startall", err)
+			}
 		}
 	}
 	return raise(comm, "MPI_Startall", meshmpi.Startall(rs))

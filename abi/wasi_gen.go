@@ -1658,11 +1658,41 @@ func wasi_Ssend_init_c(g *WASIGuest, s []uint64) {
 }
 
 func wasi_Bsend_init(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[5])), "MPI_Bsend_init")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int32(uint32(s[1]))
+	a2 := wasiType(s[2])
+	a3 := int32(uint32(s[3]))
+	a4 := int32(uint32(s[4]))
+	a5 := uintptr(uint32(s[5]))
+	a6 := g.handle(s[6])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Bsend_init", err)))
+		return
+	}
+	r := mpiabi_Bsend_init(uintptr(a0), int32(a1), uintptr(a2), int32(a3), int32(a4), uintptr(a5), uintptr(a6))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Bsend_init_c(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(uintptr(uint32(s[5])), "MPI_Bsend_init_c")))
+	g.begin()
+	a0 := g.buf(s[0], s[2])
+	a1 := int64(s[1])
+	a2 := wasiType(s[2])
+	a3 := int32(uint32(s[3]))
+	a4 := int32(uint32(s[4]))
+	a5 := uintptr(uint32(s[5]))
+	a6 := g.handle(s[6])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(uintptr(uint32(s[5])), "MPI_Bsend_init_c", err)))
+		return
+	}
+	r := mpiabi_Bsend_init_c(uintptr(a0), int64(a1), uintptr(a2), int32(a3), int32(a4), uintptr(a5), uintptr(a6))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Rsend_init(g *WASIGuest, s []uint64) {
@@ -1990,7 +2020,16 @@ func wasi_Buffer_flush(g *WASIGuest, s []uint64) {
 }
 
 func wasi_Buffer_iflush(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(self, "MPI_Buffer_iflush")))
+	g.begin()
+	a0 := g.handle(s[0])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(self, "MPI_Buffer_iflush", err)))
+		return
+	}
+	r := mpiabi_Buffer_iflush(uintptr(a0))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Comm_attach_buffer(g *WASIGuest, s []uint64) {
@@ -2616,11 +2655,33 @@ func wasi_Startall(g *WASIGuest, s []uint64) {
 }
 
 func wasi_Grequest_start(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(self, "MPI_Grequest_start")))
+	g.begin()
+	a0 := g.callback(s[0], false)
+	a1 := g.callback(s[1], false)
+	a2 := g.callback(s[2], false)
+	a3 := uintptr(uint32(s[3]))
+	a4 := g.handle(s[4])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(self, "MPI_Grequest_start", err)))
+		return
+	}
+	r := mpiabi_Grequest_start(uintptr(a0), uintptr(a1), uintptr(a2), uintptr(a3), uintptr(a4))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Grequest_complete(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(self, "MPI_Grequest_complete")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(self, "MPI_Grequest_complete", err)))
+		return
+	}
+	r := mpiabi_Grequest_complete(uintptr(a0))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Comm_rank(g *WASIGuest, s []uint64) {
@@ -2952,7 +3013,23 @@ func wasi_Intercomm_create(g *WASIGuest, s []uint64) {
 }
 
 func wasi_Intercomm_create_from_groups(g *WASIGuest, s []uint64) {
-	s[0] = uint64(uint32(g.unsupported(self, "MPI_Intercomm_create_from_groups")))
+	g.begin()
+	a0 := uintptr(uint32(s[0]))
+	a1 := int32(uint32(s[1]))
+	a2 := uintptr(uint32(s[2]))
+	a3 := int32(uint32(s[3]))
+	a4 := g.ptr(s[4])
+	a5 := uintptr(uint32(s[5]))
+	a6 := uintptr(uint32(s[6]))
+	a7 := g.handle(s[7])
+	if err := g.err(); err != nil {
+		g.end()
+		s[0] = uint64(uint32(g.raise(self, "MPI_Intercomm_create_from_groups", err)))
+		return
+	}
+	r := mpiabi_Intercomm_create_from_groups(uintptr(a0), int32(a1), uintptr(a2), int32(a3), uintptr(a4), uintptr(a5), uintptr(a6), uintptr(a7))
+	g.end()
+	s[0] = uint64(uint32(int32(r)))
 }
 
 func wasi_Intercomm_merge(g *WASIGuest, s []uint64) {

@@ -1,0 +1,104 @@
+package abi
+
+/*
+#include <stdint.h>
+*/
+import "C"
+
+import (
+	"errors"
+
+	"github.com/meshmpi/meshmpi"
+)
+
+// MPI_Bsend_init and MPI_Buffer_iflush (MPI-4.1 §3.6.1, §3.9).
+//
+// A persistent buffered send is a persistent send to MPI_PROC_NULL on the
+// same communicator, which completes at once when started, with a start
+// hook (reqEntry.start) that makes the buffered send of the program's
+// buffer as MPI_Bsend does: the message is copied into the attached
+// buffer's charge and sent, so each MPI_Start is local and the request is
+// complete as soon as it is started.
+//
+// MPI_Buffer_iflush's request is a generalized one (meshmpi.GrequestStart)
+// that a goroutine completes once the buffered sends pending at the call
+// have left; it takes them out of bsends.inFlight, so the program's other
+// buffered sends and flushes do not touch them meanwhile, and MPI_Buffer_
+// detach and flush wait for it (bsends.flushing).
+
+func bsendInit(call string, buf uintptr, n int64, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	if req == 0 {
+		return raise(comm, call, errorf(errArg, "request is NULL"))
+	}
+	if n < 0 {
+		return raise(comm, call, errorf(errCount, "count %d is negative", n))
+	}
+	if _, err := typeOf(dt); err != nil {
+		return raise(comm, call, err)
+	}
+	if rc := isend(call, 0, 0, 0x247, procNull, 0, comm, req, false, persistent); rc != errSuccess {
+		return rc
+	}
+	e, err := lookupReq(getHandle(req))
+	if err != nil {
+		return raise(comm, call, err)
+	}
+	e.start = func() error { return bufferedSend(buf, n, dt, dest, tag, comm) }
+	return errSuccess
+}
+
+//export mpiabi_Bsend_init
+func mpiabi_Bsend_init(buf uintptr, n int32, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	return bsendInit("MPI_Bsend_init", buf, int64(n), dt, dest, tag, comm, req)
+}
+
+//export mpiabi_Bsend_init_c
+func mpiabi_Bsend_init_c(buf uintptr, n int64, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
+	return bsendInit("MPI_Bsend_init_c", buf, n, dt, dest, tag, comm, req)
+}
+
+//export mpiabi_Buffer_iflush
+func mpiabi_Buffer_iflush(req uintptr) C.int {
+	const call = "MPI_Buffer_iflush"
+	if req == 0 {
+		return raise(self, call, errorf(errArg, "request is NULL"))
+	}
+	w := worldComm()
+	if w == nil {
+		return raise(self, call, errorf(errOther, "MPI is not initialized"))
+	}
+	var ferr error // the first send's error, the request's
+	nop := func() error { return nil }
+	r, err := meshmpi.GrequestStart(w,
+		func(st *meshmpi.Status) error { st.Err = ferr; return ferr },
+		nop, func(bool) error { return nil })
+	if err != nil {
+		return raise(self, call, err)
+	}
+	if err := addReq(r, self, 1, req); err != nil {
+		return raise(self, call, err)
+	}
+	bsends.mu.Lock()
+	taken := bsends.inFlight
+	bsends.inFlight = nil
+	bsends.flushing.Add(1)
+	bsends.mu.Unlock()
+	go func() {
+		var errs []error
+		freed := int64(0)
+		for _, p := range taken {
+			if _, err := p.r.Wait(nil); err != nil {
+				errs = append(errs, err)
+			}
+			_ = p.r.Free()
+			freed += int64(p.size)
+		}
+		ferr = errors.Join(errs...)
+		bsends.mu.Lock()
+		bsends.used -= freed
+		bsends.mu.Unlock()
+		bsends.flushing.Done()
+		_ = meshmpi.GrequestComplete(r) // the first and only completion
+	}()
+	return errSuccess
+}
