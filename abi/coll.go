@@ -486,6 +486,23 @@ func (c *collCall) reduction(dt uintptr, n int64, o uintptr) (tside, *meshmpi.Op
 	return t, op, err
 }
 
+// wholeElements returns the hints that keep a reduction's operands whole
+// elements of a derived type when the operation is an MPI_Op_create
+// function: the Go operation runs on the packed stream of the type's
+// basic elements, and an algorithm that splits the vector among the ranks
+// (Rabenseifner's, the ring's) or into segments could hand the function a
+// piece that starts or ends inside an element, where it reads the
+// elements' layout wrong (MPICH's coll/allred_derived: a vector type of
+// n ints). alg is an algorithm that reduces whole vectors; one segment
+// holds everything. Intercommunicators' algorithms work on whole vectors
+// already.
+func (c *collCall) wholeElements(t tside, o uintptr, alg string) []meshmpi.Hint {
+	if _, predefined := ops[o]; predefined || t.e == nil || c.inter || t.e.size() <= t.e.basic.size {
+		return nil
+	}
+	return []meshmpi.Hint{meshmpi.Algorithm(alg), meshmpi.Segment(1 << 40)}
+}
+
 func reduce(s, r uintptr, n int64, dt, o uintptr, root int32, comm uintptr, m mode, req uintptr, large bool) C.int {
 	c, rc := begin("MPI_Reduce", comm, m, req, large)
 	if c == nil {
@@ -510,7 +527,7 @@ func reduce(s, r uintptr, n int64, dt, o uintptr, root int32, comm uintptr, m mo
 	if err := c.prep(); err != nil {
 		return c.fail(err)
 	}
-	return c.end(t.k.reduce(c.e.c, s, r, sl, rn, op, rankIn(root), m))
+	return c.end(t.k.reduce(c.e.c, s, r, sl, rn, op, rankIn(root), m, c.wholeElements(t, o, "binomial")...))
 }
 
 func allreduce(s, r uintptr, n int64, dt, o, comm uintptr, m mode, req uintptr, large bool) C.int {
@@ -528,7 +545,7 @@ func allreduce(s, r uintptr, n int64, dt, o, comm uintptr, m mode, req uintptr, 
 	if err := c.prep(); err != nil {
 		return c.fail(err)
 	}
-	return c.end(t.k.allreduce(c.e.c, s, r, rn, op, m))
+	return c.end(t.k.allreduce(c.e.c, s, r, rn, op, m, c.wholeElements(t, o, "recursive_doubling")...))
 }
 
 func reduceScatterBlock(s, r uintptr, n int64, dt, o, comm uintptr, m mode, req uintptr, large bool) C.int {

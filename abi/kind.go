@@ -40,8 +40,8 @@ type kind interface {
 	allgatherv(c *meshmpi.Comm, s uintptr, sn int, r uintptr, rn int, counts, displs []int, m mode) (*meshmpi.Request, error)
 	alltoall(c *meshmpi.Comm, s uintptr, sn int, r uintptr, rn int, m mode) (*meshmpi.Request, error)
 	alltoallv(c *meshmpi.Comm, s uintptr, sn int, scounts, sdispls []int, r uintptr, rn int, rcounts, rdispls []int, m mode) (*meshmpi.Request, error)
-	reduce(c *meshmpi.Comm, s, r uintptr, sn, rn int, o *meshmpi.Op, root int, m mode) (*meshmpi.Request, error)
-	allreduce(c *meshmpi.Comm, s, r uintptr, n int, o *meshmpi.Op, m mode) (*meshmpi.Request, error)
+	reduce(c *meshmpi.Comm, s, r uintptr, sn, rn int, o *meshmpi.Op, root int, m mode, hs ...meshmpi.Hint) (*meshmpi.Request, error)
+	allreduce(c *meshmpi.Comm, s, r uintptr, n int, o *meshmpi.Op, m mode, hs ...meshmpi.Hint) (*meshmpi.Request, error)
 	reduceScatterBlock(c *meshmpi.Comm, s, r uintptr, sn, rn int, o *meshmpi.Op, m mode) (*meshmpi.Request, error)
 	reduceScatter(c *meshmpi.Comm, s, r uintptr, sn, rn int, counts []int, o *meshmpi.Op, m mode) (*meshmpi.Request, error)
 	scan(c *meshmpi.Comm, s, r uintptr, n int, o *meshmpi.Op, exclusive bool, m mode) (*meshmpi.Request, error)
@@ -191,18 +191,18 @@ func (tk[T]) alltoallv(c *meshmpi.Comm, s uintptr, sn int, scounts, sdispls []in
 		})
 }
 
-func (tk[T]) reduce(c *meshmpi.Comm, s, r uintptr, sn, rn int, o *meshmpi.Op, root int, m mode) (*meshmpi.Request, error) {
+func (tk[T]) reduce(c *meshmpi.Comm, s, r uintptr, sn, rn int, o *meshmpi.Op, root int, m mode, hs ...meshmpi.Hint) (*meshmpi.Request, error) {
 	sb, rb := view[T](s, sn), view[T](r, rn)
-	return run(m, func() error { return meshmpi.Reduce(c, sb, rb, o, root) },
-		func() (*meshmpi.Request, error) { return meshmpi.Ireduce(c, sb, rb, o, root) },
-		func() (*meshmpi.Request, error) { return meshmpi.ReduceInit(c, sb, rb, o, root) })
+	return run(m, func() error { return meshmpi.Reduce(c, sb, rb, o, root, hs...) },
+		func() (*meshmpi.Request, error) { return meshmpi.Ireduce(c, sb, rb, o, root, hs...) },
+		func() (*meshmpi.Request, error) { return meshmpi.ReduceInit(c, sb, rb, o, root, hs...) })
 }
 
-func (tk[T]) allreduce(c *meshmpi.Comm, s, r uintptr, n int, o *meshmpi.Op, m mode) (*meshmpi.Request, error) {
+func (tk[T]) allreduce(c *meshmpi.Comm, s, r uintptr, n int, o *meshmpi.Op, m mode, hs ...meshmpi.Hint) (*meshmpi.Request, error) {
 	sb, rb := view[T](s, n), view[T](r, n)
-	return run(m, func() error { return meshmpi.Allreduce(c, sb, rb, o) },
-		func() (*meshmpi.Request, error) { return meshmpi.Iallreduce(c, sb, rb, o) },
-		func() (*meshmpi.Request, error) { return meshmpi.AllreduceInit(c, sb, rb, o) })
+	return run(m, func() error { return meshmpi.Allreduce(c, sb, rb, o, hs...) },
+		func() (*meshmpi.Request, error) { return meshmpi.Iallreduce(c, sb, rb, o, hs...) },
+		func() (*meshmpi.Request, error) { return meshmpi.AllreduceInit(c, sb, rb, o, hs...) })
 }
 
 func (tk[T]) reduceScatterBlock(c *meshmpi.Comm, s, r uintptr, sn, rn int, o *meshmpi.Op, m mode) (*meshmpi.Request, error) {

@@ -2,7 +2,8 @@
  * (test/mpi) found missing: generalized requests (pt2pt/greq1),
  * MPI_Bsend_init (pt2pt/bsend3), MPI_Buffer_iflush (pt2pt/bsend_iflush),
  * MPI_Intercomm_create_from_groups (comm/ic1) and MPI_Dims_create's
- * balanced factorization of large node counts (topo/dims5). Run on 1 to 4
+ * balanced factorization of large node counts (topo/dims5), and
+ * MPI_Op_create functions on derived types (coll/allred_derived). Run on 1 to 4
  * ranks; prints "mpich3 ok" at rank 0. */
 #include <mpi.h>
 #include <string.h>
@@ -194,6 +195,43 @@ static void dims(void)
     }
 }
 
+/* an MPI_Op_create function on a vector type of n ints (coll/
+ * allred_derived): it gets whole elements of the type, whatever the
+ * reduction's algorithm */
+static int vec_n;
+
+static void vec_sum(void *in, void *inout, int *count, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *count * vec_n; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
+
+static void user_op_vector(void)
+{
+    enum { count = 10 };
+    static int buf[count * 1024], out[count * 1024];
+    MPI_Op op;
+    MPI_Datatype vec;
+
+    OK(MPI_Op_create(vec_sum, 1, &op));
+    for (vec_n = 1; vec_n <= 1024; vec_n *= 4) {
+        OK(MPI_Type_vector(vec_n, 1, 1, MPI_INT, &vec));
+        OK(MPI_Type_commit(&vec));
+        for (int i = 0; i < count * vec_n; i++)
+            buf[i] = rank + i;
+        OK(MPI_Allreduce(buf, out, count, vec, op, MPI_COMM_WORLD));
+        for (int i = 0; i < count * vec_n; i++)
+            CHECK(out[i] == size * (size - 1) / 2 + i * size, "allreduce n=%d: out[%d] = %d", vec_n, i, out[i]);
+        memset(out, 0, sizeof out);
+        OK(MPI_Reduce(buf, out, count, vec, op, size - 1, MPI_COMM_WORLD));
+        for (int i = 0; rank == size - 1 && i < count * vec_n; i++)
+            CHECK(out[i] == size * (size - 1) / 2 + i * size, "reduce n=%d: out[%d] = %d", vec_n, i, out[i]);
+        OK(MPI_Type_free(&vec));
+    }
+    OK(MPI_Op_free(&op));
+}
+
 int main(int argc, char **argv)
 {
     OK(MPI_Init(&argc, &argv));
@@ -206,6 +244,7 @@ int main(int argc, char **argv)
     bsend_init();
     from_groups();
     dims();
+    user_op_vector();
     OK(MPI_Finalize());
     if (rank == 0)
         printf("mpich3 ok\n");
