@@ -120,3 +120,99 @@ func BenchmarkP2PBinding(b *testing.B) {
 		})
 	}
 }
+
+var errClass int32
+
+// The fast path keeps every error of the checked path: each bad argument
+// of MPI_Send and MPI_Recv raises its class under MPI_ERRORS_RETURN, and
+// the cases the fast path leaves to the checked one (MPI_DATATYPE_NULL
+// with count 0) still succeed.
+func TestP2PFastPathErrors(t *testing.T) {
+	startSelf(t)
+	if rc := mpiabi_Comm_set_errhandler(self, ehReturn); rc != errSuccess {
+		t.Fatalf("MPI_Comm_set_errhandler: %d", rc)
+	}
+	defer mpiabi_Comm_set_errhandler(self, ehFatal)
+	buf := addr(&benchBuf[0])
+	cases := []struct {
+		name  string
+		buf   uintptr
+		n     int32
+		dt    uintptr
+		peer  int32
+		tag   int32
+		comm  uintptr
+		class int32
+	}{
+		{"ok", buf, 8, mpiByte, 0, 1, self, errSuccess},
+		{"proc null, null type, count 0", 0, 0, typeNull, procNull, 1, self, errSuccess},
+		{"null buffer, count 0", 0, 0, mpiByte, procNull, 1, self, errSuccess},
+		{"comm null", buf, 8, mpiByte, 0, 1, commNull, errComm},
+		{"not a comm", buf, 8, mpiByte, 0, 1, 0x1234, errComm},
+		{"type null", buf, 8, typeNull, 0, 1, self, errType},
+		{"not a type", buf, 8, 0x2ff, 0, 1, self, errType},
+		{"long double", buf, 8, 0x220, 0, 1, self, errType},
+		{"negative count", buf, -1, mpiByte, 0, 1, self, errCount},
+		{"null buffer", 0, 8, mpiByte, 0, 1, self, errBuffer},
+		{"in place", inPlace, 8, mpiByte, 0, 1, self, errBuffer},
+		{"rank", buf, 8, mpiByte, 5, 1, self, errRank},
+		{"negative rank", buf, 8, mpiByte, -7, 1, self, errRank},
+		{"negative tag", buf, 8, mpiByte, 0, -5, self, errTag},
+	}
+	for _, c := range cases {
+		for _, call := range []struct {
+			name string
+			do   func() int
+		}{
+			{"MPI_Send", func() int { return int(mpiabi_Send(c.buf, c.n, c.dt, c.peer, c.tag, c.comm)) }},
+			{"MPI_Recv", func() int {
+				if c.class == errSuccess && c.peer == 0 {
+					// a receive to self needs its message
+					if rc := mpiabi_Send(c.buf, c.n, c.dt, 0, c.tag, c.comm); rc != errSuccess {
+						return int(rc)
+					}
+				}
+				return int(mpiabi_Recv(c.buf, c.n, c.dt, c.peer, c.tag, c.comm, addr(&benchStatus)))
+			}},
+		} {
+			t.Run(call.name+"/"+c.name, func(t *testing.T) {
+				rc := call.do()
+				got := int32(errSuccess)
+				if rc != errSuccess {
+					if cr := mpiabi_Error_class(int32(rc), addr(&errClass)); cr != errSuccess {
+						t.Fatalf("MPI_Error_class(%d): %d", rc, cr)
+					}
+					got = errClass
+				}
+				if got != c.class {
+					t.Errorf("class %d, want %d", got, c.class)
+				}
+			})
+		}
+	}
+}
+
+// MPI_Send and MPI_Recv of a predefined type allocate nothing the Go
+// API's Send and Recv do not.
+func TestP2PFastPathAllocs(t *testing.T) {
+	startSelf(t)
+	rounds := p2pRounds(t)
+	allocs := map[string]float64{}
+	for _, r := range rounds {
+		allocs[r.name] = testing.AllocsPerRun(200, func() {
+			if err := r.round(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	t.Logf("allocations per round: %v", allocs)
+	slack := 0.0
+	if raceEnabled {
+		slack = 1
+	}
+	for _, k := range []string{"abi/send-recv", "abi/send-recv-status"} {
+		if allocs[k] > allocs["go/send-recv"]+slack {
+			t.Errorf("%s: %.1f allocations per round, the Go API's %.1f", k, allocs[k], allocs["go/send-recv"])
+		}
+	}
+}
