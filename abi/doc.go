@@ -49,12 +49,14 @@
 // Error_string, Error_class, Comm_call_errhandler); attributes (MPI_TAG_UB,
 // MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE, MPI_LASTUSEDCODE and the
 // program's keys with their copy and delete functions); point-to-point in
-// every mode (ready sends are standard sends; buffered ones blocking only,
-// with MPI_Buffer_attach and detach), with probes,
+// every mode (ready sends are standard sends; buffered ones blocking,
+// nonblocking and persistent (bsendinit.go), with MPI_Buffer_attach,
+// detach, flush and iflush), with probes,
 // matched probes, Sendrecv and Sendrecv_replace, Isendrecv and
 // Isendrecv_replace, persistent requests and
 // every Wait/Test form, Request_get_status, Cancel (of receives: a send
-// is never withdrawn) and the status
+// is never withdrawn), generalized requests (grequest.go: the program's
+// query, free and cancel functions, natively) and the status
 // accessors; every collective (Alltoallw too; of the neighborhood ones
 // Neighbor_allgather, Neighbor_alltoall and Neighbor_alltoallw), on intra- and
 // intercommunicators (MPI_ROOT, MPI_PROC_NULL roots),
@@ -62,7 +64,8 @@
 // large-count (_c) variants, on all predefined operations and
 // MPI_Op_create's; communicators (dup, idup, split,
 // split_type with MPI_COMM_TYPE_SHARED and the hardware types, create,
-// create_group, compare, free, names),
+// create_group, compare, free, names; Intercomm_create_from_groups over
+// groups of MPI_COMM_WORLD's processes),
 // groups, Cartesian topologies, info objects.
 //
 // Datatypes: the predefined ones that have a Go element type of their C
