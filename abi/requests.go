@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"errors"
+	"slices"
 	"unsafe"
 
 	"github.com/meshmpi/meshmpi"
@@ -465,11 +466,18 @@ func mpiabi_Startall(n int32, arr uintptr) C.int {
 	if err != nil {
 		return raise(comm, "MPI_Startall", err)
 	}
+	// the checks of meshmpi.Startall, before any start hook sends: a
+	// Startall that fails starts nothing
+	for i, e := range es {
+		if !e.r.Persistent() || e.r.State() == meshmpi.Active || slices.Contains(es[:i], e) {
+			return raise(comm, "MPI_Startall", errorf(errRequest, "request %d is active, not persistent or listed twice", i))
+		}
+	}
 	for _, e := range es {
 		if e.stg != nil {
 			e.stg.pack()
 		}
-		if e.start != nil && e.r.State() != meshmpi.Active {
+		if e.start != nil {
 			if err := e.start(); err != nil {
 				return raise(e.comm, "MPI_Startall", err)
 			}

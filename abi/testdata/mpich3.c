@@ -124,6 +124,13 @@ static void bsend_init(void)
         for (i = 0; i < 4; i++)
             CHECK(got[i] == 100 * k + 10 * ((rank + size - 1) % size) + i, "round %d got[%d] = %d", k, i, got[i]);
     }
+    /* a start of an active request fails, and sends nothing */
+    OK(MPI_Start(&r));
+    int serr = MPI_Startall(1, &r), sclass;
+    MPI_Error_class(serr, &sclass);
+    CHECK(sclass == MPI_ERR_REQUEST, "MPI_Startall of an active request gave class %d", sclass);
+    OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    OK(MPI_Recv(got, 4, MPI_INT, (rank + size - 1) % size, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
     OK(MPI_Startall(1, &r));
     OK(MPI_Buffer_iflush(&f));
     OK(MPI_Wait(&f, MPI_STATUS_IGNORE));
