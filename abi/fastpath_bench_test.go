@@ -3,6 +3,7 @@
 package abi
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/meshmpi/meshmpi"
@@ -214,5 +215,49 @@ func TestP2PFastPathAllocs(t *testing.T) {
 		if allocs[k] > allocs["go/send-recv"]+slack {
 			t.Errorf("%s: %.1f allocations per round, the Go API's %.1f", k, allocs[k], allocs["go/send-recv"])
 		}
+	}
+}
+
+// BenchmarkLockedThread is why a C rank's waits cost more than a Go
+// rank's: every call of the binding runs on a goroutine locked to the C
+// thread (a cgo callback's), and the runtime hands such a goroutine's
+// processor over only by switching threads, so a yield (runtime.Gosched,
+// which the peer package's SpinPoll does every 200 µs of waiting) and a
+// park and wake-up (a wait past SpinPoll's budget) each cost thread
+// wake-ups where an unlocked goroutine's cost none.
+//
+//	go test -run '^$' -bench LockedThread -benchtime 20000x ./abi
+func BenchmarkLockedThread(b *testing.B) {
+	for _, locked := range []bool{false, true} {
+		name := "unlocked"
+		if locked {
+			name = "locked"
+		}
+		b.Run("gosched/"+name, func(b *testing.B) {
+			if locked {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+			}
+			for b.Loop() {
+				runtime.Gosched()
+			}
+		})
+		b.Run("park-wake/"+name, func(b *testing.B) {
+			ping, pong := make(chan struct{}), make(chan struct{})
+			go func() {
+				for range ping {
+					pong <- struct{}{}
+				}
+			}()
+			defer close(ping)
+			if locked {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+			}
+			for b.Loop() {
+				ping <- struct{}{}
+				<-pong
+			}
+		})
 	}
 }
