@@ -12,8 +12,14 @@
  *
  * An optional argument scales the iterations (default 1; 0.1 for a quick
  * check); a second one, "latency", runs the latency test alone (abi's
- * TestOSULatency compares it with Go ranks running the same loop). Rank 0
- * prints one line per measure; the data are checked.
+ * TestOSULatency compares it with Go ranks running the same loop), and
+ * "calls" measures what a call costs from C, without a link (MPI_Comm_rank,
+ * then 8 B Send + Recv and Isend + Recv + Wait on MPI_COMM_SELF), on any
+ * number of ranks, one alone too:
+ *
+ *   go run ./cmd/meshcc -O2 -o /tmp/osu examples/c/osu.c && /tmp/osu 1 calls
+ *
+ * Rank 0 prints one line per measure; the data are checked.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -30,6 +36,39 @@ static int fail(const char *what)
     return 1;
 }
 
+/* calls measures the binding's cost per call from C, on MPI_COMM_SELF. */
+static int calls(int rank, int n)
+{
+    int r;
+    char a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, b[8] = {0};
+    MPI_Request q;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < n; i++)
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    double t1 = MPI_Wtime();
+    for (int i = 0; i < n; i++) {
+        MPI_Send(a, 8, MPI_BYTE, 0, 1, MPI_COMM_SELF);
+        MPI_Recv(b, 8, MPI_BYTE, 0, 1, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+    }
+    double t2 = MPI_Wtime();
+    for (int i = 0; i < n; i++) {
+        MPI_Isend(a, 8, MPI_BYTE, 0, 1, MPI_COMM_SELF, &q);
+        MPI_Recv(b, 8, MPI_BYTE, 0, 1, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+    }
+    double t3 = MPI_Wtime();
+    if (r != rank || memcmp(a, b, 8) != 0)
+        return fail("calls: wrong rank or data");
+    if (rank == 0) {
+        printf("osu: MPI_Comm_rank: %.1f ns\n", (t1 - t0) / n * 1e9);
+        printf("osu: Send + Recv 8 B to self: %.1f ns\n", (t2 - t1) / n * 1e9);
+        printf("osu: Isend + Recv + Wait 8 B to self: %.1f ns\n", (t3 - t2) / n * 1e9);
+        printf("osu ok\n");
+    }
+    MPI_Finalize();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -39,6 +78,8 @@ int main(int argc, char **argv)
     double scale = argc > 1 ? atof(argv[1]) : 1.0;
     if (scale <= 0)
         scale = 1.0;
+    if (argc > 2 && strcmp(argv[2], "calls") == 0)
+        return calls(rank, (int)(1000000 * scale) + 10);
     if (size < 2)
         return fail("needs 2 ranks or more");
     int lat_iters = (int)(10000 * scale) + 10, bw_iters = (int)(20 * scale) + 2, ar_iters = (int)(5000 * scale) + 10;
