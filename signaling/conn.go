@@ -458,6 +458,7 @@ func (c *conn) untilTick(t time.Time) time.Duration {
 // declared failed (declareFrozen), any other connection is dropped (and
 // its departure announced) like a closed one.
 func (c *conn) heartbeat() {
+	timeout := c.pongTimeout()
 	c.beatMu.Lock()
 	if c.beatDone {
 		c.beatMu.Unlock()
@@ -469,7 +470,7 @@ func (c *conn) heartbeat() {
 	now := time.Now()
 	slack := time.Duration(int64(max(min(c.s.cfg.PingInterval, c.s.cfg.PingTimeout)/beatTicks, time.Millisecond)) / 2)
 	if !c.pingSent.IsZero() {
-		deadline := c.pingSent.Add(c.s.cfg.PingTimeout)
+		deadline := c.pingSent.Add(timeout)
 		if now.Add(slack).Before(deadline) {
 			c.beat.Reset(c.untilTick(deadline))
 			c.beatMu.Unlock()
@@ -492,7 +493,7 @@ func (c *conn) heartbeat() {
 	}
 	sent := now
 	c.pingSent = sent
-	c.beat.Reset(c.untilTick(sent.Add(c.s.cfg.PingTimeout)))
+	c.beat.Reset(c.untilTick(sent.Add(timeout)))
 	c.pings.Add(1)
 	c.beatMu.Unlock()
 	defer c.pings.Done()
@@ -525,13 +526,34 @@ func (c *conn) heartbeat() {
 	c.beatMu.Unlock()
 }
 
+// formingPongs is how many PingTimeouts a rank whose job has not formed
+// has to answer a ping. Until then nobody's computation waits on its
+// failure being known, while dropping it fails the whole formation: a
+// tab of a lab still loading its program on a busy laptop, or a server
+// starved past PingTimeout between a pong's arrival and its handling,
+// is not a dead rank (TestBrowserLabCourse lost two of three ranks of a
+// forming job so under CI's load).
+const formingPongs = 4
+
+// pongTimeout is how long c's peer has to answer a ping: PingTimeout in
+// a formed job, formingPongs times that before.
+func (c *conn) pongTimeout() time.Duration {
+	c.s.mu.Lock()
+	formed := c.job != nil && c.job.started
+	c.s.mu.Unlock()
+	if formed {
+		return c.s.cfg.PingTimeout
+	}
+	return formingPongs * c.s.cfg.PingTimeout
+}
+
 // noPong drops c, whose pong did not come within PingTimeout, unless it
 // is closing anyway.
 func (c *conn) noPong() {
 	if c.isKilled() {
 		return
 	}
-	c.s.log.Info("no pong", "remote", c.remote, "timeout", c.s.cfg.PingTimeout)
+	c.s.log.Info("no pong", "remote", c.remote, "timeout", c.pongTimeout())
 	if c.s.declareFrozen(c) {
 		return
 	}

@@ -502,3 +502,37 @@ func TestConfigValidation(t *testing.T) {
 	require.Equal(t, 64<<10, srv.cfg.MaxMessageBytes)
 	require.NoError(t, srv.Close())
 }
+
+// A rank whose job has not formed has formingPongs times PingTimeout to
+// answer a ping, then it is dropped like a closed connection (which
+// fails the forming job: its other ranks hear why); once the job has
+// formed it has PingTimeout (TestFrozenRankDeclaredGone).
+func TestUnformedDeadSocketDropped(t *testing.T) {
+	s := &Server{cfg: Config{PingTimeout: 3 * time.Second}}
+	for _, tc := range []struct {
+		name string
+		job  *job
+		want time.Duration
+	}{
+		{"no job", nil, formingPongs * 3 * time.Second},
+		{"forming", &job{}, formingPongs * 3 * time.Second},
+		{"formed", &job{started: true}, 3 * time.Second},
+	} {
+		require.Equal(t, tc.want, (&conn{s: s, job: tc.job}).pongTimeout(), tc.name)
+	}
+
+	_, url := startServer(t, func(c *Config) {
+		c.PingInterval = 20 * time.Millisecond
+		c.PingTimeout = 20 * time.Millisecond
+	})
+	toks := seats(t, "job", 3)
+	alive := dial(t, url, "job", toks[0], nil)
+	ws := rawDial(t, url) // joins, then never reads: never answers a ping
+	rawSend(t, ws, &Join{Job: "job", Token: toks[1], Kind: KindNative})
+	for range alive.Messages() {
+	}
+	var re *RemoteError
+	require.ErrorAs(t, alive.Err(), &re)
+	require.Equal(t, CodeJobFailed, re.Code)
+	require.Contains(t, re.Message, "rank 1 left before the job formed (no answer to pings)")
+}
