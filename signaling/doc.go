@@ -351,11 +351,14 @@
 // Config.PingInterval (5 s; native clients beat every 0.9 PingInterval,
 // Limits.HeartbeatMillis, so only browser ranks and late beats draw
 // pings); a rank of a formed job that does not answer within
-// Config.PingTimeout (3 s) is declared failed (see Failure knowledge), any
-// other socket is dropped and announced as left ("no answer to pings"),
-// so a frozen rank (SIGSTOP) is gone for the server, its /metrics and its
-// peers within 8 s. A ping runs beside the connection's reader and costs
-// one control frame each way.
+// Config.PingTimeout (3 s) is declared failed (see Failure knowledge), so
+// a frozen rank (SIGSTOP) is gone for the server, its /metrics and its
+// peers within 8 s. Any other socket has 4 PingTimeouts to answer, then it
+// is dropped and announced as left ("no answer to pings"): a rank whose
+// job is still forming fails the formation when it goes, and no
+// computation waits on it yet, so a tab still loading on a busy machine
+// gets the benefit of the doubt. A ping runs beside the connection's
+// reader and costs one control frame each way.
 //
 // # Limits
 //
