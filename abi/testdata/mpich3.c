@@ -11,6 +11,20 @@
 
 static int rank, size;
 
+/* removed in MPI-3.0, not in the standard ABI's header; the library keeps
+ * them (removed.c) for MPI-1 programs such as MPICH's coll/opsum */
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
+
+static void removed(void)
+{
+    MPI_Errhandler eh;
+    OK(MPI_Errhandler_set(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    OK(MPI_Errhandler_get(MPI_COMM_WORLD, &eh));
+    CHECK(eh == MPI_ERRORS_ARE_FATAL, "MPI_Errhandler_get gave another handler");
+    OK(MPI_Errhandler_set(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+}
+
 /* the callbacks append a letter each to a log, in their order */
 static char greq_log[16];
 
@@ -252,6 +266,7 @@ int main(int argc, char **argv)
     from_groups();
     dims();
     user_op_vector();
+    removed();
     OK(MPI_Finalize());
     if (rank == 0)
         printf("mpich3 ok\n");
