@@ -90,7 +90,9 @@
 // its types to the Go API's.
 //
 // Every other call of the header is a stub: a call is implemented when a
-// Go function exports mpiabi_Name (internal/gen looks).
+// Go function exports mpiabi_Name (internal/gen looks). Beyond the
+// header, the native library keeps MPI_Errhandler_set and _get, which
+// MPI-3.0 removed, for MPI-1 programs (removed.c).
 //
 // # WASI guests
 //
