@@ -32,6 +32,10 @@ type conn struct {
 	window, held, owed int64
 	rts                int
 
+	// msgID draws the ids of eager messages on the link, which a cancel
+	// frame names them by (cancel.go).
+	msgID atomic.Uint32
+
 	// inbox is the memory link whose queued frames Poll hands to this conn.
 	inbox atomic.Pointer[memLink]
 
@@ -60,6 +64,9 @@ type conn struct {
 // that finds nothing queued and nobody writing writes at once (writeFast):
 // two atomic operations instead of two lock and unlock pairs.
 func (c *conn) enqueue(op *Op, q *opList) {
+	if op.phase == phaseEager && op.kind == opSend {
+		op.seq = c.nextMsgID() // before any writer can see op
+	}
 	if q == &c.queue && op.phase == phaseEager && c.queued.Load() == 0 &&
 		!c.blocked.Load() && !c.dead.Load() && c.writing.CompareAndSwap(false, true) {
 		c.writeFast(op)
@@ -83,7 +90,7 @@ func (c *conn) enqueue(op *Op, q *opList) {
 // queued count is read after the token is given back, and such a send
 // counted itself before it tried the token.
 func (c *conn) writeFast(op *Op) {
-	h := Header{Kind: KindEager, Context: op.ctx, Tag: op.tag, Total: uint64(len(op.buf)), Source: uint32(c.ep.rank)}
+	h := Header{Kind: KindEager, Context: op.ctx, Tag: op.tag, Seq: op.seq, Total: uint64(len(op.buf)), Source: uint32(c.ep.rank)}
 	ready, err := c.write(h, op.buf)
 	if err != nil {
 		err = Failure(fmt.Sprintf("link to rank %d", c.rank), err)
@@ -144,12 +151,15 @@ func (c *conn) drainLocked() {
 			if op.kind == opCredit {
 				h = Header{Kind: KindCredit, Total: uint64(op.want)}
 			}
+			if op.kind == opCancelReply {
+				h = Header{Kind: KindCancelReply, Flags: uint16(op.want), Seq: op.seq, RID: op.rid}
+			}
 			done = op
 		} else if op := c.queue.head; op != nil {
 			h = Header{Context: op.ctx, Tag: op.tag, Total: uint64(len(op.buf))}
 			switch op.phase {
 			case phaseEager:
-				h.Kind, payload, done = KindEager, op.buf, op
+				h.Kind, h.Seq, payload, done = KindEager, op.seq, op.buf, op
 				c.queue.pop()
 				c.queued.Add(-1)
 			case phaseRTS:
@@ -172,6 +182,16 @@ func (c *conn) drainLocked() {
 					continue
 				}
 				h.Kind, h.Seq = KindRTS, slot
+			case phaseCancel:
+				c.queue.pop()
+				c.queued.Add(-1)
+				var abandoned error
+				if h, abandoned = c.ep.cancelFrame(op); abandoned != nil {
+					c.mu.Unlock()
+					c.ep.complete(op, abandoned)
+					c.mu.Lock()
+					continue
+				}
 			case phaseData:
 				n := min(c.maxData, op.want-op.off)
 				h = Header{Kind: KindData, RID: op.rid, Total: uint64(op.want), Offset: uint64(op.off)}
@@ -230,11 +250,11 @@ func (c *conn) write(h Header, payload []byte) (bool, error) {
 // slot must never outlive its op's completion, after which the op may be
 // reused.
 func (c *conn) drop(op *Op, err error) {
-	if op.kind == opCTS || op.kind == opCredit {
+	if op.kind == opCTS || op.kind == opCredit || op.kind == opCancelReply {
 		c.ep.PutOp(op)
 		return
 	}
-	if op.kind == opSend && op.phase == phaseRTS {
+	if op.kind == opSend && (op.phase == phaseRTS || op.phase == phaseCancel) {
 		c.ep.mu.Lock()
 		c.ep.unregister(op)
 		c.ep.mu.Unlock()
@@ -372,6 +392,10 @@ func (c *conn) handle(h *Header, payload []byte) {
 		err = c.ep.ctsArrived(c, h)
 	case h.Kind == KindData:
 		err = c.ep.dataArrived(c, h, payload)
+	case h.Kind == KindCancel:
+		err = c.ep.cancelArrived(c, h)
+	case h.Kind == KindCancelReply:
+		err = c.ep.cancelReplied(c, h)
 	}
 	if err != nil {
 		c.protocolError(err)

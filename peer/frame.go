@@ -28,8 +28,12 @@ import (
 //
 // seq names a message at its sender (the rendezvous send id), rid names the
 // receive at its receiver (the rendezvous receive id); both are slot ids of
-// the endpoint that issued them. A credit frame carries its grant in
-// total (see credit.go).
+// the endpoint that issued them. An eager frame's seq is the message's id
+// on its link (cancel.go; peers before cancel frames sent 0 there, which
+// receivers ignore). A credit frame carries its grant in total (see
+// credit.go). A cancel frame names a message by context, tag and seq (the
+// eager id, or with FlagRendezvous the RTS's send id) and gives in rid the
+// slot id its reply answers; the reply repeats seq and rid.
 const (
 	// Version is the frame format this package writes and accepts.
 	Version = 2
@@ -45,7 +49,8 @@ type Kind uint8
 
 // Frame kinds. Eager carries a whole message; RTS, CTS and Data are the three
 // steps of the rendezvous protocol; Credit is the receiver's flow control
-// of eager data.
+// of eager data; Cancel and CancelReply withdraw an unmatched message
+// (MPI_Cancel on a send, cancel.go).
 const (
 	// KindEager carries a whole message: envelope, total length and payload.
 	KindEager Kind = 1 + iota
@@ -59,6 +64,13 @@ const (
 	// KindCredit grants the sender total more bytes of eager credit: what
 	// the receiver's unexpected queue freed (credit.go).
 	KindCredit
+	// KindCancel asks the receiver to withdraw an unmatched message of
+	// this link: context, tag and seq name it (FlagRendezvous: an RTS),
+	// rid is the sender's id for the reply.
+	KindCancel
+	// KindCancelReply answers a KindCancel: seq and rid as the request
+	// had them, FlagCancelled if the message was withdrawn.
+	KindCancelReply
 	kindEnd
 )
 
@@ -67,7 +79,30 @@ const (
 // send fails with ErrResources instead of completing.
 const FlagRefused uint16 = 1
 
-var kindNames = [kindEnd]string{KindEager: "eager", KindRTS: "rts", KindCTS: "cts", KindData: "data", KindCredit: "credit"}
+// FlagRendezvous, on a cancel frame or its reply, says the message named
+// is a rendezvous announcement, whose seq is the sender's send id: eager
+// ids and send ids are drawn apart and may coincide.
+const FlagRendezvous uint16 = 2
+
+// FlagCancelled, on a cancel reply, says the receiver withdrew the
+// message before any receive matched it: the send completes cancelled.
+const FlagCancelled uint16 = 4
+
+// flagsOf returns the flags a frame of kind k may carry.
+func flagsOf(k Kind) uint16 {
+	switch k {
+	case KindCTS:
+		return FlagRefused
+	case KindCancel:
+		return FlagRendezvous
+	case KindCancelReply:
+		return FlagRendezvous | FlagCancelled
+	}
+	return 0
+}
+
+var kindNames = [kindEnd]string{KindEager: "eager", KindRTS: "rts", KindCTS: "cts", KindData: "data", KindCredit: "credit",
+	KindCancel: "cancel", KindCancelReply: "cancel-reply"}
 
 // String returns the kind's protocol name.
 func (k Kind) String() string {
@@ -126,7 +161,7 @@ func (h *Header) Decode(b []byte, payloadLen int) error {
 		Total:   binary.LittleEndian.Uint64(b[24:]),
 		Offset:  binary.LittleEndian.Uint64(b[32:]),
 	}
-	if h.Flags != 0 && (h.Kind != KindCTS || h.Flags != FlagRefused) {
+	if h.Flags&^flagsOf(h.Kind) != 0 {
 		return fmt.Errorf("%w: flags %#x on a %s frame", ErrFrame, h.Flags, h.Kind)
 	}
 	if h.Total > MaxMessage {
@@ -138,7 +173,7 @@ func (h *Header) Decode(b []byte, payloadLen int) error {
 		if h.Offset != 0 || n != h.Total {
 			return fmt.Errorf("%w: eager frame with offset %d and %d of %d bytes", ErrFrame, h.Offset, n, h.Total)
 		}
-	case KindRTS, KindCTS, KindCredit:
+	case KindRTS, KindCTS, KindCredit, KindCancel, KindCancelReply:
 		if n != 0 || h.Offset != 0 {
 			return fmt.Errorf("%w: %s frame with payload or offset", ErrFrame, h.Kind)
 		}
