@@ -73,6 +73,7 @@ type p2pRequest struct {
 	buf   []byte
 	elem  int
 	op    *peer.Op
+	cop   *peer.Op      // a send's cancel, while it is asked (cancel_send.go)
 	msg   *peer.Message // Mrecv
 	acc   *Op           // an accumulating receive's reduction (RecvAccumulate)
 	accT  op.Type       // and its element type
@@ -159,9 +160,16 @@ func (q *p2pRequest) start() error {
 	return nil
 }
 
-func (q *p2pRequest) finished() bool { return q.rank == ProcNull || q.op.Finished() }
+func (q *p2pRequest) finished() bool {
+	return q.rank == ProcNull || q.op.Finished() && (q.cop == nil || q.cop.Finished())
+}
 
-func (q *p2pRequest) done() <-chan struct{} { return q.op.Done() }
+func (q *p2pRequest) done() <-chan struct{} {
+	if q.cop != nil && q.op.Finished() {
+		return q.cop.Done() // a cancelled send completes with the receiver's answer
+	}
+	return q.op.Done()
+}
 
 func (q *p2pRequest) endpoint() *peer.Endpoint {
 	if q.op == nil {
@@ -185,6 +193,9 @@ func (q *p2pRequest) result(keep bool) (Status, error) {
 		return Status{Source: ProcNull, Tag: AnyTag}, nil
 	}
 	res := q.op.Result()
+	if q.cop != nil {
+		res = q.cancelResult(res)
+	}
 	if !keep {
 		q.c.p.ep.PutOp(q.op)
 		q.op = nil
@@ -216,7 +227,7 @@ func (q *p2pRequest) result(keep bool) (Status, error) {
 
 func (q *p2pRequest) cancel() error {
 	if q.kind == p2pSend {
-		return nil // the send completes normally (see Request.Cancel)
+		return q.cancelSend()
 	}
 	if q.rank != ProcNull {
 		q.c.p.ep.Cancel(q.op)
@@ -229,6 +240,7 @@ func (q *p2pRequest) cancel() error {
 // receive is still pending could see that receive take a new message.
 func (q *p2pRequest) detach() error {
 	q.unhold()
+	q.dropCancel(true)
 	if q.op != nil {
 		q.c.p.ep.Detach(q.op)
 		q.op = nil
@@ -238,6 +250,7 @@ func (q *p2pRequest) detach() error {
 
 func (q *p2pRequest) release() {
 	q.unhold()
+	q.dropCancel(false)
 	if q.op != nil {
 		q.c.p.ep.PutOp(q.op)
 		q.op = nil

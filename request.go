@@ -231,13 +231,18 @@ func (r *Request) Test() (Status, bool, error) {
 	return r.st, true, r.err
 }
 
-// Cancel asks to cancel an active point-to-point request (MPI_Cancel).
-// The request must still be completed with Wait or Test; its Status says
-// whether the cancel took effect. A receive that has not matched is
-// cancelled. A send is never withdrawn once started, so it completes
-// normally and its status says it was not cancelled: MPI-4.1 §3.8.4
-// allows either outcome (and deprecates cancelling sends). Collectives
-// cannot be cancelled: ErrRequest.
+// Cancel asks to cancel an active point-to-point request (MPI_Cancel)
+// and returns at once. The request must still be completed with Wait or
+// Test; its Status says whether the cancel took effect. A receive that has
+// not matched is cancelled. A send, of any mode, is cancelled if no
+// receive has matched its message yet (MPI-4.1 §3.8.4): the receiver is
+// asked to withdraw it, and the request completes with the answer, even
+// if the send had finished locally (an eager message already sent); a
+// matched send completes normally, not cancelled. A send to ProcNull is
+// never cancelled. A second Cancel of the same start does nothing more;
+// for a persistent request, Cancel applies to its active start. A link
+// lost before the answer fails the send. Collectives cannot be
+// cancelled: ErrRequest.
 func (r *Request) Cancel() error {
 	if err := r.usable("cancel"); err != nil {
 		return err
