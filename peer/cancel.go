@@ -1,7 +1,6 @@
 package peer
 
 import (
-	"errors"
 	"fmt"
 )
 
@@ -33,22 +32,6 @@ import (
 // Mixed versions: the frame format stays version 2, so a peer built
 // before cancel frames links up as before; a cancel sent to it is an
 // unknown frame kind there, a protocol error that fails the link.
-
-// opCancelReply is a cancel reply waiting in a conn's control queue: seq
-// and rid as the request had them, want the reply's flags.
-const opCancelReply = opCredit + 1
-
-// phaseCancel is a cancel Op whose frame is queued behind the message it
-// names; once written it waits for the reply in phaseWaitCTS, where
-// peerFailed finds it.
-const phaseCancel = phaseData + 1
-
-// modeCancel marks an Op that carries a cancel, not a message.
-const modeCancel Mode = Synchronous + 1
-
-// ErrCancelArg means CancelSend was given an Op that is not a started
-// send, or a cancel Op that is still active.
-var ErrCancelArg = errors.New("not a started send")
 
 // CancelSend asks to withdraw the message of send, a send op started on
 // this endpoint, and returns at once: cop, an idle Op of the caller's,

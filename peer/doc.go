@@ -13,7 +13,11 @@
 // message therefore costs the receiver one queue entry, never a copy of the
 // message. The frame format is in frame.go; this is its version 2, which
 // added the Credit frame and the CTS's refusal flag (version 1 peers are
-// refused with ErrVersion).
+// refused with ErrVersion), and later, within version 2, the Cancel and
+// CancelReply frames and the eager frame's message id in its seq field
+// (cancel.go: withdrawing an unmatched send). A peer built before them
+// ignores the id; a cancel sent to it fails the link as an unknown frame,
+// so the ranks of a job that cancels sends must share this build.
 //
 // Every resource a peer can make an endpoint hold is bounded. Unexpected
 // eager data is flow-controlled by credit (credit.go): each link gets a

@@ -30,6 +30,9 @@ var (
 	ErrResources = errors.New("resources exhausted")
 	// ErrClosed means the endpoint or link was closed locally.
 	ErrClosed = errors.New("endpoint closed")
+	// ErrCancelArg means CancelSend was given an Op that is not a started
+	// send, or a cancel Op that is still active.
+	ErrCancelArg = errors.New("not a started send")
 )
 
 // Failure is the error of an operation on a lost peer: "what: cause",

@@ -18,6 +18,9 @@ const (
 	// Synchronous always uses rendezvous, so the send completes only after
 	// the receiver matched it (MPI_Ssend).
 	Synchronous
+	// modeCancel marks an Op that carries a cancel (cancel.go), not a
+	// message.
+	modeCancel
 )
 
 // Completer receives the completion of an Op started with SetCompleter:
@@ -43,6 +46,10 @@ const (
 	opRecv
 	opCTS    // a clear-to-send control frame waiting in a conn's queue
 	opCredit // a credit grant waiting in a conn's queue (want: bytes)
+	// opCancelReply is a cancel reply waiting in a conn's control queue
+	// (cancel.go): seq and rid as the request had them, want the
+	// reply's flags.
+	opCancelReply
 )
 
 // Op life cycle. Only the goroutine that wins the CAS from opActive writes
@@ -61,6 +68,10 @@ const (
 	phaseRTS                  // RTS to write, then wait for CTS
 	phaseWaitCTS              // RTS written; registered in the slot table
 	phaseData                 // data frames to write
+	// phaseCancel: a cancel Op (cancel.go) whose frame is queued behind
+	// the message it names; once written it waits for the reply in
+	// phaseWaitCTS, where peerFailed finds it.
+	phaseCancel
 )
 
 // Result is the outcome of a completed Op.
