@@ -36,7 +36,8 @@ var (
 	ErrTopology = errors.New("invalid topology")
 	// ErrRequest: an invalid request or a request used in the wrong state
 	// (starting an active request, waiting on a freed one, freeing an
-	// active persistent request, cancelling a send or a collective).
+	// active persistent request, cancelling an inactive request or a
+	// collective).
 	ErrRequest = errors.New("invalid request")
 	// ErrInStatus: a multiple-completion call (Waitall …) in which some
 	// request failed; the statuses say which, and the error joins theirs.
