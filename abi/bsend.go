@@ -23,9 +23,28 @@ import (
 // bytes) count on no more.
 const bsendOverhead = 96
 
+// pendingBsend is one buffered send in flight. Its fields are guarded by
+// bsends.mu, and so is every use of r, which is not safe for concurrent
+// use: reclaim tests it while a C handle (MPI_Ibsend's, a started
+// MPI_Bsend_init's) may cancel and wait on it.
 type pendingBsend struct {
 	r    *meshmpi.Request
 	size int
+	// held says a C handle stands for this send (reqEntry.bsend): whoever
+	// sees it complete frees r only if no handle holds it, and the handle's
+	// release frees it if it completed meanwhile
+	held bool
+	// done says its completion was observed, with st and err, and its
+	// space given back; freed that r was freed
+	done, freed bool
+	st          meshmpi.Status
+	err         error
+	// cancelled says MPI_Cancel cancelled r: the handle's completion is
+	// then r's, since only the receiver's answer says whether it worked;
+	// flushing says MPI_Buffer_iflush's goroutine waits on r, which the
+	// handle then leaves alone (a cancel is not attempted: the send
+	// completes normally, which MPI-4.1 §3.8.4 allows)
+	cancelled, flushing bool
 }
 
 var bsends struct {
@@ -33,10 +52,21 @@ var bsends struct {
 	addr     uintptr // the attached buffer, 0 when none
 	size     int64
 	used     int64
-	inFlight []pendingBsend
+	inFlight []*pendingBsend
 	// flushing counts MPI_Buffer_iflush's goroutines (bsendinit.go), which
 	// own the sends they took from inFlight until they have left
 	flushing sync.WaitGroup
+}
+
+// finished records p's completion: its space goes back, and r is freed
+// unless a handle still holds it. The caller holds bsends.mu.
+func (p *pendingBsend) finished(st meshmpi.Status, err error) {
+	p.done, p.st, p.err = true, st, err
+	bsends.used -= int64(p.size)
+	if !p.held {
+		_ = p.r.Free()
+		p.freed = true
+	}
 }
 
 // reclaim drops the buffered sends that have completed; with wait it
@@ -45,12 +75,24 @@ func reclaim(wait bool) error {
 	var first error
 	kept := bsends.inFlight[:0]
 	for _, p := range bsends.inFlight {
+		if p.done { // its handle observed it (bsendComplete)
+			continue
+		}
+		if !wait && p.held && !p.cancelled {
+			// observing the completion of a send (an eager one completes
+			// locally at once) ends the chance to cancel it: while a handle
+			// may still cancel it, its space stays charged, until the
+			// handle's completion or free (bsendRelease)
+			kept = append(kept, p)
+			continue
+		}
+		var st meshmpi.Status
 		var err error
 		done := true
 		if wait {
-			_, err = p.r.Wait(nil)
+			st, err = p.r.Wait(nil)
 		} else {
-			_, done, err = p.r.Test()
+			st, done, err = p.r.Test()
 		}
 		if !done {
 			kept = append(kept, p)
@@ -59,12 +101,72 @@ func reclaim(wait bool) error {
 		if err != nil && first == nil {
 			first = err
 		}
-		_ = p.r.Free()
-		bsends.used -= int64(p.size)
+		p.finished(st, err)
 	}
 	clear(bsends.inFlight[len(kept):])
 	bsends.inFlight = kept
 	return first
+}
+
+// bsendCancel is MPI_Cancel of a handle that stands for the buffered send
+// p: the send is withdrawn if the receiver has not matched it. A send
+// that completed already, or that MPI_Buffer_iflush waits on, is left to
+// complete normally: its status then says not cancelled.
+func bsendCancel(p *pendingBsend) error {
+	bsends.mu.Lock()
+	defer bsends.mu.Unlock()
+	if p.done || p.flushing || p.cancelled {
+		return nil
+	}
+	if err := p.r.Cancel(); err != nil {
+		return err
+	}
+	p.cancelled = true
+	return nil
+}
+
+// bsendComplete gives the completion of a handle that stands for the
+// buffered send p, whose own (placeholder) request completed with st and
+// err: a send not cancelled completed locally, when it was copied, so
+// the handle's status is st; a cancelled one completes with the
+// receiver's answer, waited for (wait) or tested. ok false: not yet.
+func bsendComplete(p *pendingBsend, st meshmpi.Status, err error, wait bool) (meshmpi.Status, bool, error) {
+	bsends.mu.Lock()
+	defer bsends.mu.Unlock()
+	if !p.cancelled {
+		return st, true, err
+	}
+	if !p.done {
+		// bounded: the cancel's answer comes, or the link is lost
+		var pst meshmpi.Status
+		var perr error
+		ok := true
+		if wait {
+			pst, perr = p.r.Wait(nil)
+		} else {
+			pst, ok, perr = p.r.Test()
+		}
+		if !ok {
+			return st, false, perr
+		}
+		p.finished(pst, perr)
+	}
+	return p.st, true, p.err
+}
+
+// bsendRelease lets go of a handle's hold on p: a send that completed
+// is freed now, one still in flight when it completes.
+func bsendRelease(p *pendingBsend) {
+	if p == nil {
+		return
+	}
+	bsends.mu.Lock()
+	defer bsends.mu.Unlock()
+	p.held = false
+	if p.done && !p.freed {
+		_ = p.r.Free()
+		p.freed = true
+	}
 }
 
 func attach(call string, buf uintptr, size int64) C.int {
@@ -132,12 +234,15 @@ func mpiabi_Buffer_flush() C.int {
 }
 
 func bsend(call string, buf uintptr, n int64, dth uintptr, dest, tag int32, comm uintptr) C.int {
-	return raise(comm, call, bufferedSend(buf, n, dth, dest, tag, comm))
+	_, err := bufferedSend(buf, n, dth, dest, tag, comm, false)
+	return raise(comm, call, err)
 }
 
 // bufferedSend copies the message and starts sending the copy, charging
 // the attached buffer (MPI_Bsend, and each start of MPI_Bsend_init's).
-func bufferedSend(buf uintptr, n int64, dth uintptr, dest, tag int32, comm uintptr) error {
+// With hold, a C handle will stand for the send (pendingBsend.held): it is
+// held before another thread's reclaim could free it.
+func bufferedSend(buf uintptr, n int64, dth uintptr, dest, tag int32, comm uintptr, hold bool) (*pendingBsend, error) {
 	var e *commEntry
 	var k kind
 	var t *typeEntry
@@ -151,17 +256,17 @@ func bufferedSend(buf uintptr, n int64, dth uintptr, dest, tag int32, comm uintp
 		k = d.k
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	bytes := n * int64(t.sizeOr(dth))
 	bsends.mu.Lock()
 	defer bsends.mu.Unlock()
 	if err := reclaim(false); err != nil {
-		return err
+		return nil, err
 	}
 	need := bytes + bsendOverhead
 	if bsends.addr == 0 || bsends.used+need > bsends.size {
-		return errorf(errBuffer, "%d bytes (with MPI_BSEND_OVERHEAD) do not fit in the attached buffer: %d of %d bytes in use", need, bsends.used, bsends.size)
+		return nil, errorf(errBuffer, "%d bytes (with MPI_BSEND_OVERHEAD) do not fit in the attached buffer: %d of %d bytes in use", need, bsends.used, bsends.size)
 	}
 	var r *meshmpi.Request
 	if t != nil { // send a packed copy as bytes
@@ -174,11 +279,12 @@ func bufferedSend(buf uintptr, n int64, dth uintptr, dest, tag int32, comm uintp
 		r, err = k.isendCopy(e.c, buf, int(n), rankIn(dest), tagIn(tag))
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	bsends.used += need
-	bsends.inFlight = append(bsends.inFlight, pendingBsend{r: r, size: int(need)})
-	return nil
+	p := &pendingBsend{r: r, size: int(need), held: hold}
+	bsends.inFlight = append(bsends.inFlight, p)
+	return p, nil
 }
 
 //export mpiabi_Bsend
@@ -194,15 +300,29 @@ func mpiabi_Bsend_c(buf uintptr, n int64, dt uintptr, dest, tag int32, comm uint
 // ibsend is MPI_Ibsend: a buffered send is local, so the message is
 // copied and sent as by MPI_Bsend, and the request returned is complete
 // already (an empty send to MPI_PROC_NULL on the same communicator, whose
-// error handler its errors reach).
+// error handler its errors reach). The handle stands for the buffered
+// send (reqEntry.bsend) as far as MPI_Cancel goes: a cancelled Ibsend
+// completes with the receiver's answer, and its status says whether it
+// was withdrawn.
 func ibsend(call string, buf uintptr, n int64, dt uintptr, dest, tag int32, comm, req uintptr) C.int {
 	if req == 0 {
 		return raise(comm, call, errorf(errArg, "request is NULL"))
 	}
-	if rc := bsend(call, buf, n, dt, dest, tag, comm); rc != errSuccess {
+	p, err := bufferedSend(buf, n, dt, dest, tag, comm, true)
+	if err != nil {
+		return raise(comm, call, err)
+	}
+	if rc := isend(call, 0, 0, 0x247, procNull, 0, comm, req, false, nonblocking); rc != errSuccess {
+		bsendRelease(p)
 		return rc
 	}
-	return isend(call, 0, 0, 0x247, procNull, 0, comm, req, false, nonblocking)
+	e, err := lookupReq(getHandle(req))
+	if err != nil {
+		bsendRelease(p)
+		return raise(comm, call, err)
+	}
+	e.bsend = p
+	return errSuccess
 }
 
 //export mpiabi_Ibsend

@@ -18,7 +18,8 @@ import (
 // hook (reqEntry.start) that makes the buffered send of the program's
 // buffer as MPI_Bsend does: the message is copied into the attached
 // buffer's charge and sent, so each MPI_Start is local and the request is
-// complete as soon as it is started.
+// complete as soon as it is started. The handle stands for its last
+// start's buffered send as far as MPI_Cancel goes (reqEntry.bsend).
 //
 // MPI_Buffer_iflush's request is a generalized one (meshmpi.GrequestStart)
 // that a goroutine completes once the buffered sends pending at the call
@@ -43,7 +44,17 @@ func bsendInit(call string, buf uintptr, n int64, dt uintptr, dest, tag int32, c
 	if err != nil {
 		return raise(comm, call, err)
 	}
-	e.start = func() error { return bufferedSend(buf, n, dt, dest, tag, comm) }
+	// each start's buffered send is the one the handle stands for
+	// (reqEntry.bsend), in place of the last start's
+	e.start = func() error {
+		p, err := bufferedSend(buf, n, dt, dest, tag, comm, true)
+		if err != nil {
+			return err
+		}
+		bsendRelease(e.bsend)
+		e.bsend = p
+		return nil
+	}
 	return errSuccess
 }
 
@@ -79,24 +90,38 @@ func mpiabi_Buffer_iflush(req uintptr) C.int {
 		return raise(self, call, err)
 	}
 	bsends.mu.Lock()
-	taken := bsends.inFlight
-	bsends.inFlight = nil
+	// a handle observed the sends done already (bsendComplete), and waits
+	// on the cancelled ones itself: they stay, and complete with the
+	// receiver's answer; the others are the goroutine's, and their
+	// handles leave r alone meanwhile (flushing)
+	var taken []*pendingBsend
+	kept := bsends.inFlight[:0]
+	for _, p := range bsends.inFlight {
+		switch {
+		case p.done:
+		case p.cancelled:
+			kept = append(kept, p)
+		default:
+			p.flushing = true
+			taken = append(taken, p)
+		}
+	}
+	clear(bsends.inFlight[len(kept):])
+	bsends.inFlight = kept
 	bsends.flushing.Add(1)
 	bsends.mu.Unlock()
 	go func() {
 		var errs []error
-		freed := int64(0)
 		for _, p := range taken {
-			if _, err := p.r.Wait(nil); err != nil {
+			st, err := p.r.Wait(nil) // alone on r: flushing
+			if err != nil {
 				errs = append(errs, err)
 			}
-			_ = p.r.Free()
-			freed += int64(p.size)
+			bsends.mu.Lock()
+			p.finished(st, err)
+			bsends.mu.Unlock()
 		}
 		ferr = errors.Join(errs...)
-		bsends.mu.Lock()
-		bsends.used -= freed
-		bsends.mu.Unlock()
 		bsends.flushing.Done()
 		_ = meshmpi.GrequestComplete(r) // the first and only completion
 	}()

@@ -55,8 +55,7 @@
 // matched probes, Sendrecv and Sendrecv_replace, Isendrecv and
 // Isendrecv_replace, persistent requests and
 // every Wait/Test form, Request_get_status, Cancel (of receives, and of
-// sends the receiver has not matched; not yet of buffered sends, whose
-// handle is not the send's request), generalized requests (grequest.go: the program's
+// sends the receiver has not matched, buffered ones too: bsend.go), generalized requests (grequest.go: the program's
 // query, free and cancel functions, natively) and the status
 // accessors; every collective (Alltoallw too; of the neighborhood ones
 // Neighbor_allgather, Neighbor_alltoall and Neighbor_alltoallw), on intra- and

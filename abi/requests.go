@@ -30,6 +30,26 @@ type reqEntry struct {
 	// start, if set, runs at each MPI_Start before the request starts:
 	// MPI_Bsend_init's buffered send (bsendinit.go)
 	start func() error
+	// bsend is the buffered send that the handle of an MPI_Ibsend or a
+	// started MPI_Bsend_init stands for (bsend.go), until its completion
+	// is reported: r is then a placeholder, and MPI_Cancel goes to bsend
+	bsend *pendingBsend
+}
+
+// bsendDone turns the completion of e's request, with s and err, into the
+// handle's: the buffered send's if it was cancelled (bsendComplete), which
+// wait waits for; ok false: not yet. Once reported, the handle lets go
+// of the send.
+func (e *reqEntry) bsendDone(s meshmpi.Status, err error, wait bool) (meshmpi.Status, bool, error) {
+	if e.bsend == nil {
+		return s, true, err
+	}
+	s, ok, err := bsendComplete(e.bsend, s, err, wait)
+	if ok {
+		bsendRelease(e.bsend)
+		e.bsend = nil
+	}
+	return s, ok, err
 }
 
 // status is MPI_Status's layout (include/mpi.h): the length in bytes in
@@ -136,6 +156,7 @@ func mpiabi_Wait(p, st uintptr) C.int {
 		return errSuccess
 	}
 	s, err := e.r.Wait(nil)
+	s, _, err = e.bsendDone(s, err, true)
 	setStatus(st, s, false, 0)
 	done(e, p)
 	return raise(e.comm, "MPI_Wait", err)
@@ -156,6 +177,9 @@ func mpiabi_Test(p, flag, st uintptr) C.int {
 		return errSuccess
 	}
 	s, ok, err := e.r.Test()
+	if ok {
+		s, ok, err = e.bsendDone(s, err, false)
+	}
 	putInt(flag, b2i(ok))
 	if !ok {
 		return raise(e.comm, "MPI_Test", err)
@@ -180,6 +204,9 @@ func mpiabi_Request_get_status(h, flag, st uintptr) C.int {
 		return errSuccess
 	}
 	s, ok, err := e.r.Test()
+	if ok && e.bsend != nil { // the handle keeps it: Wait reports it again
+		s, ok, err = bsendComplete(e.bsend, s, err, false)
+	}
 	putInt(flag, b2i(ok))
 	if ok {
 		e.stg.unpack()
@@ -239,6 +266,10 @@ func multi(call string, es []*reqEntry, arr, sts uintptr, ss []meshmpi.Status, c
 			setEmpty(statusAt(sts, i), inStatus)
 			continue
 		}
+		var berr error
+		if ss[i], _, berr = e.bsendDone(ss[i], ss[i].Err, true); berr != nil {
+			ss[i].Err = berr
+		}
 		code := int32(errSuccess)
 		if ss[i].Err != nil {
 			code = newCode(classOf(ss[i].Err), call+": "+ss[i].Err.Error())
@@ -291,6 +322,7 @@ func one(call string, es []*reqEntry, arr uintptr, i int, index, st uintptr, s m
 		return raise(comm, call, err)
 	}
 	putInt(index, i)
+	s, _, err = es[i].bsendDone(s, err, true)
 	setStatus(st, s, false, 0)
 	done(es[i], reqAt(arr, i))
 	return raise(es[i].comm, call, err)
@@ -344,6 +376,10 @@ func some(call string, es []*reqEntry, arr uintptr, idx []int, ss []meshmpi.Stat
 	out := unsafe.Slice((*int32)(ptr(indices)), len(idx))
 	for k, i := range idx {
 		out[k] = int32(i)
+		var berr error
+		if ss[k], _, berr = es[i].bsendDone(ss[k], ss[k].Err, true); berr != nil {
+			ss[k].Err = berr
+		}
 		code := int32(errSuccess)
 		if ss[k].Err != nil {
 			code = newCode(classOf(ss[k].Err), call+": "+ss[k].Err.Error())
@@ -401,6 +437,9 @@ func mpiabi_Request_free(p uintptr) C.int {
 	if err != nil {
 		return raise(self, "MPI_Request_free", err)
 	}
+	// a buffered send still leaves, and is freed once it has (bsend.go)
+	bsendRelease(e.bsend)
+	e.bsend = nil
 	if e.stg.active() {
 		// a staged operation still runs: it completes unobserved, and its
 		// received data still reach the program's buffer (MPI-4.1 §3.7.3)
@@ -432,6 +471,9 @@ func mpiabi_Cancel(p uintptr) C.int {
 	e, _, err := liveReq(p, "cancelled")
 	if err != nil {
 		return raise(self, "MPI_Cancel", err)
+	}
+	if e.bsend != nil { // the buffered send, not its placeholder
+		return raise(e.comm, "MPI_Cancel", bsendCancel(e.bsend))
 	}
 	return raise(e.comm, "MPI_Cancel", e.r.Cancel())
 }
