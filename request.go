@@ -231,6 +231,16 @@ func (r *Request) Test() (Status, bool, error) {
 	return r.st, true, r.err
 }
 
+// Finished reports whether an active request's operation has finished,
+// without completing the request: unlike Test it leaves the request
+// active, so Wait, Test and Cancel still apply to it. (The C binding's
+// buffered send gives back its buffer space once its data has left, while
+// its handle may still cancel it.) A request that is not active reports
+// false.
+func (r *Request) Finished() bool {
+	return r != nil && r.state == Active && r.impl.finished()
+}
+
 // Cancel asks to cancel an active point-to-point request (MPI_Cancel)
 // and returns at once. The request must still be completed with Wait or
 // Test; its Status says whether the cancel took effect. A receive that has

@@ -35,10 +35,12 @@ type pendingBsend struct {
 	// release frees it if it completed meanwhile
 	held bool
 	// done says its completion was observed, with st and err, and its
-	// space given back; freed that r was freed
-	done, freed bool
-	st          meshmpi.Status
-	err         error
+	// space given back; freed that r was freed; spaceBack that its space
+	// was given back (at done, or before: its data had left while a handle
+	// could still cancel it)
+	done, freed, spaceBack bool
+	st                     meshmpi.Status
+	err                    error
 	// cancelled says MPI_Cancel cancelled r: the handle's completion is
 	// then r's, since only the receiver's answer says whether it worked;
 	// flushing says MPI_Buffer_iflush's goroutine waits on r, which the
@@ -62,10 +64,18 @@ var bsends struct {
 // unless a handle still holds it. The caller holds bsends.mu.
 func (p *pendingBsend) finished(st meshmpi.Status, err error) {
 	p.done, p.st, p.err = true, st, err
-	bsends.used -= int64(p.size)
+	p.giveBack()
 	if !p.held {
 		_ = p.r.Free()
 		p.freed = true
+	}
+}
+
+// giveBack returns p's space to the attached buffer, once.
+func (p *pendingBsend) giveBack() {
+	if !p.spaceBack {
+		p.spaceBack = true
+		bsends.used -= int64(p.size)
 	}
 }
 
@@ -79,10 +89,15 @@ func reclaim(wait bool) error {
 			continue
 		}
 		if !wait && p.held && !p.cancelled {
-			// observing the completion of a send (an eager one completes
-			// locally at once) ends the chance to cancel it: while a handle
-			// may still cancel it, its space stays charged, until the
-			// handle's completion or free (bsendRelease)
+			// completing a send (an eager one finishes locally at once)
+			// would end the chance to cancel it, so while a handle may
+			// still cancel it, it stays active: its space comes back once
+			// its data has left (the receiver needs none of it to withdraw
+			// the message), the send at the handle's completion or free
+			// (bsendRelease)
+			if p.r.Finished() {
+				p.giveBack()
+			}
 			kept = append(kept, p)
 			continue
 		}

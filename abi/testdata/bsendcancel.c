@@ -3,7 +3,8 @@
  * receiver has not matched is withdrawn (MPI_Test_cancelled true, the
  * receiver gets the next message, the attached buffer's space is back);
  * a matched one completes normally (false); MPI_Request_free of a
- * pending Ibsend still delivers it. Prints "bsendcancel ok" at rank 0. */
+ * pending Ibsend still delivers it; an open handle's send gives its
+ * space back once its data has left. Prints "bsendcancel ok" at rank 0. */
 #include <mpi.h>
 #include "check.h"
 
@@ -174,6 +175,26 @@ int main(int argc, char **argv)
         OK(MPI_Recv(&v, 1, MPI_INT, 0, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         CHECK(v == 3, "after two cancelled Ibsends got %d, want 3", v);
     }
+
+    /* 7. an Ibsend whose handle is still open gives its space back once
+     * its data has left (here: received): a second Ibsend of the buffer's
+     * full size fits before the first handle completes */
+    if (rank == 0) {
+        MPI_Request r1, r2;
+        fill(a, 8000);
+        OK(MPI_Ibsend(a, N, MPI_INT, 1, 7, MPI_COMM_WORLD, &r1));
+        matched(7);
+        fill(b, 9000);
+        OK(MPI_Ibsend(b, N, MPI_INT, 1, 8, MPI_COMM_WORLD, &r2));
+        OK(MPI_Wait(&r1, &st));
+        CHECK(!cancelled(&st), "a delivered Ibsend says cancelled");
+        OK(MPI_Wait(&r2, &st));
+    } else {
+        receive(7, 8000, "an Ibsend whose handle is open");
+        ack(7);
+        receive(8, 9000, "an Ibsend into the space the first gave back");
+    }
+    OK(MPI_Barrier(MPI_COMM_WORLD));
 
     void *back;
     int backsize;
