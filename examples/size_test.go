@@ -53,8 +53,14 @@ import (
 // 1.50 MiB. The agreement's leave rule (a freed communicator's rank
 // answers for its decisions until the others have them), Idup,
 // Isendrecv and CreateGroup added 4.4 KB raw, 1.35 KB gzipped (resilient
-// 1.4997 → 1.501 MiB; no new package): the bar is 1.51 MiB.
-const maxGzipped = 1_583_350 // 1.51 MiB
+// 1.4997 → 1.501 MiB; no new package): the bar is 1.51 MiB. Cancelling
+// a send (MPI-4.1 §3.8.4: the Cancel and CancelReply frames, the
+// receiver's withdrawal from its unexpected queue, the request's wait for
+// the answer), linked into every rank since any send may be cancelled,
+// added 27.4 KB raw, 9.4 KB gzipped (resilient 1.5016 → 1.5106 MiB,
+// measured at the commits before and after it; everything else of that
+// round left the build unchanged; no new package): the bar is 1.52 MiB.
+const maxGzipped = 1_593_835 // 1.52 MiB
 
 func TestBrowserBuildSize(t *testing.T) {
 	if testing.Short() {
