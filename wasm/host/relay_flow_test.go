@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,7 +191,8 @@ func TestStreamAfterGuestExit(t *testing.T) {
 		{"the run stopped", context.Canceled, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hostEnd, guestEnd := net.Pipe()
+			pipeEnd, guestEnd := net.Pipe()
+			hostEnd := &watchedConn{Conn: pipeEnd, acted: make(chan struct{})}
 			defer hostEnd.Close()
 			ctx, cancel := context.WithCancelCause(context.Background())
 			stop := watchStream(ctx, hostEnd)
@@ -199,17 +201,30 @@ func TestStreamAfterGuestExit(t *testing.T) {
 			wrote := make(chan error, 1)
 			go func() {
 				_, err := guestEnd.Write(last) // waits for the host to read it, as a full socket would
+				// the guest's end closes after watchStream acted: a
+				// pipe, unlike a socket, refuses a deadline once its
+				// remote end is closed
+				<-hostEnd.acted
 				guestEnd.Close()
 				wrote <- err
 			}()
 			cancel(tc.cause)
 			rd := wasm.NewReader(hostEnd)
-			m, err := rd.Next()
 			if !tc.read {
+				// nothing reads yet, so the guest's write ends only when
+				// watchStream closes the stream (a read before that, on
+				// its goroutine, would still take the bytes)
+				select {
+				case err := <-wrote:
+					require.Error(t, err) // the guest's write found the stream closed
+				case <-time.After(time.Minute): // hang guard
+					t.Fatal("the stream stayed open after the run stopped")
+				}
+				_, err := rd.Next()
 				require.Error(t, err)
-				require.Error(t, <-wrote) // the guest's write found the stream closed
 				return
 			}
+			m, err := rd.Next()
 			require.NoError(t, err)
 			require.Equal(t, wasm.MsgData, m.Type)
 			require.Equal(t, "decision", string(m.Frame[peer.HeaderLen:]))
@@ -218,4 +233,24 @@ func TestStreamAfterGuestExit(t *testing.T) {
 			require.ErrorIs(t, err, io.EOF) // then the end of the stream
 		})
 	}
+}
+
+// watchedConn is a net.Conn that says when watchStream acted on it: set
+// its read deadline (a guest that exited) or closed it.
+type watchedConn struct {
+	net.Conn
+	acted chan struct{}
+	once  sync.Once
+}
+
+func (w *watchedConn) SetReadDeadline(t time.Time) error {
+	err := w.Conn.SetReadDeadline(t)
+	w.once.Do(func() { close(w.acted) })
+	return err
+}
+
+func (w *watchedConn) Close() error {
+	err := w.Conn.Close()
+	w.once.Do(func() { close(w.acted) })
+	return err
 }
