@@ -101,14 +101,7 @@ func reclaim(wait bool) error {
 			kept = append(kept, p)
 			continue
 		}
-		var st meshmpi.Status
-		var err error
-		done := true
-		if wait {
-			st, err = p.r.Wait(nil)
-		} else {
-			st, done, err = p.r.Test()
-		}
+		st, done, err := observe(p.r, wait)
 		if !done {
 			kept = append(kept, p)
 			continue
@@ -121,6 +114,16 @@ func reclaim(wait bool) error {
 	clear(bsends.inFlight[len(kept):])
 	bsends.inFlight = kept
 	return first
+}
+
+// observe completes r, waiting for it (wait) or testing it once: done
+// false means not yet.
+func observe(r *meshmpi.Request, wait bool) (meshmpi.Status, bool, error) {
+	if wait {
+		st, err := r.Wait(nil)
+		return st, true, err
+	}
+	return r.Test()
 }
 
 // bsendCancel is MPI_Cancel of a handle that stands for the buffered send
@@ -153,14 +156,7 @@ func bsendComplete(p *pendingBsend, st meshmpi.Status, err error, wait bool) (me
 	}
 	if !p.done {
 		// bounded: the cancel's answer comes, or the link is lost
-		var pst meshmpi.Status
-		var perr error
-		ok := true
-		if wait {
-			pst, perr = p.r.Wait(nil)
-		} else {
-			pst, ok, perr = p.r.Test()
-		}
+		pst, ok, perr := observe(p.r, wait)
 		if !ok {
 			return st, false, perr
 		}
