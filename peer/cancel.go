@@ -108,6 +108,12 @@ func (e *Endpoint) cancelFrame(op *Op) (Header, error) {
 // cancelArrived withdraws the unexpected message a cancel frame from c
 // names, if it is still there, and replies whether it did.
 func (e *Endpoint) cancelArrived(c *conn, h *Header) error {
+	if int(c.cancelReplies.Add(1)) > e.rtsLimit {
+		// a peer that floods cancels and reads no replies would grow
+		// the control queue without bound
+		c.cancelReplies.Add(-1)
+		return fmt.Errorf("%w: rank %d has more cancels unanswered than it can have sends", ErrFrame, c.rank)
+	}
 	kind := KindEager
 	if h.Flags&FlagRendezvous != 0 {
 		kind = KindRTS

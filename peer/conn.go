@@ -31,6 +31,10 @@ type conn struct {
 	creditInit         bool
 	window, held, owed int64
 	rts                int
+	// cancelReplies counts the cancel replies queued for the peer and not
+	// yet written (cancel.go): at most rtsLimit, as many as it can have
+	// cancels outstanding (each holds one of its rendezvous slots)
+	cancelReplies atomic.Int32
 
 	// msgID draws the ids of eager messages on the link, which a cancel
 	// frame names them by (cancel.go).
@@ -250,6 +254,9 @@ func (c *conn) write(h Header, payload []byte) (bool, error) {
 // slot must never outlive its op's completion, after which the op may be
 // reused.
 func (c *conn) drop(op *Op, err error) {
+	if op.kind == opCancelReply {
+		c.cancelReplies.Add(-1)
+	}
 	if op.kind == opCTS || op.kind == opCredit || op.kind == opCancelReply {
 		c.ep.PutOp(op)
 		return

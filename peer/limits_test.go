@@ -145,12 +145,19 @@ func TestBoundsViolationsFailPeer(t *testing.T) {
 		{"data for a slot past the table", func(e *Endpoint) {}, func(h LinkHandler) {
 			h.HandleFrame(frame(Header{Kind: KindData, Source: 1, RID: 1<<slotBits - 1, Total: 4}), []byte{1, 2, 3, 4})
 		}},
+		{"cancels whose replies it does not read", func(e *Endpoint) { e.rtsLimit = 100 }, func(h LinkHandler) {
+			for i := range 102 { // the first reply is written, the link then blocks
+				h.HandleFrame(frame(Header{Kind: KindCancel, Source: 1, Tag: 5, Seq: uint32(i + 1)}), nil)
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, err := NewEndpoint(Config{Rank: 0, Size: 2, UnexpectedLimit: 512 << 10})
 			require.NoError(t, err)
 			tc.limits(e)
-			l := &rawLink{ready: true}
+			// a link that blocks after one frame: what the endpoint
+			// answers queues (only the cancel flood answers anything)
+			l := &rawLink{ready: false}
 			require.NoError(t, e.Attach(1, l))
 			posted := e.GetOp()
 			require.NoError(t, e.StartRecv(posted, 1, 0, 9, make([]byte, 8)))
