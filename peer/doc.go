@@ -24,8 +24,8 @@
 // share of the endpoint's UnexpectedLimit, a sender past its share sends
 // by rendezvous instead, and the receiver grants credit back as it
 // receives; a peer that sends past its credit, or announces more
-// rendezvous messages than an endpoint can have sends, has its link
-// failed. An endpoint has at most maxSlots rendezvous operations in
+// rendezvous messages than an endpoint can have sends, or leaves more
+// cancel replies unread than it can have cancels, has its link failed. An endpoint has at most maxSlots rendezvous operations in
 // flight (ErrResources past that), and its pools keep at most a quarter of
 // the limit in idle buffers and a few thousand idle Ops and entries.
 //
