@@ -33,7 +33,10 @@ import (
 // trips a run). MESHMPI_OSU_BASELINE names an osu binary built against
 // another libmpi_abi.so (an older tree's: meshcc with MESHCC_ROOT set to
 // it), run as a third pair in every round: the binding before and after a
-// change, against the same Go ranks.
+// change, against the same Go ranks. MESHMPI_OSU_GO_BASELINE names this
+// test's binary built from another tree (go test -c -o … ./abi there),
+// run as the Go pair of that tree in every round: a change to the peer
+// package moves the Go ranks too, and they must not get slower.
 
 // envOSUGo makes TestOSUGoRank a rank: meshrun sets it in the Go pair.
 const envOSUGo = "MESHMPI_OSU_GO"
@@ -100,6 +103,12 @@ func TestOSULatency(t *testing.T) {
 			name string
 			args []string
 		}{"C-baseline", []string{base, scale, "latency"}})
+	}
+	if base := os.Getenv("MESHMPI_OSU_GO_BASELINE"); base != "" {
+		pairs = append(pairs, struct {
+			name string
+			args []string
+		}{"Go-baseline", []string{"-x", envOSUGo + "=" + scale, base, "-test.run=^TestOSUGoRank$", "-test.count=1"}})
 	}
 	got := map[string][]float64{}
 	ratios := map[string][]float64{}

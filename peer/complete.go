@@ -81,6 +81,7 @@ func (e *Endpoint) Unwatch(ch chan struct{}) {
 func (e *Endpoint) Wake() { e.wake() }
 
 func (e *Endpoint) wake() {
+	e.polls.threads.ring() // threads asleep in SpinPoll (poll_thread.go)
 	if e.nwatch.Load() == 0 {
 		return
 	}

@@ -36,6 +36,9 @@ type pollLink interface {
 type pollSet struct {
 	mu    sync.Mutex
 	links atomic.Pointer[[]pollLink]
+	// threads is the bell of the locked callers' threads waiting past
+	// SpinPoll's budget (poll_thread.go)
+	threads threadBell
 }
 
 func (s *pollSet) add(l pollLink) {
@@ -132,7 +135,10 @@ const pollYield = 200 * time.Microsecond
 // goroutine handles the frames itself. It returns finished() once that
 // is true or nothing arrived for a while (pollIdle), at once if the
 // endpoint has no polled link; the caller then parks as usual, and the
-// links' reader goroutines deliver meanwhile. It does not allocate.
+// links' reader goroutines deliver meanwhile. In a process whose callers
+// are locked to their threads (SetLockedCallers) it never yields and,
+// once the budget is spent, sleeps on the thread a while before it
+// returns (poll_thread.go). It does not allocate.
 func (e *Endpoint) SpinPoll(finished func() bool) bool {
 	if !e.polls.any() {
 		return finished()
@@ -145,6 +151,9 @@ func (e *Endpoint) SpinPoll(finished func() bool) bool {
 		budget = pollIdleShared
 	}
 	e.Polling(true)
+	// a locked caller never yields: its processor would go to another
+	// thread and come back (poll_thread.go)
+	yields := !lockedCallers.Load()
 	var idle, yielded time.Time
 	for i := 1; ; i++ {
 		if e.polls.poll() {
@@ -162,6 +171,9 @@ func (e *Endpoint) SpinPoll(finished func() bool) bool {
 		} else if now.Sub(idle) > budget {
 			break
 		}
+		if !yields {
+			continue
+		}
 		if yielded.IsZero() {
 			yielded = now
 		} else if now.Sub(yielded) > pollYield {
@@ -170,5 +182,8 @@ func (e *Endpoint) SpinPoll(finished func() bool) bool {
 		}
 	}
 	e.Polling(false)
+	if !yields {
+		return e.polls.threads.wait(finished)
+	}
 	return finished()
 }

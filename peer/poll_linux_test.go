@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,17 +42,41 @@ const (
 	waitPoll waitHow = iota
 	waitPark
 	waitMixed
+	// waitLocked polls as a C rank's thread does (lockedAwait): the
+	// goroutine locked to its thread, SpinPoll never yielding and
+	// sleeping on the thread once its budget is spent
+	waitLocked
 )
 
-func (w waitHow) String() string { return [...]string{"poll", "park", "mixed"}[w] }
+func (w waitHow) String() string { return [...]string{"poll", "park", "mixed", "locked"}[w] }
 
-// await waits for op as w says, the i-th wait of its goroutine.
+// await waits for op as w says, the i-th wait of its goroutine; a
+// waitLocked goroutine must be locked to its thread (lockedCallersFor).
 func (w waitHow) await(tb testing.TB, e *Endpoint, op *Op, i int) Result {
 	tb.Helper()
-	if w == waitPoll || w == waitMixed && i%2 == 0 {
+	if w == waitPoll || w == waitLocked || w == waitMixed && i%2 == 0 {
 		e.SpinPoll(op.Finished)
 	}
 	return waitTimeout(tb, op, 20*time.Second)
+}
+
+// lockedCallersFor sets SetLockedCallers as w says until the test ends.
+func lockedCallersFor(t *testing.T, w waitHow) {
+	if w != waitLocked {
+		return
+	}
+	SetLockedCallers(true)
+	t.Cleanup(func() { SetLockedCallers(false) })
+}
+
+// lockThread locks the goroutine to its thread if w says so (a C rank's
+// calls come on such a goroutine); the returned func undoes it.
+func lockThread(w waitHow) func() {
+	if w != waitLocked {
+		return func() {}
+	}
+	runtime.LockOSThread()
+	return runtime.UnlockOSThread
 }
 
 // Messages of every protocol (eager, rendezvous over many frames, larger
@@ -60,8 +86,9 @@ func (w waitHow) await(tb testing.TB, e *Endpoint, op *Op, i int) Result {
 func TestSpinPollHostLink(t *testing.T) {
 	sizes := []int{0, 8, 1000, 40 << 10, 300 << 10, 3 << 20}
 	for _, ring := range []int{64 << 10, 0} {
-		for _, how := range []waitHow{waitPoll, waitPark, waitMixed} {
+		for _, how := range []waitHow{waitPoll, waitPark, waitMixed, waitLocked} {
 			t.Run(fmt.Sprintf("ring=%d/%v", ring, how), func(t *testing.T) {
+				lockedCallersFor(t, how)
 				a, b, _, _ := hostEndpoints(t, HostConfig{Name: "poll test", Ring: ring})
 				require.True(t, a.polls.any(), "a shared-memory link is polled")
 				var wg sync.WaitGroup
@@ -69,6 +96,7 @@ func TestSpinPollHostLink(t *testing.T) {
 				// the receives posted first
 				run := func(e *Endpoint, peer int) {
 					defer wg.Done()
+					defer lockThread(how)()
 					recvs := make([]*Op, len(sizes))
 					bufs := make([][]byte, len(sizes))
 					for i, n := range sizes {
@@ -271,12 +299,22 @@ func TestSpinPollAllocs(t *testing.T) {
 	require.NoError(t, err)
 	n := 0
 	done := func() bool { n++; return n%200 == 0 } // a few hundred polls each
-	for _, ep := range []*Endpoint{a, e} {
-		require.Zero(t, testing.AllocsPerRun(100, func() {
-			ep.SpinPoll(done)
-			ep.Poll()
-		}))
+	for _, locked := range []bool{false, true} {
+		SetLockedCallers(locked)
+		for _, ep := range []*Endpoint{a, e} {
+			require.Zero(t, testing.AllocsPerRun(100, func() {
+				ep.SpinPoll(done)
+				ep.Poll()
+			}), "locked callers: %v", locked)
+		}
 	}
+	SetLockedCallers(false)
+	// a wait past the budget, asleep on the thread
+	var bell threadBell
+	k := 0
+	require.Zero(t, testing.AllocsPerRun(10, func() {
+		bell.wait(func() bool { k++; return k%3 == 0 })
+	}))
 }
 
 // BenchmarkSpinPollPingPong measures an 8-byte message's one-way trip
@@ -444,5 +482,67 @@ func BenchmarkSpinPollStream(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// A locked caller whose wait outlasts SpinPoll's budget sleeps on its
+// thread (the endpoint's thread bell) and wakes when the operation
+// finishes, whatever finishes it: the remote's message, which the link's
+// reader delivers once the caller stopped polling; the endpoint's close;
+// a completion outside the endpoint that calls Wake (a collective's
+// schedule). The naps are made longer than the test, so only the bell
+// can wake the thread.
+func TestSpinPollThreadWait(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		trigger func(a, b *Endpoint, done *atomic.Bool)
+		err     error // the receive's outcome
+	}{
+		{"message", func(_, b *Endpoint, _ *atomic.Bool) {
+			s := b.GetOp()
+			require.NoError(t, b.StartSend(s, Standard, 0, 0, 7, []byte("8 bytes!")))
+			require.NoError(t, waitTimeout(t, s, 20*time.Second).Err)
+		}, nil},
+		{"close", func(a, _ *Endpoint, _ *atomic.Bool) { a.Close(nil) }, ErrClosed},
+		{"wake", func(a, _ *Endpoint, done *atomic.Bool) { done.Store(true); a.Wake() }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lockedCallersFor(t, waitLocked)
+			nap, most := threadNap, threadWaitMax
+			threadNap, threadWaitMax = time.Hour, time.Hour
+			a, b, _, _ := hostEndpoints(t, HostConfig{Name: "poll test"})
+			buf := make([]byte, 8)
+			r := a.GetOp()
+			require.NoError(t, a.StartRecv(r, 1, 0, 7, buf))
+			var done atomic.Bool
+			finished := r.Finished
+			if tc.name == "wake" {
+				finished = done.Load
+			}
+			got := make(chan bool, 1)
+			go func() {
+				defer lockThread(waitLocked)()
+				got <- a.SpinPoll(finished)
+			}()
+			t.Cleanup(func() { <-got; threadNap, threadWaitMax = nap, most })
+			require.Eventually(t, func() bool { return a.polls.threads.waiters.Load() == 1 },
+				20*time.Second, 50*time.Microsecond, "the caller sleeps on its thread")
+			tc.trigger(a, b, &done)
+			select {
+			case ok := <-got:
+				got <- ok // for the cleanup
+				require.True(t, ok, "SpinPoll returns once the wait is over")
+			case <-time.After(20 * time.Second):
+				t.Fatal("the thread was not woken")
+			}
+			if tc.name != "wake" {
+				res := waitTimeout(t, r, 20*time.Second)
+				require.ErrorIs(t, res.Err, tc.err)
+				if tc.err == nil {
+					require.Equal(t, "8 bytes!", string(buf[:res.N]))
+				}
+			}
+			require.Zero(t, a.polls.threads.waiters.Load())
+		})
 	}
 }
