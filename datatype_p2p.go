@@ -198,6 +198,12 @@ func IsendTyped(c *Comm, buf []byte, count int, dt *Datatype, dest, tag int) (*R
 	return typedRequestOf(c, p2pSend, peer.Standard, buf, count, dt, dest, tag, false)
 }
 
+// IssendTyped starts SsendTyped (MPI_Issend); buf must not change until
+// it completes.
+func IssendTyped(c *Comm, buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+	return typedRequestOf(c, p2pSend, peer.Synchronous, buf, count, dt, dest, tag, false)
+}
+
 // IrecvTyped starts RecvTyped (MPI_Irecv); buf holds the data once Wait
 // or Test reports the request complete.
 func IrecvTyped(c *Comm, buf []byte, count int, dt *Datatype, source, tag int) (*Request, error) {
@@ -209,6 +215,11 @@ func IrecvTyped(c *Comm, buf []byte, count int, dt *Datatype, source, tag int) (
 // buffer for the request's life, so Start allocates nothing.
 func SendTypedInit(c *Comm, buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
 	return typedRequestOf(c, p2pSend, peer.Standard, buf, count, dt, dest, tag, true)
+}
+
+// SsendTypedInit creates a persistent SsendTyped (MPI_Ssend_init).
+func SsendTypedInit(c *Comm, buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+	return typedRequestOf(c, p2pSend, peer.Synchronous, buf, count, dt, dest, tag, true)
 }
 
 // RecvTypedInit creates a persistent RecvTyped (MPI_Recv_init).

@@ -237,6 +237,7 @@ var specTable = []*spec{
 	{kind: "resized", lb: 0, extent: 8, kids: []*spec{{kind: "vector", count: 2, bl: 1, str: 2, kids: []*spec{pre(Float64)}}}},
 	{kind: "resized", lb: -4, extent: 20, kids: []*spec{pre(Int32)}},
 	{kind: "resized", lb: 2, extent: 0, kids: []*spec{pre(Int16)}},
+	{kind: "contiguous", count: 3, kids: []*spec{{kind: "resized", lb: 8, extent: -8, kids: []*spec{pre(Float64)}}}}, // negative extent: elements at decreasing addresses
 	// nested: markers are sticky through later constructors
 	{kind: "contiguous", count: 3, kids: []*spec{{kind: "resized", lb: 0, extent: 12, kids: []*spec{pre(Int64)}}}},
 	{kind: "vector", count: 2, bl: 2, str: 3, kids: []*spec{
@@ -351,7 +352,7 @@ func randomSpec(rng *rand.Rand, depth int) *spec {
 		}
 		return &spec{kind: "struct", bls: ints(n, 0, 2), displs: ints(n, -20, 60), kids: kids}
 	case 6:
-		return &spec{kind: "resized", lb: rng.IntN(17) - 8, extent: rng.IntN(40), kids: []*spec{kid}}
+		return &spec{kind: "resized", lb: rng.IntN(17) - 8, extent: rng.IntN(48) - 8, kids: []*spec{kid}}
 	}
 	return &spec{kind: "indexed_block", bl: 1 + rng.IntN(2), displs: ints(rng.IntN(4), 0, 5), kids: []*spec{kid}}
 }
@@ -455,7 +456,6 @@ func TestDatatypeMisuse(t *testing.T) {
 		{"nil old type", second(Contiguous(1, nil)), ErrType},
 		{"freed old type", second(Vector(1, 1, 1, freed)), ErrType},
 		{"nil struct field", second(Struct([]int{1}, []int{0}, []*Datatype{nil})), ErrType},
-		{"negative extent", second(Resized(Int32, 0, -4)), ErrArg},
 		{"free predefined", Float64.Free(), ErrType},
 		{"free twice", freed.Free(), ErrType},
 		{"commit freed", freed.Commit(), ErrType},
@@ -468,7 +468,10 @@ func TestDatatypeMisuse(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", c.name, c.err, c.want)
 		}
 	}
-	// negative strides and displacements are MPI's, not errors
+	// negative strides, displacements and extents are MPI's, not errors
+	if _, err := Resized(Int32, 0, -4); err != nil {
+		t.Errorf("negative extent: %v", err)
+	}
 	if _, err := Vector(3, 1, -2, Float64); err != nil {
 		t.Errorf("negative stride: %v", err)
 	}
@@ -503,3 +506,51 @@ func TestDatatypeMisuse(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+// TestDatatypeAligned: a type aligned beyond Go's 8 bytes (C's long
+// double) pads the structs built from it as C pads them.
+func TestDatatypeAligned(t *testing.T) {
+	words, err := Contiguous(2, Uint64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ld, err := Aligned(words, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name               string
+		dt                 *Datatype
+		size, lb, extent   int
+		trueLB, trueExtent int
+	}{
+		{"long double", ld, 16, 0, 16, 0, 16},
+		{"struct {long double; int}", second2(Struct([]int{1, 1}, []int{0, 16}, []*Datatype{ld, Int32})), 20, 0, 32, 0, 20},
+		{"struct {int; long double} from -16", second2(Struct([]int{1, 1}, []int{-16, 0}, []*Datatype{Int32, ld})), 20, -16, 32, -16, 32},
+		{"aligned below its own", second2(Aligned(Float64, 4)), 8, 0, 8, 0, 8},
+		{"aligned with markers", second2(Aligned(second2(Resized(Int32, 0, 6)), 16)), 4, 0, 6, 0, 4},
+		{"contiguous(0) aligned", second2(Aligned(second2(Contiguous(0, Int32)), 16)), 0, 0, 0, 0, 0},
+	}
+	for _, c := range cases {
+		d := c.dt
+		if d.Size() != c.size || d.LowerBound() != c.lb || d.Extent() != c.extent || d.TrueLowerBound() != c.trueLB || d.TrueExtent() != c.trueExtent {
+			t.Errorf("%s: size %d lb %d extent %d true %d %d, want %d %d %d true %d %d", c.name,
+				d.Size(), d.LowerBound(), d.Extent(), d.TrueLowerBound(), d.TrueExtent(), c.size, c.lb, c.extent, c.trueLB, c.trueExtent)
+		}
+	}
+	for _, a := range []int{0, -16, 3, 24} {
+		if _, err := Aligned(Int32, a); !errors.Is(err, ErrArg) {
+			t.Errorf("Aligned(Int32, %d): %v, want ErrArg", a, err)
+		}
+	}
+	if _, err := Aligned(nil, 16); !errors.Is(err, ErrType) {
+		t.Errorf("Aligned(nil, 16): %v, want ErrType", err)
+	}
+}
+
+func second2(d *Datatype, err error) *Datatype {
+	if err != nil {
+		panic(err)
+	}
+	return d
+}

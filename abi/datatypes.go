@@ -103,12 +103,20 @@ func typeOf(h uintptr) (*typeEntry, error) {
 		if types.predef == nil {
 			types.predef = map[uintptr]*typeEntry{}
 		}
-		g := opaque(d)
-		if d.k != nil {
+		var g *meshmpi.Datatype
+		switch {
+		case d.k != nil:
 			g = d.k.datatype()
+		case d.pair != nil: // MPI_LONG_DOUBLE_INT
+			g = pairDatatype(opaque(dtypes[d.pair.first]), dtypes[d.pair.second].k.datatype(), d.pair.off, d.size)
+		default:
+			g = opaque(d)
 		}
 		f := &flat{runs: []brun{{0, 1, h}}, basic: d, basics: 1,
 			lay: op.NewLayout(op.AppendSegment(nil, 0, d.size), d.size)}
+		if d.pair != nil {
+			f = pairFlat(d)
+		}
 		f.once.Do(func() {})
 		e := &typeEntry{g: g, combiner: combNamed, name: d.name, committed: true, predef: true, flat: f}
 		types.predef[h] = e
@@ -189,12 +197,22 @@ func (e *typeEntry) build() error {
 		return err
 	}
 	var runs []brun
+	first := true
 	f.blocks(func(b block) {
 		if b.n <= 0 {
 			return
 		}
 		o := b.old
 		f.basics += b.n * o.basics
+		// the basic element type is the old types' (not the runs': a
+		// pair type's runs are its parts, but it reduces as a pair)
+		switch {
+		case o.basics == 0:
+		case first:
+			f.basic, f.mixed, first = o.basic, o.mixed, false
+		case o.mixed || o.basic.k != f.basic.k:
+			f.mixed = true
+		}
 		if o.dense() {
 			runs = appendBrun(runs, b.disp, b.n*o.runs[0].n, o.runs[0].h) // one run
 			return
@@ -208,15 +226,8 @@ func (e *typeEntry) build() error {
 	})
 	f.runs = runs
 	var segs []op.Segment
-	for i, r := range runs {
-		d := dtypes[r.h]
-		segs = op.AppendSegment(segs, r.off, r.n*d.size)
-		switch {
-		case i == 0:
-			f.basic = d
-		case d.k != f.basic.k:
-			f.mixed = true
-		}
+	for _, r := range runs {
+		segs = op.AppendSegment(segs, r.off, r.n*dtypes[r.h].size)
 	}
 	if f.mixed {
 		f.basic = dtype{}
@@ -948,19 +959,31 @@ func (e *typeEntry) sizeOr(h uintptr) int {
 
 // opaque is the Go layout of a predefined type meshmpi cannot reduce
 // (long double and its kin, MPI_REAL2, the Fortran pairs): its bytes, in
-// words of its alignment, so derived types of it lay out and move as
-// bytes. Direct calls on it are still refused (lookupType).
+// words of its alignment (d.align, else the largest power of two up to 8
+// that divides its size), aligned as C aligns it, so derived types of it
+// lay out as C lays them out and move as bytes. Direct calls on it are
+// still refused (lookupType).
 func opaque(d dtype) *meshmpi.Datatype {
+	align := d.align
+	if align == 0 {
+		align = 1
+		for align < 8 && d.size%(2*align) == 0 {
+			align *= 2
+		}
+	}
 	w := meshmpi.Uint8
-	switch {
-	case d.size%8 == 0:
+	switch min(align, 8) {
+	case 8:
 		w = meshmpi.Uint64
-	case d.size%4 == 0:
+	case 4:
 		w = meshmpi.Uint32
-	case d.size%2 == 0:
+	case 2:
 		w = meshmpi.Uint16
 	}
 	g, _ := meshmpi.Contiguous(d.size/w.Size(), w)
+	if align > 8 {
+		g, _ = meshmpi.Aligned(g, align)
+	}
 	_ = g.Commit()
 	return g
 }

@@ -12,17 +12,25 @@ import (
 )
 
 // dtype is a predefined datatype: its name, its size in C on this target
-// and the Go element type that moves and reduces it.
+// (for a pair type, its C struct's: the extent, padding included) and the
+// Go element type that moves and reduces it.
 type dtype struct {
 	name string
 	size int
 	k    kind // nil: a type meshmpi cannot move yet (long double …)
+	// pair is the typemap of a pair type (MPI_DOUBLE_INT …), nil for the
+	// others
+	pair *pairMap
+	// align is the C alignment of a type with no Go element type (k nil)
+	// when its size does not give it: long double's 16 bytes on x86-64
+	// and arm64, and the parts' of the Fortran pairs and complexes
+	align int
 	// mkop makes the Go operation of an MPI_Op_create function on this
 	// type; nil for the pair types
 	mkop func(name string, fn, dth uintptr, commute, large bool, e *typeEntry) *meshmpi.Op
 }
 
-// dt is a pair type: moved, reduced by the predefined operations only.
+// dt is a type of Go element type T.
 func dt[T meshmpi.Element](name string) dtype {
 	var z T
 	return dtype{name: name, size: int(unsafe.Sizeof(z)), k: tk[T]{}}
@@ -46,13 +54,13 @@ var dtypes = map[uintptr]dtype{
 	0x208: dn[int16]("MPI_SHORT"),
 	0x209: dn[int32]("MPI_INT"),
 	0x20a: dn[int64]("MPI_LONG"),
-	0x20b: dn[int64]("MPI_LONG_LONG"),
+	0x20b: dn[int64]("MPI_LONG_LONG_INT"), // and MPI_LONG_LONG, one handle: named as MPICH names it
 	0x20c: dn[uint16]("MPI_UNSIGNED_SHORT"),
 	0x20d: dn[uint32]("MPI_UNSIGNED"),
 	0x20e: dn[uint64]("MPI_UNSIGNED_LONG"),
 	0x20f: dn[uint64]("MPI_UNSIGNED_LONG_LONG"),
 	0x210: dn[float32]("MPI_FLOAT"),
-	0x212: dn[complex64]("MPI_C_FLOAT_COMPLEX"),
+	0x212: dn[complex64]("MPI_C_COMPLEX"), // and MPI_C_FLOAT_COMPLEX, one handle: named as MPICH names it
 	0x213: dn[complex64]("MPI_CXX_FLOAT_COMPLEX"),
 	0x214: dn[float64]("MPI_DOUBLE"),
 	0x216: dn[complex128]("MPI_C_DOUBLE_COMPLEX"),
@@ -63,18 +71,18 @@ var dtypes = map[uintptr]dtype{
 	0x21b: dn[complex64]("MPI_COMPLEX"),
 	0x21c: dn[float64]("MPI_DOUBLE_PRECISION"),
 	0x21d: dn[complex128]("MPI_DOUBLE_COMPLEX"),
-	0x220: {name: "MPI_LONG_DOUBLE", size: 16},
-	0x224: {name: "MPI_C_LONG_DOUBLE_COMPLEX", size: 32},
-	0x225: {name: "MPI_CXX_LONG_DOUBLE_COMPLEX", size: 32},
-	0x228: dt[meshmpi.Loc[float32]]("MPI_FLOAT_INT"),
-	0x229: dt[meshmpi.Loc[float64]]("MPI_DOUBLE_INT"),
-	0x22a: dt[meshmpi.Loc[int64]]("MPI_LONG_INT"),
-	0x22b: dt[meshmpi.Loc[int32]]("MPI_2INT"),
-	0x22c: dt[meshmpi.Loc[int16]]("MPI_SHORT_INT"),
-	0x22d: {name: "MPI_LONG_DOUBLE_INT", size: 32},
-	0x230: {name: "MPI_2REAL", size: 8},
+	0x220: {name: "MPI_LONG_DOUBLE", size: 16, align: 16},
+	0x224: {name: "MPI_C_LONG_DOUBLE_COMPLEX", size: 32, align: 16},
+	0x225: {name: "MPI_CXX_LONG_DOUBLE_COMPLEX", size: 32, align: 16},
+	0x228: dpair[meshmpi.Loc[float32], float32]("MPI_FLOAT_INT", 0x210, 0x209),
+	0x229: dpair[meshmpi.Loc[float64], float64]("MPI_DOUBLE_INT", 0x214, 0x209),
+	0x22a: dpair[meshmpi.Loc[int64], int64]("MPI_LONG_INT", 0x20a, 0x209),
+	0x22b: dpair[meshmpi.Loc[int32], int32]("MPI_2INT", 0x209, 0x209),
+	0x22c: dpair[meshmpi.Loc[int16], int16]("MPI_SHORT_INT", 0x208, 0x209),
+	0x22d: {name: "MPI_LONG_DOUBLE_INT", size: 32, pair: &pairMap{0x220, 16, 0x209}},
+	0x230: {name: "MPI_2REAL", size: 8, align: 4},
 	0x231: {name: "MPI_2DOUBLE_PRECISION", size: 16},
-	0x232: dt[meshmpi.Loc[int32]]("MPI_2INTEGER"),
+	0x232: dpair[meshmpi.Loc[int32], int32]("MPI_2INTEGER", 0x219, 0x219),
 	0x238: dn[uint8]("MPI_C_BOOL"),
 	0x239: dn[uint8]("MPI_CXX_BOOL"),
 	0x23c: dn[int32]("MPI_WCHAR"),
@@ -99,16 +107,16 @@ var dtypes = map[uintptr]dtype{
 	0x2d0: dn[int32]("MPI_LOGICAL4"),
 	0x2d1: dn[int32]("MPI_INTEGER4"),
 	0x2d2: dn[float32]("MPI_REAL4"),
-	0x2d3: {name: "MPI_COMPLEX4", size: 4},
+	0x2d3: {name: "MPI_COMPLEX4", size: 4, align: 2},
 	0x2d8: dn[int64]("MPI_LOGICAL8"),
 	0x2d9: dn[int64]("MPI_INTEGER8"),
 	0x2da: dn[float64]("MPI_REAL8"),
 	0x2db: dn[complex64]("MPI_COMPLEX8"),
-	0x2e0: {name: "MPI_LOGICAL16", size: 16},
-	0x2e1: {name: "MPI_INTEGER16", size: 16},
-	0x2e2: {name: "MPI_REAL16", size: 16},
+	0x2e0: {name: "MPI_LOGICAL16", size: 16, align: 16},
+	0x2e1: {name: "MPI_INTEGER16", size: 16, align: 16},
+	0x2e2: {name: "MPI_REAL16", size: 16, align: 16},
 	0x2e3: dn[complex128]("MPI_COMPLEX16"),
-	0x2eb: {name: "MPI_COMPLEX32", size: 32},
+	0x2eb: {name: "MPI_COMPLEX32", size: 32, align: 16},
 }
 
 // lookupType returns the datatype of a handle that meshmpi can move.
