@@ -71,7 +71,9 @@
 // Datatypes: the predefined ones that have a Go element type of their C
 // size on this target (types.go: not long double, the 16-byte Fortran
 // types, MPI_2REAL and MPI_2DOUBLE_PRECISION, which only lay out, as
-// bytes, inside derived types), and derived datatypes (datatypes.go):
+// bytes, inside derived types, aligned as C aligns them), the pair types
+// with MPI's size and typemap (pairs.go: MPI_DOUBLE_INT is 12 bytes of
+// extent 16), and derived datatypes (datatypes.go), negative extents too:
 // every constructor (contiguous, vector, hvector, indexed, hindexed,
 // indexed_block, hindexed_block, struct, subarray, darray, resized, dup,
 // and their _c forms) over the Go API's, Type_get_envelope and
@@ -91,8 +93,10 @@
 //
 // Every other call of the header is a stub: a call is implemented when a
 // Go function exports mpiabi_Name (internal/gen looks). Beyond the
-// header, the native library keeps MPI_Errhandler_set and _get, which
-// MPI-3.0 removed, for MPI-1 programs (removed.c).
+// header, the native library keeps the calls MPI-3.0 removed
+// (MPI_Errhandler_set and _get, MPI_Address, MPI_Type_extent, _lb, _ub,
+// _hvector, _hindexed, _struct) for MPI-1 programs (removed.c); the
+// removed constants MPI_LB and MPI_UB are not in the header.
 //
 // # WASI guests
 //
