@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -27,7 +28,8 @@ import (
 // process's, so a process runs one C rank (meshrun starts a process of
 // its own for each). The guest's memory is reserved up to its maximum
 // when it is made, so growing it never moves a buffer that a pending
-// nonblocking operation holds.
+// nonblocking operation holds. The guest's code and its calls run on the
+// calling goroutine, locked to its thread while the guest runs.
 //
 // The status is the guest's exit code, or ExitTrap if it trapped.
 func RunC(ctx context.Context, module []byte, r CRank) (status int, err error) {
@@ -113,6 +115,13 @@ func RunC(ctx context.Context, module []byte, r CRank) (status int, err error) {
 	if start == nil {
 		return 1, errors.New("wasm host: the C module has no _start (build a command, not a reactor)")
 	}
+	// The guest runs on one thread, as a native C program's main thread
+	// calls into libmpi_abi: MPI_Is_thread_main compares the caller's
+	// thread with MPI_Init's, which a goroutine moving between threads
+	// (after a park, a yield) would fail, and the peer layer's waits are
+	// cheaper on one (examples/c/README.md, 1 MiB bandwidth).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	g.Running()
 	_, err = start.Call(ctx)
 	var ee *sys.ExitError

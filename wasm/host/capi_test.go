@@ -18,13 +18,15 @@ import (
 // and MPI_Aint values written back, request arrays, the predefined
 // attributes' values in the guest's memory, MPI_Alloc_mem from the
 // guest's malloc, a reduction function and an attribute copy function
-// called back in the guest, MPI_BOTTOM with absolute addresses, and a
-// receive that stays pending while the guest's memory grows.
+// called back in the guest, MPI_BOTTOM with absolute addresses, a
+// receive that stays pending while the guest's memory grows, and
+// MPI_Is_thread_main after sleeps (the guest keeps its thread).
 const capiProgram = `
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int failed;
 #define CHECK(c, ...) do { if (!(c)) { fprintf(stderr, "check failed: " __VA_ARGS__); fprintf(stderr, "\n"); failed = 1; } } while (0)
@@ -116,6 +118,16 @@ int main(int argc, char **argv) {
     int count;
     MPI_Get_count(&st[0], MPI_DOUBLE, &count);
     CHECK(count == N && rbuf[N - 1] == N - 1, "received %d, last %g", count, rbuf[N - 1]);
+
+    /* the guest is its rank's main thread, across the sleeps that park
+       its goroutine (a goroutine not locked to its thread wakes on any) */
+    int mains = 0;
+    for (int i = 0; i < 100; i++) {
+        usleep(50);
+        MPI_Is_thread_main(&flag);
+        mains += flag;
+    }
+    CHECK(mains == 100, "MPI_Is_thread_main said so %d times of 100", mains);
 
     MPI_Comm_free(&dup2);
     MPI_Comm_free(&dup);
