@@ -117,6 +117,8 @@ func initialize(call string, required int32, provided uintptr) C.int {
 	attrVals = vals
 	state.world = &commEntry{c: w, eh: ehFatal, name: "MPI_COMM_WORLD"}
 	state.self = &commEntry{c: w.Self(), eh: ehFatal, name: "MPI_COMM_SELF"}
+	fastWorld.Store(state.world) // fastpath.go
+	fastSelf.Store(state.self)
 	state.comms = table[*commEntry]{base: firstComm}
 	state.reqs = table[*reqEntry]{base: firstReq}
 	state.thread = required
@@ -147,6 +149,8 @@ func mpiabi_Finalize() C.int {
 	if err != nil {
 		return raise(self, "MPI_Finalize", err)
 	}
+	fastWorld.Store(nil) // fastpath.go
+	fastSelf.Store(nil)
 	err = meshmpi.Finalize()
 	state.mu.Lock()
 	state.finalized = true

@@ -7,6 +7,8 @@ package abi
 */
 import "C"
 
+import "sync/atomic"
+
 // The point-to-point calls' fast path. A C rank's 8 B latency is the Go
 // rank's plus what each MPI_Send and MPI_Recv costs on top of the Go
 // API's call: the cgo crossing, which stays, and the binding's own work,
@@ -52,4 +54,30 @@ func ret(comm uintptr, call string, err error) C.int {
 		return errSuccess
 	}
 	return raise(comm, call, err)
+}
+
+// fastWorld and fastSelf are MPI_COMM_WORLD's and MPI_COMM_SELF's entries
+// while MPI is initialized (initialize sets them, MPI_Finalize clears
+// them first): the point-to-point calls find the communicator most
+// programs pass without taking the tables' lock, which every thread's
+// call otherwise takes (a lock and an unlock on each MPI_Send and
+// MPI_Recv).
+var fastWorld, fastSelf atomic.Pointer[commEntry]
+
+// commFast is lookupComm, without the lock for MPI_COMM_WORLD and
+// MPI_COMM_SELF.
+func commFast(h uintptr) (*commEntry, error) {
+	var p *atomic.Pointer[commEntry]
+	switch h {
+	case world:
+		p = &fastWorld
+	case self:
+		p = &fastSelf
+	default:
+		return lookupComm(h)
+	}
+	if e := p.Load(); e != nil {
+		return e, nil
+	}
+	return lookupComm(h) // not initialized, or finalized: it says which
 }

@@ -12,7 +12,7 @@ import "github.com/meshmpi/meshmpi"
 // range, a buffer) is a table index and a few compares; anything else
 // takes p2pArgsChecked, which says what is wrong.
 func p2pArgs(comm, buf uintptr, n int64, dth uintptr) (*commEntry, dtype, error) {
-	e, err := lookupComm(comm)
+	e, err := commFast(comm)
 	if err != nil {
 		return nil, dtype{}, err
 	}

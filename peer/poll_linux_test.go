@@ -546,3 +546,59 @@ func TestSpinPollThreadWait(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkLockedWake measures a wake-up of a goroutine locked to its
+// thread, as a C rank's calls are: two such goroutines wake each other in
+// turn, each op a round trip of two wake-ups, by channels (the goroutine
+// parks: its processor goes to another thread and back) or by their
+// thread bells (the thread sleeps on a futex and keeps its processor's
+// claim; poll_thread.go).
+func BenchmarkLockedWake(b *testing.B) {
+	b.Run("channel", func(b *testing.B) {
+		ping, pong := make(chan struct{}), make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for range ping {
+				pong <- struct{}{}
+			}
+		}()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for b.Loop() {
+			ping <- struct{}{}
+			<-pong
+		}
+		close(ping)
+	})
+	b.Run("thread-bell", func(b *testing.B) {
+		var bells [2]threadBell
+		var turn atomic.Int64 // even: the benchmark's, odd: the echo's
+		stop := int64(-1)
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			for n := int64(1); ; n += 2 {
+				for !bells[1].wait(func() bool { t := turn.Load(); return t == n || t == stop }) {
+				}
+				if turn.Load() == stop {
+					return
+				}
+				turn.Store(n + 1)
+				bells[0].ring()
+			}
+		}()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		n := int64(0)
+		for b.Loop() {
+			turn.Store(n + 1)
+			bells[1].ring()
+			n += 2
+			for !bells[0].wait(func() bool { return turn.Load() == n }) {
+			}
+		}
+		turn.Store(stop)
+		bells[1].ring()
+	})
+}
