@@ -759,7 +759,8 @@ static void errors(void)
     EXPECT(MPI_ERR_TYPE, MPI_Type_vector(2, 1, 2, MPI_DATATYPE_NULL, &u));
     EXPECT(MPI_ERR_TYPE, MPI_Type_contiguous(2, (MPI_Datatype)0x6123456, &u));
     EXPECT(MPI_ERR_ARG, MPI_Type_create_subarray(1, (int[]){4}, (int[]){3}, (int[]){2}, MPI_ORDER_C, MPI_INT, &u));
-    EXPECT(MPI_ERR_ARG, MPI_Type_create_resized(MPI_INT, 0, -4, &u));
+    OK(MPI_Type_create_resized(MPI_INT, 0, -4, &u)); /* a negative extent is MPI's (mpich4.c) */
+    OK(MPI_Type_free(&u));
     EXPECT(MPI_ERR_TYPE, MPI_Type_free(&(MPI_Datatype){MPI_INT}));
     EXPECT(MPI_ERR_TYPE, MPI_Send(x, 1, MPI_DATATYPE_NULL, rank, 0, MPI_COMM_WORLD));
     EXPECT(MPI_ERR_TYPE, MPI_Type_commit(&(MPI_Datatype){MPI_DATATYPE_NULL}));
