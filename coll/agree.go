@@ -147,3 +147,41 @@ func afterTokens(b *Builder, n int) {
 		}
 	}
 }
+
+// A rank whose part of an intracommunicator's rooted collective only
+// sends (the root of a binomial Bcast or of Scatter and Scatterv, a leaf
+// of Reduce or Gather) has one receive in its plan: its ring token. If
+// that receive gated the call, the call would end only once the previous
+// rank of the ring had started the same collective, a round trip per
+// call where the data alone need one message (MPICH's root sends eagerly
+// and goes on). So the token may outlive the call (Run.DeferToken): the
+// call completes when the rank's own transfers have, and its owner checks
+// the token before the rank's next collective on that communicator
+// (Run.Settled, Run.TokenErr). The check still reaches every rank: a
+// token that arrives with another signature fails like any other and its
+// transport tells the other ranks (Transport.Abandon); only this rank's
+// own report moves to its next call, which MPI allows, as it allows a
+// collective to return before its peers have entered it.
+
+// deferrableToken returns the step of p's token receive that may outlive
+// its call (see above), or -1: on an intracommunicator, the rank's only
+// receive, which nothing waits for.
+func deferrableToken(p *Plan, a *Args) int32 {
+	if a.RemoteSize > 0 || p.Tokens == 0 {
+		return -1
+	}
+	tok := int32(-1)
+	for i, s := range p.Steps {
+		if s.Kind != StepRecv && s.Kind != StepRecvReduce {
+			continue
+		}
+		if i >= p.Tokens || tok >= 0 || s.Sig != 0 {
+			return -1
+		}
+		tok = int32(i)
+	}
+	if tok >= 0 && p.run.off[tok] != p.run.off[tok+1] {
+		return -1
+	}
+	return tok
+}
