@@ -191,6 +191,9 @@ func (l *launcher) compile(path string) (program, error) {
 	if err != nil {
 		l.log.Warn("no compilation cache: every run compiles the module afresh", "err", err)
 	}
+	if compileHook != nil && cache != "" {
+		compileHook(path, rt, cache)
+	}
 	start := time.Now()
 	var p program
 	switch rt {
@@ -210,6 +213,13 @@ func (l *launcher) compile(path string) (program, error) {
 	}
 	return p, nil
 }
+
+// compileHook, when set, runs before compile compiles the module at path
+// for runtime rt with its cache in cache. The tests set it when they run
+// under the race detector, which makes wazero's compiler, running in the
+// test process, some ten times slower: the hook fills the cache from a
+// process without it, and the compile below then loads the machine code.
+var compileHook func(path, rt, cache string)
 
 // cacheDir is the directory of runtime rt's compilation cache, made if
 // need be: meshmpi/rt in the user's cache directory. A user without one
