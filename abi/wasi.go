@@ -57,7 +57,9 @@ func WASICalls() []WASICall { return wasiCalls[:] }
 // while an operation that uses its buffers is pending: a nonblocking
 // operation keeps the buffer's address (wasm/host reserves the memory's
 // maximum so that growth never moves it). A guest is single-threaded: its
-// calls come one at a time.
+// calls come one at a time, from one OS thread as a native program's main
+// thread's do (wasm/host's RunC locks the guest's goroutine to it):
+// MPI_Is_thread_main compares the caller's thread with MPI_Init's.
 type WASIGuest struct {
 	// Memory is the guest's linear memory now.
 	Memory func() []byte
