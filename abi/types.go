@@ -17,12 +17,12 @@ import (
 type dtype struct {
 	name string
 	size int
-	k    kind // nil: a type meshmpi cannot move yet (long double …)
+	k    kind // nil: a type meshmpi cannot move alone (MPI_LONG_DOUBLE_INT)
 	// pair is the typemap of a pair type (MPI_DOUBLE_INT …), nil for the
 	// others
 	pair *pairMap
-	// align is the C alignment of a type with no Go element type (k nil)
-	// when its size does not give it: long double's 16 bytes on x86-64
+	// align is the C alignment of a type with no Go element type (bk,
+	// bytekind.go) when its size does not give it: long double's 16 bytes on x86-64
 	// and arm64, and the parts' of the Fortran pairs and complexes
 	align int
 	// mkop makes the Go operation of an MPI_Op_create function on this
@@ -71,17 +71,17 @@ var dtypes = map[uintptr]dtype{
 	0x21b: dn[complex64]("MPI_COMPLEX"),
 	0x21c: dn[float64]("MPI_DOUBLE_PRECISION"),
 	0x21d: dn[complex128]("MPI_DOUBLE_COMPLEX"),
-	0x220: {name: "MPI_LONG_DOUBLE", size: 16, align: 16},
-	0x224: {name: "MPI_C_LONG_DOUBLE_COMPLEX", size: 32, align: 16},
-	0x225: {name: "MPI_CXX_LONG_DOUBLE_COMPLEX", size: 32, align: 16},
+	0x220: dbytes("MPI_LONG_DOUBLE", 16, 16),
+	0x224: dbytes("MPI_C_LONG_DOUBLE_COMPLEX", 32, 16),
+	0x225: dbytes("MPI_CXX_LONG_DOUBLE_COMPLEX", 32, 16),
 	0x228: dpair[meshmpi.Loc[float32], float32]("MPI_FLOAT_INT", 0x210, 0x209),
 	0x229: dpair[meshmpi.Loc[float64], float64]("MPI_DOUBLE_INT", 0x214, 0x209),
 	0x22a: dpair[meshmpi.Loc[int64], int64]("MPI_LONG_INT", 0x20a, 0x209),
 	0x22b: dpair[meshmpi.Loc[int32], int32]("MPI_2INT", 0x209, 0x209),
 	0x22c: dpair[meshmpi.Loc[int16], int16]("MPI_SHORT_INT", 0x208, 0x209),
 	0x22d: {name: "MPI_LONG_DOUBLE_INT", size: 32, pair: &pairMap{0x220, 16, 0x209}},
-	0x230: {name: "MPI_2REAL", size: 8, align: 4},
-	0x231: {name: "MPI_2DOUBLE_PRECISION", size: 16},
+	0x230: dbytes("MPI_2REAL", 8, 4),
+	0x231: dbytes("MPI_2DOUBLE_PRECISION", 16, 0),
 	0x232: dpair[meshmpi.Loc[int32], int32]("MPI_2INTEGER", 0x219, 0x219),
 	0x238: dn[uint8]("MPI_C_BOOL"),
 	0x239: dn[uint8]("MPI_CXX_BOOL"),
@@ -103,20 +103,20 @@ var dtypes = map[uintptr]dtype{
 	0x2c3: dn[uint8]("MPI_CHARACTER"),
 	0x2c8: dn[int16]("MPI_LOGICAL2"),
 	0x2c9: dn[int16]("MPI_INTEGER2"),
-	0x2ca: {name: "MPI_REAL2", size: 2},
+	0x2ca: dbytes("MPI_REAL2", 2, 0),
 	0x2d0: dn[int32]("MPI_LOGICAL4"),
 	0x2d1: dn[int32]("MPI_INTEGER4"),
 	0x2d2: dn[float32]("MPI_REAL4"),
-	0x2d3: {name: "MPI_COMPLEX4", size: 4, align: 2},
+	0x2d3: dbytes("MPI_COMPLEX4", 4, 2),
 	0x2d8: dn[int64]("MPI_LOGICAL8"),
 	0x2d9: dn[int64]("MPI_INTEGER8"),
 	0x2da: dn[float64]("MPI_REAL8"),
 	0x2db: dn[complex64]("MPI_COMPLEX8"),
-	0x2e0: {name: "MPI_LOGICAL16", size: 16, align: 16},
-	0x2e1: {name: "MPI_INTEGER16", size: 16, align: 16},
-	0x2e2: {name: "MPI_REAL16", size: 16, align: 16},
+	0x2e0: dbytes("MPI_LOGICAL16", 16, 16),
+	0x2e1: dbytes("MPI_INTEGER16", 16, 16),
+	0x2e2: dbytes("MPI_REAL16", 16, 16),
 	0x2e3: dn[complex128]("MPI_COMPLEX16"),
-	0x2eb: {name: "MPI_COMPLEX32", size: 32, align: 16},
+	0x2eb: dbytes("MPI_COMPLEX32", 32, 16),
 }
 
 // lookupType returns the datatype of a handle that meshmpi can move.

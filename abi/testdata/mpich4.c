@@ -337,6 +337,33 @@ static void long_double(void)
     OK(MPI_Sendrecv(v, 1, t, 0, 9, w, 1, t, 0, 9, MPI_COMM_SELF, &st));
     CHECK(w[0] == 1.25L && w[1] == -3.5L, "long doubles %Lg %Lg", w[0], w[1]);
     OK(MPI_Type_free(&t));
+
+    /* and so does long double itself, in point-to-point and collectives */
+    {
+        long double all[4 * 2], one[2] = { rank + 0.25L, -rank - 0.5L };
+        long double _Complex z = rank + 2.0L * rank * 1.0iL, zs[4];
+        int n, k, err, cls;
+        w[0] = w[1] = 0;
+        OK(MPI_Sendrecv(v, 2, MPI_LONG_DOUBLE, 0, 10, w, 2, MPI_LONG_DOUBLE, 0, 10, MPI_COMM_SELF, &st));
+        OK(MPI_Get_count(&st, MPI_LONG_DOUBLE, &n));
+        CHECK(n == 2 && w[0] == 1.25L && w[1] == -3.5L, "MPI_LONG_DOUBLE: count %d, %Lg %Lg", n, w[0], w[1]);
+        w[0] = rank == 0 ? 7.75L : 0;
+        OK(MPI_Bcast(w, 1, MPI_LONG_DOUBLE, 0, MPI_COMM_WORLD));
+        CHECK(w[0] == 7.75L, "Bcast %Lg", w[0]);
+        OK(MPI_Allgather(one, 2, MPI_LONG_DOUBLE, all, 2, MPI_LONG_DOUBLE, MPI_COMM_WORLD));
+        for (k = 0; k < size; k++)
+            CHECK(all[2 * k] == k + 0.25L && all[2 * k + 1] == -k - 0.5L, "Allgather [%d] %Lg %Lg", k, all[2 * k],
+                  all[2 * k + 1]);
+        OK(MPI_Gather(&z, 1, MPI_C_LONG_DOUBLE_COMPLEX, zs, 1, MPI_C_LONG_DOUBLE_COMPLEX, 0, MPI_COMM_WORLD));
+        if (rank == 0)
+            for (k = 0; k < size; k++)
+                CHECK(zs[k] == k + 2.0L * k * 1.0iL, "Gather long double complex [%d]", k);
+        OK(MPI_Bcast(one, 0, MPI_LONG_DOUBLE, 0, MPI_COMM_WORLD)); /* zero count */
+        /* no Go arithmetic on long double: reductions say so */
+        err = MPI_Allreduce(one, w, 1, MPI_LONG_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Error_class(err, &cls);
+        CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION, "Allreduce on MPI_LONG_DOUBLE: class %d", cls);
+    }
 }
 
 static void names(void)
