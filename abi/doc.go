@@ -68,10 +68,11 @@
 // groups of MPI_COMM_WORLD's processes),
 // groups, Cartesian topologies, info objects.
 //
-// Datatypes: the predefined ones that have a Go element type of their C
-// size on this target (types.go: not long double, the 16-byte Fortran
-// types, MPI_2REAL and MPI_2DOUBLE_PRECISION, which only lay out, as
-// bytes, inside derived types, aligned as C aligns them), the pair types
+// Datatypes: every predefined one (types.go); those without a Go element
+// type of their C size (long double and its complex, the 16-byte Fortran
+// types, MPI_REAL2, MPI_2REAL, MPI_2DOUBLE_PRECISION: bytekind.go) move
+// as their bytes, aligned in derived types as C aligns them, and are not
+// reduced (MPI_ERR_UNSUPPORTED_OPERATION), the pair types
 // with MPI's size and typemap (pairs.go: MPI_DOUBLE_INT is 12 bytes of
 // extent 16), and derived datatypes (datatypes.go), negative extents too:
 // every constructor (contiguous, vector, hvector, indexed, hindexed,
