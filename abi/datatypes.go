@@ -103,15 +103,7 @@ func typeOf(h uintptr) (*typeEntry, error) {
 		if types.predef == nil {
 			types.predef = map[uintptr]*typeEntry{}
 		}
-		var g *meshmpi.Datatype
-		switch {
-		case d.k != nil:
-			g = d.k.datatype()
-		case d.pair != nil: // MPI_LONG_DOUBLE_INT
-			g = pairDatatype(opaque(dtypes[d.pair.first]), dtypes[d.pair.second].k.datatype(), d.pair.off, d.size)
-		default:
-			g = opaque(d)
-		}
+		g := d.k.datatype() // every predefined type has a kind (types.go)
 		f := &flat{runs: []brun{{0, 1, h}}, basic: d, basics: 1,
 			lay: op.NewLayout(op.AppendSegment(nil, 0, d.size), d.size)}
 		if d.pair != nil {

@@ -28,9 +28,9 @@ import (
 // in place, the C struct whole, which every rank of a collective shares:
 // MINLOC and MAXLOC reduce them there. A derived type of a padded pair is
 // a mixed type: collectives move it as bytes of its typemap and cannot
-// reduce it. MPI_LONG_DOUBLE_INT has no Go value type: its size and
-// extent are MPI's and derived types lay it out, but it does not move
-// alone (long double, types.go).
+// reduce it. MPI_LONG_DOUBLE_INT has no Go value type: it moves like the
+// padded pairs, as the C struct's bytes in collectives, and is never
+// reduced (bytekind.go).
 
 // pairMap is a pair type's typemap: first at 0, second at off.
 type pairMap struct {
@@ -55,10 +55,26 @@ func dpair[L meshmpi.Element, V meshmpi.Numeric](name string, first, second uint
 		d.k = tk[L]{}
 		return d
 	}
-	g := pairDatatype(meshmpi.DatatypeOf[V](), meshmpi.Int32, d.pair.off, d.size)
-	lay := op.NewLayout(op.AppendSegment(op.AppendSegment(nil, 0, vsize), d.pair.off, 4), d.size)
-	d.k = pk[L]{g: g, lay: &lay}
+	d.k = newPK(tk[L]{}, meshmpi.DatatypeOf[V](), vsize, d.pair.off, d.size)
 	return d
+}
+
+// dpairLongDouble is MPI_LONG_DOUBLE_INT: a pair whose value has no Go
+// type, moved in collectives as the C struct's bytes (bk) and never
+// reduced.
+func dpairLongDouble() dtype {
+	ld := dtype{name: "MPI_LONG_DOUBLE", size: 16, align: 16}
+	d := dtype{name: "MPI_LONG_DOUBLE_INT", size: 32, pair: &pairMap{0x220, 16, 0x209}}
+	d.k = newPK(bk{name: d.name, size: d.size, g: opaque(d)}, opaque(ld), ld.size, d.pair.off, d.size)
+	return d
+}
+
+// newPK is the kind of a padded pair: k in collectives, the typemap
+// {(first, 0), (C int, off)} of the given extent in point-to-point.
+func newPK(k kind, first *meshmpi.Datatype, firstSize, off, extent int) pk {
+	g := pairDatatype(first, meshmpi.Int32, off, extent)
+	lay := op.NewLayout(op.AppendSegment(op.AppendSegment(nil, 0, firstSize), off, 4), extent)
+	return pk{kind: k, g: g, lay: &lay}
 }
 
 // pairDatatype is the Go API's datatype of a pair: first at 0, second at
@@ -95,16 +111,17 @@ func pairFlat(d dtype) *flat {
 	return f
 }
 
-// pk is the kind of a padded pair type: the Go API's Loc pair T in
-// collectives (tk's methods), its MPI typemap g in point-to-point.
-type pk[T meshmpi.Element] struct {
-	tk[T]
+// pk is the kind of a padded pair type: the Go API's Loc pair in
+// collectives (tk's methods; bk's for MPI_LONG_DOUBLE_INT), its MPI
+// typemap g in point-to-point.
+type pk struct {
+	kind
 	g   *meshmpi.Datatype
 	lay *op.Layout // g's, for the calls that stage a packed copy
 }
 
 // mem is the C memory n pairs at buf touch.
-func (p pk[T]) mem(buf uintptr, n int) []byte {
+func (p pk) mem(buf uintptr, n int) []byte {
 	if buf == 0 || n <= 0 {
 		return nil
 	}
@@ -113,7 +130,7 @@ func (p pk[T]) mem(buf uintptr, n int) []byte {
 }
 
 // packed is a packed copy of n pairs at buf.
-func (p pk[T]) packed(buf uintptr, n int) []byte {
+func (p pk) packed(buf uintptr, n int) []byte {
 	b := make([]byte, max(n, 0)*p.lay.Size())
 	if len(b) > 0 {
 		p.lay.Pack(b, p.mem(buf, n), 0, 0)
@@ -122,20 +139,20 @@ func (p pk[T]) packed(buf uintptr, n int) []byte {
 }
 
 // unpack writes the packed bytes a receive got into n pairs at buf.
-func (p pk[T]) unpack(buf uintptr, n int, b []byte, st meshmpi.Status) {
+func (p pk) unpack(buf uintptr, n int, b []byte, st meshmpi.Status) {
 	if k := min(st.Bytes, len(b)); k > 0 {
 		p.lay.Unpack(p.mem(buf, n), 0, 0, b[:k])
 	}
 }
 
-func (p pk[T]) send(c *meshmpi.Comm, buf uintptr, n, dest, tag int, sync bool) error {
+func (p pk) send(c *meshmpi.Comm, buf uintptr, n, dest, tag int, sync bool) error {
 	if sync {
 		return meshmpi.SsendTyped(c, p.mem(buf, n), n, p.g, dest, tag)
 	}
 	return meshmpi.SendTyped(c, p.mem(buf, n), n, p.g, dest, tag)
 }
 
-func (p pk[T]) isend(c *meshmpi.Comm, buf uintptr, n, dest, tag int, sync bool, m mode) (*meshmpi.Request, error) {
+func (p pk) isend(c *meshmpi.Comm, buf uintptr, n, dest, tag int, sync bool, m mode) (*meshmpi.Request, error) {
 	b := p.mem(buf, n)
 	switch {
 	case m == persistent && sync:
@@ -148,11 +165,11 @@ func (p pk[T]) isend(c *meshmpi.Comm, buf uintptr, n, dest, tag int, sync bool, 
 	return meshmpi.IsendTyped(c, b, n, p.g, dest, tag)
 }
 
-func (p pk[T]) recv(c *meshmpi.Comm, buf uintptr, n, src, tag int) (meshmpi.Status, error) {
+func (p pk) recv(c *meshmpi.Comm, buf uintptr, n, src, tag int) (meshmpi.Status, error) {
 	return meshmpi.RecvTyped(c, p.mem(buf, n), n, p.g, src, tag)
 }
 
-func (p pk[T]) irecv(c *meshmpi.Comm, buf uintptr, n, src, tag int, m mode) (*meshmpi.Request, error) {
+func (p pk) irecv(c *meshmpi.Comm, buf uintptr, n, src, tag int, m mode) (*meshmpi.Request, error) {
 	if m == persistent {
 		return meshmpi.RecvTypedInit(c, p.mem(buf, n), n, p.g, src, tag)
 	}
@@ -161,14 +178,14 @@ func (p pk[T]) irecv(c *meshmpi.Comm, buf uintptr, n, src, tag int, m mode) (*me
 
 // sendrecvReplace, mrecv and isendCopy have no typed form in the Go API:
 // they are blocking or copy anyway, so they go through a packed copy.
-func (p pk[T]) sendrecvReplace(c *meshmpi.Comm, buf uintptr, n, dest, stag, src, rtag int) (meshmpi.Status, error) {
+func (p pk) sendrecvReplace(c *meshmpi.Comm, buf uintptr, n, dest, stag, src, rtag int) (meshmpi.Status, error) {
 	b := p.packed(buf, n)
 	st, err := meshmpi.SendrecvReplace(c, b, dest, stag, src, rtag)
 	p.unpack(buf, n, b, st)
 	return st, err
 }
 
-func (p pk[T]) mrecv(msg *meshmpi.Message, buf uintptr, n int) (meshmpi.Status, error) {
+func (p pk) mrecv(msg *meshmpi.Message, buf uintptr, n int) (meshmpi.Status, error) {
 	b := make([]byte, max(n, 0)*p.lay.Size())
 	st, err := meshmpi.Mrecv(msg, b)
 	p.unpack(buf, n, b, st)
@@ -177,12 +194,12 @@ func (p pk[T]) mrecv(msg *meshmpi.Message, buf uintptr, n int) (meshmpi.Status, 
 
 // imrecv would unpack when the request completes, which the Go API's
 // Imrecv has no hook for.
-func (p pk[T]) imrecv(msg *meshmpi.Message, buf uintptr, n int) (*meshmpi.Request, error) {
+func (p pk) imrecv(msg *meshmpi.Message, buf uintptr, n int) (*meshmpi.Request, error) {
 	return nil, errorf(errUnsupported, "MPI_Imrecv into a padded pair type (%s) is not supported; MPI_Mrecv is", p.g)
 }
 
-func (p pk[T]) isendCopy(c *meshmpi.Comm, buf uintptr, n, dest, tag int) (*meshmpi.Request, error) {
+func (p pk) isendCopy(c *meshmpi.Comm, buf uintptr, n, dest, tag int) (*meshmpi.Request, error) {
 	return meshmpi.Isend(c, p.packed(buf, n), dest, tag)
 }
 
-func (p pk[T]) datatype() *meshmpi.Datatype { return p.g }
+func (p pk) datatype() *meshmpi.Datatype { return p.g }

@@ -17,7 +17,7 @@ import (
 type dtype struct {
 	name string
 	size int
-	k    kind // nil: a type meshmpi cannot move alone (MPI_LONG_DOUBLE_INT)
+	k    kind
 	// pair is the typemap of a pair type (MPI_DOUBLE_INT …), nil for the
 	// others
 	pair *pairMap
@@ -79,7 +79,7 @@ var dtypes = map[uintptr]dtype{
 	0x22a: dpair[meshmpi.Loc[int64], int64]("MPI_LONG_INT", 0x20a, 0x209),
 	0x22b: dpair[meshmpi.Loc[int32], int32]("MPI_2INT", 0x209, 0x209),
 	0x22c: dpair[meshmpi.Loc[int16], int16]("MPI_SHORT_INT", 0x208, 0x209),
-	0x22d: {name: "MPI_LONG_DOUBLE_INT", size: 32, pair: &pairMap{0x220, 16, 0x209}},
+	0x22d: dpairLongDouble(),
 	0x230: dbytes("MPI_2REAL", 8, 4),
 	0x231: dbytes("MPI_2DOUBLE_PRECISION", 16, 0),
 	0x232: dpair[meshmpi.Loc[int32], int32]("MPI_2INTEGER", 0x219, 0x219),

@@ -359,6 +359,17 @@ static void long_double(void)
             for (k = 0; k < size; k++)
                 CHECK(zs[k] == k + 2.0L * k * 1.0iL, "Gather long double complex [%d]", k);
         OK(MPI_Bcast(one, 0, MPI_LONG_DOUBLE, 0, MPI_COMM_WORLD)); /* zero count */
+        {
+            struct ldi p[2] = { { 1.5L, 3 }, { -2.5L, 4 } }, q[2];
+            memset(q, 0, sizeof q);
+            OK(MPI_Sendrecv(p, 2, MPI_LONG_DOUBLE_INT, 0, 11, q, 2, MPI_LONG_DOUBLE_INT, 0, 11, MPI_COMM_SELF, &st));
+            OK(MPI_Get_count(&st, MPI_LONG_DOUBLE_INT, &n));
+            CHECK(n == 2 && q[1].ld == -2.5L && q[1].i == 4, "MPI_LONG_DOUBLE_INT: %d %Lg %d", n, q[1].ld, q[1].i);
+            OK(MPI_Bcast(p, 2, MPI_LONG_DOUBLE_INT, 0, MPI_COMM_WORLD));
+            err = MPI_Allreduce(p, q, 1, MPI_LONG_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD);
+            MPI_Error_class(err, &cls);
+            CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION, "MINLOC on MPI_LONG_DOUBLE_INT: class %d", cls);
+        }
         /* no Go arithmetic on long double: reductions say so */
         err = MPI_Allreduce(one, w, 1, MPI_LONG_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         MPI_Error_class(err, &cls);
