@@ -17,7 +17,6 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/meshmpi/meshmpi/abi"
-	"github.com/meshmpi/meshmpi/peer"
 )
 
 // RunC runs a C rank: a wasm32-wasi module that imports the MPI calls
@@ -119,14 +118,13 @@ func RunC(ctx context.Context, module []byte, r CRank) (status int, err error) {
 	// The guest runs on one thread, as a native C program's main thread
 	// calls into libmpi_abi: MPI_Is_thread_main compares the caller's
 	// thread with MPI_Init's, which a goroutine moving between threads
-	// (after a park, a yield) would fail. Its waits are then a locked
-	// caller's, as libmpi_abi's are (peer.SetLockedCallers: no yields,
-	// no hand-over of the processor between threads), which is what
-	// keeps its 1 MiB bandwidth with native C ranks' on a loaded machine
-	// (examples/c/README.md).
+	// (after a park, a yield) would fail; and a goroutine free to move
+	// woke another thread at each yield of its polling wait, which took
+	// the remote rank's core (examples/c/README.md, 1 MiB bandwidth). Its
+	// waits stay a Go rank's (not peer.SetLockedCallers'), which measured
+	// better for it there, in bandwidth and in latency.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	peer.SetLockedCallers(true)
 	g.Running()
 	_, err = start.Call(ctx)
 	var ee *sys.ExitError
