@@ -164,7 +164,20 @@ func (q *p2pRequest) finished() bool {
 	return q.rank == ProcNull || q.op.Finished() && (q.cop == nil || q.cop.Finished())
 }
 
+// finishedDone is a closed channel: the done of a request that has no
+// operation (ProcNull), so that a caller that saw it unfinished an
+// instant earlier, or asks for the channel of a finished half
+// (sendrecvRequest.done), wakes at once.
+var finishedDone = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
 func (q *p2pRequest) done() <-chan struct{} {
+	if q.rank == ProcNull {
+		return finishedDone
+	}
 	if q.cop != nil && q.op.Finished() {
 		return q.cop.Done() // a cancelled send completes with the receiver's answer
 	}
