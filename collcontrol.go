@@ -164,17 +164,11 @@ func (c *Comm) settleToken() (reported uint32, err error) {
 	}
 	c.activeMu.Lock()
 	c.late.token = deferredToken{}
-	err = d.run.TokenErr()
-	mismatch := tokenMismatch(err)
-	if mismatch {
-		// it failed here: a notice about it that comes from now on
-		// marks nothing (markLate), one that came before is taken below
-		c.failedLocked(d.seq)
-	}
 	c.activeMu.Unlock()
+	err = d.run.TokenErr()
 	d.pl.putRun(d.run)
 	c.drop()
-	if !mismatch {
+	if !tokenMismatch(err) {
 		return 0, nil
 	}
 	// this report answers the notices about it
@@ -211,17 +205,12 @@ func tokenErr(reported uint32, err error) error {
 
 // failedAt records that collective seq failed here.
 func (c *Comm) failedAt(seq uint32) {
-	c.activeMu.Lock()
-	c.failedLocked(seq)
-	c.activeMu.Unlock()
-}
-
-// failedLocked is failedAt with activeMu held.
-func (c *Comm) failedLocked(seq uint32) {
 	const mask = 1<<(32-coll.SigBits) - 1
+	c.activeMu.Lock()
 	if !c.late.anyFailed || (seq-c.late.failed)&mask < mask/2 {
 		c.late.failed, c.late.anyFailed = seq, true
 	}
+	c.activeMu.Unlock()
 }
 
 // markLate marks c for a notice about collective seq, which completed

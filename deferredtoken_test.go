@@ -128,7 +128,7 @@ func TestDeferredTokenMismatch(t *testing.T) {
 					}
 					return nil
 				}, WithTimeout(time60))
-				require.NoError(t, err, "the bcast gave %v, then %v", first, then)
+				require.NoError(t, err)
 				for r := range 2 {
 					if !errors.Is(first[r], ErrArg) {
 						require.ErrorIs(t, then[r], ErrArg, "rank %d: the bcast gave %v", r, first[r])

@@ -382,12 +382,6 @@ func (r *Run) drainLocked() {
 	// ending; one that failed waits for it, withdrawn with the rest.
 	end := !r.ended && (r.left == r.hold && r.err == nil || r.err != nil && r.inflight == 0)
 	r.ended = r.ended || end
-	if end && r.err != nil && r.hold > 0 {
-		// failed with nothing in flight: the token receive never
-		// started (its batch stopped at an earlier transfer), so
-		// nothing will complete it
-		r.hold, r.settle = 0, true
-	}
 	err := r.err
 	if err == nil {
 		err = r.lateErr
