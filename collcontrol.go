@@ -150,10 +150,9 @@ func (w tokenWait) Done() <-chan struct{} { return w.r.SettledDone() }
 // settleToken waits for the deferred token of c, if there is one, gives
 // its run back and drops its hold on c. It returns the token's error if
 // the token found that the ranks called that collective (reported, its
-// sequence number) with different arguments (tokenMismatch). A notice
-// that withdrew the token marked c or not as for any collective that
-// completed here (abortSeq); other errors (c revoked, a member failed)
-// are left to the caller's own checks.
+// sequence number) with different arguments; the other ranks were told
+// when it did (coll.Transport.Abandon). Other errors (c revoked, a member
+// failed) are left to the caller's own checks.
 func (c *Comm) settleToken() (reported uint32, err error) {
 	d := c.late.token
 	if d.run == nil {
@@ -168,33 +167,12 @@ func (c *Comm) settleToken() (reported uint32, err error) {
 	err = d.run.TokenErr()
 	d.pl.putRun(d.run)
 	c.drop()
-	if !tokenMismatch(err) {
+	if err == nil || !isMismatch(err) {
 		return 0, nil
 	}
 	// this report answers the notices about it
 	c.late.take()
 	return d.seq, err
-}
-
-// tokenMismatch reports whether err, a deferred token's, is a mismatch
-// the token found itself; the other ranks were told when it did
-// (coll.Transport.Abandon). A token withdrawn by a notice is not: the
-// notice's mark, if any, is the report.
-func tokenMismatch(err error) bool {
-	return err != nil && isMismatch(err) && !errors.Is(err, errMismatchReported)
-}
-
-// lateOrToken is settleToken then late.take for a call that is not a
-// collective (Free, Finalize): the error of a mismatch found after c's
-// last collective completed here, or nil.
-func (c *Comm) lateOrToken() error {
-	if s, err := c.settleToken(); err != nil {
-		return tokenErr(s, err)
-	}
-	if s, ok := c.late.take(); ok {
-		return lateErr(s)
-	}
-	return nil
 }
 
 // tokenErr is the error of a call that found the deferred token of
@@ -273,18 +251,14 @@ func (c *Comm) abortSeq(seq uint32, mark bool) {
 		}
 	}
 	if d := c.late.token; d.run != nil && d.seq == seq {
-		// completed here, its token maybe still to come (a rank that
-		// refused the call sends none): the token is withdrawn, and the
-		// mark fails the next call (settleToken reports it and takes the
-		// mark if the token was still out). A notice that marks nothing
+		// completed here, its token still to come (a rank that refused
+		// the call sends none): the token is withdrawn, and the next
+		// call reports it (settleToken) unless the notice marks nothing
 		// (its sender failed the call only because of an earlier one)
-		// just withdraws it.
-		err := errTokenWithdrawn
 		if mark {
-			err = errMismatchReported
-		}
-		if d.run.Abort(err) && mark {
-			c.markLate(seq)
+			d.run.Abort(errMismatchReported)
+		} else {
+			d.run.Abort(errTokenWithdrawn)
 		}
 		return
 	}

@@ -134,11 +134,6 @@ func (q *collRequest) result(keep bool) (Status, error) {
 		q.recordDone()
 	}
 	err := q.run.Err()
-	if err == nil && !keep && tokenMismatch(q.run.TokenErr()) {
-		// its token came wrong after the run had ended, before this:
-		// the call reports it (collcontrol.go)
-		err = q.run.TokenErr()
-	}
 	name := q.run.Plan().Name
 	switch {
 	case keep: // a persistent run stays registered until its request is freed

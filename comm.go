@@ -455,14 +455,12 @@ func (c *Comm) Free() error {
 	if c.id == worldContext || c.id == selfContext {
 		return fmt.Errorf("free %s: a predefined communicator cannot be freed: %w", c, ErrComm)
 	}
-	// the last blocking collective's token, if it has not come, before
-	// c stops listening for notices, which may withdraw it, and a
-	// mismatch found after it completed here; freed all the same
-	// (collcontrol.go)
-	lerr := c.lateOrToken()
 	if c.freed.Swap(true) {
 		return fmt.Errorf("free %s: already freed: %w", c, ErrComm)
 	}
+	// the last blocking collective's token, if it has not come: freed
+	// all the same (collcontrol.go)
+	s, terr := c.settleToken()
 	c.p.ep.CancelTagged(c.controlContext(), 0, 0, errFreed) // stop listening for notices
 	// the fault-tolerance listener stays until the agreement group lets
 	// this rank go: a rank that took the decision of a coordinator that
@@ -472,8 +470,8 @@ func (c *Comm) Free() error {
 		c.p.ep.CancelTagged(c.ftContext(), 0, 0, errFreed)
 	})
 	c.drop()
-	if lerr != nil {
-		return fmt.Errorf("free %s: %w", c, lerr)
+	if terr != nil {
+		return fmt.Errorf("free %s: %w", c, tokenErr(s, terr))
 	}
 	return nil
 }

@@ -162,9 +162,10 @@ func (p *proc) finalize() error {
 	if err == nil && intact {
 		// every rank has called every world collective: the last one's
 		// token, if it has not come, is on its way, or the notice of a
-		// rank that refused the call; a mismatch found after a world
-		// collective completed here is reported (collcontrol.go)
-		err = p.world.lateOrToken()
+		// rank that refused the call (collcontrol.go)
+		if s, terr := p.world.settleToken(); terr != nil {
+			err = tokenErr(s, terr)
+		}
 	}
 	p.finalized.Store(true)
 	if p.leave != nil {
