@@ -2,7 +2,6 @@ package meshmpi
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -114,71 +113,6 @@ type lateMismatch struct {
 	// since this rank has reported an error since. Under activeMu.
 	failed    uint32
 	anyFailed bool
-	// token is the blocking collective that completed here before its
-	// agreement token came (see deferredToken). Written under activeMu by
-	// the rank's own calls, which read it without.
-	token deferredToken
-}
-
-// deferredToken is a blocking collective that completed here while its
-// ring token had not come: a rank that only sends in it (a Bcast root)
-// finishes when its messages have gone (coll.Run.DeferToken, coll's
-// agree.go). Its run is kept from reuse and the communicator held (its
-// context stays reserved while the receive is posted) until the token has
-// come; the rank's next collective on the communicator, Free and Finalize
-// wait for it first (settleToken) and fail with ErrArg if it found the
-// ranks disagree. Waiting there is safe in a correct program: it waits for
-// the previous rank to have entered the collective, which the collective
-// itself could have waited for (MPI lets collectives synchronize).
-type deferredToken struct {
-	run *coll.Run
-	pl  planned // where run goes back
-	seq uint32
-}
-
-// errTokenWithdrawn ends a deferred token whose sender failed the
-// collective only because of an earlier mismatch, and sends none: no
-// mismatch of its own, so nothing to report (see noticeNoMark).
-var errTokenWithdrawn = errors.New("the collective failed on another rank because of an earlier one: its token withdrawn")
-
-// tokenWait is a deferred token as an operation a rank waits for.
-type tokenWait struct{ r *coll.Run }
-
-func (w tokenWait) Finished() bool        { return w.r.Settled() }
-func (w tokenWait) Done() <-chan struct{} { return w.r.SettledDone() }
-
-// settleToken waits for the deferred token of c, if there is one, gives
-// its run back and drops its hold on c. It returns the token's error if
-// the token found that the ranks called that collective (reported, its
-// sequence number) with different arguments; the other ranks were told
-// when it did (coll.Transport.Abandon). Other errors (c revoked, a member
-// failed) are left to the caller's own checks.
-func (c *Comm) settleToken() (reported uint32, err error) {
-	d := c.late.token
-	if d.run == nil {
-		return 0, nil
-	}
-	if !d.run.Settled() {
-		c.p.await(tokenWait{d.run}, blockedIn{call: d.run.Plan().Name, comm: c, run: d.run})
-	}
-	c.activeMu.Lock()
-	c.late.token = deferredToken{}
-	c.activeMu.Unlock()
-	err = d.run.TokenErr()
-	d.pl.putRun(d.run)
-	c.drop()
-	if err == nil || !isMismatch(err) {
-		return 0, nil
-	}
-	// this report answers the notices about it
-	c.late.take()
-	return d.seq, err
-}
-
-// tokenErr is the error of a call that found the deferred token of
-// collective reported failed.
-func tokenErr(reported uint32, err error) error {
-	return fmt.Errorf("collective #%d on this communicator, which had completed here, was called with different arguments: %w", reported, collErr(err))
 }
 
 // failedAt records that collective seq failed here.
@@ -250,18 +184,6 @@ func (c *Comm) abortSeq(seq uint32, mark bool) {
 			return
 		}
 	}
-	if d := c.late.token; d.run != nil && d.seq == seq {
-		// completed here, its token still to come (a rank that refused
-		// the call sends none): the token is withdrawn, and the next
-		// call reports it (settleToken) unless the notice marks nothing
-		// (its sender failed the call only because of an earlier one)
-		if mark {
-			d.run.Abort(errMismatchReported)
-		} else {
-			d.run.Abort(errTokenWithdrawn)
-		}
-		return
-	}
 	if mark {
 		for _, s := range c.late.done[:min(c.late.n, recentSeqs)] {
 			if s == seq {
@@ -323,22 +245,6 @@ func (c *Comm) enter(run *coll.Run, seq uint32, persistent bool) {
 // marks the communicator.
 func (c *Comm) leave(run *coll.Run, ok bool) {
 	c.activeMu.Lock()
-	c.leaveLocked(run, ok)
-	c.activeMu.Unlock()
-}
-
-// leaveDeferred unregisters a blocking collective that completed without
-// error before its token came, and keeps it as c's deferred token: in one
-// step, so a notice about it finds it in one place or the other.
-func (c *Comm) leaveDeferred(run *coll.Run, pl planned, seq uint32) {
-	c.activeMu.Lock()
-	c.leaveLocked(run, true)
-	c.late.token = deferredToken{run, pl, seq}
-	c.activeMu.Unlock()
-}
-
-// leaveLocked is leave with activeMu held.
-func (c *Comm) leaveLocked(run *coll.Run, ok bool) {
 	for i, a := range c.active {
 		if a.run == run {
 			switch {
@@ -352,4 +258,5 @@ func (c *Comm) leaveLocked(run *coll.Run, ok bool) {
 			break
 		}
 	}
+	c.activeMu.Unlock()
 }

@@ -135,22 +135,15 @@ func (q *collRequest) result(keep bool) (Status, error) {
 	}
 	err := q.run.Err()
 	name := q.run.Plan().Name
-	switch {
-	case keep: // a persistent run stays registered until its request is freed
-		q.c.drop()
-		if err != nil && isMismatch(err) {
-			q.broken = true
-		}
-	case err == nil && !q.run.Settled():
-		// its token has not come (a rank that only sends): the run and
-		// the hold on c wait for it (collcontrol.go, settleToken)
-		q.c.leaveDeferred(q.run, q.pl, q.seq)
-		q.run = nil
-	default:
+	if !keep { // a persistent run stays registered until its request is freed
 		q.c.leave(q.run, err == nil)
-		q.c.drop()
+	}
+	q.c.drop()
+	if !keep {
 		q.pl.putRun(q.run)
 		q.run = nil
+	} else if err != nil && isMismatch(err) {
+		q.broken = true
 	}
 	if err != nil {
 		// an error reported here answers any earlier notice
@@ -226,14 +219,6 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		return nil, fmt.Errorf("%s: %w", a.Coll, err)
 	}
 	seq := c.seq.Add(1) - 1
-	if c.late.token.run != nil {
-		// the previous blocking collective's token first (collcontrol.go)
-		if s, err := c.settleToken(); err != nil {
-			c.failedAt(seq)
-			c.notify(seq, true)
-			return nil, fmt.Errorf("%s on %s: %w", a.Coll, c, tokenErr(s, err))
-		}
-	}
 	if form != persistent {
 		// an earlier collective was reported mismatched after it had
 		// completed here: this call fails instead (collcontrol.go)
@@ -283,7 +268,6 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 			return nil, c.emptyCollective(plan.Name, seq)
 		}
 		run := pl.getRun(t, tag, nil)
-		run.DeferToken() // a rank that only sends finishes without its token
 		q := collRequest{c: c, seq: seq, run: run, pl: pl, send: send, recv: recv, kind: a.Coll}
 		// the rank stays in the library from the start to the end of its
 		// spin: its peers' frames wait for it (waitPolicy)

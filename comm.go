@@ -458,9 +458,6 @@ func (c *Comm) Free() error {
 	if c.freed.Swap(true) {
 		return fmt.Errorf("free %s: already freed: %w", c, ErrComm)
 	}
-	// the last blocking collective's token, if it has not come: freed
-	// all the same (collcontrol.go)
-	s, terr := c.settleToken()
 	c.p.ep.CancelTagged(c.controlContext(), 0, 0, errFreed) // stop listening for notices
 	// the fault-tolerance listener stays until the agreement group lets
 	// this rank go: a rank that took the decision of a coordinator that
@@ -470,9 +467,6 @@ func (c *Comm) Free() error {
 		c.p.ep.CancelTagged(c.ftContext(), 0, 0, errFreed)
 	})
 	c.drop()
-	if terr != nil {
-		return fmt.Errorf("free %s: %w", c, tokenErr(s, terr))
-	}
 	return nil
 }
 

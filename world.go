@@ -159,14 +159,6 @@ func (p *proc) finalize() error {
 	if err == nil && intact && (binary.LittleEndian.Uint32(res.Vec) != seq || binary.LittleEndian.Uint32(res.Vec[4:]) != ^seq) {
 		err = fmt.Errorf("the ranks made a different number of collective calls on %s (a collective only some ranks called): %w", commName(p.world), ErrArg)
 	}
-	if err == nil && intact {
-		// every rank has called every world collective: the last one's
-		// token, if it has not come, is on its way, or the notice of a
-		// rank that refused the call (collcontrol.go)
-		if s, terr := p.world.settleToken(); terr != nil {
-			err = tokenErr(s, terr)
-		}
-	}
 	p.finalized.Store(true)
 	if p.leave != nil {
 		p.leave() // the links this rank closes next are no failure

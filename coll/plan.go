@@ -112,9 +112,6 @@ type Plan struct {
 	// Tokens is the number of agreement-token steps at the start of
 	// Steps (agree.go): zero-byte transfers that carry no data.
 	Tokens int
-	// Deferrable is the step of the token receive that may outlive a
-	// call (Run.DeferToken), or -1 (agree.go).
-	Deferrable int32
 
 	transfers int // send, receive and receive-reduce steps
 
@@ -229,7 +226,7 @@ func (b *Builder) Plan(name string) (*Plan, error) {
 		return nil, fmt.Errorf("plan %s: %w", name, b.err)
 	}
 	b.fuseRecvReduce()
-	p := &Plan{Steps: b.steps, Scratch: b.scratch, Op: b.op, Type: b.typ, Name: name, Deferrable: -1}
+	p := &Plan{Steps: b.steps, Scratch: b.scratch, Op: b.op, Type: b.typ, Name: name}
 	count := make([]int32, len(b.steps))
 	for _, s := range b.steps {
 		for _, r := range []Ref{s.A, s.B} {

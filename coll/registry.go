@@ -187,7 +187,6 @@ func Build(alg Algorithm, a *Args) (*Plan, error) {
 		return nil, err
 	}
 	p.Tokens = tokens
-	p.Deferrable = deferrableToken(p, a) // agree.go
 	if cacheable {
 		planCache.Lock()
 		if planCache.m == nil {

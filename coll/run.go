@@ -40,20 +40,6 @@ type Run struct {
 	abortNext error // an Abort while not active: fails the next start
 	// abandoning: the transport was told of the error (Abandon) once
 	abandoning bool
-	// A token receive that may outlive the call (DeferToken, agree.go):
-	// deferNext asks for it at the next start; hold is 1 while that
-	// receive is outstanding and does not gate the run's end; lateErr is
-	// its error if it failed after the run had ended (r.err, which the
-	// owner reads without the lock once the run has finished, is not
-	// written then); settle says a drainer is to report it settled.
-	deferNext bool
-	hold      int32
-	lateErr   error
-	settle    bool
-	// tokenOut is set while a run that has ended (or is running) still
-	// waits for its deferred token; cleared, with a token in done for a
-	// parked waiter, when it has come (Settled, SettledDone)
-	tokenOut atomic.Bool
 
 	finished atomic.Bool
 	// parked: a waiter asked for Done since the start; only then does a
@@ -199,7 +185,6 @@ func (r *Run) Reset() {
 	copy(r.pending, r.plan.run.ndeps)
 	r.ready = r.ready[:0]
 	r.inflight, r.left, r.err, r.ended, r.abandoning = 0, r.plan.run.live, nil, false, false
-	r.hold, r.lateErr, r.settle = 0, nil, false
 	if r.parked.Swap(false) { // only a parked waiter's completion leaves a token
 		select {
 		case <-r.done:
@@ -237,20 +222,12 @@ func (r *Run) Start() error {
 	if !r.finished.Load() {
 		return errors.New("collective already active")
 	}
-	if r.tokenOut.Load() {
-		return errors.New("collective's agreement token still pending")
-	}
 	if r.chFrom == nil { // Released
 		r.bind(r.t)
 	}
 	r.mu.Lock() // an Abort may come while the run is idle (see Abort)
 	r.Reset()
 	r.err, r.abortNext = r.abortNext, nil
-	if r.deferNext && r.plan.Deferrable >= 0 && r.err == nil {
-		r.hold = 1
-		r.tokenOut.Store(true)
-	}
-	r.deferNext = false
 	r.finished.Store(false)
 	if r.left == 0 {
 		r.ended = true
@@ -295,15 +272,6 @@ const (
 func (r *Run) stepDone(id int32, err error) {
 	r.pending[id] = stepDone
 	r.left--
-	if r.hold > 0 && id == r.plan.Deferrable {
-		r.hold, r.settle = 0, true
-		if r.ended { // the call is over: the error is the next call's
-			if err != nil && r.lateErr == nil {
-				r.lateErr = err
-			}
-			err = nil
-		}
-	}
 	if err != nil && r.err == nil {
 		r.err = err
 	}
@@ -377,38 +345,16 @@ func (r *Run) drainLocked() {
 	}
 	r.draining = false
 	// after an error nothing new is issued, the transport withdraws the
-	// transfers in flight, and the run ends when they have completed. A
-	// deferred token (hold) does not keep a run that went well from
-	// ending; one that failed waits for it, withdrawn with the rest.
-	end := !r.ended && (r.left == r.hold && r.err == nil || r.err != nil && r.inflight == 0)
+	// transfers in flight, and the run ends when they have completed
+	end := !r.ended && (r.left == 0 || r.err != nil && r.inflight == 0)
 	r.ended = r.ended || end
-	err := r.err
-	if err == nil {
-		err = r.lateErr
-	}
-	abandon := err != nil && !r.abandoning
+	abandon := r.err != nil && !r.abandoning
 	r.abandoning = r.abandoning || abandon
-	settle := r.settle
-	r.settle = false
 	// read under the lock: once the run ends its owner may recycle it
-	t, tag := r.t, r.tag
+	err, t, tag := r.err, r.t, r.tag
 	r.mu.Unlock()
 	if abandon {
 		t.Abandon(tag, err)
-	}
-	if settle {
-		// after Abandon: whoever sees the token settled finds the other
-		// ranks told of a mismatch it found; before finish: an owner that
-		// sees the run finished and its token settled recycles it at
-		// once. A swap, as in Done and finish: the owner (SettledDone)
-		// swaps parked, then loads tokenOut.
-		r.tokenOut.Swap(false)
-		if r.parked.Load() {
-			select {
-			case r.done <- struct{}{}:
-			default:
-			}
-		}
 	}
 	if end {
 		r.finish()
@@ -451,16 +397,6 @@ func (r *Run) start(id int32) error {
 // had completed without error.
 func (r *Run) Abort(err error) (late bool) {
 	r.mu.Lock()
-	if r.ended && r.hold > 0 {
-		// the call is over and its token still outstanding: the token
-		// fails (the transport withdraws it) and the owner's check of it
-		// reports err
-		if r.lateErr == nil {
-			r.lateErr = err
-		}
-		r.drainLocked()
-		return true
-	}
 	if r.ended {
 		late = r.err == nil
 		if r.abortNext == nil {
@@ -474,37 +410,6 @@ func (r *Run) Abort(err error) (late bool) {
 	}
 	r.drainLocked()
 	return false
-}
-
-// DeferToken lets the next start's token receive outlive the call, if the
-// plan has one that may (Plan.Deferrable, agree.go): the run then finishes
-// when its other steps have, and its owner must not start, pool or drop
-// it until Settled; TokenErr then says whether the token failed after the
-// run had finished. A run that fails still waits for its token.
-func (r *Run) DeferToken() { r.deferNext = true }
-
-// Settled reports whether the run waits for no deferred token.
-func (r *Run) Settled() bool { return !r.tokenOut.Load() }
-
-// SettledDone returns a channel that receives a token when the deferred
-// token has come; a token may be stale, so check Settled. As with Done,
-// a waiter that checks Settled first and then blocks misses nothing.
-func (r *Run) SettledDone() <-chan struct{} {
-	r.parked.Swap(true)
-	if !r.tokenOut.Load() {
-		return closedDone
-	}
-	return r.done
-}
-
-// TokenErr returns the error of a deferred token that failed after its
-// run had finished (a mismatch found late, or an Abort meanwhile); read it
-// once the run is Settled.
-func (r *Run) TokenErr() error {
-	if !r.Settled() {
-		return nil
-	}
-	return r.lateErr
 }
 
 func (r *Run) finish() {
@@ -559,7 +464,6 @@ func (p *Plan) GetRun(t Transport, tag uint32, w Waker) *Run {
 func (p *Plan) PutRun(r *Run) {
 	r.Release()
 	r.bufs[BufSend], r.bufs[BufRecv], r.t, r.waker, r.abortNext = nil, nil, nil, nil, nil
-	r.deferNext = false
 	r.direct = directChannel{}
 	if p.spare.CompareAndSwap(nil, r) {
 		return
@@ -595,7 +499,6 @@ func (c *RunCache) Get(p *Plan, t Transport, tag uint32, w Waker) *Run {
 // pending abort is dropped.
 func (c *RunCache) Put(r *Run) {
 	r.bufs[BufSend], r.bufs[BufRecv], r.waker, r.abortNext = nil, nil, nil, nil
-	r.deferNext = false
 	if !c.spare.CompareAndSwap(nil, r) {
 		r.plan.PutRun(r)
 	}
