@@ -82,23 +82,11 @@ const (
 // shmClosed is the orderly close on the link's unix socket.
 var shmClosed = []byte{'X'}
 
-// futexWait parks the thread while *addr is val, up to d; futexWake wakes
-// one thread parked on addr. Shared futexes: the word is in a mapping
-// two processes share.
-func futexWait(addr *uint32, val uint32, d time.Duration) {
-	ts := syscall.NsecToTimespec(d.Nanoseconds())
-	_, _, _ = syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), 0 /* FUTEX_WAIT */, uintptr(val), uintptr(unsafe.Pointer(&ts)), 0, 0)
-}
-
-func futexWake(addr *uint32) {
-	_, _, _ = syscall.Syscall6(syscall.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), 1 /* FUTEX_WAKE */, 1, 0, 0, 0)
-}
-
 // ring wakes the reader whose bell is *bell if it parked and asked for
 // it (1).
 func ring(bell *uint32) {
 	if atomic.LoadUint32(bell) != 0 && atomic.CompareAndSwapUint32(bell, 1, 0) {
-		futexWake(bell)
+		futexWake(bell, 1, futexShared)
 	}
 }
 
@@ -521,7 +509,7 @@ func (l *shmLink) parkArmed() {
 		l.parked.Store(false)
 		return
 	}
-	futexWait(bell, bellArmed, shmNap)
+	futexWait(bell, bellArmed, shmNap, futexShared)
 	l.parked.Store(false)
 	atomic.StoreUint32(bell, bellQuiet)
 }
@@ -537,7 +525,7 @@ func (l *shmLink) parkAside() {
 		l.parked.Store(false)
 		return
 	}
-	futexWait(bell, bellQuiet, shmNap)
+	futexWait(bell, bellQuiet, shmNap, futexShared)
 	l.parked.Store(false)
 	atomic.StoreUint32(bell, bellQuiet)
 }
@@ -621,7 +609,7 @@ func (l *shmLink) hold() bool {
 func (l *shmLink) wakeSelf() {
 	if l.bound.Load() {
 		atomic.StoreUint32(l.rx.sleeping, bellSelf)
-		futexWake(l.rx.sleeping)
+		futexWake(l.rx.sleeping, 1, futexShared)
 	}
 }
 
