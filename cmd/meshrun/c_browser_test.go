@@ -4,10 +4,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,14 +20,8 @@ import (
 	"github.com/meshmpi/meshmpi/internal/browsertest"
 	"github.com/meshmpi/meshmpi/internal/gobuild"
 	"github.com/meshmpi/meshmpi/internal/lockedbuf"
-	"github.com/meshmpi/meshmpi/signaling"
-	"github.com/meshmpi/meshmpi/web"
+	"github.com/meshmpi/meshmpi/internal/mixedjob"
 )
-
-// browserRankName is the tab's program: abi/testdata/browserrank, the Go
-// side of abi/testdata/browsermixed.c, built for GOOS=js (the run page's
-// example=).
-const browserRankName = "browserrank"
 
 // cBrowserJobLimit bounds one job of TestCWASIAndBrowser: tabs load a
 // 5 MB module and compile it, and a loaded 2-core machine (or -race)
@@ -53,7 +44,7 @@ const cBrowserMaxSignalsPerPair = 40
 // guest's calls from a meshmpi rank native in the process, which links
 // to the tabs over data channels); the tabs run abi/testdata/browserrank
 // (GOOS=js) on the run page, served with the signaling endpoint on one
-// loopback port as cmd/signal serves them. Every rank makes the same
+// loopback port (internal/mixedjob's server, as cmd/signal serves them). Every rank makes the same
 // calls: messages to and from every other rank (eager and
 // rendezvous-sized), a Sendrecv ring, Allreduce, Bcast rooted on a C
 // rank, Reduce rooted on the last rank, Allgather, Barrier, and checks
@@ -96,13 +87,14 @@ func runCBrowserJob(t *testing.T, kinds string) {
 	}
 	page, err := browserRankPage()
 	require.NoError(t, err)
-	srv := startCBrowserServer(t, page)
+	srv, err := mixedjob.StartServer(&mixedjob.Programs{JS: page.module, WasmExec: page.wasmExec})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+	srv.Settings = map[string]string{meshmpi.SettingLink: "webrtc"}
 	b := browsertest.New(t)
 
 	n := len(kinds)
-	job := "c-wasi-browser-" + kinds
-	seats, err := signaling.MintSeats(srv.secret, signaling.Claims{Job: job, Size: n, Expires: time.Now().Add(time.Hour).Unix(),
-		Settings: map[string]string{meshmpi.SettingNetwork: "loopback", meshmpi.SettingLink: "webrtc"}})
+	job, token, err := srv.NewJob(n)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), cBrowserJobLimit)
 	defer cancel()
@@ -116,8 +108,8 @@ func runCBrowserJob(t *testing.T, kinds string) {
 		case 'c':
 			var stdout, stderr lockedbuf.Buffer
 			cmd := exec.CommandContext(ctx, meshrun, cRankCommand, wasm)
-			cmd.Env = append(os.Environ(), meshmpi.EnvSignal+"="+srv.ws, meshmpi.EnvJob+"="+job,
-				meshmpi.EnvToken+"="+seats[r], meshmpi.EnvRank+"="+fmt.Sprint(r))
+			cmd.Env = append(os.Environ(), meshmpi.EnvSignal+"="+srv.WS, meshmpi.EnvJob+"="+job,
+				meshmpi.EnvToken+"="+token, meshmpi.EnvRank+"="+fmt.Sprint(r))
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			require.NoError(t, cmd.Start())
 			wg.Go(func() {
@@ -125,9 +117,9 @@ func runCBrowserJob(t *testing.T, kinds string) {
 				res[r].stdout, res[r].stderr = stdout.String(), stderr.String()
 			})
 		case 'b':
-			tab, err := b.NewTab(fmt.Sprintf("rank %d", r), srv.url)
+			tab, err := b.NewTab(fmt.Sprintf("rank %d", r), srv.URL)
 			require.NoError(t, err)
-			url := browsertest.RunURL(srv.url, browserRankName, job, seats[r], r, nil)
+			url := browsertest.RunURL(srv.URL, mixedjob.ProgramName, job, token, r, nil)
 			wg.Go(func() {
 				wait, stop := context.WithCancel(tab) // the tab itself lives on for the screenshots
 				defer stop()
@@ -166,7 +158,7 @@ func runCBrowserJob(t *testing.T, kinds string) {
 			t.Errorf("rank %d (%s): %v; want %q in its output", r, lang, x.err, want)
 		}
 	}
-	st := srv.sig.Stats()
+	st := srv.Stats()
 	t.Logf("signaling server: %d joins, %d signals relayed, link paths %v", st.Joins, st.Relayed, st.Paths)
 	require.Equal(t, uint64(n), st.Joins)
 	require.LessOrEqual(t, st.Relayed, uint64(n*(n-1)/2*cBrowserMaxSignalsPerPair), "signals relayed")
@@ -194,7 +186,7 @@ var browserRankPage = sync.OnceValues(func() (cBrowserPage, error) {
 		return cBrowserPage{}, err
 	}
 	defer os.RemoveAll(dir)
-	out := filepath.Join(dir, browserRankName+".wasm")
+	out := filepath.Join(dir, "browserrank.wasm")
 	if err := g.Build(ctx, out, "../../abi/testdata/browserrank", "-trimpath", "-ldflags=-s -w"); err != nil {
 		return cBrowserPage{}, err
 	}
@@ -209,42 +201,3 @@ var browserRankPage = sync.OnceValues(func() (cBrowserPage, error) {
 	p.wasmExec, err = os.ReadFile(filepath.Join(goroot, "lib", "wasm", "wasm_exec.js"))
 	return p, err
 })
-
-// cBrowserServer is a signaling server and the run page on one loopback
-// port, as cmd/signal serves them: a tab finds the signaling endpoint on
-// its page's origin.
-type cBrowserServer struct {
-	url, ws string // http://127.0.0.1:port and its /ws
-	secret  []byte
-	sig     *signaling.Server
-}
-
-// startCBrowserServer serves page's program and signaling until t ends.
-func startCBrowserServer(t *testing.T, page cBrowserPage) *cBrowserServer {
-	t.Helper()
-	s := &cBrowserServer{secret: make([]byte, 32)}
-	_, err := rand.Read(s.secret)
-	require.NoError(t, err)
-	s.sig, err = signaling.NewServer(signaling.Config{Secret: s.secret})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = s.sig.Close() })
-	ui, err := web.Handler(web.Options{WasmExec: page.wasmExec, Programs: map[string][]byte{browserRankName: page.module}})
-	require.NoError(t, err)
-	mux := http.NewServeMux()
-	mux.Handle("/", ui)
-	mux.Handle("/ws", s.sig)
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	require.NoError(t, err)
-	s.url, s.ws = "http://"+ln.Addr().String(), "ws://"+ln.Addr().String()+"/ws"
-	hs := signaling.NewHTTPServer(mux, 0)
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = hs.Serve(ln)
-	}()
-	t.Cleanup(func() {
-		_ = hs.Close()
-		<-served
-	})
-	return s
-}
