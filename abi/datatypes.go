@@ -953,8 +953,8 @@ func (e *typeEntry) sizeOr(h uintptr) int {
 // (long double and its kin, MPI_REAL2, the Fortran pairs): its bytes, in
 // words of its alignment (d.align, else the largest power of two up to 8
 // that divides its size), aligned as C aligns it, so derived types of it
-// lay out as C lays them out and move as bytes. Direct calls on it are
-// still refused (lookupType).
+// lay out as C lays them out and move as bytes (its direct calls move
+// bytes too: bk, bytekind.go).
 func opaque(d dtype) *meshmpi.Datatype {
 	align := d.align
 	if align == 0 {

@@ -119,7 +119,8 @@ var dtypes = map[uintptr]dtype{
 	0x2eb: dbytes("MPI_COMPLEX32", 32, 16),
 }
 
-// lookupType returns the datatype of a handle that meshmpi can move.
+// lookupType returns the predefined datatype of a handle (every one has
+// a kind: those with no Go element type move as bytes, bytekind.go).
 func lookupType(h uintptr) (dtype, error) {
 	d, ok := dtypes[h]
 	switch {
@@ -127,8 +128,6 @@ func lookupType(h uintptr) (dtype, error) {
 		return d, errorf(errType, "MPI_DATATYPE_NULL is not a datatype to use")
 	case !ok:
 		return d, errorf(errType, "%#x is not a datatype", h)
-	case d.k == nil:
-		return d, errorf(errType, "%s: meshmpi has no Go type of this size and kind", d.name)
 	}
 	return d, nil
 }
