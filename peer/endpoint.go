@@ -306,8 +306,20 @@ func (e *Endpoint) Polling(on bool) {
 		}
 		return
 	}
+	e.leave(false)
+}
+
+// leave ends a poller's stretch; lazy leaves the readers aside for a
+// while (pollSet.left), else the last poller re-arms them.
+func (e *Endpoint) leave(lazy bool) {
 	if e.pollers.Add(-1) == 0 {
-		e.polls.pollersChanged(false)
+		if lazy {
+			e.polls.eager.Store(false)
+			e.polls.left.Add(1)
+		} else {
+			e.polls.eager.Store(true)
+			e.polls.pollersChanged(false)
+		}
 	}
 	e.Poll()
 }

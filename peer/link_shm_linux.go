@@ -74,9 +74,15 @@ const (
 	// shmSpin is how long a reader that found its ring empty keeps
 	// looking before it parks: a reply within it costs no wake-up.
 	shmSpin = 30 * time.Microsecond
-	// shmNap bounds a parked reader's sleep: a safety net, every wake-up
-	// rings its bell.
-	shmNap = time.Second
+)
+
+// shmNap bounds a parked reader's sleep: a safety net, every wake-up
+// rings its bell. shmAsideNap is a reader's nap while it stands aside
+// for pollers that leave lazily (poll.go): how late, at most, it notices
+// that they stopped coming back. (Variables for tests.)
+var (
+	shmNap      = time.Second
+	shmAsideNap = time.Millisecond
 )
 
 // shmClosed is the orderly close on the link's unix socket.
@@ -185,6 +191,8 @@ type shmLink struct {
 	// poller's arrival silences its bell, the last one's leaving re-arms
 	// it.
 	parked  atomic.Bool
+	nudge   chan struct{} // wakes a reader aside on the Go side (parkAside)
+	nap     time.Duration // shmNap when the link was made
 	stopped atomic.Bool   // Close was called: the reader ends
 	gone    chan struct{} // closed when the socket ends: the remote closed or died
 	lost    atomic.Bool   // gone is closed
@@ -205,7 +213,7 @@ func newShmLink(name string, conn *net.UnixConn, region []byte, listener bool, m
 	r0, r1 := newShmRing(region[:half]), newShmRing(region[half:])
 	l := &shmLink{name: name, kind: "shm", conn: conn, region: region, tx: r0, rx: r1,
 		maxFrame: min(int(r0.mask+1)/4, 1<<20),
-		gone:     make(chan struct{})}
+		gone:     make(chan struct{}), nudge: make(chan struct{}, 1), nap: shmNap}
 	if !listener {
 		l.tx, l.rx = r1, r0
 	}
@@ -434,6 +442,9 @@ func (l *shmLink) read() {
 		l.release()
 	}()
 	var idle time.Time
+	var seen uint64 // the lazy leaves the reader has seen (pollSet.aside)
+	nap := time.NewTimer(time.Hour)
+	nap.Stop()
 	spins := 0
 	for {
 		if l.stopped.Load() {
@@ -449,8 +460,8 @@ func (l *shmLink) read() {
 			}
 			return
 		}
-		if l.polled() {
-			l.parkAside()
+		if l.polled() || (l.ep != nil && l.ep.polls.aside(&seen)) {
+			l.parkAside(nap)
 			spins, idle = 0, time.Time{}
 			continue
 		}
@@ -509,7 +520,7 @@ func (l *shmLink) parkArmed() {
 		l.parked.Store(false)
 		return
 	}
-	futexWait(bell, bellArmed, shmNap, futexShared)
+	futexWait(bell, bellArmed, l.nap, futexShared)
 	l.parked.Store(false)
 	atomic.StoreUint32(bell, bellQuiet)
 }
@@ -518,22 +529,54 @@ func (l *shmLink) parkArmed() {
 // silent: a poller's arrival silences an armed bell (pollersChanged), and
 // the last poller's leaving re-arms it, so the reader then wakes on the
 // remote's next write, or at once if something came meanwhile.
-func (l *shmLink) parkAside() {
+//
+// Where pollers leave lazily (poll.go) nothing remote wakes an aside
+// reader, so it waits on the Go side instead, for shmAsideNap or a
+// nudge (an eager leave, Close, the socket's end), and the loop looks
+// again. A futex nap would hold the reader's processor in a system call
+// each time, which the runtime's sysmon takes back 20 µs later and then
+// keeps watching every 20 µs: on a 2-core machine, one more thread
+// taking the cores two polling ranks spin on.
+func (l *shmLink) parkAside(nap *time.Timer) {
 	bell := l.rx.sleeping
 	l.parked.Store(true)
-	if !l.polled() || l.stopped.Load() || l.lost.Load() {
+	if (!l.polled() && l.ep.polls.eager.Load()) || l.stopped.Load() || l.lost.Load() {
 		l.parked.Store(false)
 		return
 	}
-	futexWait(bell, bellQuiet, shmNap, futexShared)
+	if l.ep.polls.lazy() {
+		nap.Reset(shmAsideNap)
+		select {
+		case <-l.nudge:
+		case <-nap.C:
+		}
+		nap.Stop()
+		l.parked.Store(false)
+		return
+	}
+	futexWait(bell, bellQuiet, l.nap, futexShared)
 	l.parked.Store(false)
 	atomic.StoreUint32(bell, bellQuiet)
 }
 
+// wake nudges a reader that waits aside on the Go side (parkAside).
+func (l *shmLink) wake() {
+	select {
+	case l.nudge <- struct{}{}:
+	default:
+	}
+}
+
 // pollersChanged implements pollLink: when the endpoint's first poller
 // comes, a parked reader's bell goes quiet (the remote stops ringing it);
-// when the last leaves, it is armed again and rung if work came.
+// when the last leaves, it is armed again and rung if work came. Where
+// pollers leave lazily, an armed bell stays armed when one comes: its
+// lazy leave would leave the reader asleep with a silent bell, and the
+// remote's next write rings it once, after which it stands aside.
 func (l *shmLink) pollersChanged(on bool) {
+	if on && l.ep.polls.lazy() {
+		return
+	}
 	if !l.parked.Load() || !l.hold() {
 		return
 	}
@@ -543,6 +586,7 @@ func (l *shmLink) pollersChanged(on bool) {
 		atomic.CompareAndSwapUint32(bell, bellArmed, bellQuiet)
 		return
 	}
+	l.wake()
 	if atomic.CompareAndSwapUint32(bell, bellQuiet, bellArmed) && (!l.rx.empty() || l.pending.Load()) {
 		ring(bell)
 	}
@@ -611,6 +655,7 @@ func (l *shmLink) wakeSelf() {
 		atomic.StoreUint32(l.rx.sleeping, bellSelf)
 		futexWake(l.rx.sleeping, 1, futexShared)
 	}
+	l.wake()
 }
 
 // deliver hands every frame in the ring to the handler, straight from the

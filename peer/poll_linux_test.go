@@ -602,3 +602,50 @@ func BenchmarkLockedWake(b *testing.B) {
 		bells[1].ring()
 	})
 }
+
+// A poller whose operation finished leaves lazily: the link's reader
+// stays aside, its bell silent, for a caller that is likely back soon.
+// If none comes, the reader must still take over and deliver: a message
+// for an operation nobody polls for completes although every safety-net
+// nap is an hour long. The ping-pong before it alternates lazy leaves
+// with polls, as a program's loop of blocking calls does.
+func TestLazyLeaveReaderTakesOver(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("pollers leave lazily only where the rank and its peer have a core each")
+	}
+	nap := shmNap
+	shmNap = time.Hour
+	t.Cleanup(func() { shmNap = nap })
+	for _, w := range []waitHow{waitPoll, waitLocked} {
+		t.Run(w.String(), func(t *testing.T) {
+			lockedCallersFor(t, w)
+			a, b, _, _ := hostEndpoints(t, HostConfig{Name: "lazy test"})
+			require.True(t, b.polls.lazy(), "one link on a host of %d cores", runtime.NumCPU())
+			buf := make([]byte, 8)
+			for i := range 200 {
+				r := b.GetOp()
+				require.NoError(t, b.StartRecv(r, 0, 1, 1, buf))
+				s := a.GetOp()
+				require.NoError(t, a.StartSend(s, Standard, 1, 1, 1, []byte{byte(i)}))
+				unlock := lockThread(w)
+				require.True(t, b.SpinPoll(r.Finished))
+				unlock()
+				require.Equal(t, byte(i), buf[0])
+				require.NoError(t, waitTimeout(t, s, 20*time.Second).Err)
+				a.PutOp(s)
+				b.PutOp(r)
+			}
+			require.Zero(t, b.pollers.Load())
+			require.False(t, b.polls.eager.Load(), "the last leave was lazy")
+			// nobody polls b from now on
+			r := b.GetOp()
+			require.NoError(t, b.StartRecv(r, 0, 1, 2, buf))
+			s := a.GetOp()
+			require.NoError(t, a.StartSend(s, Standard, 1, 1, 2, []byte{42}))
+			res := waitTimeout(t, r, 20*time.Second)
+			require.NoError(t, res.Err)
+			require.Equal(t, byte(42), buf[0])
+			require.NoError(t, waitTimeout(t, s, 20*time.Second).Err)
+		})
+	}
+}
