@@ -36,7 +36,10 @@ import (
 // change, against the same Go ranks. MESHMPI_OSU_GO_BASELINE names this
 // test's binary built from another tree (go test -c -o … ./abi there),
 // run as the Go pair of that tree in every round: a change to the peer
-// package moves the Go ranks too, and they must not get slower.
+// package moves the Go ranks too, and they must not get slower. The
+// "Go-ABI" pair runs the loop through the binding's exports from Go
+// (TestOSUBindingRank): Go-ABI over Go is the binding's cost, C over
+// Go-ABI the crossing's.
 
 // envOSUGo makes TestOSUGoRank a rank: meshrun sets it in the Go pair.
 const envOSUGo = "MESHMPI_OSU_GO"
@@ -97,6 +100,9 @@ func TestOSULatency(t *testing.T) {
 	}{
 		{"C", []string{osu, scale, "latency"}},
 		{"Go", []string{"-x", envOSUGo + "=" + scale, self, "-test.run=^TestOSUGoRank$", "-test.count=1"}},
+		// the binding's exports called from Go: the C pair without the
+		// crossing from C into Go (TestOSUBindingRank)
+		{"Go-ABI", []string{"-x", "MESHMPI_OSU_BINDING=" + scale, self, "-test.run=^TestOSUBindingRank$", "-test.count=1"}},
 	}
 	if base := os.Getenv("MESHMPI_OSU_BASELINE"); base != "" {
 		pairs = append(pairs, struct {
