@@ -22,6 +22,26 @@ package coll
 // rank that disagrees with it and fails with ErrMismatch; its transport
 // then tells the others (Transport.Abandon).
 //
+// What the proof needs of an edge r → r+1 is only that r's first message
+// to r+1 goes at once with r's signature and that r+1's first receive from
+// r is posted at once, with r+1's: the receive then takes that message
+// whatever either rank made of the call, and fails if the two disagree. So
+// where the algorithm's own data has that shape (Algorithm.DataLeads: the
+// root's first send to the rank after it, as in a binomial Bcast), the
+// data opens the edge and its token is left out, on both sides by each
+// rank's own arguments:
+//
+//	root:            send data → root+1 (no token)   receive token ← root-1
+//	root+1:          send token → root+2             receive data ← root (no token)
+//
+// A rank that sees another root (or another count, so no data) keeps its
+// token on that edge, and its first message or receive meets the other
+// rank's data or token under a differing signature. At 2 ranks this halves
+// the tokens: the root sends data and receives a token, the other rank
+// sends a token and receives data, where each did both before. (Two ranks
+// that each name the other as root still meet: each sends a token, and
+// each token lands in the other's data receive.)
+//
 // On an intercommunicator the ranks' roles differ (the root, the rest of
 // its group, the other group naming the root), and the tag's signature
 // leaves the root out (InterAgreed), so each token carries, in place of
@@ -69,7 +89,9 @@ const (
 
 // addTokens adds the token steps of a's plan to b, which must be empty,
 // and returns how many it added: a plan's first n steps are its tokens.
-func addTokens(b *Builder, a *Args) int {
+// dataLeads leaves out the ring token from the root to the next rank
+// (Algorithm.DataLeads).
+func addTokens(b *Builder, a *Args, dataLeads bool) int {
 	if !a.Coll.Rooted() || a.Nbr != nil {
 		return 0
 	}
@@ -84,6 +106,16 @@ func addTokens(b *Builder, a *Args) int {
 		}
 	}
 	if a.RemoteSize == 0 {
+		if dataLeads && a.Size > 1 {
+			next, prev := (a.Rank+1)%a.Size, (a.Rank+a.Size-1)%a.Size
+			if a.Rank != a.Root {
+				tok(StepSend, next, 0)
+			}
+			if prev != a.Root {
+				tok(StepRecv, prev, 0)
+			}
+			return len(b.steps)
+		}
 		ring(0)
 		return len(b.steps)
 	}

@@ -25,7 +25,10 @@ import (
 func init() {
 	Register(Algorithm{Coll: Bcast, Name: "binomial",
 		Desc:  "binomial tree from the root, pipelined by segment; latency-optimal for small messages",
-		Build: buildBcastBinomial})
+		Build: buildBcastBinomial,
+		// the root sends to relative rank 1 first thing (its nearest
+		// child, last of the farthest-first order but waiting for nothing)
+		DataLeads: func(a *Args) bool { return a.Bytes(a.Count) > 0 }})
 }
 
 func buildBcastBinomial(b *Builder, a *Args) error {

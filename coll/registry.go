@@ -54,6 +54,13 @@ type Algorithm struct {
 	Desc     string
 	Requires Restriction
 	Build    func(b *Builder, a *Args) error
+	// DataLeads, if set, reports whether the algorithm's data opens the
+	// agreement ring's edge from the root to the next rank (agree.go) for
+	// a call: the root's first message to rank (Root+1) mod Size is data
+	// it sends waiting for nothing, and that rank's first receive from
+	// the root one that waits for nothing, so the ring token of that edge
+	// is left out (TestDataLeads checks the shape).
+	DataLeads func(a *Args) bool
 }
 
 var registry [NumColls][]Algorithm
@@ -177,7 +184,7 @@ func Build(alg Algorithm, a *Args) (*Plan, error) {
 		}
 	}
 	b := NewBuilder(a.Op, a.Type)
-	tokens := addTokens(b, a) // agree.go
+	tokens := addTokens(b, a, alg.DataLeads != nil && alg.DataLeads(a)) // agree.go
 	if err := alg.Build(b, a); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", a.Coll, alg.Name, err)
 	}

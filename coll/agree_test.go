@@ -1,0 +1,279 @@
+package coll_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/meshmpi/meshmpi/coll"
+	"github.com/meshmpi/meshmpi/op"
+)
+
+// maskedFabric is a fabric of one collective call that matches as the
+// real transports do (coll.Transport): a receive takes the first message
+// from its peer whatever the signature bits, and fails with ErrMismatch
+// if they differ from its own. A rank whose run fails with ErrMismatch
+// tells the others (Abandon), which the test delivers as Run.Abort once
+// every run has started.
+type maskedFabric struct {
+	queues  map[[2]int]*maskedQueue // [src, dst]
+	notices []int                   // ranks that abandoned with ErrMismatch
+}
+
+type maskedQueue struct {
+	msgs  []maskedMsg
+	recvs []maskedRecv
+}
+
+type maskedMsg struct {
+	tag  uint32
+	data []byte
+}
+
+type maskedRecv struct {
+	tag uint32
+	p   []byte
+	c   coll.Completer
+	id  int32
+}
+
+func (f *maskedFabric) queue(src, dst int) *maskedQueue {
+	q := f.queues[[2]int{src, dst}]
+	if q == nil {
+		q = &maskedQueue{}
+		f.queues[[2]int{src, dst}] = q
+	}
+	return q
+}
+
+func maskedDeliver(r maskedRecv, m maskedMsg) {
+	switch {
+	case r.tag != m.tag:
+		r.c.Complete(r.id, 0, fmt.Errorf("tag %#x where %#x was expected: %w", m.tag, r.tag, coll.ErrMismatch))
+	case len(m.data) > len(r.p):
+		r.c.Complete(r.id, 0, fmt.Errorf("%d bytes into %d: %w", len(m.data), len(r.p), coll.ErrMismatch))
+	default:
+		r.c.Complete(r.id, copy(r.p, m.data), nil)
+	}
+}
+
+type maskedEndpoint struct {
+	f          *maskedFabric
+	rank, size int
+}
+
+func (e maskedEndpoint) Rank() int { return e.rank }
+func (e maskedEndpoint) Size() int { return e.size }
+
+func (e maskedEndpoint) Send(peer int, tag uint32, p []byte, c coll.Completer, id int32) error {
+	q := e.f.queue(e.rank, peer)
+	m := maskedMsg{tag, append([]byte(nil), p...)}
+	if len(q.recvs) > 0 {
+		r := q.recvs[0]
+		q.recvs = q.recvs[1:]
+		maskedDeliver(r, m)
+	} else {
+		q.msgs = append(q.msgs, m)
+	}
+	c.Complete(id, len(p), nil)
+	return nil
+}
+
+func (e maskedEndpoint) Recv(peer int, tag uint32, p []byte, c coll.Completer, id int32) error {
+	q := e.f.queue(peer, e.rank)
+	r := maskedRecv{tag, p, c, id}
+	if len(q.msgs) > 0 {
+		m := q.msgs[0]
+		q.msgs = q.msgs[1:]
+		maskedDeliver(r, m)
+		return nil
+	}
+	q.recvs = append(q.recvs, r)
+	return nil
+}
+
+func (e maskedEndpoint) Abandon(_ uint32, err error) {
+	for k, q := range e.f.queues {
+		if k[1] != e.rank {
+			continue
+		}
+		recvs := q.recvs
+		q.recvs = nil
+		for _, r := range recvs {
+			r.c.Complete(r.id, 0, err)
+		}
+	}
+	if errors.Is(err, coll.ErrMismatch) {
+		e.f.notices = append(e.f.notices, e.rank)
+	}
+}
+
+// runMasked runs rank r's call args[r] of alg on a maskedFabric, tagged
+// with each call's own signature, and returns each rank's outcome:
+// whether its run finished, its error, and whether any rank found a
+// mismatch itself (before any notice).
+func runMasked(t *testing.T, alg coll.Algorithm, args []coll.Args) (finished []bool, errs []error, found bool) {
+	t.Helper()
+	n := len(args)
+	f := &maskedFabric{queues: map[[2]int]*maskedQueue{}}
+	runs := make([]*coll.Run, n)
+	for r := range args {
+		p, err := coll.Build(alg, &args[r])
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+		runs[r] = coll.NewRun(p, maskedEndpoint{f, r, n}, coll.Tag(1, coll.Signature(&args[r], alg.Name)), nil)
+		if err := runs[r].Bind(make([]byte, p.Need[coll.BufSend]), make([]byte, p.Need[coll.BufRecv])); err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	for r, run := range runs {
+		if err := run.Start(); err != nil {
+			t.Fatalf("rank %d start: %v", r, err)
+		}
+	}
+	found = len(f.notices) > 0
+	told := make([]bool, n)
+	for len(f.notices) > 0 {
+		from := f.notices[0]
+		f.notices = f.notices[1:]
+		if told[from] {
+			continue
+		}
+		told[from] = true
+		for r, run := range runs {
+			if r != from {
+				run.Abort(fmt.Errorf("rank %d told: %w", from, coll.ErrMismatch))
+			}
+		}
+	}
+	finished, errs = make([]bool, n), make([]error, n)
+	for r, run := range runs {
+		finished[r], errs[r] = run.Finished(), run.Err()
+	}
+	return finished, errs, found
+}
+
+// TestRootedMismatchFound is the agreement ring's proof (agree.go) run
+// exhaustively on small worlds: for every rooted algorithm and every way
+// the ranks may pick roots (and, on 2 and 3 ranks, counts, 0 among them),
+// a call whose ranks disagree is found by some rank on its own, so every
+// rank ends (with the notices) instead of hanging, and a call whose ranks
+// agree completes. It covers the data-led edge (Algorithm.DataLeads),
+// where two ranks that each name the other as root must still meet.
+func TestRootedMismatchFound(t *testing.T) {
+	for _, ca := range []collAlg{
+		{coll.Bcast, "binomial"}, {coll.Bcast, "scatter_allgather"},
+		{coll.Gather, "binomial"}, {coll.Scatter, "binomial"}, {coll.Reduce, "binomial"},
+	} {
+		alg := findAlg(t, ca)
+		for n := 2; n <= 5; n++ {
+			counts := []int{1}
+			if n <= 3 {
+				counts = []int{0, 1, 3}
+			}
+			choices := n * len(counts) // root × count per rank
+			total := 1
+			for range n {
+				total *= choices
+			}
+			args := make([]coll.Args, n)
+			for k := range total {
+				agree := true
+				for r, v := 0, k; r < n; r, v = r+1, v/choices {
+					c := v % choices
+					args[r] = coll.Args{Coll: ca.coll, Rank: r, Size: n, Root: c % n, Count: counts[c/n], ElemSize: 8, Type: op.Int64}
+					if ca.coll == coll.Reduce {
+						args[r].Op = op.Sum
+					}
+					agree = agree && args[r].Root == args[0].Root && args[r].Count == args[0].Count
+				}
+				finished, errs, found := runMasked(t, alg, args)
+				what := fmt.Sprintf("%s/%s n=%d calls %v", ca.coll, ca.name, n, rootsCounts(args))
+				for r := range n {
+					if !finished[r] {
+						t.Fatalf("%s: rank %d hangs (errors %v)", what, r, errs)
+					}
+				}
+				if agree {
+					for r, err := range errs {
+						if err != nil {
+							t.Fatalf("%s: rank %d: %v", what, r, err)
+						}
+					}
+				} else if !found {
+					t.Fatalf("%s: no rank found the mismatch (errors %v)", what, errs)
+				}
+			}
+		}
+	}
+}
+
+func findAlg(t *testing.T, ca collAlg) coll.Algorithm {
+	t.Helper()
+	for _, a := range coll.Algorithms(ca.coll) {
+		if a.Name == ca.name {
+			return a
+		}
+	}
+	t.Fatalf("%s has no algorithm %s", ca.coll, ca.name)
+	return coll.Algorithm{}
+}
+
+func rootsCounts(args []coll.Args) [][2]int {
+	out := make([][2]int, len(args))
+	for r, a := range args {
+		out[r] = [2]int{a.Root, a.Count}
+	}
+	return out
+}
+
+// TestDataLeads checks the shape Algorithm.DataLeads promises wherever it
+// holds: the root's first message to the next rank is data it sends
+// waiting for nothing, and that rank's first receive from the root one
+// that waits for nothing.
+func TestDataLeads(t *testing.T) {
+	for c := range coll.NumColls {
+		for _, alg := range coll.Algorithms(c) {
+			if alg.DataLeads == nil {
+				continue
+			}
+			for n := 2; n <= 9; n++ {
+				for root := range n {
+					for _, count := range []int{0, 1, 9, 100} {
+						for _, seg := range []int{0, 8, 24} {
+							a := coll.Args{Coll: c, Size: n, Root: root, Count: count, ElemSize: 8, Type: op.Int64, Segment: seg}
+							if !alg.DataLeads(&a) {
+								continue
+							}
+							next := (root + 1) % n
+							for _, end := range []struct {
+								rank, peer int
+								kind       coll.StepKind
+							}{{root, next, coll.StepSend}, {next, root, coll.StepRecv}} {
+								a.Rank = end.rank
+								p, err := coll.Build(alg, &a)
+								if err != nil {
+									t.Fatal(err)
+								}
+								first := -1
+								for i, s := range p.Steps {
+									send := s.Kind == coll.StepSend
+									recv := s.Kind == coll.StepRecv || s.Kind == coll.StepRecvReduce
+									if int(s.Peer) == end.peer && (send && end.kind == coll.StepSend || recv && end.kind == coll.StepRecv) {
+										first = i
+										break
+									}
+								}
+								if first < 0 || p.Steps[first].Kind != end.kind || p.Steps[first].NDeps != 0 || p.Steps[first].A.Len == 0 {
+									t.Fatalf("%s n=%d root %d count %d segment %d: rank %d's first %s with %d is step %d, not one of data waiting for nothing (%+v)",
+										p.Name, n, root, count, seg, end.rank, end.kind, end.peer, first, p.Steps)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
