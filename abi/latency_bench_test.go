@@ -30,7 +30,8 @@ import (
 //	MESHMPI_OSU_ROUNDS=15 go test -count=1 -v -run '^TestOSULatency$' ./abi
 //
 // MESHMPI_OSU_SCALE scales osu.c's iterations (default 1: 10,000 round
-// trips a run). MESHMPI_OSU_BASELINE names an osu binary built against
+// trips a run); MESHMPI_OSU_LINK=webrtc forces the pairs' link to WebRTC
+// (meshrun --link), the link ranks on different hosts use. MESHMPI_OSU_BASELINE names an osu binary built against
 // another libmpi_abi.so (an older tree's: meshcc with MESHCC_ROOT set to
 // it), run as a third pair in every round: the binding before and after a
 // change, against the same Go ranks. MESHMPI_OSU_GO_BASELINE names this
@@ -51,7 +52,11 @@ func osuRun(t *testing.T, meshrun string, args ...string) float64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := exec.CommandContext(ctx, meshrun, append([]string{"-n", "2"}, args...)...)
+	flags := []string{"-n", "2"}
+	if l := os.Getenv("MESHMPI_OSU_LINK"); l != "" {
+		flags = append(flags, "--link", l)
+	}
+	c := exec.CommandContext(ctx, meshrun, append(flags, args...)...)
 	out, err := c.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(c.Args, " "), err, out)

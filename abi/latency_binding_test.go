@@ -14,6 +14,9 @@ import (
 // "Go-ABI" pair sets it.
 const envOSUBinding = "MESHMPI_OSU_BINDING"
 
+// osuBindingBuf is TestOSUBindingRank's message buffer.
+var osuBindingBuf [8]byte
+
 // TestOSUBindingRank is the "Go-ABI" pair's rank of TestOSULatency:
 // osu.c's latency loop through the binding's exports (mpiabi_Send,
 // mpiabi_Recv on MPI_COMM_WORLD) called from Go, so without the cgo
@@ -37,7 +40,9 @@ func TestOSUBindingRank(t *testing.T) {
 		t.Fatalf("MPI_Comm_rank: %d", rc)
 	}
 	iters := int(10000*scale) + 10
-	var small [8]byte
+	// the buffer stands for C memory: it must not move, as a goroutine's
+	// stack does when it grows, so it is not a local
+	small := &osuBindingBuf
 	buf := addr(&small[0])
 	var t0 time.Time
 	for i := -10; i < iters; i++ {
