@@ -22,14 +22,27 @@ import (
 // pion issue 747), cannot run without window.RTCPeerConnection and adds
 // about 2 MB to every rank.
 //
-// Inbound, the channel's onmessage copies each message synchronously
-// (binaryType "arraybuffer", js.CopyBytesToGo) into a recycled buffer at
-// the tail of an ordered queue and returns; one goroutine, the pump,
-// drains the queue into HandleFrame. Outbound, WriteFrame copies the frame
-// into one JS Uint8Array the link owns and calls send(), then compares the
-// channel's bufferedAmount with the high-water mark; the
-// bufferedamountlow event (threshold: the low-water mark) wakes the pump
-// for HandleWritable.
+// A message's way through the link costs what it crosses between Go and
+// JavaScript: each call from Go into JavaScript, and each js.Value of an
+// object (Go gives it a finalizer), costs more than copying a frame, and
+// a call from JavaScript into Go (a js.Func) costs most of all. So the
+// data path runs through a small JavaScript helper (linkShim, built once
+// per page with the Function constructor):
+//
+//   - Inbound, the channel's onmessage is the helper's plain JavaScript
+//     function: it appends the message (binaryType "arraybuffer") to an
+//     ordered queue and calls into Go (the wake js.Func, no arguments)
+//     only when the pump is not already draining the queue. The pump, one
+//     goroutine, takes the messages in order: next() copies the oldest
+//     into a staging array and returns its length, js.CopyBytesToGo
+//     copies it into the link's one frame buffer, and HandleFrame gets
+//     it. No js.Value is made per message.
+//   - Outbound, WriteFrame copies the header and the payload into the
+//     helper's staging array (js.CopyBytesToJS; a small frame assembled in
+//     Go first, one copy) and calls send(n), which sends the array's first
+//     n bytes and returns the channel's bufferedAmount: WriteFrame reports
+//     not ready at the high-water mark, and the bufferedamountlow event
+//     (threshold: the low-water mark) wakes the pump for HandleWritable.
 //
 // The queue needs no bound of its own: the Go runtime runs every runnable
 // goroutine, the pump included, before it returns control to the browser
@@ -39,30 +52,23 @@ import (
 // jsLink is a Link over one browser RTCDataChannel.
 type jsLink struct {
 	pc, dc   js.Value
-	sendBuf  js.Value // Uint8Array(maxFrame) the frames are staged in for send()
-	sendTail js.Value // sendBuf from HeaderLen: a large payload is copied there directly
 	maxFrame int
 	high     int // WriteFrame reports not ready at or above this bufferedAmount
 	low      int // bufferedamountlow fires when it falls to this
 
 	funcs []js.Func // every callback the link installed; released at teardown
 
-	wmu  sync.Mutex // guards wbuf, the views and queued
-	wbuf []byte
-	// view is sendBuf's first viewLen bytes: frames of one length (a
-	// ping-pong's, a stream's full frames) reuse it rather than ask for
-	// a subarray per send
-	view    js.Value
-	viewLen int
-	// queued bounds the channel's bufferedAmount from above: the amount
-	// last read plus what was sent since (it only falls meanwhile), so
-	// it is read only when the bound reaches the high-water mark
-	queued int
+	// shim is the link's linkShim object: the channel's onmessage and
+	// queue, next and send (its staging arrays are sendBuf and recvBuf)
+	shim, next, send js.Value
+	sendBuf, recvBuf js.Value // Uint8Array(MaxWebRTCFrame) each: frames out and in
+	sendTail         js.Value // sendBuf from HeaderLen: a large payload is copied there directly
 
-	qmu   sync.Mutex
-	queue [][]byte // frames received and not yet delivered, in order
-	free  [][]byte // delivered frames' buffers, reused
-	qerr  error    // a frame that could not be queued (too large)
+	wmu  sync.Mutex // guards wbuf
+	wbuf []byte
+
+	rbuf []byte // the frame being delivered (the pump's only)
+	rerr error  // the first malformed message taken from the queue
 
 	mu      sync.Mutex
 	h       LinkHandler
@@ -252,7 +258,9 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 	})
 	// installed before the channel opens: a message that arrives before a
 	// handler exists would be lost
-	l.on(l.dc, "onmessage", l.onMessage)
+	if err := l.installShim(); err != nil {
+		return nil, err
+	}
 	l.on(l.dc, "onbufferedamountlow", func(js.Value) { poke(l.writable) })
 
 	if err := setup.negotiate(ctx, sig, offerer, l, cfg.RemoteFingerprint); err != nil {
@@ -337,8 +345,8 @@ func rtcConfig(cfg WebRTCConfig) js.Value {
 }
 
 // opened finishes the link once its data channel is open: the frame limit
-// from the remote's max-message-size (RTCSctpTransport.maxMessageSize),
-// the send staging buffer and the low-water threshold.
+// from the remote's max-message-size (RTCSctpTransport.maxMessageSize)
+// and the low-water threshold.
 func (l *jsLink) opened() {
 	l.maxFrame = MaxWebRTCFrame
 	if s := l.pc.Get("sctp"); s.Truthy() {
@@ -346,10 +354,93 @@ func (l *jsLink) opened() {
 			l.maxFrame = min(m.Int(), MaxWebRTCFrame)
 		}
 	}
-	l.sendBuf = uint8Array.New(l.maxFrame)
-	l.sendTail = l.sendBuf.Call("subarray", HeaderLen)
 	l.wbuf = make([]byte, 0, l.maxFrame)
 	l.dc.Set("bufferedAmountLowThreshold", l.low)
+}
+
+// linkShimSource is the body of the JavaScript function (arguments dc,
+// wake, max) that takes over a data channel's messages for a jsLink: see
+// the comment at the top of this file. next() returns the oldest queued
+// message's length (copied into recv when it fits in max bytes), plus
+// shimMore when more messages are queued behind it; shimEmpty for none;
+// shimText for a text message. Once it has returned the last message,
+// the next one to arrive calls wake. send(n) sends stage's first n bytes
+// and returns the channel's bufferedAmount, or shimFailed (err says why).
+const linkShimSource = `
+const q = [];
+let head = 0, woken = false;
+const o = {recv: new Uint8Array(max), stage: new Uint8Array(max), err: ""};
+dc.onmessage = (ev) => {
+	q.push(ev.data);
+	if (!woken) {
+		woken = true;
+		wake();
+	}
+};
+o.next = () => {
+	if (head === q.length) {
+		woken = false;
+		return -1;
+	}
+	const d = q[head];
+	q[head++] = undefined;
+	let more = 1073741824;
+	if (head === q.length) {
+		q.length = 0;
+		head = 0;
+		woken = false;
+		more = 0;
+	}
+	if (typeof d === "string") return -2;
+	const n = d.byteLength;
+	if (n <= max) o.recv.set(new Uint8Array(d));
+	return n + more;
+};
+o.pending = () => q.length - head;
+o.send = (n) => {
+	try {
+		dc.send(n === max ? o.stage : o.stage.subarray(0, n));
+		return dc.bufferedAmount;
+	} catch (e) {
+		o.err = String(e && e.message || e);
+		return -3;
+	}
+};
+return o;
+`
+
+// The values of linkShimSource's next and send besides lengths.
+const (
+	shimEmpty  = -1
+	shimText   = -2
+	shimFailed = -3
+	shimMore   = 1 << 30
+)
+
+// linkShim is linkShimSource as a function, made once.
+var linkShim = sync.OnceValues(func() (f js.Value, err error) {
+	err = jsglue.Try(func() { f = js.Global().Get("Function").New("dc", "wake", "max", linkShimSource) })
+	return f, err
+})
+
+// installShim puts the link's messages in linkShim's hands: the
+// channel's onmessage, and the wake callback that pokes the pump.
+func (l *jsLink) installShim() error {
+	f, err := linkShim()
+	if err != nil {
+		return fmt.Errorf("the browser link's JavaScript helper (a Content-Security-Policy without 'unsafe-eval' forbids the Function constructor): %w", err)
+	}
+	wake := js.FuncOf(func(js.Value, []js.Value) any {
+		poke(l.wake)
+		return nil
+	})
+	l.funcs = append(l.funcs, wake)
+	l.shim = f.Invoke(l.dc, wake, MaxWebRTCFrame)
+	l.next, l.send = l.shim.Get("next"), l.shim.Get("send")
+	l.recvBuf, l.sendBuf = l.shim.Get("recv"), l.shim.Get("stage")
+	l.sendTail = l.sendBuf.Call("subarray", HeaderLen)
+	l.rbuf = make([]byte, MaxWebRTCFrame)
+	return nil
 }
 
 // on installs fn as obj's event handler property name (onmessage …) and
@@ -366,37 +457,6 @@ func (l *jsLink) on(obj js.Value, name string, fn func(ev js.Value)) {
 	l.funcs = append(l.funcs, f)
 	obj.Set(name, f)
 }
-
-// onMessage is the channel's onmessage: one synchronous copy into the
-// queue, in arrival order; it never blocks and starts no goroutine.
-func (l *jsLink) onMessage(ev js.Value) {
-	data := ev.Get("data")
-	if data.Type() == js.TypeString {
-		l.lose(fmt.Errorf("%w: text message on the data channel", ErrFrame))
-		return
-	}
-	view := uint8Array.New(data)
-	n := view.Length()
-	if n > MaxWebRTCFrame {
-		l.lose(fmt.Errorf("%w: %d-byte message exceeds %d", ErrFrame, n, MaxWebRTCFrame))
-		return
-	}
-	l.qmu.Lock()
-	var b []byte
-	if k := len(l.free); k > 0 {
-		b, l.free = l.free[k-1], l.free[:k-1]
-	} else {
-		b = make([]byte, MaxWebRTCFrame)
-	}
-	b = b[:n]
-	js.CopyBytesToGo(b, view)
-	l.queue = append(l.queue, b)
-	l.qmu.Unlock()
-	poke(l.wake)
-}
-
-// uint8Array is the page's Uint8Array constructor, looked up once.
-var uint8Array = js.Global().Get("Uint8Array")
 
 // Bind implements Link: it starts the pump.
 func (l *jsLink) Bind(h LinkHandler) {
@@ -416,9 +476,8 @@ func (l *jsLink) MaxFrame() int { return l.maxFrame }
 // staging array serves every frame. Each call into JavaScript costs more
 // than a small copy, so a frame crosses in as few as it can: a small one
 // is assembled in Go and copied over once, a large one's payload is
-// copied straight from the caller's buffer; the view sent is reused
-// while frames keep their length; bufferedAmount is read only near the
-// high-water mark.
+// copied straight from the caller's buffer, and send returns the
+// bufferedAmount it left.
 func (l *jsLink) WriteFrame(hdr, payload []byte) (bool, error) {
 	n := len(hdr) + len(payload)
 	if n > l.maxFrame {
@@ -435,28 +494,15 @@ func (l *jsLink) WriteFrame(hdr, payload []byte) (bool, error) {
 		l.wbuf = append(append(l.wbuf[:0], hdr...), payload...)
 		js.CopyBytesToJS(l.sendBuf, l.wbuf)
 	}
-	if n != l.viewLen {
-		l.view, l.viewLen = l.sendBuf, n
-		if n != l.maxFrame {
-			l.view = l.sendBuf.Call("subarray", 0, n)
-		}
-	}
-	err := jsglue.Try(func() { l.dc.Call("send", l.view) })
-	ready := true
-	if err == nil {
-		if l.queued += n; l.queued >= l.high {
-			l.queued = l.dc.Get("bufferedAmount").Int()
-			ready = l.queued < l.high
-		}
-	}
+	buffered := l.send.Invoke(n).Int()
 	l.wmu.Unlock()
-	if err != nil {
-		err = fmt.Errorf("webrtc link: send: %w", err)
+	if buffered == shimFailed {
+		err := fmt.Errorf("webrtc link: send: %s", l.shim.Get("err").String())
 		l.lose(err)
 		return false, err
 	}
 	l.sent.Add(int64(n))
-	return ready, nil
+	return buffered < l.high, nil
 }
 
 // directPayload is the payload size from which WriteFrame copies the
@@ -491,33 +537,34 @@ func (l *jsLink) pump() {
 }
 
 // deliver hands the oldest queued frame to the handler and reports
-// whether there was one.
+// whether more are queued behind it. A malformed message loses the link.
 func (l *jsLink) deliver() bool {
-	if l.closed.Load() {
+	if l.closed.Load() || l.rerr != nil {
 		return false
 	}
-	l.qmu.Lock()
-	if len(l.queue) == 0 {
-		l.qmu.Unlock()
+	r := l.next.Invoke().Int()
+	if r < 0 {
+		if r == shimText {
+			l.rerr = fmt.Errorf("%w: text message on the data channel", ErrFrame)
+			l.lose(l.rerr)
+		}
 		return false
 	}
-	f := l.queue[0]
-	l.queue[0] = nil
-	l.queue = l.queue[1:]
-	if len(l.queue) == 0 {
-		l.queue = l.queue[:0:0] // let the backing array be reused from the start
+	n := r &^ shimMore
+	if n > len(l.rbuf) {
+		l.rerr = fmt.Errorf("%w: %d-byte message exceeds %d", ErrFrame, n, len(l.rbuf))
+		l.lose(l.rerr)
+		return false
 	}
-	l.qmu.Unlock()
-	l.received.Add(int64(len(f)))
+	f := l.rbuf[:n]
+	js.CopyBytesToGo(f, l.recvBuf)
+	l.received.Add(int64(n))
 	hdr, payload := f, []byte(nil)
-	if len(f) > HeaderLen {
+	if n > HeaderLen {
 		hdr, payload = f[:HeaderLen], f[HeaderLen:]
 	}
 	l.call(func() { l.h.HandleFrame(hdr, payload) })
-	l.qmu.Lock()
-	l.free = append(l.free, f[:cap(f)])
-	l.qmu.Unlock()
-	return true
+	return r&shimMore != 0
 }
 
 func (l *jsLink) call(fn func()) {
@@ -563,9 +610,6 @@ func (l *jsLink) teardown() {
 			f.Release()
 		}
 		l.funcs = nil
-		l.qmu.Lock()
-		l.queue, l.free = nil, nil
-		l.qmu.Unlock()
 	})
 }
 

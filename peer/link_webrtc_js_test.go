@@ -5,6 +5,8 @@ package peer
 import (
 	"bytes"
 	"strings"
+	"sync"
+	"syscall/js"
 	"testing"
 	"time"
 
@@ -73,3 +75,149 @@ func jsUfrag(t *testing.T, l *jsLink) string {
 	t.Fatalf("no ice-ufrag in the local description")
 	return ""
 }
+
+// frameLog is a LinkHandler that records the frames it is handed.
+type frameLog struct {
+	mu       sync.Mutex
+	frames   [][]byte
+	closed   error
+	arrived  chan struct{} // cap 1: a frame or the close arrived
+	writable chan struct{} // cap 1
+}
+
+func newFrameLog() *frameLog {
+	return &frameLog{arrived: make(chan struct{}, 1), writable: make(chan struct{}, 1)}
+}
+
+func (f *frameLog) HandleFrame(hdr, payload []byte) {
+	f.mu.Lock()
+	f.frames = append(f.frames, append(append([]byte(nil), hdr...), payload...))
+	f.mu.Unlock()
+	poke(f.arrived)
+}
+
+func (f *frameLog) HandleWritable() { poke(f.writable) }
+
+func (f *frameLog) HandleClose(err error) {
+	f.mu.Lock()
+	f.closed = err
+	f.mu.Unlock()
+	poke(f.arrived)
+}
+
+// wait waits until the log holds n frames or the link closed.
+func (f *frameLog) wait(t *testing.T, n int) ([][]byte, error) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		f.mu.Lock()
+		got, err := len(f.frames), f.closed
+		f.mu.Unlock()
+		if got >= n || err != nil {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			return f.frames, f.closed
+		}
+		select {
+		case <-f.arrived:
+		case <-timeout:
+			t.Fatalf("%d of %d frames after 30 s", got, n)
+		}
+	}
+}
+
+// Frames of every length class arrive whole and in order, the sender
+// stopping at the high-water mark and going on when the link says it is
+// writable again.
+func TestJSLinkFrames(t *testing.T) {
+	la, lb := connectLinks(t, WebRTCConfig{})
+	a, b := la.(*jsLink), lb.(*jsLink)
+	defer a.Close()
+	defer b.Close()
+	fa, fb := newFrameLog(), newFrameLog()
+	a.Bind(fa)
+	b.Bind(fb)
+
+	var want [][]byte
+	sizes := []int{1, HeaderLen, HeaderLen + 1, HeaderLen + directPayload - 1, HeaderLen + directPayload, a.MaxFrame()}
+	for i := range 200 { // 200 frames, 100 of them full: past the high-water mark
+		n := sizes[i%len(sizes)]
+		if i%2 == 0 {
+			n = a.MaxFrame()
+		}
+		f := pattern(n, i)
+		want = append(want, f)
+		var hdr, payload []byte = f, nil
+		if n > HeaderLen {
+			hdr, payload = f[:HeaderLen], f[HeaderLen:]
+		}
+		ready, err := a.WriteFrame(hdr, payload)
+		require.NoError(t, err)
+		if !ready {
+			select {
+			case <-fa.writable:
+			case <-time.After(30 * time.Second):
+				t.Fatal("not writable again after 30 s")
+			}
+		}
+	}
+	got, err := fb.wait(t, len(want))
+	require.NoError(t, err)
+	require.Equal(t, len(want), len(got))
+	for i := range want {
+		require.True(t, bytes.Equal(want[i], got[i]), "frame %d (%d bytes, got %d)", i, len(want[i]), len(got[i]))
+	}
+	sent, _, _ := a.Counts()
+	_, received, _ := b.Counts()
+	require.Equal(t, sent, received)
+}
+
+// A text message is no frame: the link that receives it is lost with
+// ErrFrame.
+func TestJSLinkTextMessage(t *testing.T) {
+	la, lb := connectLinks(t, WebRTCConfig{})
+	a, b := la.(*jsLink), lb.(*jsLink)
+	defer a.Close()
+	defer b.Close()
+	fb := newFrameLog()
+	b.Bind(fb)
+	a.dc.Call("send", "hello")
+	_, err := fb.wait(t, 1<<30)
+	require.ErrorIs(t, err, ErrFrame)
+	require.ErrorIs(t, err, ErrProcFailed)
+}
+
+// The link's own part of a frame's way allocates nothing: WriteFrame,
+// and deliver taking a queued frame to the handler.
+func TestJSLinkAllocs(t *testing.T) {
+	la, lb := connectLinks(t, WebRTCConfig{})
+	a, b := la.(*jsLink), lb.(*jsLink)
+	defer a.Close()
+	defer b.Close()
+	const runs = 50
+	for _, n := range []int{8, directPayload + 100, a.MaxFrame() - HeaderLen} {
+		hdr, payload := make([]byte, HeaderLen), make([]byte, n)
+		allocs := testing.AllocsPerRun(runs, func() {
+			if _, err := a.WriteFrame(hdr, payload); err != nil {
+				t.Fatal(err)
+			}
+		})
+		require.Zero(t, allocs, "WriteFrame of a %d-byte payload", n)
+	}
+	// b is not bound: its pump does not run, the frames wait in the queue
+	total := 3 * (runs + 1)
+	for b.next.Type() == js.TypeFunction && b.shim.Call("pending").Int() < total {
+		time.Sleep(time.Millisecond)
+	}
+	var h nopHandler
+	b.h = h
+	allocs := testing.AllocsPerRun(total-1, func() { b.deliver() })
+	require.Zero(t, allocs, "deliver")
+	require.Zero(t, b.shim.Call("pending").Int())
+}
+
+type nopHandler struct{}
+
+func (nopHandler) HandleFrame(hdr, payload []byte) {}
+func (nopHandler) HandleWritable()                 {}
+func (nopHandler) HandleClose(error)               {}
