@@ -30,7 +30,21 @@ const (
 type collConfig struct {
 	colls, forms []string
 	ranks, sizes []int
-	iters        int // timed iterations of sizes up to largeSize with few ranks
+	iters        int    // timed iterations of sizes up to largeSize with few ranks
+	alg          string // -alg: the algorithm forced on every call ("": the rules')
+	segment      int    // -segment: meshmpi.Segment's bound (0: none)
+}
+
+// hints returns the hints -alg and -segment give every call.
+func (c collConfig) hints() []meshmpi.Hint {
+	var hs []meshmpi.Hint
+	if c.alg != "" {
+		hs = append(hs, meshmpi.Algorithm(c.alg))
+	}
+	if c.segment > 0 {
+		hs = append(hs, meshmpi.Segment(c.segment))
+	}
+	return hs
 }
 
 // parseCollConfig checks the coll flags; iters is -iters (point-to-point
@@ -117,9 +131,16 @@ func runColl(out io.Writer, lk *links, cfg collConfig) error {
 				if n == 1 {
 					ranks = "rank"
 				}
-				fmt.Fprintf(out, "# meshmpi %s latency, %s (%s links, %d %s)\n", name, form, lk.name, n, ranks)
+				alg := ""
+				if cfg.alg != "" {
+					alg = ", algorithm " + cfg.alg
+				}
+				if cfg.segment > 0 {
+					alg += fmt.Sprintf(", segment %d", cfg.segment)
+				}
+				fmt.Fprintf(out, "# meshmpi %s latency, %s (%s links, %d %s%s)\n", name, form, lk.name, n, ranks, alg)
 				fmt.Fprintf(out, "%-10s%18s\n", "# Size", "Avg Latency(us)")
-				if err := collTable(out, lk, name, form, n, sizes, cfg.iters); err != nil {
+				if err := collTable(out, lk, name, form, n, sizes, cfg.iters, cfg.hints()); err != nil {
 					return fmt.Errorf("%s %s on %d ranks: %w", name, form, n, err)
 				}
 			}
@@ -132,11 +153,11 @@ func runColl(out io.Writer, lk *links, cfg collConfig) error {
 // collective benchmarks, every rank times each call on its own, ranks meet
 // in a barrier between calls (untimed; not for barrier itself), and the
 // figure is the mean over ranks of each rank's mean latency.
-func collTable(out io.Writer, lk *links, name, form string, n int, sizes []int, base int) error {
+func collTable(out io.Writer, lk *links, name, form string, n int, sizes []int, base int, hs []meshmpi.Hint) error {
 	ctx := context.Background()
 	return lk.run(n, func(w *meshmpi.Comm) error {
 		for _, size := range sizes {
-			ops, err := newCollOps(w, name, size)
+			ops, err := newCollOps(w, name, size, hs...)
 			if err != nil {
 				return err
 			}
@@ -216,21 +237,21 @@ type collOps struct {
 // (osu_alltoall's size), the scan vector (float64, Sum), or the
 // reducescatterblock input (float64, Sum), of which each rank gets
 // size/n bytes (osu_reduce_scatter's size; a remainder is left out).
-func newCollOps(w *meshmpi.Comm, name string, size int) (collOps, error) {
+func newCollOps(w *meshmpi.Comm, name string, size int, hs ...meshmpi.Hint) (collOps, error) {
 	n := w.Size()
 	switch name {
 	case "barrier":
 		return collOps{
-			func() error { return meshmpi.Barrier(w) },
-			func() (*meshmpi.Request, error) { return meshmpi.Ibarrier(w) },
-			func() (*meshmpi.Request, error) { return meshmpi.BarrierInit(w) },
+			func() error { return meshmpi.Barrier(w, hs...) },
+			func() (*meshmpi.Request, error) { return meshmpi.Ibarrier(w, hs...) },
+			func() (*meshmpi.Request, error) { return meshmpi.BarrierInit(w, hs...) },
 		}, nil
 	case "bcast":
 		buf := make([]byte, size)
 		return collOps{
-			func() error { return meshmpi.Bcast(w, buf, 0) },
-			func() (*meshmpi.Request, error) { return meshmpi.Ibcast(w, buf, 0) },
-			func() (*meshmpi.Request, error) { return meshmpi.BcastInit(w, buf, 0) },
+			func() error { return meshmpi.Bcast(w, buf, 0, hs...) },
+			func() (*meshmpi.Request, error) { return meshmpi.Ibcast(w, buf, 0, hs...) },
+			func() (*meshmpi.Request, error) { return meshmpi.BcastInit(w, buf, 0, hs...) },
 		}, nil
 	case "allreduce":
 		send, recv := make([]float64, size/8), make([]float64, size/8)
@@ -238,38 +259,42 @@ func newCollOps(w *meshmpi.Comm, name string, size int) (collOps, error) {
 			send[i] = float64(w.Rank() + i)
 		}
 		return collOps{
-			func() error { return meshmpi.Allreduce(w, send, recv, meshmpi.Sum) },
-			func() (*meshmpi.Request, error) { return meshmpi.Iallreduce(w, send, recv, meshmpi.Sum) },
-			func() (*meshmpi.Request, error) { return meshmpi.AllreduceInit(w, send, recv, meshmpi.Sum) },
+			func() error { return meshmpi.Allreduce(w, send, recv, meshmpi.Sum, hs...) },
+			func() (*meshmpi.Request, error) { return meshmpi.Iallreduce(w, send, recv, meshmpi.Sum, hs...) },
+			func() (*meshmpi.Request, error) { return meshmpi.AllreduceInit(w, send, recv, meshmpi.Sum, hs...) },
 		}, nil
 	case "allgather":
 		send, recv := make([]byte, size), make([]byte, n*size)
 		return collOps{
-			func() error { return meshmpi.Allgather(w, send, recv) },
-			func() (*meshmpi.Request, error) { return meshmpi.Iallgather(w, send, recv) },
-			func() (*meshmpi.Request, error) { return meshmpi.AllgatherInit(w, send, recv) },
+			func() error { return meshmpi.Allgather(w, send, recv, hs...) },
+			func() (*meshmpi.Request, error) { return meshmpi.Iallgather(w, send, recv, hs...) },
+			func() (*meshmpi.Request, error) { return meshmpi.AllgatherInit(w, send, recv, hs...) },
 		}, nil
 	case "alltoall":
 		send, recv := make([]byte, n*size), make([]byte, n*size)
 		return collOps{
-			func() error { return meshmpi.Alltoall(w, send, recv) },
-			func() (*meshmpi.Request, error) { return meshmpi.Ialltoall(w, send, recv) },
-			func() (*meshmpi.Request, error) { return meshmpi.AlltoallInit(w, send, recv) },
+			func() error { return meshmpi.Alltoall(w, send, recv, hs...) },
+			func() (*meshmpi.Request, error) { return meshmpi.Ialltoall(w, send, recv, hs...) },
+			func() (*meshmpi.Request, error) { return meshmpi.AlltoallInit(w, send, recv, hs...) },
 		}, nil
 	case "scan":
 		send, recv := make([]float64, size/8), make([]float64, size/8)
 		return collOps{
-			func() error { return meshmpi.Scan(w, send, recv, meshmpi.Sum) },
-			func() (*meshmpi.Request, error) { return meshmpi.Iscan(w, send, recv, meshmpi.Sum) },
-			func() (*meshmpi.Request, error) { return meshmpi.ScanInit(w, send, recv, meshmpi.Sum) },
+			func() error { return meshmpi.Scan(w, send, recv, meshmpi.Sum, hs...) },
+			func() (*meshmpi.Request, error) { return meshmpi.Iscan(w, send, recv, meshmpi.Sum, hs...) },
+			func() (*meshmpi.Request, error) { return meshmpi.ScanInit(w, send, recv, meshmpi.Sum, hs...) },
 		}, nil
 	case "reducescatterblock":
 		block := size / 8 / n
 		send, recv := make([]float64, block*n), make([]float64, block)
 		return collOps{
-			func() error { return meshmpi.ReduceScatterBlock(w, send, recv, meshmpi.Sum) },
-			func() (*meshmpi.Request, error) { return meshmpi.IreduceScatterBlock(w, send, recv, meshmpi.Sum) },
-			func() (*meshmpi.Request, error) { return meshmpi.ReduceScatterBlockInit(w, send, recv, meshmpi.Sum) },
+			func() error { return meshmpi.ReduceScatterBlock(w, send, recv, meshmpi.Sum, hs...) },
+			func() (*meshmpi.Request, error) {
+				return meshmpi.IreduceScatterBlock(w, send, recv, meshmpi.Sum, hs...)
+			},
+			func() (*meshmpi.Request, error) {
+				return meshmpi.ReduceScatterBlockInit(w, send, recv, meshmpi.Sum, hs...)
+			},
 		}, nil
 	}
 	return collOps{}, errors.New("no collective " + strconv.Quote(name))

@@ -137,7 +137,12 @@
 //     block sent to each rank (osu_alltoall's size, so a rank sends ranks ×
 //     size bytes in all), or the reducescatterblock input, of which each
 //     rank gets size/ranks bytes (osu_reduce_scatter's size). barrier has a
-//     single line, size 0.
+//     single line, size 0;
+//   - -alg (default none: the rules' choice): an algorithm forced on every
+//     call (meshmpi.Algorithm), so variants can be timed side by side in
+//     interleaved runs; every collective of -colls must have it;
+//   - -segment (default 0: none): meshmpi.Segment's bound on one message of
+//     the algorithms that segment or pipeline.
 //
 // A collective size up to 8 KiB runs a tenth of -iters (1000 by default,
 // as osu_allreduce), larger sizes proportionally fewer; worlds of more
@@ -152,6 +157,7 @@
 //	go run ./cmd/meshbench -mode all
 //	go run ./cmd/meshbench -mode latency -max 4096 -iters 10000
 //	go run ./cmd/meshbench -mode coll -colls allreduce -forms persistent -ranks 2,8
+//	go run ./cmd/meshbench -mode coll -colls allgather -forms blocking -ranks 8 -alg gather_bcast
 //	go run ./cmd/meshbench -link webrtc
 //	go run ./cmd/meshbench -link webrtc -mode bw -min 65536 -max 1048576
 //	go run ./cmd/meshbench -link webrtc -mode coll -ranks 4 -colls allreduce -sizes 8

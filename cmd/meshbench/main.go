@@ -142,6 +142,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	forms := fs.String("forms", strings.Join(formNames, ","), "forms of -mode coll: blocking, nonblocking (I… + Wait), persistent (…Init, then Start + Wait)")
 	ranks := fs.String("ranks", "2,4,8,16", "world sizes of -mode coll (webrtc default: 4)")
 	collSizes := fs.String("sizes", "8,1024,65536,1048576", "per-rank message sizes in bytes of -mode coll (webrtc default: 8)")
+	collAlg := fs.String("alg", "", "-mode coll: force this algorithm (meshmpi.Algorithm) on every collective of -colls; empty: the rules' choice")
+	collSeg := fs.Int("segment", 0, "-mode coll: bound a message of the segmenting algorithms to this many bytes (meshmpi.Segment); 0: none")
 	readyRanks := fs.String("ready-ranks", "4,16", "job sizes of -mode ready")
 	rounds := fs.Int("rounds", 1, "runs of each latency, bw and raw size; the best is printed (webrtc default: 3, alternating meshmpi and raw)")
 	reps := fs.Int("reps", 5, "repetitions of each job size of -mode ready")
@@ -229,6 +231,10 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	if cfg.coll, err = parseCollConfig(*colls, *forms, *ranks, *collSizes, cfg.iters); err != nil {
 		return cfg, err
 	}
+	if *collSeg < 0 {
+		return cfg, fmt.Errorf("-segment: %d is negative", *collSeg)
+	}
+	cfg.coll.alg, cfg.coll.segment = *collAlg, *collSeg
 	if cfg.readyRanks, err = parseInts("ready-ranks", *readyRanks, 2, 1024); err != nil {
 		return cfg, err
 	}

@@ -182,10 +182,17 @@ func TestParseArgs(t *testing.T) {
 	require.Equal(t, sizes(1, 4096), cfg.bwSizes)
 	require.Equal(t, []int{2, 3}, cfg.coll.ranks)
 	require.Equal(t, []string{"bcast"}, cfg.coll.colls)
+	require.Empty(t, cfg.coll.hints())
+
+	cfg, err = parseArgs([]string{"-mode", "coll", "-colls", "allgather", "-alg", "ring", "-segment", "4096"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, "ring", cfg.coll.alg)
+	require.Equal(t, 4096, cfg.coll.segment)
+	require.Len(t, cfg.coll.hints(), 2)
 
 	for _, bad := range [][]string{
 		{"-mode", "nope"}, {"-link", "tcp"}, {"-iters", "0"}, {"-reps", "0"}, {"-rounds", "0"},
-		{"-min", "8", "-max", "4"}, {"-ready-ranks", "1"}, {"-cost-ranks", "x"}, {"extra"},
+		{"-min", "8", "-max", "4"}, {"-ready-ranks", "1"}, {"-cost-ranks", "x"}, {"extra"}, {"-segment", "-1"},
 	} {
 		_, err := parseArgs(bad, io.Discard)
 		require.Error(t, err, "%q", bad)
