@@ -5,6 +5,7 @@ package host
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
 )
 
 // Why poll_oneoff is replaced.
@@ -47,9 +49,34 @@ import (
 // drains the stream as fast as it can; the wait only keeps a guest
 // blocked on a full buffer from spinning).
 //
+// A call with a relative clock alone (the Go runtime's sleep, when no
+// goroutine waits for a descriptor) sleeps here too, so that the run's
+// end wakes it (see "Why the guest runs without termination checks").
 // Anything else (no bell in the context, a descriptor that is not a
 // connected socket, an absolute clock) goes to wazero's poll_oneoff
 // unchanged.
+
+// Why the guest runs without termination checks.
+//
+// wazero stops a running guest when its context ends only if the module
+// was compiled with WithCloseOnContextDone, which puts a check at every
+// loop header and function entry with a loop; in wazero v1.12 that check
+// leaves the machine code for Go and comes back (ExitCodeCheckModuleExitCode
+// in its call engine), and Go's wasm code has such a loop in nearly every
+// function. Profiled in BenchmarkRelay's 8-byte ping-pong, the checks
+// (check_module_exit_code_trampoline, the call engine's exits and
+// re-entries) were the largest single cost of the guest's side, some
+// 20-25 us of CPU per round trip on the 2-core development machine.
+//
+// The host functions a Go guest calls all the time check instead: this
+// poll_oneoff (where a waiting rank sleeps) and clock_time_get (the Go
+// runtime reads its clocks at every scheduling round, a timer, a
+// collection), fd_read and fd_write. When the run's context has ended,
+// they close the module with wazero's exit code for that end and unwind
+// the guest (as proc_exit does), so Run reports the rank stopped, as
+// before. What they cannot stop is a guest computing without ever
+// calling the host (no allocation, no clock, no I/O): it runs until its
+// loop ends.
 
 // WASI preview 1 layouts (snapshot-01 "subscription" and "event").
 const (
@@ -88,6 +115,12 @@ type bell struct {
 	// waits before it reports the write ready; doubled by every such
 	// poll, cleared by a poll without one
 	writeWait time.Duration
+	// done is the run's context's: the guest's host calls stop it once
+	// closed (withBell)
+	done <-chan struct{}
+	// onWrite, once the relay runs, takes what the guest wrote to its
+	// stream, on the guest's goroutine (stream.go)
+	onWrite atomic.Pointer[func()]
 }
 
 type bellKey struct{}
@@ -106,10 +139,63 @@ func (b *bell) ring() {
 	}
 }
 
-// withBell makes the guest instantiated with ctx wake on b.
+// withBell makes the guest instantiated with ctx wake on b, and stop
+// once ctx ends.
 func withBell(ctx context.Context, b *bell) context.Context {
+	b.done = ctx.Done()
 	return context.WithValue(ctx, bellKey{}, b)
 }
+
+// stopIfDone ends the guest's run if its context ended (see "Why the
+// guest runs without termination checks"): it closes the module with
+// the exit code wazero's own checks would have used and unwinds the
+// guest, as proc_exit does.
+func stopIfDone(ctx context.Context, mod api.Module, b *bell) {
+	if b == nil || b.done == nil {
+		return
+	}
+	select {
+	case <-b.done:
+	default:
+		return
+	}
+	code := sys.ExitCodeContextCanceled
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		code = sys.ExitCodeDeadlineExceeded
+	}
+	_ = mod.CloseWithExitCode(ctx, code)
+	panic(sys.NewExitError(code))
+}
+
+// checked is a WASI function of wazero's that first stops the guest if
+// its run ended.
+type checked struct{ std api.GoModuleFunction }
+
+func (c checked) Call(ctx context.Context, mod api.Module, stack []uint64) {
+	b, _ := ctx.Value(bellKey{}).(*bell)
+	stopIfDone(ctx, mod, b)
+	c.std.Call(ctx, mod, stack)
+}
+
+// guestWrite is wazero's fd_write, checked, after which the relay reads
+// what the guest wrote to a socket (stream.go).
+type guestWrite struct{ std api.GoModuleFunction }
+
+func (c guestWrite) Call(ctx context.Context, mod api.Module, stack []uint64) {
+	b, _ := ctx.Value(bellKey{}).(*bell)
+	stopIfDone(ctx, mod, b)
+	fd := api.DecodeU32(stack[0])
+	c.std.Call(ctx, mod, stack)
+	if b != nil && fd > 2 { // not stdio: the stream, in a rank
+		if f := b.onWrite.Load(); f != nil {
+			(*f)()
+		}
+	}
+}
+
+// checkedCalls are the WASI functions that stop a guest whose run ended,
+// besides poll_oneoff: those a Go guest calls often.
+var checkedCalls = []string{"clock_time_get", "fd_read", "fd_write"}
 
 // instantiateWASI instantiates wazero's WASI functions with poll_oneoff
 // replaced (see "Why poll_oneoff is replaced"). wazero documents the
@@ -137,6 +223,22 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, stock bool) (*polle
 	}
 	b := rt.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
 	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(b)
+	for _, name := range checkedCalls {
+		f := fn(name)
+		if f == nil {
+			return nil, fmt.Errorf("wazero's WASI module has no Go %s to build on", name)
+		}
+		d := defs[name]
+		var g api.GoModuleFunction = checked{f}
+		if name == "fd_write" {
+			g = guestWrite{f}
+		}
+		b.NewFunctionBuilder().
+			WithGoModuleFunction(g, d.ParamTypes(), d.ResultTypes()).
+			WithParameterNames(d.ParamNames()...).
+			WithResultNames(d.ResultNames()...).
+			Export(name)
+	}
 	i32 := api.ValueTypeI32
 	b.NewFunctionBuilder().
 		WithGoModuleFunction(p, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).
@@ -162,9 +264,11 @@ type poller struct {
 func (p *poller) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	p.calls.Add(1)
 	b, _ := ctx.Value(bellKey{}).(*bell)
+	stopIfDone(ctx, mod, b)
 	if b == nil || p.stock || !p.poll(ctx, mod, stack, b) {
 		p.std.Call(ctx, mod, stack)
 	}
+	stopIfDone(ctx, mod, b) // the run may have ended while the guest slept
 }
 
 // poll serves a call made of read subscriptions on connected sockets and
@@ -207,7 +311,7 @@ func (p *poller) poll(ctx context.Context, mod api.Module, stack []uint64, b *be
 		}
 	}
 	if reads == 0 && writes == 0 {
-		return false // a plain sleep: wazero's is right
+		return clock >= 0 && n == 1 && p.sleep(ctx, mod, stack, subs, evs, timeout, b)
 	}
 	start := time.Now()
 	writeAt := start.Add(b.writeWait)
@@ -286,6 +390,27 @@ func (p *poller) poll(ctx context.Context, mod api.Module, stack []uint64, b *be
 		}
 		b.timer.Stop()
 	}
+}
+
+// sleep serves a call of one relative clock: it waits out the timeout
+// or the run's end, whichever comes first (Call then stops the guest).
+func (p *poller) sleep(ctx context.Context, mod api.Module, stack []uint64, subs, evs []byte, timeout time.Duration, b *bell) bool {
+	if timeout > 0 {
+		b.timer.Reset(timeout)
+		select {
+		case <-b.timer.C:
+		case <-b.done:
+		}
+		b.timer.Stop()
+	}
+	clear(evs)
+	copy(evs[:8], subs[:8]) // userdata
+	evs[10] = wasiClock
+	if !mod.Memory().WriteUint32Le(api.DecodeU32(stack[3]), 1) {
+		return false
+	}
+	stack[0] = 0
+	return true
 }
 
 // peek reports whether the connected socket fd has a byte to read (or

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/meshmpi/meshmpi"
@@ -100,7 +101,8 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 			err = fmt.Errorf("wasm host: %w", cause)
 		}
 	}()
-	rd := wasm.NewReader(bufio.NewReaderSize(rw, 64<<10))
+	br := bufio.NewReaderSize(rw, 64<<10)
+	rd := wasm.NewReader(br)
 	if _, err := rw.Write(wasm.AppendHostHello(nil, cfg.Key)); err != nil {
 		return fmt.Errorf("wasm host: greeting the guest: %w", err)
 	}
@@ -124,9 +126,40 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 		return err
 	}
 	r.writerDone = make(chan struct{})
+	gs, _ := rw.(guestSocket)
+	var rc syscall.RawConn
+	if gs != nil {
+		if rc, err = gs.SyscallConn(); err != nil {
+			rc = nil
+		}
+	}
+	if rc != nil {
+		r.raw = newRawWriter(rc, gs.ring)
+	}
 	r.out.setDirect(true)
 	go r.writer()
-	return r.readLoop(rd)
+	if rc == nil {
+		return r.readLoop(rd)
+	}
+	// the guest says nothing between its join and the welcome, but what
+	// the handshake's reader buffered goes first all the same
+	pre, _ := br.Peek(br.Buffered())
+	s := newStreamReader(rc, pre, r.handle, func() { _ = gs.SetReadDeadline(time.Now()) })
+	gs.onGuestWrite(s.drain)
+	return r.readStream(s)
+}
+
+// guestSocket is a stream that is a socket the host can read and write
+// without blocking, whose guest can be rung and tells of its writes
+// (ringingConn): the relay then reads the guest's messages on the
+// guest's goroutine too (stream.go) and writes a memory link's frames
+// without a hand-off to the writer (HandleFrameFlow).
+type guestSocket interface {
+	io.ReadWriteCloser
+	SyscallConn() (syscall.RawConn, error)
+	SetReadDeadline(time.Time) error
+	ring()
+	onGuestWrite(f func())
 }
 
 // errGuestDone is the cause that ends a relay whose guest closed the
@@ -182,6 +215,7 @@ type relay struct {
 	tel     *hostTelemetry // what the guest reports, when the job's telemetry is on
 
 	out        *outQueue
+	raw        *rawWriter // the stream's non-blocking writes; nil: not a socket
 	stopWriter chan struct{}
 	writerDone chan struct{} // nil until the writer starts
 
@@ -264,6 +298,21 @@ func (r *relay) join(job Job, agent string) error {
 		return fmt.Errorf("wasm host: welcoming the guest: %w", err)
 	}
 	return nil
+}
+
+// readStream is readLoop over a socket (stream.go).
+func (r *relay) readStream(s *streamReader) error {
+	err := s.run()
+	switch {
+	case errors.Is(err, wasm.ErrProtocol):
+		return fmt.Errorf("wasm host: rank %d: %w", r.rank, err)
+	case r.ctx.Err() != nil:
+		return context.Cause(r.ctx)
+	default:
+		r.log.Debug("guest stream ended", "rank", r.rank, "err", err)
+		r.cancel(errGuestDone)
+		return nil
+	}
 }
 
 // readLoop handles the guest's messages until the stream ends.
@@ -378,6 +427,27 @@ func (r *relay) dial(rank int) {
 }
 
 func (r *relay) push(b []byte) { r.out.push(b) }
+
+// pushFlow is push from a memory link's writer, which must not wait:
+// when no write to the guest is under way it writes what it can at once
+// without blocking (a goroutine hand-off less on a frame's way to the
+// guest) and leaves the rest to the writer.
+func (r *relay) pushFlow(b []byte) {
+	if r.raw == nil {
+		r.push(b)
+		return
+	}
+	b, ok := r.out.pushTake(b)
+	if !ok {
+		return // the writer, or a link's reader, writes it
+	}
+	n := r.raw.write(b)
+	if n == len(b) {
+		r.out.give(b)
+		return
+	}
+	r.out.giveRest(b, n) // the socket is full, or failed: the writer goes on (and sees why)
+}
 
 // pushNow is push from a link's reader, which holds no lock of the
 // relay's: when no write to the guest is under way it writes the queue
@@ -548,7 +618,7 @@ func (hl *hostLink) HandleFrameFlow(hdr, payload []byte) (ready bool) {
 		hl.held = true
 	}
 	hl.mu.Unlock()
-	hl.r.push(wasm.AppendData(hl.r.out.lock(), hl.rank, hdr, payload))
+	hl.r.pushFlow(wasm.AppendData(hl.r.out.lock(), hl.rank, hdr, payload))
 	return ready
 }
 
@@ -673,6 +743,8 @@ type outQueue struct {
 	mu     sync.Mutex
 	buf    []byte
 	spare  []byte        // nil while a write is under way
+	rest   []byte        // what a write left for the writer (giveRest), before buf
+	restOf []byte        // the buffer rest is the tail of, for give
 	direct bool          // the writer runs, so link readers may write (pushTake)
 	wake   chan struct{} // cap 1
 }
@@ -720,6 +792,12 @@ func (q *outQueue) pushTake(b []byte) (out []byte, ok bool) {
 func (q *outQueue) take(stop <-chan struct{}) (b []byte, ok bool) {
 	for {
 		q.mu.Lock()
+		if q.rest != nil {
+			b = q.rest
+			q.rest = nil
+			q.mu.Unlock()
+			return b, true
+		}
 		if len(q.buf) > 0 && q.spare != nil {
 			b, q.buf, q.spare = q.buf, q.spare[:0], nil
 			q.mu.Unlock()
@@ -747,10 +825,57 @@ func (q *outQueue) setDirect(on bool) {
 // the write wake the writer.
 func (q *outQueue) give(b []byte) {
 	q.mu.Lock()
+	if q.restOf != nil { // b was its rest
+		b, q.restOf = q.restOf, nil
+	}
 	q.spare = b[:0]
 	more := len(q.buf) > 0
 	q.mu.Unlock()
 	if more {
 		q.ring()
 	}
+}
+
+// giveRest hands the writer the part of a buffer pushTake handed out
+// that its taker did not write (b[n:]): the writer writes it before
+// anything queued since, then gives the buffer back.
+func (q *outQueue) giveRest(b []byte, n int) {
+	q.mu.Lock()
+	q.rest, q.restOf = b[n:], b
+	q.mu.Unlock()
+	q.ring()
+}
+
+// rawWriter writes to the guest's socket without blocking: one write
+// call, whatever it takes; the guest's bell rings when it took some.
+type rawWriter struct {
+	rc   syscall.RawConn
+	ring func()
+	// one write at a time (the out queue's): its state and the function
+	// the descriptor is lent to, made once
+	b  []byte
+	n  int
+	fn func(fd uintptr) bool
+}
+
+func newRawWriter(rc syscall.RawConn, ring func()) *rawWriter {
+	w := &rawWriter{rc: rc, ring: ring}
+	w.fn = func(fd uintptr) bool {
+		if n, err := syscall.Write(int(fd), w.b); err == nil && n > 0 {
+			w.n = n
+		}
+		return true // never wait for room: the writer does
+	}
+	return w
+}
+
+// write writes what of b the socket takes now and reports how much.
+func (w *rawWriter) write(b []byte) int {
+	w.b, w.n = b, 0
+	_ = w.rc.Write(w.fn) // a closed stream: the writer finds out
+	w.b = nil
+	if w.n > 0 {
+		w.ring()
+	}
+	return w.n
 }

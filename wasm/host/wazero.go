@@ -72,7 +72,10 @@ func compile(ctx context.Context, module []byte, cacheDir string, stockPoll bool
 // many goroutines as the process has processors: a module of a few MB
 // takes a core-second or more, and a cold start waits for all of it.
 func compileWith(ctx context.Context, module []byte, cacheDir string, stockPoll bool) (*Program, error) {
-	cfg := wazero.NewRuntimeConfig().WithCloseOnContextDone(true)
+	// no termination checks in the machine code: the host calls stop a
+	// guest whose run ended (poll.go, "Why the guest runs without
+	// termination checks")
+	cfg := wazero.NewRuntimeConfig()
 	if cacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
 		if err != nil {
@@ -251,6 +254,19 @@ func (c ringingConn) Write(p []byte) (n int, err error) {
 	}
 	return n, err
 }
+
+// SyscallConn, ring and onGuestWrite make the stream a guestSocket.
+func (c ringingConn) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return nil, fmt.Errorf("wasm host: the guest's stream is no socket")
+	}
+	return sc.SyscallConn()
+}
+
+func (c ringingConn) ring() { c.b.ring() }
+
+func (c ringingConn) onGuestWrite(f func()) { c.b.onWrite.Store(&f) }
 
 func (c ringingConn) Close() error {
 	err := c.Conn.Close()

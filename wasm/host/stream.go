@@ -1,0 +1,180 @@
+//go:build !js && !wasip1
+
+package host
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"syscall"
+
+	"github.com/meshmpi/meshmpi/wasm"
+)
+
+// Why the guest's writes are read on its own goroutine.
+//
+// A guest's message to the host (a frame for a remote rank, its credit)
+// left the guest through wazero's fd_write into the stream's socket, and
+// the relay's reader, parked in the Go netpoller on the host's end, woke
+// on another thread to take it: a thread wake-up per message, which on
+// the loaded 2-core development machine cost 10-50 us of every 8-byte
+// round trip in BenchmarkRelay (the trace shows the reader waking 14 us
+// after the guest's write began, in quiet rounds). Now the guest's
+// fd_write, once wazero wrote the bytes, reads them at the host's end and
+// hands them on (streamReader.drain), on the guest's goroutine: the
+// bytes are in the socket by then, as loopback TCP queues them at the
+// receiver before write returns. The reader goroutine stays as before
+// for everything else (bytes that arrived later, the end of the stream,
+// a guest that never calls fd_write, a stream that is no socket) and
+// finds the socket empty when the guest took its bytes already. A
+// one-consumer lock keeps the two from handling messages at once, so
+// they stay in stream order; the guest's side never waits for it (the
+// reader, which holds it, reads until the socket is empty).
+
+// streamReader reads the guest's messages from a socket without
+// blocking, for the reader goroutine (run) and the guest's fd_write
+// (drain) alike.
+type streamReader struct {
+	rc     syscall.RawConn
+	handle func(*wasm.Msg) error
+
+	mu   sync.Mutex // one consumer at a time
+	buf  []byte     // the bytes read and not yet handled are buf[r:w]
+	r, w int
+	// err ends the stream for good: its end, a read error, the first
+	// error handle returned
+	err error
+
+	// wake makes the reader goroutine look at err (the stream's read
+	// deadline, moved to now): drain may end the stream while it waits
+	wake func()
+
+	// the raw calls' state and functions, made once: the hot path
+	// allocates nothing
+	n         int
+	rerr      error
+	readFn    func(fd uintptr) bool
+	controlFn func(fd uintptr)
+}
+
+// errAgain says the socket is empty for now.
+var errAgain = errors.New("no bytes to read yet")
+
+// newStreamReader reads from rc after the bytes a previous reader
+// buffered (pre, copied).
+func newStreamReader(rc syscall.RawConn, pre []byte, handle func(*wasm.Msg) error, wake func()) *streamReader {
+	s := &streamReader{rc: rc, handle: handle, wake: wake, buf: make([]byte, 4+wasm.MaxMessage+64<<10)}
+	s.w = copy(s.buf, pre)
+	s.readFn = func(fd uintptr) bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.consume(fd) != errAgain
+	}
+	s.controlFn = func(fd uintptr) { s.consume(fd) }
+	return s
+}
+
+// run is the reader goroutine: it handles messages as they come until
+// the stream ends, and returns why (io.EOF at its end).
+func (s *streamReader) run() error {
+	for {
+		err := s.rc.Read(s.readFn)
+		s.mu.Lock()
+		serr := s.err
+		s.mu.Unlock()
+		switch {
+		case serr != nil:
+			return serr
+		case err != nil:
+			return err
+		}
+	}
+}
+
+// drain handles what the socket holds now, unless the reader goroutine
+// is at it (it then reads until the socket is empty itself). It never
+// waits.
+func (s *streamReader) drain() {
+	if !s.mu.TryLock() {
+		return
+	}
+	if s.err != nil {
+		s.mu.Unlock()
+		return
+	}
+	// Control, unlike Read, takes no lock of the descriptor's, which the
+	// reader goroutine holds while it waits; it keeps the descriptor open
+	s.rc.Control(s.controlFn)
+	ended := s.err != nil
+	s.mu.Unlock()
+	if ended {
+		s.wake() // the reader goroutine returns it
+	}
+}
+
+// consume handles the buffered messages and reads more until the socket
+// is empty (errAgain) or the stream ends (s.err, returned). s.mu held.
+func (s *streamReader) consume(fd uintptr) error {
+	for s.err == nil {
+		if err := s.handleBuffered(); err != nil {
+			s.err = err
+			break
+		}
+		if s.r > 0 { // keep the partial message at the front
+			s.w = copy(s.buf, s.buf[s.r:s.w])
+			s.r = 0
+		}
+		s.n, s.rerr = 0, nil
+		s.readOnce(fd)
+		switch {
+		case s.rerr == syscall.EAGAIN || s.rerr == syscall.EINTR:
+			return errAgain
+		case s.rerr != nil:
+			s.err = s.rerr
+		case s.n == 0:
+			s.err = io.EOF
+			if s.w > 0 {
+				s.err = fmt.Errorf("%w: stream ends inside a message", wasm.ErrProtocol)
+			}
+		default:
+			s.w += s.n
+		}
+	}
+	return s.err
+}
+
+// readOnce is one non-blocking read into the buffer's free space.
+func (s *streamReader) readOnce(fd uintptr) {
+	s.n, s.rerr = syscall.Read(int(fd), s.buf[s.w:])
+	if s.n < 0 {
+		s.n = 0
+	}
+}
+
+// handleBuffered handles every whole message in buf[r:w].
+func (s *streamReader) handleBuffered() error {
+	for s.w-s.r >= 4 {
+		n := int(binary.LittleEndian.Uint32(s.buf[s.r:]))
+		if n < 1 || n > wasm.MaxMessage {
+			return fmt.Errorf("%w: message length %d (want 1 … %d)", wasm.ErrProtocol, n, wasm.MaxMessage)
+		}
+		if s.w-s.r < 4+n {
+			return nil
+		}
+		b := s.buf[s.r+4 : s.r+4+n]
+		s.r += 4 + n
+		m, err := wasm.Decode(wasm.MsgType(b[0]), b[1:])
+		if err == nil {
+			err = s.handle(&m)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if s.r == s.w {
+		s.r, s.w = 0, 0
+	}
+	return nil
+}
