@@ -3,7 +3,12 @@
 package host_test
 
 import (
+	"context"
+	"fmt"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/meshmpi/meshmpi/internal/leaktest"
 	"github.com/meshmpi/meshmpi/internal/testbin"
@@ -24,4 +29,34 @@ func TestMixedJob(t *testing.T) {
 func TestTrappingGuest(t *testing.T) {
 	leaktest.Check(t)
 	hosttest.TrappingGuest(t, hosttest.Compile(t, "wazero", host.Compile))
+}
+
+// TestStop: a guest stops, trapping, when its run's context ends, though
+// its machine code has no termination checks (poll.go): waiting for a
+// job that never fills (in poll_oneoff, on its stream) and sleeping
+// before it joins one (poll_oneoff with a clock alone).
+func TestStop(t *testing.T) {
+	leaktest.Check(t)
+	p := hosttest.Compile(t, "wazero", host.Compile)
+	for _, mode := range []string{"suite", "sleep"} {
+		t.Run(mode, func(t *testing.T) {
+			job := hosttest.Job(t, 2) // the second rank never comes
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			stopped := fmt.Errorf("the test stopped the rank")
+			w := &hosttest.LogWriter{T: t}
+			// stop it once it waits: its poll_oneoff calls say so
+			polls := p.PollCalls()
+			go func() {
+				for p.PollCalls() == polls && ctx.Err() == nil {
+					time.Sleep(time.Millisecond)
+				}
+				cancel(stopped)
+			}()
+			status, err := p.Run(ctx, host.Rank{Job: job, Name: "rank", Args: []string{"-mode", mode}, Stdout: w, Stderr: w})
+			require.Equal(t, host.ExitTrap, status, "%v", err)
+			require.ErrorIs(t, err, stopped)
+			require.NotContains(t, w.String(), "slept")
+		})
+	}
 }

@@ -6,6 +6,7 @@
 //	peerfail  a barrier, then a receive from rank 0 that must fail with ErrProcFailed
 //	echo   ranksuite.Echo for rank 1, the benchmarks' driver
 //	exit   exits with status 3 without joining a job
+//	sleep  sleeps for an hour without joining a job (until its host stops it)
 package main
 
 import (
@@ -13,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 	"unsafe"
 
 	"github.com/meshmpi/meshmpi"
@@ -20,11 +22,16 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "suite", "suite, trap, peerfail or exit")
+	mode := flag.String("mode", "suite", "suite, trap, echo, peerfail, exit or sleep")
 	flag.Parse()
 	if *mode == "exit" {
 		fmt.Println("exiting with 3")
 		os.Exit(3)
+	}
+	if *mode == "sleep" {
+		time.Sleep(time.Hour)
+		fmt.Println("slept an hour")
+		os.Exit(0)
 	}
 	world, err := meshmpi.Init()
 	if err != nil {
