@@ -133,11 +133,17 @@ func mpiabi_Ialltoallw_c(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtype
 
 //export mpiabi_Alltoallw_init
 func mpiabi_Alltoallw_init(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, info, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Alltoallw_init", err)
+	}
 	return alltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, persistent, req, false)
 }
 
 //export mpiabi_Alltoallw_init_c
 func mpiabi_Alltoallw_init_c(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, info, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Alltoallw_init_c", err)
+	}
 	return alltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, persistent, req, true)
 }
 
@@ -196,10 +202,16 @@ func mpiabi_Ineighbor_alltoallw_c(s, scounts, sdispls, stypes, r, rcounts, rdisp
 
 //export mpiabi_Neighbor_alltoallw_init
 func mpiabi_Neighbor_alltoallw_init(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, info, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Neighbor_alltoallw_init", err)
+	}
 	return neighborAlltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, persistent, req, false)
 }
 
 //export mpiabi_Neighbor_alltoallw_init_c
 func mpiabi_Neighbor_alltoallw_init_c(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, info, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Neighbor_alltoallw_init_c", err)
+	}
 	return neighborAlltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm, persistent, req, true)
 }

@@ -31,10 +31,20 @@ func bsendInit(call string, buf uintptr, n int64, dt uintptr, dest, tag int32, c
 	if req == 0 {
 		return raise(comm, call, errorf(errArg, "request is NULL"))
 	}
-	if n < 0 {
-		return raise(comm, call, errorf(errCount, "count %d is negative", n))
+	// every argument is checked here, as MPI_Send_init checks its own:
+	// MPI_Start would find them only after the program's next steps
+	ce, err := lookupComm(comm)
+	if err == nil {
+		err = sendPeer(ce, dest, tag)
 	}
-	if _, err := typeOf(dt); err != nil {
+	if err == nil {
+		if t, ok := derivedType(dt); ok {
+			_, err = derivedArgs(comm, buf, n, t)
+		} else {
+			_, _, err = p2pArgsChecked(ce, buf, n, dt)
+		}
+	}
+	if err != nil {
 		return raise(comm, call, err)
 	}
 	if rc := isend(call, 0, 0, 0x247, procNull, 0, comm, req, false, persistent); rc != errSuccess {
@@ -56,6 +66,24 @@ func bsendInit(call string, buf uintptr, n int64, dt uintptr, dest, tag int32, c
 		return nil
 	}
 	return errSuccess
+}
+
+// sendPeer checks a send's destination and tag where no Go call does at
+// once: a rank of the communicator (of the remote group on an
+// intercommunicator) or MPI_PROC_NULL, and a tag from 0 to MPI_TAG_UB
+// (MPI_ANY_TAG is a receive's).
+func sendPeer(e *commEntry, dest, tag int32) error {
+	size := e.c.Size()
+	if e.c.TestInter() {
+		size = e.c.RemoteSize()
+	}
+	if dest != procNull && (dest < 0 || int(dest) >= size) {
+		return errorf(errRank, "dest %d is not a rank of the communicator's %d", dest, size)
+	}
+	if tag < 0 {
+		return errorf(errTag, "tag %d is not a send's tag (0 to MPI_TAG_UB)", tag)
+	}
+	return nil
 }
 
 //export mpiabi_Bsend_init

@@ -24,6 +24,24 @@ type collCall struct {
 	req         uintptr
 	large       bool     // an MPI_…_c call: MPI_Count counts, MPI_Aint displacements
 	stg         *staging // the packed copies of derived-type buffers, or nil
+	err         error    // a bad buffer need found, which prep reports
+}
+
+// need checks a significant buffer of n elements of t's type before the
+// call takes it: NULL is MPI_BOTTOM, a buffer only with a derived
+// datatype's absolute displacements (MPI-4.1 §5.1.12), so with a
+// predefined type and a count it is MPI_ERR_BUFFER, where the Go API
+// would take it for an empty buffer and move nothing; MPI_IN_PLACE is
+// MPI_ERR_BUFFER where the call's rules do not allow it (inPlaceOK), and
+// on an intercommunicator, which allows it nowhere (MPI-4.1 §6.2.3).
+func (c *collCall) need(addr uintptr, t tside, n int, what string, inPlaceOK bool) {
+	switch {
+	case c.err != nil:
+	case addr == inPlace && (!inPlaceOK || c.inter):
+		c.err = errorf(errBuffer, "MPI_IN_PLACE is not allowed as %s here", what)
+	case addr == 0 && n > 0 && t.e == nil:
+		c.err = errorf(errBuffer, "%s is NULL with count %d", what, n)
+	}
 }
 
 var modeSuffix = [...]string{blocking: "", nonblocking: "", persistent: "_init"}
@@ -157,6 +175,9 @@ func (c *collCall) bufV(t tside, addr uintptr, counts, displs []int, span int, i
 // prep checks the staged buffers and packs the inputs of a blocking or
 // nonblocking call; a persistent one packs at each Start.
 func (c *collCall) prep() error {
+	if c.err != nil {
+		return c.err
+	}
 	if c.stg == nil {
 		return nil
 	}
@@ -223,6 +244,9 @@ func bcast(buf uintptr, n int64, dt uintptr, root int32, comm uintptr, m mode, r
 		return c.fail(err)
 	}
 	atRoot, member := c.roles(root)
+	if atRoot || member {
+		c.need(buf, t, int(n), "buffer", false)
+	}
 	b, bn := c.buf(t, buf, int(n), atRoot, member && !atRoot)
 	if err := c.prep(); err != nil {
 		return c.fail(err)
@@ -276,6 +300,12 @@ func gather(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, ro
 	if err != nil {
 		return c.fail(err)
 	}
+	if member {
+		c.need(s, sd, int(sn), "sendbuf", atRoot)
+	}
+	if atRoot {
+		c.need(r, rd, int(rn)*c.size, "recvbuf", false)
+	}
 	if !member {
 		s = 0
 	}
@@ -302,12 +332,16 @@ func gatherv(s uintptr, sn int64, st uintptr, r, counts, displs uintptr, rt uint
 	if err != nil {
 		return c.fail(err)
 	}
+	if member {
+		c.need(s, sd, int(sn), "sendbuf", atRoot)
+	}
 	var cs, ds []int
 	span := 0
 	if atRoot {
 		if cs, ds, span, err = c.vector(counts, displs); err != nil {
 			return c.fail(err)
 		}
+		c.need(r, rd, span, "recvbuf", false)
 		r, cs, ds, span = c.bufV(rd, r, cs, ds, span, s == inPlace, true)
 	} else {
 		r = 0
@@ -331,6 +365,12 @@ func scatter(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, r
 	k, sd, rd, err := c.pair(st, sn, atRoot, rt, rn, r != inPlace && member)
 	if err != nil {
 		return c.fail(err)
+	}
+	if atRoot {
+		c.need(s, sd, int(sn)*c.size, "sendbuf", false)
+	}
+	if member {
+		c.need(r, rd, int(rn), "recvbuf", atRoot)
 	}
 	slen := 0
 	if atRoot {
@@ -358,12 +398,16 @@ func scatterv(s, counts, displs uintptr, st uintptr, r uintptr, rn int64, rt uin
 	if err != nil {
 		return c.fail(err)
 	}
+	if member {
+		c.need(r, rd, int(rn), "recvbuf", atRoot)
+	}
 	var cs, ds []int
 	span := 0
 	if atRoot {
 		if cs, ds, span, err = c.vector(counts, displs); err != nil {
 			return c.fail(err)
 		}
+		c.need(s, sd, span, "sendbuf", false)
 		s, cs, ds, span = c.bufV(sd, s, cs, ds, span, true, false)
 	} else {
 		s = 0
@@ -387,6 +431,8 @@ func allgather(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr,
 	if err != nil {
 		return c.fail(err)
 	}
+	c.need(s, sd, int(sn), "sendbuf", true)
+	c.need(r, rd, int(rn)*c.size, "recvbuf", false)
 	inplace := s == inPlace
 	s, sl := c.buf(sd, s, int(sn), true, false)
 	r, rl := c.buf(rd, r, int(rn)*c.size, inplace, true)
@@ -409,6 +455,8 @@ func allgatherv(s uintptr, sn int64, st uintptr, r, counts, displs uintptr, rt u
 	if err != nil {
 		return c.fail(err)
 	}
+	c.need(s, sd, int(sn), "sendbuf", true)
+	c.need(r, rd, span, "recvbuf", false)
 	r, cs, ds, span = c.bufV(rd, r, cs, ds, span, s == inPlace, true)
 	s, sl := c.buf(sd, s, int(sn), true, false)
 	if err := c.prep(); err != nil {
@@ -426,6 +474,8 @@ func alltoall(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, 
 	if err != nil {
 		return c.fail(err)
 	}
+	c.need(s, sd, int(sn)*c.size, "sendbuf", true)
+	c.need(r, rd, int(rn)*c.size, "recvbuf", false)
 	inplace := s == inPlace
 	s, sl := c.buf(sd, s, int(sn)*c.size, true, false)
 	r, rl := c.buf(rd, r, int(rn)*c.size, inplace, true)
@@ -456,6 +506,8 @@ func alltoallv(s, scounts, sdispls, st, r, rcounts, rdispls, rt, comm uintptr, m
 	if err != nil {
 		return c.fail(err)
 	}
+	c.need(s, sd, sspan, "sendbuf", true)
+	c.need(r, rd, rspan, "recvbuf", false)
 	if !inplace {
 		s, scs, sds, sspan = c.bufV(sd, s, scs, sds, sspan, true, false)
 	}
@@ -515,6 +567,12 @@ func reduce(s, r uintptr, n int64, dt, o uintptr, root int32, comm uintptr, m mo
 	rn := int(n)
 	inplace := s == inPlace
 	atRoot, member := c.roles(root)
+	if member {
+		c.need(s, t, int(n), "sendbuf", atRoot)
+	}
+	if atRoot {
+		c.need(r, t, int(n), "recvbuf", false)
+	}
 	if c.inter && !member {
 		s = 0 // the root's group sends nothing
 	}
@@ -539,6 +597,8 @@ func allreduce(s, r uintptr, n int64, dt, o, comm uintptr, m mode, req uintptr, 
 	if err != nil {
 		return c.fail(err)
 	}
+	c.need(s, t, int(n), "sendbuf", true)
+	c.need(r, t, int(n), "recvbuf", false)
 	inplace := s == inPlace
 	s, _ = c.buf(t, s, int(n), true, false)
 	r, rn := c.buf(t, r, int(n), inplace, true)
@@ -558,6 +618,12 @@ func reduceScatterBlock(s, r uintptr, n int64, dt, o, comm uintptr, m mode, req 
 		return c.fail(err)
 	}
 	rn, rl := int(n), 0
+	c.need(s, t, rn*c.local, "sendbuf", true)
+	if s == inPlace {
+		c.need(r, t, rn*c.local, "recvbuf", false)
+	} else {
+		c.need(r, t, rn, "recvbuf", false)
+	}
 	if s == inPlace { // the receive buffer holds the whole input (the Go API's rule too)
 		r, rl = c.buf(t, r, rn*c.local, true, true)
 	} else {
@@ -596,6 +662,12 @@ func reduceScatter(s, r, counts, dt, o, comm uintptr, m mode, req uintptr, large
 		total += n
 	}
 	rl := cs[c.rank]
+	c.need(s, t, total, "sendbuf", true)
+	if s == inPlace {
+		c.need(r, t, total, "recvbuf", false)
+	} else {
+		c.need(r, t, rl, "recvbuf", false)
+	}
 	if s == inPlace { // the receive buffer holds the whole input
 		r, rl = c.buf(t, r, total, true, true)
 	} else {
@@ -622,6 +694,8 @@ func scan(name string, s, r uintptr, n int64, dt, o, comm uintptr, exclusive boo
 	if err != nil {
 		return c.fail(err)
 	}
+	c.need(s, t, int(n), "sendbuf", true)
+	c.need(r, t, int(n), "recvbuf", false)
 	inplace := s == inPlace
 	s, _ = c.buf(t, s, int(n), true, false)
 	r, rn := c.buf(t, r, int(n), inplace, true)
@@ -637,6 +711,8 @@ func reduceLocal(call string, in, inout uintptr, n int64, dt, o uintptr) C.int {
 	if err != nil {
 		return c.fail(err)
 	}
+	c.need(in, t, int(n), "inbuf", false)
+	c.need(inout, t, int(n), "inoutbuf", false)
 	in, _ = c.buf(t, in, int(n), true, false)
 	inout, k := c.buf(t, inout, int(n), true, true)
 	if err := c.prep(); err != nil {

@@ -31,11 +31,17 @@ func mpiabi_Ibcast_c(buf uintptr, n int64, dt uintptr, root int32, comm uintptr,
 
 //export mpiabi_Bcast_init
 func mpiabi_Bcast_init(buf uintptr, n int32, dt uintptr, root int32, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Bcast_init", err)
+	}
 	return bcast(buf, int64(n), dt, root, comm, persistent, req, false)
 }
 
 //export mpiabi_Bcast_init_c
 func mpiabi_Bcast_init_c(buf uintptr, n int64, dt uintptr, root int32, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Bcast_init_c", err)
+	}
 	return bcast(buf, int64(n), dt, root, comm, persistent, req, true)
 }
 
@@ -61,11 +67,17 @@ func mpiabi_Igather_c(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt u
 
 //export mpiabi_Gather_init
 func mpiabi_Gather_init(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, root int32, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Gather_init", err)
+	}
 	return gather(s, int64(sn), st, r, int64(rn), rt, root, comm, persistent, req, false)
 }
 
 //export mpiabi_Gather_init_c
 func mpiabi_Gather_init_c(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, root int32, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Gather_init_c", err)
+	}
 	return gather(s, int64(sn), st, r, int64(rn), rt, root, comm, persistent, req, true)
 }
 
@@ -91,11 +103,17 @@ func mpiabi_Igatherv_c(s uintptr, sn int64, st uintptr, r uintptr, counts uintpt
 
 //export mpiabi_Gatherv_init
 func mpiabi_Gatherv_init(s uintptr, sn int32, st uintptr, r uintptr, counts uintptr, displs uintptr, rt uintptr, root int32, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Gatherv_init", err)
+	}
 	return gatherv(s, int64(sn), st, r, counts, displs, rt, root, comm, persistent, req, false)
 }
 
 //export mpiabi_Gatherv_init_c
 func mpiabi_Gatherv_init_c(s uintptr, sn int64, st uintptr, r uintptr, counts uintptr, displs uintptr, rt uintptr, root int32, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Gatherv_init_c", err)
+	}
 	return gatherv(s, int64(sn), st, r, counts, displs, rt, root, comm, persistent, req, true)
 }
 
@@ -121,11 +139,17 @@ func mpiabi_Iscatter_c(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt 
 
 //export mpiabi_Scatter_init
 func mpiabi_Scatter_init(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, root int32, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Scatter_init", err)
+	}
 	return scatter(s, int64(sn), st, r, int64(rn), rt, root, comm, persistent, req, false)
 }
 
 //export mpiabi_Scatter_init_c
 func mpiabi_Scatter_init_c(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, root int32, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Scatter_init_c", err)
+	}
 	return scatter(s, int64(sn), st, r, int64(rn), rt, root, comm, persistent, req, true)
 }
 
@@ -151,11 +175,17 @@ func mpiabi_Iscatterv_c(s uintptr, counts uintptr, displs uintptr, st uintptr, r
 
 //export mpiabi_Scatterv_init
 func mpiabi_Scatterv_init(s uintptr, counts uintptr, displs uintptr, st uintptr, r uintptr, rn int32, rt uintptr, root int32, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Scatterv_init", err)
+	}
 	return scatterv(s, counts, displs, st, r, int64(rn), rt, root, comm, persistent, req, false)
 }
 
 //export mpiabi_Scatterv_init_c
 func mpiabi_Scatterv_init_c(s uintptr, counts uintptr, displs uintptr, st uintptr, r uintptr, rn int64, rt uintptr, root int32, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Scatterv_init_c", err)
+	}
 	return scatterv(s, counts, displs, st, r, int64(rn), rt, root, comm, persistent, req, true)
 }
 
@@ -181,11 +211,17 @@ func mpiabi_Iallgather_c(s uintptr, sn int64, st uintptr, r uintptr, rn int64, r
 
 //export mpiabi_Allgather_init
 func mpiabi_Allgather_init(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Allgather_init", err)
+	}
 	return allgather(s, int64(sn), st, r, int64(rn), rt, comm, persistent, req, false)
 }
 
 //export mpiabi_Allgather_init_c
 func mpiabi_Allgather_init_c(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Allgather_init_c", err)
+	}
 	return allgather(s, int64(sn), st, r, int64(rn), rt, comm, persistent, req, true)
 }
 
@@ -211,11 +247,17 @@ func mpiabi_Iallgatherv_c(s uintptr, sn int64, st uintptr, r uintptr, counts uin
 
 //export mpiabi_Allgatherv_init
 func mpiabi_Allgatherv_init(s uintptr, sn int32, st uintptr, r uintptr, counts uintptr, displs uintptr, rt uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Allgatherv_init", err)
+	}
 	return allgatherv(s, int64(sn), st, r, counts, displs, rt, comm, persistent, req, false)
 }
 
 //export mpiabi_Allgatherv_init_c
 func mpiabi_Allgatherv_init_c(s uintptr, sn int64, st uintptr, r uintptr, counts uintptr, displs uintptr, rt uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Allgatherv_init_c", err)
+	}
 	return allgatherv(s, int64(sn), st, r, counts, displs, rt, comm, persistent, req, true)
 }
 
@@ -241,11 +283,17 @@ func mpiabi_Ialltoall_c(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt
 
 //export mpiabi_Alltoall_init
 func mpiabi_Alltoall_init(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Alltoall_init", err)
+	}
 	return alltoall(s, int64(sn), st, r, int64(rn), rt, comm, persistent, req, false)
 }
 
 //export mpiabi_Alltoall_init_c
 func mpiabi_Alltoall_init_c(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Alltoall_init_c", err)
+	}
 	return alltoall(s, int64(sn), st, r, int64(rn), rt, comm, persistent, req, true)
 }
 
@@ -271,11 +319,17 @@ func mpiabi_Ialltoallv_c(s uintptr, scounts uintptr, sdispls uintptr, st uintptr
 
 //export mpiabi_Alltoallv_init
 func mpiabi_Alltoallv_init(s uintptr, scounts uintptr, sdispls uintptr, st uintptr, r uintptr, rcounts uintptr, rdispls uintptr, rt uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Alltoallv_init", err)
+	}
 	return alltoallv(s, scounts, sdispls, st, r, rcounts, rdispls, rt, comm, persistent, req, false)
 }
 
 //export mpiabi_Alltoallv_init_c
 func mpiabi_Alltoallv_init_c(s uintptr, scounts uintptr, sdispls uintptr, st uintptr, r uintptr, rcounts uintptr, rdispls uintptr, rt uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Alltoallv_init_c", err)
+	}
 	return alltoallv(s, scounts, sdispls, st, r, rcounts, rdispls, rt, comm, persistent, req, true)
 }
 
@@ -301,11 +355,17 @@ func mpiabi_Ireduce_c(s uintptr, r uintptr, n int64, dt uintptr, o uintptr, root
 
 //export mpiabi_Reduce_init
 func mpiabi_Reduce_init(s uintptr, r uintptr, n int32, dt uintptr, o uintptr, root int32, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Reduce_init", err)
+	}
 	return reduce(s, r, int64(n), dt, o, root, comm, persistent, req, false)
 }
 
 //export mpiabi_Reduce_init_c
 func mpiabi_Reduce_init_c(s uintptr, r uintptr, n int64, dt uintptr, o uintptr, root int32, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Reduce_init_c", err)
+	}
 	return reduce(s, r, int64(n), dt, o, root, comm, persistent, req, true)
 }
 
@@ -331,11 +391,17 @@ func mpiabi_Iallreduce_c(s uintptr, r uintptr, n int64, dt uintptr, o uintptr, c
 
 //export mpiabi_Allreduce_init
 func mpiabi_Allreduce_init(s uintptr, r uintptr, n int32, dt uintptr, o uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Allreduce_init", err)
+	}
 	return allreduce(s, r, int64(n), dt, o, comm, persistent, req, false)
 }
 
 //export mpiabi_Allreduce_init_c
 func mpiabi_Allreduce_init_c(s uintptr, r uintptr, n int64, dt uintptr, o uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Allreduce_init_c", err)
+	}
 	return allreduce(s, r, int64(n), dt, o, comm, persistent, req, true)
 }
 
@@ -361,11 +427,17 @@ func mpiabi_Ireduce_scatter_block_c(s uintptr, r uintptr, n int64, dt uintptr, o
 
 //export mpiabi_Reduce_scatter_block_init
 func mpiabi_Reduce_scatter_block_init(s uintptr, r uintptr, n int32, dt uintptr, o uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Reduce_scatter_block_init", err)
+	}
 	return reduceScatterBlock(s, r, int64(n), dt, o, comm, persistent, req, false)
 }
 
 //export mpiabi_Reduce_scatter_block_init_c
 func mpiabi_Reduce_scatter_block_init_c(s uintptr, r uintptr, n int64, dt uintptr, o uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Reduce_scatter_block_init_c", err)
+	}
 	return reduceScatterBlock(s, r, int64(n), dt, o, comm, persistent, req, true)
 }
 
@@ -391,11 +463,17 @@ func mpiabi_Ireduce_scatter_c(s uintptr, r uintptr, counts uintptr, dt uintptr, 
 
 //export mpiabi_Reduce_scatter_init
 func mpiabi_Reduce_scatter_init(s uintptr, r uintptr, counts uintptr, dt uintptr, o uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Reduce_scatter_init", err)
+	}
 	return reduceScatter(s, r, counts, dt, o, comm, persistent, req, false)
 }
 
 //export mpiabi_Reduce_scatter_init_c
 func mpiabi_Reduce_scatter_init_c(s uintptr, r uintptr, counts uintptr, dt uintptr, o uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Reduce_scatter_init_c", err)
+	}
 	return reduceScatter(s, r, counts, dt, o, comm, persistent, req, true)
 }
 
@@ -421,11 +499,17 @@ func mpiabi_Iscan_c(s uintptr, r uintptr, n int64, dt uintptr, o uintptr, comm u
 
 //export mpiabi_Scan_init
 func mpiabi_Scan_init(s uintptr, r uintptr, n int32, dt uintptr, o uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Scan_init", err)
+	}
 	return scan("MPI_Scan", s, r, int64(n), dt, o, comm, false, persistent, req, false)
 }
 
 //export mpiabi_Scan_init_c
 func mpiabi_Scan_init_c(s uintptr, r uintptr, n int64, dt uintptr, o uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Scan_init_c", err)
+	}
 	return scan("MPI_Scan", s, r, int64(n), dt, o, comm, false, persistent, req, true)
 }
 
@@ -451,11 +535,17 @@ func mpiabi_Iexscan_c(s uintptr, r uintptr, n int64, dt uintptr, o uintptr, comm
 
 //export mpiabi_Exscan_init
 func mpiabi_Exscan_init(s uintptr, r uintptr, n int32, dt uintptr, o uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Exscan_init", err)
+	}
 	return scan("MPI_Exscan", s, r, int64(n), dt, o, comm, true, persistent, req, false)
 }
 
 //export mpiabi_Exscan_init_c
 func mpiabi_Exscan_init_c(s uintptr, r uintptr, n int64, dt uintptr, o uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Exscan_init_c", err)
+	}
 	return scan("MPI_Exscan", s, r, int64(n), dt, o, comm, true, persistent, req, true)
 }
 
@@ -471,6 +561,9 @@ func mpiabi_Ibarrier(comm, req uintptr) C.int {
 
 //export mpiabi_Barrier_init
 func mpiabi_Barrier_init(comm, info, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Barrier_init", err)
+	}
 	return barrier(comm, persistent, req)
 }
 

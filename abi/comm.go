@@ -282,6 +282,9 @@ const (
 //
 //export mpiabi_Comm_split_type
 func mpiabi_Comm_split_type(comm uintptr, typ, key int32, info, newcomm uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Comm_split_type", err)
+	}
 	e, err := lookupComm(comm)
 	if err == nil && newcomm == 0 {
 		err = errorf(errArg, "newcomm is NULL")

@@ -399,6 +399,16 @@ func indexedArgs(n int64, bls uintptr, bl int64, displs uintptr, bl64, d64 bool)
 
 // indexed builds the four indexed constructors: bls == 0 is a _block
 // form with every block bl long; bytes says displacements are in bytes.
+// blocklengths checks the array of the indexed forms that have one:
+// indexed() reads NULL as the block forms' single blocklength, which
+// made MPI_Type_indexed(n, NULL, …) an empty type.
+func blocklengths(n int64, bls uintptr) error {
+	if n > 0 && bls == 0 {
+		return errorf(errArg, "array_of_blocklengths is NULL")
+	}
+	return nil
+}
+
 func indexed(call string, n int64, bls uintptr, bl int64, displs, oldh, out uintptr, bytes, large, d64 bool) C.int {
 	olds, err := oldTypes(oldh)
 	if err != nil {
@@ -467,21 +477,33 @@ func indexed(call string, n int64, bls uintptr, bl int64, displs, oldh, out uint
 
 //export mpiabi_Type_indexed
 func mpiabi_Type_indexed(n int32, bls, displs, old, out uintptr) C.int {
+	if err := blocklengths(int64(n), bls); err != nil {
+		return raise(self, "MPI_Type_indexed", err)
+	}
 	return indexed("MPI_Type_indexed", int64(n), bls, 0, displs, old, out, false, false, false)
 }
 
 //export mpiabi_Type_indexed_c
 func mpiabi_Type_indexed_c(n int64, bls, displs, old, out uintptr) C.int {
+	if err := blocklengths(int64(n), bls); err != nil {
+		return raise(self, "MPI_Type_indexed_c", err)
+	}
 	return indexed("MPI_Type_indexed_c", n, bls, 0, displs, old, out, false, true, true)
 }
 
 //export mpiabi_Type_create_hindexed
 func mpiabi_Type_create_hindexed(n int32, bls, displs, old, out uintptr) C.int {
+	if err := blocklengths(int64(n), bls); err != nil {
+		return raise(self, "MPI_Type_create_hindexed", err)
+	}
 	return indexed("MPI_Type_create_hindexed", int64(n), bls, 0, displs, old, out, true, false, true)
 }
 
 //export mpiabi_Type_create_hindexed_c
 func mpiabi_Type_create_hindexed_c(n int64, bls, displs, old, out uintptr) C.int {
+	if err := blocklengths(int64(n), bls); err != nil {
+		return raise(self, "MPI_Type_create_hindexed_c", err)
+	}
 	return indexed("MPI_Type_create_hindexed_c", n, bls, 0, displs, old, out, true, true, true)
 }
 

@@ -63,6 +63,7 @@ var classNames = map[int32]string{
 	errUnsupported: "MPI_ERR_UNSUPPORTED_OPERATION: operation not supported",
 	errProcAborted: "MPI_ERR_PROC_ABORTED: a process aborted",
 	errErrhandler:  "MPI_ERR_ERRHANDLER: invalid error handler",
+	errBase:        "MPI_ERR_BASE: invalid base",
 }
 
 // mpiError is an error the binding itself finds in a call's arguments.

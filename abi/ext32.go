@@ -91,7 +91,7 @@ func datarep(u uintptr) error {
 }
 
 func packExternal(call string, rep, in uintptr, n int64, h, out uintptr, outsize int64, pos uintptr, unpack bool) C.int {
-	e, err := packArgs(h, n, pos)
+	e, err := packArgs(self, h, n, pos, in, out)
 	if err == nil {
 		err = datarep(rep)
 	}

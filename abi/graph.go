@@ -119,6 +119,12 @@ func mpiabi_Graph_get(comm uintptr, maxindex, maxedges int32, index, edges uintp
 		idx, ed, err = e.c.GraphGet()
 	}
 	if err == nil {
+		err = arrays(min(len(idx), int(maxindex)), "index", index)
+	}
+	if err == nil {
+		err = arrays(min(len(ed), int(maxedges)), "edges", edges)
+	}
+	if err == nil {
 		putInts(index, idx[:min(len(idx), int(maxindex))])
 		putInts(edges, ed[:min(len(ed), int(maxedges))])
 	}
@@ -182,6 +188,9 @@ func mpiabi_Graph_map(comm uintptr, nnodes int32, index, edges, newrank uintptr)
 
 //export mpiabi_Dist_graph_create_adjacent
 func mpiabi_Dist_graph_create_adjacent(comm uintptr, indegree int32, sources, sourceweights uintptr, outdegree int32, destinations, destweights, info uintptr, reorder int32, out uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Dist_graph_create_adjacent", err)
+	}
 	const call = "MPI_Dist_graph_create_adjacent"
 	e, err := lookupComm(comm)
 	switch {
@@ -207,6 +216,9 @@ func mpiabi_Dist_graph_create_adjacent(comm uintptr, indegree int32, sources, so
 
 //export mpiabi_Dist_graph_create
 func mpiabi_Dist_graph_create(comm uintptr, nsrc int32, sources, degrees, destinations, weights, info uintptr, reorder int32, out uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Dist_graph_create", err)
+	}
 	const call = "MPI_Dist_graph_create"
 	e, err := lookupComm(comm)
 	switch {

@@ -63,5 +63,8 @@ func mpiabi_Comm_idup(comm, newcomm, req uintptr) C.int {
 //
 //export mpiabi_Comm_idup_with_info
 func mpiabi_Comm_idup_with_info(comm, info, newcomm, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Comm_idup_with_info", err)
+	}
 	return idup("MPI_Comm_idup_with_info", comm, newcomm, req)
 }

@@ -159,6 +159,9 @@ func mpiabi_Info_get_nkeys(h, n uintptr) C.int {
 	infos.mu.Lock()
 	defer infos.mu.Unlock()
 	i, err := lookupInfo(h)
+	if err == nil && n == 0 {
+		err = errorf(errArg, "nkeys is NULL")
+	}
 	if err == nil {
 		putInt(n, len(i.keys))
 	}
@@ -245,4 +248,24 @@ func mpiabi_Info_get_valuelen(h, key, valuelen, flag uintptr) C.int {
 		putInt(valuelen, len(v))
 	}
 	return errSuccess
+}
+
+// errInfo is MPI_ERR_INFO: an info argument that is not an info object.
+const errInfo = 34
+
+// infoArg checks an info argument a call only reads hints from (a
+// persistent collective's, MPI_Comm_dup_with_info's …): MPI_INFO_NULL,
+// MPI_INFO_ENV or an info object of the program's; anything else, a freed
+// one too, is MPI_ERR_INFO (MPI-4.1 §9.4), not ignored.
+func infoArg(h uintptr) error {
+	if h == infoNull || h == infoEnv {
+		return nil
+	}
+	infos.mu.Lock()
+	_, ok := infos.t.get(h)
+	infos.mu.Unlock()
+	if !ok {
+		return errorf(errInfo, "%#x is not an info object", h)
+	}
+	return nil
 }

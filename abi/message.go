@@ -34,6 +34,10 @@ func mprobe(call string, src, tag int32, comm, flag, msg, st uintptr) C.int {
 	if err == nil && msg == 0 {
 		err = errorf(errArg, "message is NULL")
 	}
+	if err == nil && tag < 0 && tag != anyTag {
+		// before MPI_PROC_NULL's shortcut, which would take it
+		err = errorf(errTag, "tag %d is negative", tag)
+	}
 	if err != nil {
 		return raise(comm, call, err)
 	}
@@ -82,6 +86,41 @@ func mpiabi_Improbe(src, tag int32, comm, flag, msg, st uintptr) C.int {
 	return mprobe("MPI_Improbe", src, tag, comm, flag, msg, st)
 }
 
+// peekMessage is the message at p, left in the table.
+func peekMessage(p uintptr) (msgEntry, bool, error) {
+	if p == 0 {
+		return msgEntry{}, false, errorf(errArg, "message is NULL")
+	}
+	h := getHandle(p)
+	if h == msgNoProc {
+		return msgEntry{comm: self}, true, nil
+	}
+	messages.mu.Lock()
+	m, ok := messages.t.get(h)
+	messages.mu.Unlock()
+	if !ok {
+		return m, false, errorf(errRequest, "%#x is not a message of MPI_Mprobe or MPI_Improbe", h)
+	}
+	return m, false, nil
+}
+
+// msgArgs checks a matched receive's buffer, count and datatype before
+// its message is taken: a receive with a bad argument leaves the message
+// (and the program's handle to it) for a corrected call, where taking it
+// first lost it. MPI_MESSAGE_NO_PROC's receive is checked as well.
+func msgArgs(p, buf uintptr, n int64, dth uintptr) (uintptr, error) {
+	m, _, err := peekMessage(p)
+	if err != nil {
+		return self, err
+	}
+	if t, ok := derivedType(dth); ok {
+		_, err = derivedArgs(m.comm, buf, n, t)
+	} else {
+		_, _, err = p2pArgs(m.comm, buf, n, dth)
+	}
+	return m.comm, err
+}
+
 // takeMessage removes the message at p from the table for its receive.
 func takeMessage(p uintptr) (msgEntry, bool, error) {
 	if p == 0 {
@@ -104,6 +143,9 @@ func takeMessage(p uintptr) (msgEntry, bool, error) {
 }
 
 func mrecv(call string, buf uintptr, n int64, dth, msg, st uintptr) C.int {
+	if comm, err := msgArgs(msg, buf, n, dth); err != nil {
+		return raise(comm, call, err)
+	}
 	m, noProc, err := takeMessage(msg)
 	if err != nil {
 		return raise(self, call, err)
@@ -147,6 +189,9 @@ func mpiabi_Mrecv_c(buf uintptr, n int64, dt, msg, st uintptr) C.int {
 func imrecv(call string, buf uintptr, n int64, dth, msg, req uintptr) C.int {
 	if req == 0 {
 		return raise(self, call, errorf(errArg, "request is NULL"))
+	}
+	if comm, err := msgArgs(msg, buf, n, dth); err != nil {
+		return raise(comm, call, err)
 	}
 	m, noProc, err := takeMessage(msg)
 	if err != nil {

@@ -6,7 +6,10 @@ package abi
 */
 import "C"
 
-import "unsafe"
+import (
+	"sync"
+	"unsafe"
+)
 
 // MPI_Errhandler_free on a predefined handler (what MPI_Comm_get_errhandler
 // hands out) only sets the handle to MPI_ERRHANDLER_NULL: the C binding
@@ -29,6 +32,9 @@ func mpiabi_Errhandler_free(p uintptr) C.int {
 //
 //export mpiabi_Comm_dup_with_info
 func mpiabi_Comm_dup_with_info(comm, info, newcomm uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Comm_dup_with_info", err)
+	}
 	return mpiabi_Comm_dup(comm, newcomm)
 }
 
@@ -37,6 +43,9 @@ func mpiabi_Comm_dup_with_info(comm, info, newcomm uintptr) C.int {
 //
 //export mpiabi_Comm_set_info
 func mpiabi_Comm_set_info(comm, info uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Comm_set_info", err)
+	}
 	if _, err := lookupComm(comm); err != nil {
 		return raise(comm, "MPI_Comm_set_info", err)
 	}
@@ -61,6 +70,9 @@ func mpiabi_Comm_disconnect(p uintptr) C.int { return mpiabi_Comm_free(p) }
 //
 //export mpiabi_Alloc_mem
 func mpiabi_Alloc_mem(size int, info, baseptr uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(self, "MPI_Alloc_mem", err)
+	}
 	if size < 0 || baseptr == 0 {
 		return raise(self, "MPI_Alloc_mem", errorf(errArg, "size %d is negative or baseptr is NULL", size))
 	}
@@ -68,12 +80,35 @@ func mpiabi_Alloc_mem(size int, info, baseptr uintptr) C.int {
 	if p == nil {
 		return raise(self, "MPI_Alloc_mem", errorf(39, "no memory for %d bytes", size)) // MPI_ERR_NO_MEM
 	}
+	allocs.mu.Lock()
+	allocs.live[uintptr(p)] = struct{}{}
+	allocs.mu.Unlock()
 	*(*unsafe.Pointer)(ptr(baseptr)) = p
 	return errSuccess
 }
 
+// allocs are the addresses MPI_Alloc_mem gave out and MPI_Free_mem has
+// not taken back: freeing any other address (one freed already, one
+// inside a block, the program's own) is MPI_ERR_BASE, not free's abort.
+var allocs = struct {
+	mu   sync.Mutex
+	live map[uintptr]struct{}
+}{live: map[uintptr]struct{}{}}
+
+const errBase = 24 // MPI_ERR_BASE
+
 //export mpiabi_Free_mem
 func mpiabi_Free_mem(base uintptr) C.int {
+	if base == 0 {
+		return errSuccess // free(NULL)
+	}
+	allocs.mu.Lock()
+	_, ok := allocs.live[base]
+	delete(allocs.live, base)
+	allocs.mu.Unlock()
+	if !ok {
+		return raise(self, "MPI_Free_mem", errorf(errBase, "%#x is not memory MPI_Alloc_mem gave, or is freed already", base))
+	}
 	C.free(ptr(base))
 	return errSuccess
 }

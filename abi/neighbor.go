@@ -74,6 +74,8 @@ func neighborBlocks(name string, allgather bool, s uintptr, sn int64, st uintptr
 	if allgather {
 		blocks = 1
 	}
+	c.need(s, sd, int(sn)*blocks, "sendbuf", false)
+	c.need(r, rd, int(rn)*in, "recvbuf", false)
 	s, sl := c.buf(sd, s, int(sn)*blocks, true, false)
 	r, rl := c.buf(rd, r, int(rn)*in, false, true)
 	if err := c.prep(); err != nil {
@@ -112,11 +114,17 @@ func mpiabi_Ineighbor_alltoall_c(s uintptr, sn int64, st uintptr, r uintptr, rn 
 
 //export mpiabi_Neighbor_alltoall_init
 func mpiabi_Neighbor_alltoall_init(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Neighbor_alltoall_init", err)
+	}
 	return neighborBlocks("MPI_Neighbor_alltoall", false, s, int64(sn), st, r, int64(rn), rt, comm, persistent, req, false)
 }
 
 //export mpiabi_Neighbor_alltoall_init_c
 func mpiabi_Neighbor_alltoall_init_c(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Neighbor_alltoall_init_c", err)
+	}
 	return neighborBlocks("MPI_Neighbor_alltoall", false, s, sn, st, r, rn, rt, comm, persistent, req, true)
 }
 
@@ -142,10 +150,16 @@ func mpiabi_Ineighbor_allgather_c(s uintptr, sn int64, st uintptr, r uintptr, rn
 
 //export mpiabi_Neighbor_allgather_init
 func mpiabi_Neighbor_allgather_init(s uintptr, sn int32, st uintptr, r uintptr, rn int32, rt uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Neighbor_allgather_init", err)
+	}
 	return neighborBlocks("MPI_Neighbor_allgather", true, s, int64(sn), st, r, int64(rn), rt, comm, persistent, req, false)
 }
 
 //export mpiabi_Neighbor_allgather_init_c
 func mpiabi_Neighbor_allgather_init_c(s uintptr, sn int64, st uintptr, r uintptr, rn int64, rt uintptr, comm uintptr, info uintptr, req uintptr) C.int {
+	if err := infoArg(info); err != nil {
+		return raise(comm, "MPI_Neighbor_allgather_init_c", err)
+	}
 	return neighborBlocks("MPI_Neighbor_allgather", true, s, sn, st, r, rn, rt, comm, persistent, req, true)
 }

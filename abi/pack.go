@@ -8,11 +8,19 @@ import "C"
 // MPI_Pack and MPI_Unpack (MPI-4.1 §5.2): the packed form is the native
 // one, the typemap's bytes in order, the same stream the binding moves.
 
-func packArgs(h uintptr, n int64, pos uintptr) (*typeEntry, error) {
+// packArgs checks what MPI_Pack and MPI_Unpack share: the communicator
+// (its error handler is the call's), the datatype, the count, the
+// position, and the buffers, neither of which may be MPI_IN_PLACE.
+func packArgs(comm, h uintptr, n int64, pos, in, out uintptr) (*typeEntry, error) {
+	if _, err := lookupComm(comm); err != nil {
+		return nil, err
+	}
 	e, err := usable(h)
 	switch {
 	case err != nil:
 		return nil, err
+	case in == inPlace || out == inPlace:
+		return nil, errorf(errBuffer, "MPI_IN_PLACE is not a buffer to pack from or to")
 	case n < 0:
 		return nil, errorf(errCount, "count %d is negative", n)
 	case pos == 0:
@@ -37,7 +45,7 @@ func writePos(u uintptr, v int64, large bool) {
 }
 
 func pack(call string, in uintptr, n int64, h, out uintptr, outsize int64, pos, comm uintptr, large bool) C.int {
-	e, err := packArgs(h, n, pos)
+	e, err := packArgs(comm, h, n, pos, in, out)
 	if err != nil {
 		return raise(comm, call, err)
 	}
@@ -71,7 +79,7 @@ func mpiabi_Pack_c(in uintptr, n int64, h, out uintptr, outsize int64, pos, comm
 }
 
 func unpack(call string, in uintptr, insize int64, pos, out uintptr, n int64, h, comm uintptr, large bool) C.int {
-	e, err := packArgs(h, n, pos)
+	e, err := packArgs(comm, h, n, pos, in, out)
 	if err != nil {
 		return raise(comm, call, err)
 	}
@@ -105,7 +113,11 @@ func mpiabi_Unpack_c(in uintptr, insize int64, pos, out uintptr, n int64, h, com
 }
 
 func packSize(call string, n int64, h, comm, out uintptr, large bool) C.int {
-	e, err := typeOf(h)
+	var e *typeEntry
+	_, err := lookupComm(comm)
+	if err == nil {
+		e, err = typeOf(h)
+	}
 	switch {
 	case err != nil:
 	case n < 0:

@@ -27,6 +27,18 @@ func cbools(u uintptr, n int) []bool {
 	return out
 }
 
+// arrays is MPI_ERR_ARG when one of the arrays a call writes (or reads)
+// n entries of is NULL: putInts writes nothing to NULL, which left the
+// program's result unset and the call successful.
+func arrays(n int, what string, us ...uintptr) error {
+	for _, u := range us {
+		if n > 0 && u == 0 {
+			return errorf(errArg, "%s: an array of %d entries is NULL", what, n)
+		}
+	}
+	return nil
+}
+
 func putInts(u uintptr, vs []int) {
 	if u == 0 {
 		return
@@ -81,6 +93,9 @@ func mpiabi_Cartdim_get(comm, ndims uintptr) C.int {
 		n, err = e.c.CartdimGet()
 	}
 	if err == nil {
+		err = arrays(1, "ndims", ndims)
+	}
+	if err == nil {
 		putInt(ndims, n)
 	}
 	return raise(comm, "MPI_Cartdim_get", err)
@@ -96,6 +111,9 @@ func mpiabi_Cart_get(comm uintptr, maxdims int32, dims, periods, coords uintptr)
 	}
 	if err == nil && int(maxdims) < len(ds) {
 		err = errorf(errArg, "maxdims %d is less than the grid's %d dimensions", maxdims, len(ds))
+	}
+	if err == nil {
+		err = arrays(len(ds), "dims, periods or coords", dims, periods, coords)
 	}
 	if err == nil {
 		pi := make([]int, len(ps))
@@ -137,6 +155,9 @@ func mpiabi_Cart_coords(comm uintptr, rank, maxdims int32, coords uintptr) C.int
 	}
 	if err == nil && int(maxdims) < len(cs) {
 		err = errorf(errArg, "maxdims %d is less than the grid's %d dimensions", maxdims, len(cs))
+	}
+	if err == nil {
+		err = arrays(len(cs), "coords", coords)
 	}
 	if err == nil {
 		putInts(coords, cs)
@@ -191,6 +212,9 @@ func mpiabi_Cart_map(comm uintptr, ndims int32, dims, periods, newrank uintptr) 
 	var r int
 	if err == nil && (ndims < 0 || newrank == 0) {
 		err = errorf(errArg, "ndims %d or newrank is invalid", ndims)
+	}
+	if err == nil {
+		err = arrays(int(ndims), "dims or periods", dims, periods)
 	}
 	if err == nil {
 		r, err = e.c.CartMap(cints(dims, int(ndims)), cbools(periods, int(ndims)))

@@ -71,6 +71,9 @@ func main() {
 	if err := writeWASI("wasi_gen.go", secs, impl, sigs); err != nil {
 		fail(err)
 	}
+	if err := writeSweep("sweep_gen_test.go", secs, impl, sigs); err != nil {
+		fail(err)
+	}
 }
 
 func fail(err error) {
