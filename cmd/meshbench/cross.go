@@ -6,7 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
+	"slices"
 
 	"github.com/meshmpi/meshmpi/internal/browsertest"
 	"github.com/meshmpi/meshmpi/internal/mixedjob"
@@ -58,6 +58,9 @@ func runCross(out io.Writer, cfg config) error {
 	if cfg.mode != "latency" {
 		plan.BWSizes = cfg.bwSizes
 	}
+	if cfg.link == linkBrowserBrowser {
+		return runBrowserSeries(out, cfg, bctx, l, plan)
+	}
 	figs, res, err := l.Pair(ctx, kinds[0], kinds[1], plan)
 	if err != nil {
 		return fmt.Errorf("%s: %w", cfg.link, err)
@@ -80,21 +83,21 @@ func runCross(out io.Writer, cfg config) error {
 			}
 		}
 	}
-	if cfg.link == linkBrowserBrowser {
-		if err := printRawJS(out, bctx, plan, figs); err != nil {
-			return err
-		}
-	}
 	if kinds[0] == mixedjob.Browser || kinds[1] == mixedjob.Browser {
-		fmt.Fprintf(out, "\n# meshmpi browser rank start (%s links): page load to rank ready\n", cfg.link)
-		fmt.Fprintf(out, "%-2s%8s%12s\n", "#", "Rank", "Ready(ms)")
-		for _, r := range res {
-			if r.Kind == mixedjob.Browser {
-				fmt.Fprintf(out, "%10d%12.1f\n", r.Rank, r.Ready)
-			}
-		}
+		printReady(out, cfg.link, res)
 	}
 	return nil
+}
+
+// printReady prints the browser ranks' time from page load to ready.
+func printReady(out io.Writer, link string, res []mixedjob.Result) {
+	fmt.Fprintf(out, "\n# meshmpi browser rank start (%s links): page load to rank ready\n", link)
+	fmt.Fprintf(out, "%-2s%8s%12s\n", "#", "Rank", "Ready(ms)")
+	for _, r := range res {
+		if r.Kind == mixedjob.Browser {
+			fmt.Fprintf(out, "%10d%12.1f\n", r.Rank, r.Ready)
+		}
+	}
 }
 
 // The bars of the browser link against the browser's own data channel.
@@ -103,47 +106,135 @@ const (
 	browserBWBar      = 0.90 // meshmpi bandwidth at least 0.9 × raw JavaScript's, every size
 )
 
-// printRawJS measures the same sizes over the browser's own data channel
-// from plain JavaScript, in the same Chromium (browsertest.RawJS), in two
-// tabs, as the two browser ranks ran, and in one, and prints them beside
-// meshmpi's figures with the ratio and the bar.
-func printRawJS(out io.Writer, bctx context.Context, plan ranksuite.Plan, figs []ranksuite.Figure) error {
+// runBrowserSeries measures two browser ranks against the browser's own
+// data channel from plain JavaScript (browsertest.RawJS) in the same
+// Chromium, in two tabs, as the two browser ranks run, and in one, in
+// interleaved series: with -rounds N > 1, N series of meshmpi, raw in
+// two tabs and raw in one, each the best of 2 runs of every size (the
+// first run warms the page's WebAssembly tiers up). A shared machine's
+// load moves from minute to minute by more than the gap measured, so a
+// ratio means something only between figures taken side by side: each
+// series has its own ratio, and the tables print the medians of the
+// figures and of the series' ratios. With -rounds 1, one series of one
+// run each.
+func runBrowserSeries(out io.Writer, cfg config, bctx context.Context, l *mixedjob.Launcher, plan ranksuite.Plan) error {
+	series := cfg.rounds
+	plan.Rounds = min(cfg.rounds, 2)
 	rp := browsertest.RawPlan{LatSizes: plan.LatSizes, Iters: plan.Iters, StreamBytes: plan.StreamBytes, Rounds: plan.Rounds}
 	for _, s := range plan.BWSizes {
 		if s > 0 { // an empty stream moves nothing to time
 			rp.BWSizes = append(rp.BWSizes, s)
 		}
 	}
-	mesh := map[[2]string]float64{}
-	for _, f := range figs {
-		mesh[[2]string{f.Bench, strconv.Itoa(f.Size)}] = f.Value
+	type key struct {
+		bench string
+		size  int
 	}
-	for _, tabs := range []struct {
-		two  bool
-		name string
-	}{{true, "two tabs"}, {false, "one tab"}} {
-		raw, err := browsertest.RawJS(bctx, tabs.two, rp)
+	mesh := map[key][]float64{}
+	raw := [2]map[key][]float64{{}, {}}    // two tabs, one tab
+	ratios := [2]map[key][]float64{{}, {}} // meshmpi/raw of each series
+	var res []mixedjob.Result
+	for range series {
+		figs, r, err := l.Pair(context.Background(), mixedjob.Browser, mixedjob.Browser, plan)
 		if err != nil {
-			return err
+			return fmt.Errorf("%s: %w", cfg.link, err)
 		}
-		fmt.Fprintf(out, "\n# meshmpi vs raw JavaScript data channel (browser-browser links; raw: %s of the same Chromium, two RTCPeerConnections)\n", tabs.name)
-		fmt.Fprintln(out, "# latency: one-way us, lower is better; bw: MB/s, higher is better; Ratio = meshmpi/raw for both")
-		fmt.Fprintf(out, "%-13s%10s%12s%12s%8s%10s%7s\n", "# Test", "Size", "meshmpi", "raw-js", "Ratio", "Bar", "Meets")
-		for _, r := range raw {
-			m, ok := mesh[[2]string{r.Bench, strconv.Itoa(r.Size)}]
-			if !ok || r.Value <= 0 {
-				continue
+		res = r
+		this := map[key]float64{}
+		for _, f := range figs {
+			k := key{f.Bench, f.Size}
+			this[k] = f.Value
+			mesh[k] = append(mesh[k], f.Value)
+		}
+		for i, twoTabs := range []bool{true, false} {
+			figs, err := browsertest.RawJS(bctx, twoTabs, rp)
+			if err != nil {
+				return err
 			}
-			ratio := m / r.Value
-			test, bar, meets := "latency(us)", fmt.Sprintf("<=%.2f", browserLatencyBar), yesNo(ratio <= browserLatencyBar)
-			if r.Bench == "bw" {
-				test, bar, meets = "bw(MB/s)", fmt.Sprintf(">=%.2f", browserBWBar), yesNo(ratio >= browserBWBar)
+			for _, f := range figs {
+				k := key{f.Bench, f.Size}
+				raw[i][k] = append(raw[i][k], f.Value)
+				if m, ok := this[k]; ok && f.Value > 0 {
+					ratios[i][k] = append(ratios[i][k], m/f.Value)
+				}
 			}
-			if !tabs.two {
-				bar, meets = "-", "-" // meshmpi's ranks ran in two tabs: one tab is for reference
-			}
-			fmt.Fprintf(out, "%-13s%10d%12.2f%12.2f%8.2f%10s%7s\n", test, r.Size, m, r.Value, ratio, bar, meets)
 		}
 	}
+
+	how := ""
+	if series > 1 {
+		how = fmt.Sprintf(", median of %d series, each best of %d", series, plan.Rounds)
+	}
+	tables := 0
+	for _, c := range []struct {
+		b     bench
+		sizes []int
+	}{{benches["latency"], plan.LatSizes}, {benches["bw"], plan.BWSizes}} {
+		if len(c.sizes) == 0 {
+			continue
+		}
+		if tables++; tables > 1 {
+			fmt.Fprintln(out)
+		}
+		fmt.Fprintf(out, "# meshmpi %s (%s links, 2 ranks%s)\n", c.b.name, cfg.link, how)
+		fmt.Fprintf(out, "%-2s%8s%20s\n", "#", "Size", c.b.column)
+		for _, s := range c.sizes {
+			if v, ok := mesh[key{c.b.name, s}]; ok {
+				fmt.Fprintf(out, "%10d%20.2f\n", s, medianOf(v))
+			}
+		}
+	}
+	for i, tabs := range []string{"two tabs", "one tab"} {
+		fmt.Fprintf(out, "\n# meshmpi vs raw JavaScript data channel (browser-browser links; raw: %s of the same Chromium, two RTCPeerConnections%s)\n", tabs, how)
+		fmt.Fprintln(out, "# latency: one-way us, lower is better; bw: MB/s, higher is better; Ratio = meshmpi/raw for both")
+		var rows []string
+		for _, c := range []struct {
+			b     string
+			sizes []int
+		}{{"latency", plan.LatSizes}, {"bw", rp.BWSizes}} {
+			for _, s := range c.sizes {
+				k := key{c.b, s}
+				rs := ratios[i][k]
+				if len(rs) == 0 {
+					continue
+				}
+				ratio := medianOf(rs)
+				test, bar, meets := "latency(us)", fmt.Sprintf("<=%.2f", browserLatencyBar), yesNo(ratio <= browserLatencyBar)
+				if c.b == "bw" {
+					test, bar, meets = "bw(MB/s)", fmt.Sprintf(">=%.2f", browserBWBar), yesNo(ratio >= browserBWBar)
+				}
+				if i == 1 {
+					bar, meets = "-", "-" // meshmpi's ranks ran in two tabs: one tab is for reference
+				}
+				if len(rs) > 1 {
+					line := fmt.Sprintf("# series ratios, %s %d:", c.b, s)
+					for _, r := range rs {
+						line += fmt.Sprintf(" %.2f", r)
+					}
+					fmt.Fprintln(out, line)
+				}
+				rows = append(rows, fmt.Sprintf("%-13s%10d%12.2f%12.2f%8.2f%10s%7s", test, s, medianOf(mesh[k]), medianOf(raw[i][k]), ratio, bar, meets))
+			}
+		}
+		fmt.Fprintf(out, "%-13s%10s%12s%12s%8s%10s%7s\n", "# Test", "Size", "meshmpi", "raw-js", "Ratio", "Bar", "Meets")
+		for _, r := range rows {
+			fmt.Fprintln(out, r)
+		}
+	}
+	printReady(out, cfg.link, res)
 	return nil
+}
+
+// medianOf is the median of v (the mean of the middle two of an even
+// count); v is reordered.
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
