@@ -226,11 +226,12 @@ func runBrowserSeries(out io.Writer, cfg config, bctx context.Context, l *mixedj
 }
 
 // medianOf is the median of v (the mean of the middle two of an even
-// count); v is reordered.
+// count).
 func medianOf(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
+	v = slices.Clone(v)
 	slices.Sort(v)
 	n := len(v)
 	if n%2 == 1 {

@@ -50,3 +50,13 @@ func TestCrossBrowserBrowser(t *testing.T) {
 		require.Len(t, tb.rows, 4, "latency and bw of 8 and 16 B") // 2 sizes × 2 benchmarks
 	}
 }
+
+// medianOf leaves the series' figures in their order (they are printed
+// after it).
+func TestMedianOf(t *testing.T) {
+	v := []float64{3, 1, 2, 5}
+	require.Equal(t, 2.5, medianOf(v))
+	require.Equal(t, []float64{3, 1, 2, 5}, v)
+	require.Equal(t, 2.0, medianOf(v[:3]))
+	require.Zero(t, medianOf(nil))
+}
