@@ -366,6 +366,8 @@ func (l *jsLink) opened() {
 // shimText for a text message. Once it has returned the last message,
 // the next one to arrive calls wake. send(n) sends stage's first n bytes
 // and returns the channel's bufferedAmount, or shimFailed (err says why).
+// pending() counts the messages queued (for tests). The numbers in the
+// source are the shim constants below.
 const linkShimSource = `
 const q = [];
 let head = 0, woken = false;

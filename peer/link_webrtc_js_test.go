@@ -4,6 +4,7 @@ package peer
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall/js"
@@ -221,3 +222,10 @@ type nopHandler struct{}
 func (nopHandler) HandleFrame(hdr, payload []byte) {}
 func (nopHandler) HandleWritable()                 {}
 func (nopHandler) HandleClose(error)               {}
+
+// linkShimSource spells the shim constants out.
+func TestJSLinkShimConstants(t *testing.T) {
+	for _, c := range []int{shimEmpty, shimText, shimFailed, shimMore} {
+		require.Contains(t, linkShimSource, strconv.Itoa(c))
+	}
+}
