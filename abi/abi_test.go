@@ -217,6 +217,18 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// TestErrSweep: errsweep.c's bad arguments through the real crossing,
+// each kind of bad handle into the calls of each family, an
+// intercommunicator where it is not allowed (two ranks and more); the
+// library works after it.
+func TestErrSweep(t *testing.T) {
+	ts := setup(t)
+	bin := compile(t, ts, "errsweep", "testdata/errsweep.c", "")
+	for _, n := range []int{0, 2, 3} {
+		expectOK(t, runJob(t, ts, n, bin), "errsweep ok")
+	}
+}
+
 // TestFatal: under the default handler an error ends the job with status 1
 // and a message that names the call and the class.
 func TestFatal(t *testing.T) {

@@ -528,6 +528,9 @@ func mpiabi_Type_create_hindexed_block_c(n, bl int64, displs, old, out uintptr) 
 }
 
 func createStruct(call string, n int64, bls, displs, ths, out uintptr, large bool) C.int {
+	if err := blocklengths(n, bls); err != nil {
+		return raise(self, call, err) // indexedArgs would read NULL as the block forms' blocklength
+	}
 	ls, ds, err := indexedArgs(n, bls, 0, displs, large, true)
 	if err == nil && n > 0 && ths == 0 {
 		err = errorf(errArg, "array_of_types is NULL")

@@ -108,9 +108,12 @@ func packExternal(call string, rep, in uintptr, n int64, h, out uintptr, outsize
 		return raise(self, call, errorf(errTruncate, "%d external32 bytes at position %d do not fit in %d", bytes, at, outsize))
 	}
 	if bytes > 0 {
-		mem := in
+		mem, packed := in, out
 		if unpack {
-			mem = out
+			mem, packed = out, in
+		}
+		if packed == 0 {
+			return raise(self, call, errorf(errBuffer, "the external32 buffer is NULL"))
 		}
 		if err := nullBuffer(e, mem, int(n)); err != nil {
 			return raise(self, call, err)
