@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meshmpi/meshmpi/internal/browsertest"
+	"github.com/meshmpi/meshmpi/internal/gobuild"
 )
 
 // The course examples (issue 18, item 9) as jobs of separate ranks: under
@@ -46,18 +46,6 @@ var courseExamples = []courseExample{
 // instead of the test binary's timeout; no job comes near it.
 const courseLimit = 3 * time.Minute
 
-// courseBuild builds pkg (relative to examples/) into dir, with env added
-// to the go command's.
-func courseBuild(t *testing.T, dir, out, pkg string, env ...string) string {
-	t.Helper()
-	bin := filepath.Join(dir, out)
-	cmd := exec.Command("go", "build", "-o", bin, pkg)
-	cmd.Env = append(os.Environ(), env...)
-	b, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build %s:\n%s", pkg, b)
-	return bin
-}
-
 // courseRun runs a command to its end and returns its exit status and
 // output.
 func courseRun(t *testing.T, name string, args ...string) (status int, stdout, stderr string) {
@@ -82,13 +70,12 @@ func TestCourseUnderMeshrun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds meshrun and the examples, runs 3-rank jobs")
 	}
-	dir := t.TempDir()
-	meshrun := courseBuild(t, dir, "meshrun", "../cmd/meshrun")
+	meshrun := built(t, "meshrun", gobuild.Go{}, "../cmd/meshrun")
 	for _, ex := range courseExamples {
 		t.Run(ex.name, func(t *testing.T) {
 			t.Run("native", func(t *testing.T) {
 				// an executable: meshrun runs its ranks as native processes
-				bin := courseBuild(t, dir, ex.name, "./"+ex.name)
+				bin := built(t, ex.name, gobuild.Go{}, ex.name)
 				status, out, _ := courseRun(t, meshrun, append([]string{"-n", "3", bin}, ex.args...)...)
 				require.Equal(t, 0, status)
 				require.Contains(t, out, "[0] "+ex.line)
@@ -106,20 +93,20 @@ func TestCourseUnderMeshrun(t *testing.T) {
 	}
 }
 
-// TestCourseInBrowser runs each example's browser build (GOOS=js) in
-// headless Chromium with cmd/jsrun, as a world of 3 in-process ranks in
-// one page. (A job of one tab a rank needs cmd/signal's lab, which its
-// own browser test drives with examples/pi.)
+// TestCourseInBrowser runs each example's browser build (GOOS=js, built
+// as cmd/signal serves it: jsBuild) in headless Chromium with cmd/jsrun,
+// as a world of 3 in-process ranks in one page. (A job of one tab a rank
+// needs cmd/signal's lab, which its own browser test drives with
+// examples/pi.)
 func TestCourseInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the examples for js and starts chromium")
 	}
 	browsertest.Require(t)
-	dir := t.TempDir()
-	jsrun := courseBuild(t, dir, "jsrun", "../cmd/jsrun")
+	jsrun := built(t, "jsrun", gobuild.Go{}, "../cmd/jsrun")
 	for _, ex := range courseExamples {
 		t.Run(ex.name, func(t *testing.T) {
-			wasm := courseBuild(t, dir, ex.name+".wasm", "./"+ex.name, "GOOS=js", "GOARCH=wasm")
+			wasm := jsBuild(t, ex.name)
 			status, out, _ := courseRun(t, jsrun, append([]string{"-timeout", "2m", wasm, "-n", "3"}, ex.args...)...)
 			require.Equal(t, 0, status)
 			require.Contains(t, out, ex.line)

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/meshmpi/meshmpi/internal/gobuild"
 )
 
 // The fault-tolerant examples as jobs under meshrun --keep-going, native
@@ -148,16 +150,11 @@ func rankPID(t *testing.T, meshrun, r int) int {
 	return 0
 }
 
+// buildFT builds meshrun and the fault-tolerant examples (once per test
+// binary: built).
 func buildFT(t *testing.T) (meshrun, farm, resilient string) {
 	t.Helper()
-	dir := t.TempDir()
-	for _, b := range []struct{ out, pkg string }{
-		{"meshrun", "../cmd/meshrun"}, {"farm", "./farm"}, {"resilient", "./resilient"},
-	} {
-		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, b.out), b.pkg).CombinedOutput()
-		require.NoError(t, err, "go build %s:\n%s", b.pkg, out)
-	}
-	return filepath.Join(dir, "meshrun"), filepath.Join(dir, "farm"), filepath.Join(dir, "resilient")
+	return built(t, "meshrun", gobuild.Go{}, "../cmd/meshrun"), built(t, "farm", gobuild.Go{}, "farm"), built(t, "resilient", gobuild.Go{}, "resilient")
 }
 
 // failedAlone holds what meshrun says of a job in which one rank failed
