@@ -229,3 +229,38 @@ func TestJSLinkShimConstants(t *testing.T) {
 		require.Contains(t, linkShimSource, strconv.Itoa(c))
 	}
 }
+
+// echoHandler writes every frame it is handed back on its link.
+type echoHandler struct{ l *jsLink }
+
+func (e echoHandler) HandleFrame(hdr, payload []byte) { e.l.WriteFrame(hdr, payload) }
+func (echoHandler) HandleWritable()                   {}
+func (echoHandler) HandleClose(error)                 {}
+
+// pingHandler signals each frame that comes back.
+type pingHandler struct{ back chan struct{} }
+
+func (p pingHandler) HandleFrame(hdr, payload []byte) { p.back <- struct{}{} }
+func (pingHandler) HandleWritable()                   {}
+func (pingHandler) HandleClose(error)                 {}
+
+// BenchmarkJSLinkPingPong: a frame of a header and 8 bytes to the other
+// link of the page and back, the link's own cost with the browser's
+// data channel's (both ends in one page).
+func BenchmarkJSLinkPingPong(b *testing.B) {
+	la, lb := connectLinks(b, WebRTCConfig{})
+	x, y := la.(*jsLink), lb.(*jsLink)
+	defer x.Close()
+	defer y.Close()
+	back := make(chan struct{}, 1)
+	x.Bind(pingHandler{back})
+	y.Bind(echoHandler{y})
+	hdr, payload := make([]byte, HeaderLen), make([]byte, 8)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := x.WriteFrame(hdr, payload); err != nil {
+			b.Fatal(err)
+		}
+		<-back
+	}
+}
