@@ -86,7 +86,8 @@ type WASIGuest struct {
 	starts []int       // where each call's backs start (a callback's calls nest)
 	cells  uint32      // the guest's copy of the predefined attributes' values; 0: none yet
 
-	gate      sync.Mutex // held while the guest runs its own code (wasi_callback.go)
+	allocs    map[uint32]struct{} // MPI_Alloc_mem's blocks not freed yet
+	gate      sync.Mutex          // held while the guest runs its own code (wasi_callback.go)
 	running   bool
 	cb, cbCap uint32 // the guest's scratch for callbacks' arguments
 }
@@ -366,19 +367,33 @@ func wasiManual_Alloc_mem(g *WASIGuest, s []uint64) {
 		}
 		if err == nil {
 			binary.LittleEndian.PutUint32(g.Memory()[out:], p)
+			if g.allocs == nil {
+				g.allocs = map[uint32]struct{}{}
+			}
+			g.allocs[p] = struct{}{}
 		}
 	}
 	g.end()
 	s[0] = uint64(uint32(raise(self, call, err)))
 }
 
+// wasiManual_Free_mem frees only what MPI_Alloc_mem gave (as the native
+// mpiabi_Free_mem): the guest's free of any other address would corrupt
+// its heap.
 func wasiManual_Free_mem(g *WASIGuest, s []uint64) {
 	var err error
-	if g.Free == nil {
+	base := uint32(s[0])
+	_, ours := g.allocs[base]
+	switch {
+	case base == 0:
+	case !ours:
+		err = errorf(errBase, "%#x is not memory MPI_Alloc_mem gave, or is freed already", base)
+	case g.Free == nil:
 		err = errorf(errArg, "the WASI guest exports no free")
-	} else {
+	default:
+		delete(g.allocs, base)
 		g.lockGate()
-		err = g.Free(uint32(s[0]))
+		err = g.Free(base)
 		g.unlockGate()
 	}
 	s[0] = uint64(uint32(raise(self, "MPI_Free_mem", err)))

@@ -238,6 +238,7 @@ func TestCWASICorpus(t *testing.T) {
 		{"calls", []int{1, 2, 3}},
 		{"types", []int{1, 2, 3}},
 		{"errors", []int{1, 3}},
+		{"errsweep", []int{1, 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			wasm := filepath.Join(t.TempDir(), tc.name+".wasm")
