@@ -190,14 +190,15 @@ type shmLink struct {
 	// parked: the reader is parked (or about to), armed or aside; a
 	// poller's arrival silences its bell, the last one's leaving re-arms
 	// it.
-	parked  atomic.Bool
-	nudge   chan struct{} // wakes a reader aside on the Go side (parkAside)
-	nap     time.Duration // shmNap when the link was made
-	stopped atomic.Bool   // Close was called: the reader ends
-	gone    chan struct{} // closed when the socket ends: the remote closed or died
-	lost    atomic.Bool   // gone is closed
-	why     error         // why the socket ended, set before gone closes
-	bound   atomic.Bool
+	parked   atomic.Bool
+	nudge    chan struct{} // wakes a reader aside on the Go side (parkAside)
+	nap      time.Duration // shmNap when the link was made
+	asideNap time.Duration // shmAsideNap when the link was made
+	stopped  atomic.Bool   // Close was called: the reader ends
+	gone     chan struct{} // closed when the socket ends: the remote closed or died
+	lost     atomic.Bool   // gone is closed
+	why      error         // why the socket ended, set before gone closes
+	bound    atomic.Bool
 	// broken: the remote broke the ring's rules; the consumer that found
 	// it handed over the close, and nobody delivers again
 	broken atomic.Bool
@@ -213,7 +214,7 @@ func newShmLink(name string, conn *net.UnixConn, region []byte, listener bool, m
 	r0, r1 := newShmRing(region[:half]), newShmRing(region[half:])
 	l := &shmLink{name: name, kind: "shm", conn: conn, region: region, tx: r0, rx: r1,
 		maxFrame: min(int(r0.mask+1)/4, 1<<20),
-		gone:     make(chan struct{}), nudge: make(chan struct{}, 1), nap: shmNap}
+		gone:     make(chan struct{}), nudge: make(chan struct{}, 1), nap: shmNap, asideNap: shmAsideNap}
 	if !listener {
 		l.tx, l.rx = r1, r0
 	}
@@ -310,6 +311,9 @@ func (l *shmLink) WriteFrame(hdr, payload []byte) (bool, error) {
 	l.blocked = !ready
 	l.pending.Store(!ready)
 	l.wmu.Unlock()
+	if !ready {
+		l.wake()
+	}
 	return ready, nil
 }
 
@@ -329,6 +333,9 @@ func (l *shmLink) roomLocked() bool {
 		l.blocked = false
 		return true
 	}
+	// the remote's ring for room wakes only an armed reader: one aside
+	// for a lazy poller (parkAside) must arm first
+	l.wake()
 	return false
 }
 
@@ -460,7 +467,7 @@ func (l *shmLink) read() {
 			}
 			return
 		}
-		if l.polled() || (l.ep != nil && l.ep.polls.aside(&seen)) {
+		if l.polled() || (l.ep != nil && !l.waiting() && l.ep.polls.aside(&seen)) {
 			l.parkAside(nap)
 			spins, idle = 0, time.Time{}
 			continue
@@ -505,6 +512,9 @@ func (l *shmLink) read() {
 	}
 }
 
+// waiting implements pollLink.
+func (l *shmLink) waiting() bool { return l.pending.Load() }
+
 // polled reports whether goroutines of the endpoint poll the link.
 func (l *shmLink) polled() bool { return l.ep != nil && l.ep.pollers.Load() > 0 }
 
@@ -545,7 +555,13 @@ func (l *shmLink) parkAside(nap *time.Timer) {
 		return
 	}
 	if l.ep.polls.lazy() {
-		nap.Reset(shmAsideNap)
+		if !l.polled() && l.waiting() {
+			// frames wait for room: the reader must be armed for the
+			// remote's ring (roomLocked nudges it here)
+			l.parked.Store(false)
+			return
+		}
+		nap.Reset(l.asideNap)
 		select {
 		case <-l.nudge:
 		case <-nap.C:

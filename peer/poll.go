@@ -30,6 +30,9 @@ type pollLink interface {
 	// wake-ups. A poller that leaves because its operation finished
 	// (pollSet.left) says nothing: its caller is likely back soon.
 	pollersChanged(on bool)
+	// waiting reports whether frames wait for room in the remote's
+	// ring: someone must stay ready to move them.
+	waiting() bool
 }
 
 // pollSet is an endpoint's polled links: copy on write, so that Poll,
@@ -58,18 +61,45 @@ type pollSet struct {
 // rang the bell: a futex wake on the writer's path and the reader's
 // thread woken on the core the rank polls on (perf: 0.08 futex calls a
 // round trip, 16,000 context switches in a run of 200,000). So the
-// readers stay aside, napping (shmAsideNap), and take over only
-// once a whole nap passed with no poller and no lazy leave; a frame that
-// comes after the program's last call waits at most two naps. Only
-// when the rank has a core of its own (own): with more links than cores
+// readers stay aside, napping (shmAsideNap), and take over only once a
+// whole nap passed with no poller and no lazy leave.
+//
+// Meanwhile nothing moves frames the rank did not poll for: the
+// remote's CTS, an eager-credit grant, a frame for a goroutine that
+// waits on its request's channel. They wait for the rank's next call or
+// the reader's nap, up to two naps. That is MPI's progress rule, and
+// MPICH's without a progress thread: a C program waits for the library
+// only inside MPI calls, which poll. A Go program's goroutines may wait
+// on a request's channel while nothing polls, and Go ranks keep the
+// reader at hand. So pollers leave lazily only in processes whose
+// callers are C threads (SetLockedCallers: libmpi_abi.so), and only when
+// the rank has a core of its own (own): with more links than cores
 // every reader's naps would cost more than the rings they save.
 // Measured, 8 B one-way over the shm link, medians of 10 interleaved
-// runs (abi's TestOSULatency pairs): Go ranks 0.64 → 0.46 µs, C ranks
-// 1.02 → 0.65 µs; context switches a run 16,000 → 1,650.
+// runs (abi's TestOSULatency pairs, load ~1): C ranks 1.02 → 0.65 µs
+// (Go ranks with the same rule: 0.64 → 0.46 µs); context switches a
+// run 16,000 → 1,650.
 
-// lazy reports whether a leaving poller whose operation finished may
-// leave the readers aside.
-func (s *pollSet) lazy() bool { return s.own.Load() }
+// lazy reports whether the rank's pollers may leave lazily at all.
+func (s *pollSet) lazy() bool { return s.own.Load() && lockedCallers.Load() }
+
+// leaveLazily reports whether a poller whose operation finished may
+// leave the readers aside now: not while frames wait for room, which
+// only a poller or a reader moves (a send finishes once its frames are
+// in the link's overflow).
+func (s *pollSet) leaveLazily() bool {
+	if !s.lazy() {
+		return false
+	}
+	if p := s.links.Load(); p != nil {
+		for _, l := range *p {
+			if l.waiting() {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // aside reports whether a reader should stay aside for a poller that
 // is likely back soon: a lazy leave since the reader last looked (seen)
@@ -231,7 +261,7 @@ func (e *Endpoint) SpinPoll(finished func() bool) bool {
 			yielded = now
 		}
 	}
-	e.leave(done && e.polls.lazy())
+	e.leave(done && e.polls.leaveLazily())
 	if done {
 		return true
 	}

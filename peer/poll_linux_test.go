@@ -603,12 +603,14 @@ func BenchmarkLockedWake(b *testing.B) {
 	})
 }
 
-// A poller whose operation finished leaves lazily: the link's reader
-// stays aside, its bell silent, for a caller that is likely back soon.
-// If none comes, the reader must still take over and deliver: a message
-// for an operation nobody polls for completes although every safety-net
-// nap is an hour long. The ping-pong before it alternates lazy leaves
-// with polls, as a program's loop of blocking calls does.
+// In a C rank's process (SetLockedCallers) a poller whose operation
+// finished leaves lazily: the link's reader stays aside, its bell
+// silent, for a caller that is likely back soon. If none comes, the
+// reader must still take over and deliver: a message for an operation
+// nobody polls for completes although every safety-net nap is an hour
+// long. The ping-pong before it alternates lazy leaves with polls, as a
+// program's loop of blocking calls does. A Go rank's pollers never leave
+// lazily.
 func TestLazyLeaveReaderTakesOver(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("pollers leave lazily only where the rank and its peer have a core each")
@@ -620,23 +622,31 @@ func TestLazyLeaveReaderTakesOver(t *testing.T) {
 		t.Run(w.String(), func(t *testing.T) {
 			lockedCallersFor(t, w)
 			a, b, _, _ := hostEndpoints(t, HostConfig{Name: "lazy test"})
-			require.True(t, b.polls.lazy(), "one link on a host of %d cores", runtime.NumCPU())
+			require.Equal(t, w == waitLocked, b.polls.lazy(), "one link on a host of %d cores", runtime.NumCPU())
 			buf := make([]byte, 8)
+			polled := false // the last wait finished in SpinPoll
 			for i := range 200 {
 				r := b.GetOp()
 				require.NoError(t, b.StartRecv(r, 0, 1, 1, buf))
 				s := a.GetOp()
 				require.NoError(t, a.StartSend(s, Standard, 1, 1, 1, []byte{byte(i)}))
 				unlock := lockThread(w)
-				require.True(t, b.SpinPoll(r.Finished))
+				polled = b.SpinPoll(r.Finished)
 				unlock()
+				require.NoError(t, waitTimeout(t, r, 20*time.Second).Err)
 				require.Equal(t, byte(i), buf[0])
 				require.NoError(t, waitTimeout(t, s, 20*time.Second).Err)
 				a.PutOp(s)
 				b.PutOp(r)
 			}
 			require.Zero(t, b.pollers.Load())
-			require.False(t, b.polls.eager.Load(), "the last leave was lazy")
+			if w == waitLocked {
+				// (a wait that outlasted SpinPoll's budget, as on a
+				// loaded machine, left eagerly)
+				require.Equal(t, !polled, b.polls.eager.Load(), "the last leave was lazy")
+			} else {
+				require.Zero(t, b.polls.left.Load(), "a Go rank's pollers leave eagerly")
+			}
 			// nobody polls b from now on
 			r := b.GetOp()
 			require.NoError(t, b.StartRecv(r, 0, 1, 2, buf))
@@ -647,5 +657,64 @@ func TestLazyLeaveReaderTakesOver(t *testing.T) {
 			require.Equal(t, byte(42), buf[0])
 			require.NoError(t, waitTimeout(t, s, 20*time.Second).Err)
 		})
+	}
+}
+
+// A C rank that polls no more after lazy leaves, with messages that
+// overflow the remote's ring and spend the eager credit, still gets them
+// through: what the reader aside left waiting (frames for room, credit
+// grants) moves once its nap ends, the safety-net nap an hour long.
+func TestLazyLeaveSenderStopsPolling(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("pollers leave lazily only where the rank and its peer have a core each")
+	}
+	nap := shmNap
+	shmNap = time.Hour
+	t.Cleanup(func() { shmNap = nap })
+	lockedCallersFor(t, waitLocked)
+	a, b, _, _ := hostEndpoints(t, HostConfig{Name: "lazy test", Ring: 64 << 10, MaxFrame: 16 << 10})
+	require.True(t, a.polls.lazy())
+	const k, size = 32, 16 << 10 // 512 KiB: 8 rings, 2 credit windows
+	msg := pattern(k*size, 3)
+	got := make([]byte, len(msg))
+	for i := range 5 {
+		// ping-pongs: a's pollers leave lazily, and the replies that
+		// come while a polls put its reader aside
+		for range 50 {
+			s, r := a.GetOp(), b.GetOp()
+			require.NoError(t, b.StartRecv(r, 0, 1, 2, got[:8]))
+			require.NoError(t, a.StartSend(s, Standard, 1, 1, 2, msg[:8]))
+			a.SpinPoll(s.Finished)
+			require.NoError(t, waitTimeout(t, s, 20*time.Second).Err)
+			b.SpinPoll(r.Finished)
+			require.NoError(t, waitTimeout(t, r, 20*time.Second).Err)
+			a.PutOp(s)
+			b.PutOp(r)
+			s, r = b.GetOp(), a.GetOp()
+			require.NoError(t, a.StartRecv(r, 1, 1, 3, got[:8]))
+			require.NoError(t, b.StartSend(s, Standard, 0, 1, 3, msg[:8]))
+			a.SpinPoll(r.Finished)
+			require.NoError(t, waitTimeout(t, r, 20*time.Second).Err)
+			require.NoError(t, waitTimeout(t, s, 20*time.Second).Err)
+			b.PutOp(s)
+			a.PutOp(r)
+		}
+		// a does not poll from here on; b does
+		var ss, rs [k]*Op
+		for j := range k {
+			ss[j], rs[j] = a.GetOp(), b.GetOp()
+			require.NoError(t, b.StartRecv(rs[j], 0, 1, 1, got[j*size:(j+1)*size]))
+		}
+		for j := range k {
+			require.NoError(t, a.StartSend(ss[j], Standard, 1, 1, 1, msg[j*size:(j+1)*size]))
+		}
+		for j := range k {
+			b.SpinPoll(rs[j].Finished)
+			require.NoError(t, waitTimeout(t, rs[j], 20*time.Second).Err, "round %d, message %d", i, j)
+			require.NoError(t, waitTimeout(t, ss[j], 20*time.Second).Err)
+			a.PutOp(ss[j])
+			b.PutOp(rs[j])
+		}
+		require.Equal(t, msg, got)
 	}
 }
