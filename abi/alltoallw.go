@@ -62,13 +62,27 @@ func (c *collCall) sideN(counts, displs, types uintptr, n int, aint bool) ([]int
 	return cs, ds, ts, lo, hi, nil
 }
 
+// zeroPage is where no program's memory is: a NULL buffer (MPI_BOTTOM)
+// whose datatypes reach below it is NULL with predefined types or
+// relative displacements, not absolute addresses.
+const zeroPage = 4096
+
+// bottom is MPI_ERR_BUFFER for a NULL buffer whose elements [lo, hi) lie
+// in the zero page: the Go API took the nil view for an empty buffer.
+func bottom(addr uintptr, lo, hi int, what string) error {
+	if addr == 0 && hi > lo && lo < zeroPage {
+		return errorf(errBuffer, "%s is NULL (MPI_BOTTOM) but its datatypes' displacements are not addresses", what)
+	}
+	return nil
+}
+
 // shifted views [addr+lo, addr+hi) and moves the displacements down by
 // lo when lo is negative or the buffer is MPI_BOTTOM (absolute
 // displacements), since the Go API's buffer starts at the lowest byte it
 // touches.
 func shifted(addr uintptr, ds []int, lo, hi int) []byte {
-	if hi <= lo {
-		return nil
+	if hi <= lo || addr == 0 && lo < zeroPage {
+		return nil // bottom has said why
 	}
 	if lo >= 0 && addr != 0 {
 		return view[byte](addr, hi)
@@ -95,6 +109,12 @@ func alltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes, comm ui
 	}
 	rcs, rds, rts, rlo, rhi, err := c.side(rcounts, rdispls, rtypes)
 	if err != nil {
+		return c.fail(err)
+	}
+	if err := bottom(s, slo, shi, "sendbuf"); err != nil {
+		return c.fail(err)
+	}
+	if err := bottom(r, rlo, rhi, "recvbuf"); err != nil {
 		return c.fail(err)
 	}
 	sb := meshmpi.InPlace[byte]()
@@ -168,6 +188,12 @@ func neighborAlltoallw(s, scounts, sdispls, stypes, r, rcounts, rdispls, rtypes,
 	}
 	rcs, rds, rts, rlo, rhi, err := c.sideN(rcounts, rdispls, rtypes, in, true)
 	if err != nil {
+		return c.fail(err)
+	}
+	if err := bottom(s, slo, shi, "sendbuf"); err != nil {
+		return c.fail(err)
+	}
+	if err := bottom(r, rlo, rhi, "recvbuf"); err != nil {
 		return c.fail(err)
 	}
 	sb, rb, cm := shifted(s, sds, slo, shi), shifted(r, rds, rlo, rhi), c.e.c

@@ -125,6 +125,18 @@
 // MPI_Comm_set_errhandler changes it; errors not tied to a communicator
 // are raised on MPI_COMM_SELF (MPI-4.1 §9.3). A fatal error flushes the
 // program's stdio, prints the message and ends the job with status 1.
+//
+// A bad argument is an error of its MPI-4.1 class and changes nothing:
+// no call panics, hangs or takes a message, a request or memory it then
+// fails on. TestArgumentSweep holds every implemented call to that
+// (sweep_gen_test.go, made from calls.txt, calls each export): a valid
+// baseline, then one bad argument at a time by the parameter's role
+// (null, wrong-kind, random and freed handles of every kind, uncommitted
+// datatypes, negative counts, ranks, roots and tags out of range,
+// MPI_IN_PLACE and NULL where not allowed, freed, inactive and active
+// requests); testdata/errsweep.c does the same through the C crossing,
+// natively and as WASI ranks. A NULL buffer is MPI_BOTTOM: with a count,
+// only a derived datatype's absolute displacements make it a buffer.
 package abi
 
 //go:generate go run ./internal/gen
