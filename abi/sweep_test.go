@@ -575,6 +575,7 @@ func badValues(c sweepCall, i int, r role) []badValue {
 		if c.name != "MPI_Start" {
 			bad = append(bad, badValue{"&inactive persistent request", ptrTo(func(t *testing.T) uint64 { return uint64(newRequest(t, true)) }), inactive})
 		} else {
+			bad = append(bad, badValue{"&a nonpersistent request", ptrTo(func(t *testing.T) uint64 { return uint64(newRequest(t, false)) }), req})
 			bad = append(bad, badValue{"&active persistent request", ptrTo(func(t *testing.T) uint64 {
 				h := newRequest(t, true)
 				sweepOut[7] = uint64(h)
@@ -586,6 +587,7 @@ func badValues(c sweepCall, i int, r role) []badValue {
 	case rReqIn:
 		req := []int32{errRequest}
 		return []badValue{
+			{"MPI_REQUEST_NULL", val(uint64(reqNull)), []int32{errSuccess}},
 			{"a comm as request", val(uint64(world)), req},
 			{"random request", val(randomH), req},
 			{"freed request", func(t *testing.T, a []uint64, i int) { a[i] = uint64(freed(t, "request")) }, req},
@@ -599,13 +601,17 @@ func badValues(c sweepCall, i int, r role) []badValue {
 		elem := func(v func(t *testing.T) uint64) func(t *testing.T, a []uint64, i int) {
 			return func(t *testing.T, a []uint64, i int) { sweepArena[i][0] = v(t); a[i] = uint64(scratch(i)) }
 		}
-		return []badValue{
+		bad := []badValue{
 			{"[MPI_REQUEST_NULL]", elem(constant(uint64(reqNull))), nullOK},
 			{"[random request]", elem(constant(randomH)), req},
 			{"[a comm as request]", elem(constant(uint64(world))), req},
 			{"[freed request]", elem(func(t *testing.T) uint64 { return uint64(freed(t, "request")) }), req},
 			{"NULL", val(0), []int32{errArg, errRequest}},
 		}
+		if c.name == "MPI_Startall" {
+			bad = append(bad, badValue{"[a nonpersistent request]", elem(func(t *testing.T) uint64 { return uint64(newRequest(t, false)) }), req})
+		}
+		return bad
 	case rMsgInOut:
 		m := []int32{errRequest, errArg}
 		return []badValue{
