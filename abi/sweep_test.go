@@ -488,12 +488,16 @@ func badValues(c sweepCall, i int, r role) []badValue {
 		}
 	case rTypeInOut:
 		want := typ
-		return []badValue{
+		bad := []badValue{
 			{"&MPI_DATATYPE_NULL", ptrTo(constant(uint64(typeNull))), want},
 			{"&random datatype", ptrTo(constant(randomH)), want},
 			{"&freed datatype", ptrTo(func(t *testing.T) uint64 { return uint64(freed(t, "type")) }), want},
 			{"NULL", val(0), []int32{errArg, errType}},
 		}
+		if c.name == "MPI_Type_free" {
+			bad = append(bad, badValue{"&MPI_INT", ptrTo(constant(mpiInt)), want})
+		}
+		return bad
 	case rOp:
 		op := []int32{errOp}
 		return []badValue{
