@@ -70,13 +70,22 @@ func buildAllgatherRecursiveDoubling(b *Builder, a *Args) error {
 	if !a.InPlace {
 		b.Copy(src, mine)
 	}
-	if p := f.Partner(r); p >= 0 {
+	p := f.Partner(r)
+	if p >= 0 {
 		sp.recv(p, blocks(p, p+1))
+		b.Fence()
 	}
-	b.Fence()
 	for k := range f.Rounds() {
 		d := f.Round(r, k)
-		sp.send(d.Peer, blocks(d.SendLo, d.SendHi))
+		out := blocks(d.SendLo, d.SendHi)
+		if k == 0 && p < 0 {
+			// a rank without a fold partner sends only its own block
+			// first: from the caller's buffer, while the copy runs (the
+			// round's fence waits for both), so the first message waits
+			// for nothing (2 ranks: one exchange and a copy)
+			out = src
+		}
+		sp.send(d.Peer, out)
 		sp.recv(d.Peer, blocks(d.RecvLo, d.RecvHi))
 		b.Fence()
 	}
