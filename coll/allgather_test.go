@@ -94,11 +94,13 @@ func TestAllgatherRing(t *testing.T)              { a2aSweep(t, coll.Allgather, 
 func TestAllgathervRing(t *testing.T)             { a2aSweep(t, coll.Allgatherv, "ring") }
 func TestAllgatherBruck(t *testing.T)             { a2aSweep(t, coll.Allgather, "bruck") }
 func TestAllgatherRecursiveDoubling(t *testing.T) { a2aSweep(t, coll.Allgather, "recursive_doubling") }
+func TestAllgatherGatherBcast(t *testing.T)       { a2aSweep(t, coll.Allgather, "gather_bcast") }
 
 // TestAllgatherPersistent restarts each algorithm's runs with new inputs.
 func TestAllgatherPersistent(t *testing.T) {
 	a2aPersistent(t, collAlg{coll.Allgather, "ring"}, collAlg{coll.Allgather, "bruck"},
-		collAlg{coll.Allgather, "recursive_doubling"}, collAlg{coll.Allgatherv, "ring"})
+		collAlg{coll.Allgather, "recursive_doubling"}, collAlg{coll.Allgather, "gather_bcast"},
+		collAlg{coll.Allgatherv, "ring"})
 }
 
 // TestAllgatherSelect checks the registrations: every algorithm is listed,
@@ -107,7 +109,7 @@ func TestAllgatherPersistent(t *testing.T) {
 // them for every size and message size.
 func TestAllgatherSelect(t *testing.T) {
 	t.Parallel()
-	a2aSelect(t, coll.Allgather, []string{"bruck", "recursive_doubling", "ring"})
+	a2aSelect(t, coll.Allgather, []string{"bruck", "gather_bcast", "recursive_doubling", "ring"})
 	a2aSelect(t, coll.Allgatherv, []string{"ring"})
 }
 
@@ -136,6 +138,31 @@ func a2aSelect(t *testing.T, c coll.Coll, names []string) {
 					t.Errorf("%s: forcing an unknown algorithm: %v", c, err)
 				}
 			}
+		}
+	}
+}
+
+// Ranks that share cores get the allgather with the fewest messages for
+// small blocks, and only they: selection by the Oversubscribed input.
+func TestAllgatherSelectOversubscribed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		over        bool
+		size, count int
+		want        string
+	}{
+		{false, 8, 1, "recursive_doubling"},
+		{true, 8, 1, "gather_bcast"},
+		{true, 5, 32, "gather_bcast"}, // 256 B of int64
+		{true, 8, 33, "recursive_doubling"},
+		{true, 5, 1 << 17, "ring"}, // 1 MiB
+	} {
+		args := colltest.Case{Coll: coll.Allgather, Size: tc.size, Count: tc.count}.Args()
+		a := args[tc.size-1]
+		a.Oversubscribed = tc.over
+		alg, err := coll.Select(&a, "")
+		if err != nil || alg.Name != tc.want {
+			t.Errorf("oversubscribed %v, %d ranks, %d elements: got %q (%v), want %q", tc.over, tc.size, tc.count, alg.Name, err, tc.want)
 		}
 	}
 }
