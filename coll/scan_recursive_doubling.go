@@ -84,10 +84,17 @@ func buildScanRecursiveDoubling(b *Builder, a *Args, exclusive bool) error {
 		P, F, spare = s0, s1, Ref{}
 		b.Copy(in, P)
 	}
+	var copied []StepID // R = x_r, piece by piece, until the first fence
 	if !a.InPlace && !exclusive {
-		b.Copy(in, out)
+		if copyP {
+			b.Copy(in, out)
+		} else {
+			// the first round sends the input and receives into scratch
+			// while this copy runs; only its fold into R waits for it
+			copied = p.copy(in, out)
+		}
 	}
-	if copyP || !a.InPlace && !exclusive {
+	if copyP {
 		b.Fence()
 	}
 	haveR := !exclusive // R holds something to prepend to
@@ -99,7 +106,7 @@ func buildScanRecursiveDoubling(b *Builder, a *Args, exclusive bool) error {
 			// R may be P itself (in place, P not yet moved), so it is
 			// written after the send has read it
 			if haveR {
-				p.reduce(F, out, got, sent)
+				p.reduce(F, out, got, sent, copied)
 			} else {
 				p.copy(F, out, got, sent)
 				haveR = true
