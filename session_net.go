@@ -30,6 +30,10 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 	if err == nil {
 		do.Fingerprint = id.Fingerprint()
 	}
+	// peers of this process that hear of it before its mesh exists wait
+	// for it: a memory link, whatever the order
+	release := mesh.Reserve(do.Fingerprint)
+	defer release()
 	client, err := dialJob(ctx, spec, &do)
 	if errors.Is(err, signaling.ErrJobGone) {
 		// a rank left before the job formed, or the job is over: it will

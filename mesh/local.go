@@ -35,10 +35,52 @@ type localKey struct {
 
 // local is the registry of the meshes in this process, for memory links
 // between them: the ranks of a Run(WithJob), the WASI guests one host
-// process carries.
+// process carries. coming holds the certificates of ranks of this
+// process that are joining (Reserve): a rank's mesh exists only once its
+// welcome came, and a peer that already heard of it from the server
+// would otherwise find no mesh yet and take another link (shm between
+// two ranks of one process, in one run out of some).
 var local struct {
 	sync.Mutex
 	meshes map[localKey]*Mesh
+	coming map[string]*reservation
+}
+
+// A reservation stands for a rank of this process from before it joins
+// until its mesh registers (or it gives up).
+type reservation struct {
+	done chan struct{} // closed when mesh is set or the join gave up
+	mesh *Mesh
+}
+
+// Reserve says that a rank of this process is about to join with the
+// certificate whose fingerprint is print: a peer in this process that
+// hears of it before its mesh exists waits for the mesh instead of
+// linking otherwise. Call it before dialing the job; release undoes it
+// if the join fails before New (harmless after).
+func Reserve(print string) (release func()) {
+	if print == "" {
+		return func() {}
+	}
+	r := &reservation{done: make(chan struct{})}
+	local.Lock()
+	if local.coming == nil {
+		local.coming = map[string]*reservation{}
+	}
+	local.coming[print] = r
+	local.Unlock()
+	return func() {
+		local.Lock()
+		defer local.Unlock()
+		if local.coming[print] == r {
+			delete(local.coming, print)
+		}
+		select {
+		case <-r.done:
+		default:
+			close(r.done)
+		}
+	}
 }
 
 // register enters m in the registry; a mesh without a certificate is
@@ -53,6 +95,11 @@ func (m *Mesh) register() {
 		local.meshes = map[localKey]*Mesh{}
 	}
 	local.meshes[localKey{m.client.URL(), m.client.Welcome().Job, m.rank}] = m
+	if r := local.coming[m.print]; r != nil {
+		r.mesh = m
+		close(r.done)
+		delete(local.coming, m.print)
+	}
 }
 
 // unregister takes m out of the registry.
@@ -62,6 +109,25 @@ func (m *Mesh) unregister() {
 	defer local.Unlock()
 	if local.meshes[k] == m {
 		delete(local.meshes, k)
+	}
+}
+
+// awaitRegistered waits for the mesh of a rank of this process that
+// reserved the certificate print and has not registered yet; nil at once
+// if no rank of this process did.
+func (m *Mesh) awaitRegistered(print string) {
+	if print == "" {
+		return
+	}
+	local.Lock()
+	r := local.coming[print]
+	local.Unlock()
+	if r == nil {
+		return
+	}
+	select {
+	case <-r.done:
+	case <-m.ctx.Done():
 	}
 }
 
@@ -88,6 +154,7 @@ func (m *Mesh) registered(remote int) *Mesh {
 // end: it takes a memory link's frames without waiting on the writer's
 // goroutine (peer.FlowHandler), as a rank's endpoint does.
 func (m *Mesh) localPeer(remote int) *Mesh {
+	m.awaitRegistered(m.vouched(remote))
 	r := m.registered(remote)
 	if r == nil || r.print == "" || m.vouched(remote) != r.print {
 		return nil

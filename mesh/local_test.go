@@ -123,3 +123,57 @@ func sanitize(s string) string {
 	}
 	return string(b)
 }
+
+// A rank of this process whose mesh is made after a peer of the same
+// process started to link to it (its welcome came late) still gets a
+// memory link: it reserved its certificate before joining (Reserve),
+// and the peer waits for its mesh instead of linking otherwise.
+func TestLinkChoiceMeshLate(t *testing.T) {
+	srv, err := signaling.ListenLocal(signaling.Config{})
+	require.NoError(t, err)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // hang guard
+	defer cancel()
+	host := signaling.LocalHost()
+	if host == "" {
+		host = "h1:test"
+	}
+	toks, err := srv.SeatTokens("late", 2, nil, time.Hour)
+	require.NoError(t, err)
+	// rank 1 reserves and joins, but makes its mesh only later
+	id1 := newIdentity(t)
+	release := Reserve(id1.Fingerprint())
+	defer release()
+	one := 1
+	c1, err := signaling.Dial(ctx, srv.URL(), "late", toks[1], &signaling.DialOptions{Rank: &one, Kind: signaling.KindNative, Host: host, Fingerprint: id1.Fingerprint()})
+	require.NoError(t, err)
+	m0 := joinKind(t, ctx, srv, "late", toks[0], 0, 2, signaling.KindNative, host, newIdentity(t))
+	require.NoError(t, m0.m.WaitReady(ctx))
+	// rank 0 links first: its connect starts while rank 1 has no mesh
+	s := m0.ep.GetOp()
+	require.NoError(t, m0.ep.StartSend(s, peer.Standard, 1, 1, 7, []byte("sixteen bytes!!!")))
+	require.Eventually(t, func() bool {
+		m0.m.mu.Lock()
+		defer m0.m.mu.Unlock()
+		return m0.m.pairs[1] != nil
+	}, 20*time.Second, time.Millisecond)
+	m1 := New(c1, Net{Loopback: true, Identity: id1})
+	ep1, err := peer.NewEndpoint(peer.Config{Rank: 1, Size: 2, Dialer: m1})
+	require.NoError(t, err)
+	m1.Start(ep1)
+	t.Cleanup(func() {
+		ep1.Close(nil)
+		m1.Close()
+	})
+	r := ep1.GetOp()
+	buf := make([]byte, 16)
+	require.NoError(t, ep1.StartRecv(r, 0, 1, 7, buf))
+	require.NoError(t, waitOp(s))
+	require.NoError(t, waitOp(r))
+	require.Equal(t, "sixteen bytes!!!", string(buf))
+	for r, ep := range []*peer.Endpoint{m0.ep, ep1} {
+		p, ok := ep.LinkPath(1 - r)
+		require.True(t, ok)
+		require.Equal(t, "memory", p.Link, "rank %d", r)
+	}
+}

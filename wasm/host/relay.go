@@ -253,6 +253,10 @@ func (r *relay) join(job Job, agent string) error {
 		return fmt.Errorf("wasm host: %w", err)
 	}
 	do.Fingerprint = id.Fingerprint()
+	// the host's other guests wait for this one's mesh if they hear of
+	// it first: a memory link, whatever the order
+	release := mesh.Reserve(do.Fingerprint)
+	defer release()
 	client, err := signaling.Dial(ctx, job.Signal, job.ID, job.Token, &do)
 	if err != nil {
 		return fmt.Errorf("wasm host: %w", err)
