@@ -76,11 +76,19 @@ func Compile[P Program](t testing.TB, name string, compile func(ctx context.Cont
 	t.Helper()
 	module, err := Guest()
 	require.NoError(t, err)
-	p, err := compile(context.Background(), module, filepath.Join(testbin.Dir(), "cache-"+name))
+	cache := filepath.Join(testbin.Dir(), "cache-"+name)
+	if name == "wazero" && warmWazero != nil {
+		warmWazero(cache)
+	}
+	p, err := compile(context.Background(), module, cache)
 	require.NoError(t, err)
 	t.Cleanup(func() { p.Close(context.Background()) })
 	return p
 }
+
+// warmWazero, when set (race.go), fills the wazero compilation cache in
+// dir with the guest's machine code before Compile compiles it.
+var warmWazero func(dir string)
 
 // Job starts a signaling server with a job of n ranks on loopback, for
 // the length of the test.
