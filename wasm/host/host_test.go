@@ -5,6 +5,7 @@ package host_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,17 +39,22 @@ func TestTrappingGuest(t *testing.T) {
 func TestStop(t *testing.T) {
 	leaktest.Check(t)
 	p := hosttest.Compile(t, "wazero", host.Compile)
-	for _, mode := range []string{"suite", "sleep"} {
+	for _, mode := range []string{"suite", "sleep", "spin"} {
 		t.Run(mode, func(t *testing.T) {
 			job := hosttest.Job(t, 2) // the second rank never comes
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
 			stopped := fmt.Errorf("the test stopped the rank")
 			w := &hosttest.LogWriter{T: t}
-			// stop it once it waits: its poll_oneoff calls say so
+			// stop it once it waits (its poll_oneoff calls say so) or
+			// spins (it says so): a spinning guest calls its host no
+			// more, and only the machine code's checks can stop it
 			polls := p.PollCalls()
 			go func() {
-				for p.PollCalls() == polls && ctx.Err() == nil {
+				for ctx.Err() == nil {
+					if mode == "spin" && strings.Contains(w.String(), "spinning") || mode != "spin" && p.PollCalls() != polls {
+						break
+					}
 					time.Sleep(time.Millisecond)
 				}
 				cancel(stopped)
@@ -57,6 +63,7 @@ func TestStop(t *testing.T) {
 			require.Equal(t, host.ExitTrap, status, "%v", err)
 			require.ErrorIs(t, err, stopped)
 			require.NotContains(t, w.String(), "slept")
+			require.NotContains(t, w.String(), "spun")
 		})
 	}
 }

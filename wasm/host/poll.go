@@ -56,7 +56,7 @@ import (
 // connected socket, an absolute clock) goes to wazero's poll_oneoff
 // unchanged.
 
-// Why the guest runs without termination checks.
+// Stopping a guest.
 //
 // wazero stops a running guest when its context ends only if the module
 // was compiled with WithCloseOnContextDone, which puts a check at every
@@ -64,19 +64,16 @@ import (
 // leaves the machine code for Go and comes back (ExitCodeCheckModuleExitCode
 // in its call engine), and Go's wasm code has such a loop in nearly every
 // function. Profiled in BenchmarkRelay's 8-byte ping-pong, the checks
-// (check_module_exit_code_trampoline, the call engine's exits and
-// re-entries) were the largest single cost of the guest's side, some
-// 20-25 us of CPU per round trip on the 2-core development machine.
-//
-// The host functions a Go guest calls all the time check instead: this
-// poll_oneoff (where a waiting rank sleeps) and clock_time_get (the Go
-// runtime reads its clocks at every scheduling round, a timer, a
-// collection), fd_read and fd_write. When the run's context has ended,
-// they close the module with wazero's exit code for that end and unwind
-// the guest (as proc_exit does), so Run reports the rank stopped, as
-// before. What they cannot stop is a guest computing without ever
-// calling the host (no allocation, no clock, no I/O): it runs until its
-// loop ends.
+// were the largest single cost of the guest's side, some 20-25 us of CPU
+// per round trip on the 2-core development machine. They stay: without
+// them a guest computing without calling its host (no allocation, no
+// clock, no I/O: a Go loop, which never yields in wasm) could not be
+// stopped at all, and meshrun --timeout hung on a spinning rank
+// (TestStop's "spin"). The host functions a Go guest calls all the time
+// check too: this poll_oneoff (where a waiting rank sleeps),
+// clock_time_get, fd_read and fd_write close the module with wazero's
+// exit code for the run's end and unwind the guest (as proc_exit does),
+// so a waiting guest stops at once.
 
 // WASI preview 1 layouts (snapshot-01 "subscription" and "event").
 const (

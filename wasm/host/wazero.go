@@ -72,10 +72,11 @@ func compile(ctx context.Context, module []byte, cacheDir string, stockPoll bool
 // many goroutines as the process has processors: a module of a few MB
 // takes a core-second or more, and a cold start waits for all of it.
 func compileWith(ctx context.Context, module []byte, cacheDir string, stockPoll bool) (*Program, error) {
-	// no termination checks in the machine code: the host calls stop a
-	// guest whose run ended (poll.go, "Why the guest runs without
-	// termination checks")
-	cfg := wazero.NewRuntimeConfig()
+	// termination checks in the machine code: a guest that computes
+	// without calling its host must still stop when its run ends (a
+	// job's --timeout, an Abort, Ctrl-C); the host calls stop it sooner
+	// (poll.go, "Stopping a guest")
+	cfg := wazero.NewRuntimeConfig().WithCloseOnContextDone(true)
 	if cacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
 		if err != nil {

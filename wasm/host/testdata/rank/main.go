@@ -7,6 +7,7 @@
 //	echo   ranksuite.Echo for rank 1, the benchmarks' driver
 //	exit   exits with status 3 without joining a job
 //	sleep  sleeps for an hour without joining a job (until its host stops it)
+//	spin   says so, then computes for ever without calling its host
 package main
 
 import (
@@ -22,7 +23,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "suite", "suite, trap, echo, peerfail, exit or sleep")
+	mode := flag.String("mode", "suite", "suite, trap, echo, peerfail, exit, sleep or spin")
 	flag.Parse()
 	if *mode == "exit" {
 		fmt.Println("exiting with 3")
@@ -31,6 +32,15 @@ func main() {
 	if *mode == "sleep" {
 		time.Sleep(time.Hour)
 		fmt.Println("slept an hour")
+		os.Exit(0)
+	}
+	if *mode == "spin" {
+		fmt.Println("spinning")
+		x := uint64(1)
+		for x != 0 { // never 0: x stays odd
+			x = x*3 + 2
+		}
+		fmt.Println("spun", x)
 		os.Exit(0)
 	}
 	world, err := meshmpi.Init()
