@@ -865,7 +865,7 @@ type rawWriter struct {
 func newRawWriter(rc syscall.RawConn, ring func()) *rawWriter {
 	w := &rawWriter{rc: rc, ring: ring}
 	w.fn = func(fd uintptr) bool {
-		if n, err := syscall.Write(int(fd), w.b); err == nil && n > 0 {
+		if n, err := fdWrite(fd, w.b); err == nil && n > 0 {
 			w.n = n
 		}
 		return true // never wait for room: the writer does

@@ -147,7 +147,7 @@ func (s *streamReader) consume(fd uintptr) error {
 
 // readOnce is one non-blocking read into the buffer's free space.
 func (s *streamReader) readOnce(fd uintptr) {
-	s.n, s.rerr = syscall.Read(int(fd), s.buf[s.w:])
+	s.n, s.rerr = fdRead(fd, s.buf[s.w:])
 	if s.n < 0 {
 		s.n = 0
 	}
