@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -134,7 +135,9 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 		}
 	}
 	if rc != nil {
-		r.raw = newRawWriter(rc, gs.ring)
+		// after join: a memory link that another guest of this process
+		// opens meanwhile pushes through the queue until it is set
+		r.raw.Store(newRawWriter(rc, gs.ring))
 	}
 	r.out.setDirect(true)
 	go r.writer()
@@ -215,7 +218,7 @@ type relay struct {
 	tel     *hostTelemetry // what the guest reports, when the job's telemetry is on
 
 	out        *outQueue
-	raw        *rawWriter // the stream's non-blocking writes; nil: not a socket
+	raw        atomic.Pointer[rawWriter] // the stream's non-blocking writes; nil: not a socket, or not yet
 	stopWriter chan struct{}
 	writerDone chan struct{} // nil until the writer starts
 
@@ -437,7 +440,8 @@ func (r *relay) push(b []byte) { r.out.push(b) }
 // without blocking (a goroutine hand-off less on a frame's way to the
 // guest) and leaves the rest to the writer.
 func (r *relay) pushFlow(b []byte) {
-	if r.raw == nil {
+	raw := r.raw.Load()
+	if raw == nil {
 		r.push(b)
 		return
 	}
@@ -445,7 +449,7 @@ func (r *relay) pushFlow(b []byte) {
 	if !ok {
 		return // the writer, or a link's reader, writes it
 	}
-	n := r.raw.write(b)
+	n := raw.write(b)
 	if n == len(b) {
 		r.out.give(b)
 		return
