@@ -562,6 +562,10 @@ func (c *conn) noPong() {
 	c.wire.closeNow() // the writer may be stuck in a write to the frozen peer
 }
 
+// overDrain bounds how much of an oversized message readLoop reads past
+// the limit so that its sender can read the error (CodeTooLarge).
+const overDrain = 4 * MaxMessageBytes
+
 // readLoop reads until the connection fails or closes. After a violation it
 // keeps reading (and discarding) so that the close handshake can complete.
 // With handOff it returns errFreshStack after the first message (serve).
@@ -577,7 +581,12 @@ func (c *conn) readLoop(handOff bool) error {
 			return err
 		}
 		if int64(len(data)) > limit {
-			// The rest of the message is unread: no handshake possible.
+			// Read (and drop) what is left of a message up to overDrain
+			// bytes over the limit: closing a socket with unread bytes
+			// resets it, and the reset can destroy the error message in
+			// the peer's receive buffer before the peer reads it. Past
+			// overDrain the peer is hostile, and a reset is what it gets.
+			_, _ = io.Copy(io.Discard, io.LimitReader(r, overDrain))
 			c.kill(&Error{Code: CodeTooLarge, Message: fmt.Sprintf("message larger than %d bytes", limit)}, true)
 			return ErrTooLarge
 		}
