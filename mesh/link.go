@@ -21,7 +21,7 @@ import (
 // offerer then offers peer's native data path, several times pion's
 // standard throughput; browsers keep the standard path.
 func connectLink(ctx context.Context, n Net, remote string, sig peer.Signaler, offerer, native bool) (peer.Link, error) {
-	cfg := peer.WebRTCConfig{Loopback: n.Loopback, Identity: n.Identity, RemoteFingerprint: remote, NativeRemote: native}
+	cfg := peer.WebRTCConfig{Loopback: n.Loopback, Identity: n.Identity, RemoteFingerprint: remote, NativeRemote: native, MaxFrame: n.maxFrame}
 	for _, s := range n.ICEServers {
 		cfg.ICEServers = append(cfg.ICEServers, peer.ICEServer{URLs: s.URLs, Username: s.Username, Credential: s.Credential})
 	}

@@ -36,6 +36,11 @@ type Net struct {
 	// peer.ErrProcFailed, and says why.
 	// It is called once, on the mesh's goroutine: it must not call Close.
 	Evicted func(err error)
+
+	// maxFrame caps the frames this rank's WebRTC links accept (New
+	// sets it: a WASI host's guest takes at most wasiFrame); 0: peer's
+	// MaxWebRTCFrame.
+	maxFrame int
 }
 
 // abortNotice bounds how long Abort waits to tell the server.
@@ -158,6 +163,11 @@ func New(c *signaling.Client, net Net) *Mesh {
 		report: make(chan struct{}, 1), forceWebRTC: c.Welcome().Settings[SettingLink] == "webrtc"}
 	if net.Identity != nil {
 		m.print = net.Identity.Fingerprint()
+	}
+	if c.Kind() == signaling.KindWASI {
+		// a WASI host relays every frame a remote sends to its guest
+		// whole: remotes must send frames the guest takes
+		m.net.maxFrame = wasiFrame
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	m.register()

@@ -3,10 +3,13 @@
 package peer
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // chanSignaler is one side of an in-memory signaling path.
@@ -76,4 +79,37 @@ func connectLinks(tb testing.TB, cfg WebRTCConfig) (Link, Link) {
 		tb.Fatalf("connect: dial %v, accept %v", err, errAcc)
 	}
 	return la, lb
+}
+
+// exchange sends an n-byte message each way at once between a (rank 0)
+// and b (rank 1) and checks both arrive intact.
+func exchange(t *testing.T, a, b *Endpoint, tag int32, n int) {
+	t.Helper()
+	src := [2][]byte{pattern(n, int(tag)), pattern(n, int(tag)+100)}
+	dst := [2][]byte{make([]byte, n), make([]byte, n)}
+	sa, sb, ra, rb := a.GetOp(), b.GetOp(), a.GetOp(), b.GetOp()
+	require.NoError(t, a.StartSend(sa, Standard, 1, 0, tag, src[0]))
+	require.NoError(t, b.StartSend(sb, Standard, 0, 0, tag, src[1]))
+	require.NoError(t, b.StartRecv(rb, 0, 0, tag, dst[0]))
+	require.NoError(t, a.StartRecv(ra, 1, 0, tag, dst[1]))
+	for _, op := range []*Op{sa, sb, ra, rb} {
+		require.NoError(t, waitTimeout(t, op, 20*time.Second).Err, "%d bytes", n)
+	}
+	require.True(t, bytes.Equal(src[0], dst[0]), "%d bytes", n)
+	require.True(t, bytes.Equal(src[1], dst[1]), "%d bytes back", n)
+}
+
+// waitTimeout waits for op, failing tb after d.
+func waitTimeout(tb testing.TB, op *Op, d time.Duration) Result {
+	tb.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for !op.Finished() {
+		select {
+		case <-op.Done():
+		case <-timer.C:
+			tb.Fatalf("operation did not complete in %v", d)
+		}
+	}
+	return op.Result()
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"net"
 	"strconv"
@@ -97,16 +98,18 @@ type nativePeer struct {
 	rPwd    string
 	rFP     string // the remote's certificate, from its description
 	rMTU    int    // the remote's nativeMTUAttr, 0 if it sent none
+	rMax    int    // the remote's max-message-size, 0 if it sent none
 	rSetup  string // the remote's a=setup
 	started bool   // run began
 	closed  bool
 	running sync.WaitGroup // run; close waits for it
 
 	// set by run before the link opens, read after
-	dtls  *dtls.Conn
-	assoc *sctp.Association
-	dc    *datachannel.DataChannel
-	mtu   int // the outbound SCTP packet size agreed
+	dtls     *dtls.Conn
+	assoc    *sctp.Association
+	dc       *datachannel.DataChannel
+	mtu      int // the outbound SCTP packet size agreed
+	maxFrame int // the largest message this side sends (linkFrame)
 }
 
 // nativeAgent builds the ICE agent with the same choices the pion API
@@ -238,7 +241,7 @@ func (n *nativePeer) createLocal(typ string) (string, error) {
 	b.WriteString("m=application 9 UDP/DTLS/SCTP webrtc-datachannel\r\nc=IN IP4 0.0.0.0\r\n")
 	fmt.Fprintf(&b, "a=ice-ufrag:%s\r\na=ice-pwd:%s\r\na=ice-options:trickle\r\n", ufrag, pwd)
 	fmt.Fprintf(&b, "a=fingerprint:%s\r\na=setup:%s\r\na=mid:0\r\n", n.localFP, setup)
-	fmt.Fprintf(&b, "a=sctp-port:%d\r\na=max-message-size:%d\r\na=%s:%d\r\n", sctpPort, MaxWebRTCFrame, nativeMTUAttr, nativeMTU)
+	fmt.Fprintf(&b, "a=sctp-port:%d\r\na=max-message-size:%d\r\na=%s:%d\r\n", sctpPort, n.cfg.MaxFrame, nativeMTUAttr, nativeMTU)
 	if typ != "answer" {
 		// the answerer gathers in setRemote, once it knows the remote
 		if err := n.agent.GatherCandidates(); err != nil {
@@ -267,6 +270,16 @@ func (n *nativePeer) setRemote(typ, sdp string) error {
 		}
 		mtu = m
 	}
+	maxMsg := 0
+	if v, ok := sdpAttr(sdp, "max-message-size"); ok {
+		m, err := strconv.Atoi(v)
+		if err != nil || m < 0 {
+			return fmt.Errorf("%s: bad max-message-size %q", typ, v)
+		}
+		if maxMsg = m; m == 0 {
+			maxMsg = math.MaxInt32 // RFC 8841 §6: 0 means no limit
+		}
+	}
 	setup, _ := sdpAttr(sdp, "setup")
 	n.mu.Lock()
 	if n.closed {
@@ -276,7 +289,7 @@ func (n *nativePeer) setRemote(typ, sdp string) error {
 	first := !n.started
 	changed := ufrag != n.rUfrag || pwd != n.rPwd
 	if first {
-		n.rUfrag, n.rPwd, n.rFP, n.rMTU, n.rSetup, n.started = ufrag, pwd, normalizeFingerprint(fp), mtu, setup, true
+		n.rUfrag, n.rPwd, n.rFP, n.rMTU, n.rMax, n.rSetup, n.started = ufrag, pwd, normalizeFingerprint(fp), mtu, maxMsg, setup, true
 	} else {
 		n.rUfrag, n.rPwd = ufrag, pwd
 	}
@@ -339,12 +352,13 @@ func (n *nativePeer) run() {
 
 func (n *nativePeer) connect(ctx context.Context) error {
 	n.mu.Lock()
-	ufrag, pwd, rFP, rMTU, rSetup := n.rUfrag, n.rPwd, n.rFP, n.rMTU, n.rSetup
+	ufrag, pwd, rFP, rMTU, rMax, rSetup := n.rUfrag, n.rPwd, n.rFP, n.rMTU, n.rMax, n.rSetup
 	n.mu.Unlock()
-	var (
-		conn *ice.Conn
-		err  error
-	)
+	maxFrame, err := linkFrame(rMax)
+	if err != nil {
+		return err
+	}
+	var conn *ice.Conn
 	if n.offerer {
 		conn, err = n.agent.Dial(ctx, ufrag, pwd)
 	} else {
@@ -396,12 +410,14 @@ func (n *nativePeer) connect(ctx context.Context) error {
 	if rMTU > 0 {
 		mtu = min(rMTU, nativeMTU)
 	}
-	n.mtu = mtu
+	n.mtu, n.maxFrame = mtu, maxFrame
 	assoc, err := sctp.ClientWithOptions(
 		sctp.WithNetConn(dc),
 		sctp.WithLoggerFactory(n.log),
 		sctp.WithMTU(uint32(mtu)),
-		sctp.WithMaxMessageSize(MaxWebRTCFrame),
+		// the association refuses to send larger; what this side
+		// receives is what its description advertised (cfg.MaxFrame)
+		sctp.WithMaxMessageSize(uint32(maxFrame)),
 		sctp.WithMaxReceiveBufferSize(nativeReceiveBuffer),
 		// DTLS authenticates every packet, so SCTP's CRC32c adds nothing
 		// (RFC 9653); used only where the remote offers it too

@@ -31,7 +31,7 @@ const (
 
 // API builds the pion API a WebRTC link's peer connection is made with:
 // detached data channels, the ICE timing that reports a lost peer in
-// time, MaxWebRTCFrame messages, the network filters of c's mode and
+// time, c.MaxFrame messages, the network filters of c's mode and
 // c's socket buffers (defaults applied). Benchmarks that measure raw pion
 // against the link build their pair from it, so both run on one set-up.
 func (c WebRTCConfig) API() (*webrtc.API, error) {
@@ -39,7 +39,7 @@ func (c WebRTCConfig) API() (*webrtc.API, error) {
 	var se webrtc.SettingEngine
 	se.DetachDataChannels()
 	se.SetICETimeouts(iceDisconnectedTimeout, iceFailedTimeout, iceKeepalive)
-	se.SetSCTPMaxMessageSize(MaxWebRTCFrame)
+	se.SetSCTPMaxMessageSize(uint32(c.MaxFrame))
 	if c.Loopback {
 		se.SetIncludeLoopbackCandidate(true)
 		se.SetInterfaceFilter(isLoopbackInterface)
@@ -78,9 +78,10 @@ type webrtcLink struct {
 	pc       *webrtc.PeerConnection   // nil on the native path
 	nat      *nativePeer              // nil on pion's path
 	dc       *datachannel.DataChannel // detached
-	maxFrame int
-	high     uint64 // WriteFrame reports not ready at or above this buffered amount
-	low      uint64 // HandleWritable follows when it falls to this
+	maxFrame int                      // the largest frame this side sends
+	accept   int                      // the largest it receives: its advertised max-message-size
+	high     uint64                   // WriteFrame reports not ready at or above this buffered amount
+	low      uint64                   // HandleWritable follows when it falls to this
 
 	wmu  sync.Mutex // guards wbuf; the endpoint writes from one goroutine at a time anyway
 	wbuf []byte
@@ -143,6 +144,7 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 // newWebRTCLink is a link not yet connected, with cfg's water marks.
 func newWebRTCLink(cfg WebRTCConfig, setup *rtcSetup) *webrtcLink {
 	return &webrtcLink{
+		accept:   cfg.MaxFrame,
 		high:     uint64(cfg.HighWater),
 		low:      uint64(cfg.LowWater),
 		writable: make(chan struct{}, 1),
@@ -285,15 +287,23 @@ func (l *webrtcLink) opened(rwc datachannel.ReadWriteCloser) (Link, error) {
 		return nil, fmt.Errorf("detached channel is a %T", rwc)
 	}
 	l.dc = dc
-	l.maxFrame = MaxWebRTCFrame
-	if l.pc == nil {
-		// native path: both ends advertise MaxWebRTCFrame
-	} else if s := l.pc.SCTP(); s != nil {
-		if m := int(s.GetCapabilities().MaxMessageSize); m > 0 {
-			l.maxFrame = min(m, MaxWebRTCFrame)
+	if l.nat != nil {
+		l.maxFrame = l.nat.maxFrame // from the remote's description (connect)
+	} else {
+		// the association's limit is the remote's max-message-size, or
+		// StandardWebRTCFrame where it advertised none
+		m := 0
+		if s := l.pc.SCTP(); s != nil {
+			m = int(s.GetCapabilities().MaxMessageSize)
 		}
+		f, err := linkFrame(m)
+		if err != nil {
+			return nil, err
+		}
+		l.maxFrame = f
 	}
-	l.rbuf = make([]byte, MaxWebRTCFrame)
+	// the remote sends what this side advertised (API, createLocal)
+	l.rbuf = make([]byte, l.accept)
 	l.wbuf = make([]byte, 0, l.maxFrame)
 	dc.SetBufferedAmountLowThreshold(l.low)
 	return l, nil

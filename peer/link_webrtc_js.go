@@ -266,7 +266,9 @@ func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) 
 	if err := setup.negotiate(ctx, sig, offerer, l, cfg.RemoteFingerprint); err != nil {
 		return nil, err
 	}
-	l.opened()
+	if err := l.opened(); err != nil {
+		return nil, err
+	}
 	p := l.readPath(ctx)
 	l.pathMu.Lock()
 	l.path = p
@@ -347,15 +349,24 @@ func rtcConfig(cfg WebRTCConfig) js.Value {
 // opened finishes the link once its data channel is open: the frame limit
 // from the remote's max-message-size (RTCSctpTransport.maxMessageSize)
 // and the low-water threshold.
-func (l *jsLink) opened() {
-	l.maxFrame = MaxWebRTCFrame
+func (l *jsLink) opened() error {
+	// maxMessageSize is the remote's max-message-size, capped by what
+	// this browser can send (Chromium 262,144; Firefox 1,073,741,823);
+	// +Infinity where the remote advertised no limit
+	m := 0
 	if s := l.pc.Get("sctp"); s.Truthy() {
-		if m := s.Get("maxMessageSize"); m.Type() == js.TypeNumber && m.Int() > 0 {
-			l.maxFrame = min(m.Int(), MaxWebRTCFrame)
+		if v := s.Get("maxMessageSize"); v.Type() == js.TypeNumber && v.Float() > 0 {
+			m = int(min(v.Float(), float64(MaxWebRTCFrame)))
 		}
 	}
+	f, err := linkFrame(m)
+	if err != nil {
+		return err
+	}
+	l.maxFrame = f
 	l.wbuf = make([]byte, 0, l.maxFrame)
 	l.dc.Set("bufferedAmountLowThreshold", l.low)
+	return nil
 }
 
 // linkShimSource is the body of the JavaScript function (arguments dc,

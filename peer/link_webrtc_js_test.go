@@ -264,3 +264,51 @@ func BenchmarkJSLinkPingPong(b *testing.B) {
 		<-back
 	}
 }
+
+// Chromium advertises a max-message-size of 262,144 and reports the
+// remote's as RTCSctpTransport.maxMessageSize, so two of its links take
+// MaxWebRTCFrame: a frame of exactly that size crosses whole, one byte
+// more is refused with an error and the link carries on.
+func TestJSLinkFrameLimit(t *testing.T) {
+	la, lb := connectLinks(t, WebRTCConfig{})
+	a, b := la.(*jsLink), lb.(*jsLink)
+	defer a.Close()
+	defer b.Close()
+	require.Equal(t, MaxWebRTCFrame, a.MaxFrame())
+	require.Equal(t, MaxWebRTCFrame, b.MaxFrame())
+	fb := newFrameLog()
+	a.Bind(newFrameLog())
+	b.Bind(fb)
+	full := pattern(MaxWebRTCFrame, 1)
+	_, err := a.WriteFrame(full[:HeaderLen], full[HeaderLen:])
+	require.NoError(t, err)
+	over := pattern(MaxWebRTCFrame+1, 2)
+	ok, err := a.WriteFrame(over[:HeaderLen], over[HeaderLen:])
+	require.False(t, ok)
+	require.ErrorContains(t, err, "exceeds")
+	small := pattern(HeaderLen+8, 3)
+	_, err = a.WriteFrame(small[:HeaderLen], small[HeaderLen:])
+	require.NoError(t, err)
+	got, err := fb.wait(t, 2)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(full, got[0]), "full frame: %d bytes", len(got[0]))
+	require.True(t, bytes.Equal(small, got[1]), "frame after the refused one")
+}
+
+// Messages around the frame sizes (the eager limit, one frame, several)
+// cross intact both ways at once between two endpoints over Chromium's
+// data channel.
+func TestJSLinkMessages(t *testing.T) {
+	la, lb := connectLinks(t, WebRTCConfig{})
+	a, err := NewEndpoint(Config{Rank: 0, Size: 2})
+	require.NoError(t, err)
+	b, err := NewEndpoint(Config{Rank: 1, Size: 2})
+	require.NoError(t, err)
+	require.NoError(t, a.Attach(1, la))
+	require.NoError(t, b.Attach(0, lb))
+	defer a.Close(nil)
+	defer b.Close(nil)
+	for i, n := range []int{64 << 10, 64<<10 + 1, MaxWebRTCFrame - HeaderLen, MaxWebRTCFrame - HeaderLen + 1, 256 << 10, 1 << 20} {
+		exchange(t, a, b, int32(i), n)
+	}
+}

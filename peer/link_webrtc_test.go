@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"runtime/pprof"
 	"strconv"
@@ -56,20 +57,6 @@ func hangGuard(tb testing.TB, d time.Duration) {
 	tb.Cleanup(func() { t.Stop() })
 }
 
-func waitTimeout(tb testing.TB, op *Op, d time.Duration) Result {
-	tb.Helper()
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	for !op.Finished() {
-		select {
-		case <-op.Done():
-		case <-timer.C:
-			tb.Fatalf("operation did not complete in %v", d)
-		}
-	}
-	return op.Result()
-}
-
 func TestWebRTCConfigValidate(t *testing.T) {
 	require.NoError(t, WebRTCConfig{}.Validate())
 	require.NoError(t, WebRTCConfig{ICEServers: []ICEServer{{URLs: []string{"stun:stun.example.org:3478"}}}}.Validate())
@@ -80,6 +67,8 @@ func TestWebRTCConfigValidate(t *testing.T) {
 		{ICEServers: []ICEServer{{}}},
 		{ICEServers: []ICEServer{{URLs: []string{"http://x"}}}},
 		{ICEServers: []ICEServer{{URLs: []string{"turn:x:3478"}}}},
+		{MaxFrame: HeaderLen},
+		{MaxFrame: -1},
 	} {
 		require.Error(t, bad.Validate(), "%+v", bad)
 		_, err := DialWebRTC(context.Background(), bad, nil)
@@ -105,8 +94,7 @@ func TestWebRTCEndpoints(t *testing.T) {
 	hangGuard(t, 30*time.Second)
 	a, b, la, lb := webrtcEndpoints(t, loopbackConfig)
 	for _, l := range []*webrtcLink{la, lb} {
-		require.LessOrEqual(t, l.MaxFrame(), 65535)
-		require.Greater(t, l.MaxFrame(), HeaderLen)
+		require.Equal(t, MaxWebRTCFrame, l.MaxFrame())
 	}
 
 	const n = 200
@@ -524,4 +512,257 @@ func iceUfrag(t *testing.T, l *webrtcLink) string {
 	}
 	t.Fatalf("no ice-ufrag in %q", d.SDP)
 	return ""
+}
+
+// frameRec records the frames a link delivers, copied.
+type frameRec struct {
+	frames chan []byte
+	closed chan error
+}
+
+func newFrameRec() *frameRec {
+	return &frameRec{frames: make(chan []byte, 16), closed: make(chan error, 1)}
+}
+
+func (r *frameRec) HandleFrame(hdr, payload []byte) {
+	r.frames <- append(append([]byte(nil), hdr...), payload...)
+}
+func (r *frameRec) HandleWritable()       {}
+func (r *frameRec) HandleClose(err error) { r.closed <- err }
+
+// next is the next frame delivered, within d.
+func (r *frameRec) next(tb testing.TB, d time.Duration) []byte {
+	tb.Helper()
+	select {
+	case f := <-r.frames:
+		return f
+	case err := <-r.closed:
+		tb.Fatalf("link closed: %v", err)
+	case <-time.After(d):
+		tb.Fatalf("no frame in %v", d)
+	}
+	return nil
+}
+
+// Between two of our links each end advertises MaxWebRTCFrame, so a frame
+// of exactly that size crosses in one message; one byte more is refused
+// with an error before anything is sent, and the link carries on.
+func TestWebRTCFrameLimit(t *testing.T) {
+	for _, p := range bothPaths {
+		t.Run(p.name, func(t *testing.T) {
+			leaktest.Check(t)
+			hangGuard(t, 30*time.Second)
+			la, lb := connectWebRTCPair(t, p.cfg)
+			defer la.Close()
+			defer lb.Close()
+			require.Equal(t, MaxWebRTCFrame, la.MaxFrame())
+			require.Equal(t, MaxWebRTCFrame, lb.MaxFrame())
+			ra, rb := newFrameRec(), newFrameRec()
+			la.Bind(ra)
+			lb.Bind(rb)
+			for i, n := range []int{HeaderLen + 1, MaxWebRTCFrame - 1, MaxWebRTCFrame} {
+				f := pattern(n, i)
+				_, err := la.WriteFrame(f[:HeaderLen], f[HeaderLen:])
+				require.NoError(t, err, "%d-byte frame", n)
+				require.Equal(t, f, rb.next(t, 10*time.Second), "%d-byte frame", n)
+				_, err = lb.WriteFrame(f[:HeaderLen], f[HeaderLen:])
+				require.NoError(t, err, "%d-byte frame back", n)
+				require.Equal(t, f, ra.next(t, 10*time.Second), "%d-byte frame back", n)
+			}
+			over := pattern(MaxWebRTCFrame+1, 9)
+			ok, err := la.WriteFrame(over[:HeaderLen], over[HeaderLen:])
+			require.False(t, ok)
+			require.ErrorContains(t, err, "exceeds")
+			f := pattern(100, 3)
+			_, err = la.WriteFrame(f[:HeaderLen], f[HeaderLen:])
+			require.NoError(t, err, "after the refused frame")
+			require.Equal(t, f, rb.next(t, 10*time.Second))
+		})
+	}
+}
+
+// rewriteSignaler passes messages through, rewriting the descriptions
+// this side sends with edit: a remote that advertises another
+// max-message-size than ours.
+type rewriteSignaler struct {
+	Signaler
+	edit func(sdp string) string
+}
+
+func (s rewriteSignaler) Send(ctx context.Context, kind string, payload []byte) error {
+	if kind == SignalOffer || kind == SignalAnswer {
+		payload = []byte(s.edit(string(payload)))
+	}
+	return s.Signaler.Send(ctx, kind, payload)
+}
+
+// setMaxMessage replaces the description's max-message-size line with
+// line ("" drops it).
+func setMaxMessage(line string) func(string) string {
+	return func(sdp string) string {
+		var b strings.Builder
+		for l := range strings.SplitSeq(sdp, "\r\n") {
+			if l == "" {
+				continue
+			}
+			if strings.HasPrefix(l, "a=max-message-size:") {
+				if line == "" {
+					continue
+				}
+				l = line
+			}
+			b.WriteString(l + "\r\n")
+		}
+		return b.String()
+	}
+}
+
+// A remote that advertises a smaller max-message-size than ours (a
+// standard peer: pion's unset value, RFC 8841's 64K, or none at all) gets
+// frames of its size, and one that advertises more (Firefox, pion's
+// default) gets MaxWebRTCFrame; the other direction keeps ours. Messages
+// around the frame sizes cross intact both ways on every link, over both
+// paths.
+func TestWebRTCRemoteFrameSize(t *testing.T) {
+	for _, p := range bothPaths {
+		for _, tc := range []struct {
+			name string
+			line string // the answerer's max-message-size line; "" none
+			want int    // the dialer's MaxFrame
+		}{
+			{"65536", "a=max-message-size:65536", 65536},
+			{"none", "", StandardWebRTCFrame},
+			{"1GiB", "a=max-message-size:1073741823", MaxWebRTCFrame},
+			{"100000", "a=max-message-size:100000", 100000},
+		} {
+			t.Run(p.name+"/"+tc.name, func(t *testing.T) {
+				leaktest.Check(t)
+				hangGuard(t, 60*time.Second)
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				sa, sb := newChanSignalers()
+				accepted := make(chan Link, 1)
+				go func() {
+					l, err := AcceptWebRTC(ctx, p.cfg, rewriteSignaler{sb, setMaxMessage(tc.line)})
+					if err != nil {
+						t.Errorf("accept: %v", err)
+					}
+					accepted <- l
+				}()
+				la, err := DialWebRTC(ctx, p.cfg, sa)
+				lb := <-accepted
+				require.NoError(t, err)
+				require.NotNil(t, lb)
+				require.Equal(t, tc.want, la.MaxFrame(), "dialer")
+				require.Equal(t, MaxWebRTCFrame, lb.MaxFrame(), "acceptor")
+
+				a, err := NewEndpoint(Config{Rank: 0, Size: 2})
+				require.NoError(t, err)
+				b, err := NewEndpoint(Config{Rank: 1, Size: 2})
+				require.NoError(t, err)
+				require.NoError(t, a.Attach(1, la))
+				require.NoError(t, b.Attach(0, lb))
+				defer a.Close(nil)
+				defer b.Close(nil)
+				for i, n := range []int{64 << 10, 64<<10 + 1, tc.want - HeaderLen, tc.want - HeaderLen + 1, 256 << 10, 1 << 20} {
+					exchange(t, a, b, int32(i), n)
+				}
+			})
+		}
+	}
+}
+
+// A remote whose max-message-size leaves no room for a frame's payload
+// fails the link with an error, on either path.
+func TestWebRTCRemoteFrameTooSmall(t *testing.T) {
+	for _, p := range bothPaths {
+		t.Run(p.name, func(t *testing.T) {
+			leaktest.Check(t)
+			hangGuard(t, 30*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			sa, sb := newChanSignalers()
+			accepted := make(chan Link, 1)
+			go func() {
+				l, _ := AcceptWebRTC(ctx, p.cfg, rewriteSignaler{sb, setMaxMessage("a=max-message-size:40")})
+				accepted <- l
+			}()
+			la, err := DialWebRTC(ctx, p.cfg, sa)
+			require.ErrorContains(t, err, "max-message-size is 40")
+			require.Nil(t, la)
+			if lb := <-accepted; lb != nil {
+				lb.Close()
+			}
+		})
+	}
+}
+
+// A 64 KiB message (DefaultEagerLimit) fits one frame of our links, so
+// it goes eagerly: its send completes before any receive is posted (a
+// rendezvous would wait for the receive's clear-to-send).
+func TestWebRTCEager64KiB(t *testing.T) {
+	leaktest.Check(t)
+	hangGuard(t, 30*time.Second)
+	a, b, _, _ := webrtcEndpoints(t, nativeConfig)
+	msg := pattern(DefaultEagerLimit, 5)
+	s := a.GetOp()
+	require.NoError(t, a.StartSend(s, Standard, 1, 0, 4, msg))
+	require.NoError(t, waitTimeout(t, s, 10*time.Second).Err)
+	got := make([]byte, len(msg))
+	r := b.GetOp()
+	require.NoError(t, b.StartRecv(r, 0, 0, 4, got))
+	require.NoError(t, waitTimeout(t, r, 10*time.Second).Err)
+	require.Equal(t, msg, got)
+}
+
+// A side with a smaller MaxFrame (a WASI host: its guest's limit)
+// advertises it, and its remote sends frames of that size; it still
+// sends MaxWebRTCFrame ones itself. On both paths, either side.
+func TestWebRTCConfigMaxFrame(t *testing.T) {
+	for _, p := range bothPaths {
+		for _, dialerSmall := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/dialer-small=%v", p.name, dialerSmall), func(t *testing.T) {
+				leaktest.Check(t)
+				hangGuard(t, 60*time.Second)
+				small := p.cfg
+				small.MaxFrame = StandardWebRTCFrame
+				cfgA, cfgB := p.cfg, small
+				if dialerSmall {
+					cfgA, cfgB = small, p.cfg
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				sa, sb := newChanSignalers()
+				accepted := make(chan Link, 1)
+				go func() {
+					l, err := AcceptWebRTC(ctx, cfgB, sb)
+					if err != nil {
+						t.Errorf("accept: %v", err)
+					}
+					accepted <- l
+				}()
+				la, err := DialWebRTC(ctx, cfgA, sa)
+				lb := <-accepted
+				require.NoError(t, err)
+				require.NotNil(t, lb)
+				wantA, wantB := StandardWebRTCFrame, MaxWebRTCFrame
+				if dialerSmall {
+					wantA, wantB = wantB, wantA
+				}
+				require.Equal(t, wantA, la.MaxFrame(), "dialer")
+				require.Equal(t, wantB, lb.MaxFrame(), "acceptor")
+				a, err := NewEndpoint(Config{Rank: 0, Size: 2})
+				require.NoError(t, err)
+				b, err := NewEndpoint(Config{Rank: 1, Size: 2})
+				require.NoError(t, err)
+				require.NoError(t, a.Attach(1, la))
+				require.NoError(t, b.Attach(0, lb))
+				defer a.Close(nil)
+				defer b.Close(nil)
+				for i, n := range []int{64 << 10, 64<<10 + 1, 256 << 10, 1 << 20} {
+					exchange(t, a, b, int32(i), n)
+				}
+			})
+		}
+	}
 }

@@ -24,11 +24,33 @@ const (
 	// reported lost within the 10 s a job allows (set-up takes about 4 ms
 	// between native ranks, at most a few hundred with a browser).
 	DefaultSetupTimeout = 10 * time.Second
-	// MaxWebRTCFrame is the largest frame a WebRTC link sends or accepts:
-	// pion's value for a peer that advertises no max-message-size, and
-	// what this side advertises, so every peer agrees.
-	MaxWebRTCFrame = 65535
+	// MaxWebRTCFrame is the largest frame a WebRTC link sends or accepts,
+	// header included, and the max-message-size a native rank
+	// advertises: Chromium's own (262,144), so that two browsers, or a
+	// browser and a native rank, move a 64 KiB message eagerly in one
+	// frame and a 1 MiB one in 5 frames rather than 17. A link sends
+	// frames of at most min(the remote's max-message-size, this): a peer
+	// that advertises less gets frames of its size, one that advertises
+	// none StandardWebRTCFrame.
+	MaxWebRTCFrame = 256 << 10
+	// StandardWebRTCFrame is the largest message a peer that advertises
+	// no max-message-size accepts (pion's value; RFC 8841 §6 says 64K).
+	StandardWebRTCFrame = 65535
 )
+
+// linkFrame is the frame limit of a link whose remote advertised a
+// max-message-size of remote (0: none advertised): the smaller of it and
+// MaxWebRTCFrame. A remote that advertises a size too small for a frame
+// header gets an error, not a link that cannot carry a byte.
+func linkFrame(remote int) (int, error) {
+	switch {
+	case remote == 0:
+		return StandardWebRTCFrame, nil
+	case remote <= HeaderLen:
+		return 0, fmt.Errorf("the remote's max-message-size is %d bytes, no more than a frame header", remote)
+	}
+	return min(remote, MaxWebRTCFrame), nil
+}
 
 // WebRTCConfig configures a WebRTC link. The zero value is LAN mode with no
 // ICE servers and the default water marks and socket buffers. In the
@@ -61,6 +83,12 @@ type WebRTCConfig struct {
 	// pion's standard path. The acceptor ignores it: the offer decides.
 	// No effect in the browser.
 	NativeRemote bool
+	// MaxFrame is the largest frame this side accepts, header included,
+	// advertised as its max-message-size; 0, or more than
+	// MaxWebRTCFrame, means MaxWebRTCFrame. A WASI host sets its guest's
+	// limit, which the frames it relays must fit. No effect in the
+	// browser, whose descriptions advertise the browser's own.
+	MaxFrame int
 }
 
 func (c WebRTCConfig) withDefaults() WebRTCConfig {
@@ -73,6 +101,9 @@ func (c WebRTCConfig) withDefaults() WebRTCConfig {
 	if c.SocketBuffer == 0 {
 		c.SocketBuffer = DefaultSocketBuffer
 	}
+	if c.MaxFrame == 0 || c.MaxFrame > MaxWebRTCFrame {
+		c.MaxFrame = MaxWebRTCFrame
+	}
 	return c
 }
 
@@ -81,6 +112,9 @@ func (c WebRTCConfig) Validate() error {
 	c = c.withDefaults()
 	if c.HighWater < 0 || c.LowWater < 0 || c.LowWater >= c.HighWater {
 		return fmt.Errorf("peer: webrtc water marks low %d, high %d: want 0 ≤ low < high", c.LowWater, c.HighWater)
+	}
+	if c.MaxFrame <= HeaderLen {
+		return fmt.Errorf("peer: webrtc MaxFrame %d: want 0 or more than a %d-byte header", c.MaxFrame, HeaderLen)
 	}
 	if c.RemoteFingerprint != "" && !ValidFingerprint(c.RemoteFingerprint) {
 		return fmt.Errorf("peer: remote fingerprint %q: want \"sha-256 AB:CD:…\"", c.RemoteFingerprint)

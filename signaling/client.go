@@ -383,6 +383,10 @@ func (c *Client) URL() string {
 // Rank is this client's rank.
 func (c *Client) Rank() int { return c.welcome.Rank }
 
+// Kind is the kind this client joined as (DialOptions.Kind, or the
+// build's default).
+func (c *Client) Kind() ClientKind { return c.join.Kind }
+
 // Size is the job's size: the ranks of its original world, 0…Size-1.
 func (c *Client) Size() int { return c.welcome.Size }
 
