@@ -30,10 +30,11 @@ const (
 var errRawClosed = errors.New("raw pair closed")
 
 // rawPair is two detached data channels, 0 and 1, joined over loopback:
-// negotiated (id 0, no DCEP round trip), ordered and reliable, at most
-// 65535-byte messages, flow control on the buffered amount with the
-// link's water marks (peer.DefaultHighWater, peer.DefaultLowWater) and
-// UDP sockets with peer.DefaultSocketBuffer buffers.
+// negotiated (id 0, no DCEP round trip), ordered and reliable, messages
+// of at most peer.MaxWebRTCFrame bytes (both sides advertise it), flow
+// control on the buffered amount with the link's water marks
+// (peer.DefaultHighWater, peer.DefaultLowWater) and UDP sockets with
+// peer.DefaultSocketBuffer buffers.
 type rawPair struct {
 	pc  [2]*webrtc.PeerConnection
 	dc  [2]*datachannel.DataChannel
@@ -243,7 +244,7 @@ func (p *rawPair) rawLatency(bufs [2][]byte, size int, pl plan) (float64, error)
 }
 
 // rawBandwidth is bandwidth over the raw pair, in MB/s: side 0 writes a
-// window of pl.window messages of size bytes (each in 65535-byte writes),
+// window of pl.window messages of size bytes (each in writes of at most rawMaxMessage bytes),
 // side 1 reads them all and answers with a 4-byte ack. bufs are the sides'
 // send and receive buffers, 2·size bytes each.
 func (p *rawPair) rawBandwidth(bufs [2][]byte, size int, pl plan) (float64, error) {

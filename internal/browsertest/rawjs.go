@@ -26,13 +26,22 @@ var rawJSPage []byte
 // RawPlan is what RawJS measures, as ranksuite.Plan is for meshmpi's
 // ranks: latency and bandwidth sizes, round trips of a latency size up
 // to 8 KiB (fewer above), about how many bytes a bandwidth size streams,
-// and rounds of each (the best is kept).
+// and rounds of each (the best is kept); the largest message a stream
+// sends.
 type RawPlan struct {
 	LatSizes, BWSizes []int
 	Iters             int
 	StreamBytes       int
 	Rounds            int
+	// Frame is the largest message of a bandwidth stream: 0 means
+	// 65,535 (meshmpi's frame before it took the browser's limit),
+	// FrameLargest the largest the browser sends
+	// (RTCSctpTransport.maxMessageSize: 262,144 in Chromium).
+	Frame int
 }
+
+// FrameLargest is RawPlan.Frame for the browser's largest message.
+const FrameLargest = -1
 
 // RawFigure is one figure of RawJS: bench "latency" (one-way µs) or
 // "bw" (MB/s, 10⁶ bytes per second).
@@ -40,6 +49,18 @@ type RawFigure struct {
 	Bench string  `json:"bench"`
 	Size  int     `json:"size"`
 	Value float64 `json:"value"`
+	Frame int     `json:"frame,omitempty"` // bw: the largest message the streams sent
+}
+
+// rawFrame is the page's ?frame for RawPlan.Frame f.
+func rawFrame(f int) int {
+	switch {
+	case f == FrameLargest:
+		return 0
+	case f <= 0:
+		return 65535
+	}
+	return f
 }
 
 // RawJSLimit bounds one RawJS run.
@@ -77,7 +98,7 @@ func RawJS(bctx context.Context, twoTabs bool, p RawPlan) ([]RawFigure, error) {
 		return strings.Join(s, ",")
 	}
 	q := url.Values{"lat": {join(p.LatSizes)}, "bw": {join(p.BWSizes)}, "iters": {strconv.Itoa(max(p.Iters, 1))},
-		"bytes": {strconv.Itoa(p.StreamBytes)}, "rounds": {strconv.Itoa(max(p.Rounds, 1))},
+		"bytes": {strconv.Itoa(p.StreamBytes)}, "rounds": {strconv.Itoa(max(p.Rounds, 1))}, "frame": {strconv.Itoa(rawFrame(p.Frame))},
 		"id": {strconv.FormatInt(time.Now().UnixNano(), 36)}, "role": {"both"}}
 	if twoTabs {
 		q.Set("role", "echo")

@@ -26,9 +26,21 @@ func TestRawJS(t *testing.T) {
 		var got []browsertest.RawFigure
 		for _, f := range figs {
 			require.Positive(t, f.Value, "%+v", f)
+			if f.Bench == "bw" {
+				require.Equal(t, 65535, f.Frame, "%+v", f)
+			}
 			got = append(got, browsertest.RawFigure{Bench: f.Bench, Size: f.Size})
 		}
-		require.Equal(t, []browsertest.RawFigure{{"latency", 8, 0}, {"latency", 1000, 0}, {"bw", 65536, 0}, {"bw", 100000, 0}}, got)
+		require.Equal(t, []browsertest.RawFigure{{Bench: "latency", Size: 8}, {Bench: "latency", Size: 1000}, {Bench: "bw", Size: 65536}, {Bench: "bw", Size: 100000}}, got)
+	}
+	// the browser's largest message: Chromium's max-message-size
+	plan.Frame = browsertest.FrameLargest
+	figs, err := browsertest.RawJS(bctx, true, plan)
+	require.NoError(t, err)
+	for _, f := range figs {
+		if f.Bench == "bw" {
+			require.Equal(t, 262144, f.Frame, "%+v", f)
+		}
 	}
 	_, err = browsertest.RawJS(bctx, false, browsertest.RawPlan{BWSizes: []int{0}})
 	require.ErrorContains(t, err, "want at least 1")
