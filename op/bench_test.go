@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// BenchmarkReduce measures Reduce on buffers of 1 KiB and 1 MiB per
+// BenchmarkReduce measures Reduce on buffers of 1 KiB to 1 MiB per
 // operand; MB/s counts the bytes of one operand.
 func BenchmarkReduce(b *testing.B) {
 	const kib, mib = 1 << 10, 1 << 20
@@ -20,6 +20,8 @@ func BenchmarkReduce(b *testing.B) {
 		size int
 	}{
 		{Sum, Float64, kib},
+		{Sum, Float64, 64 * kib},
+		{Sum, Float64, 512 * kib}, // a 2-rank ReduceScatterBlock of 1 MiB
 		{Sum, Float64, mib},
 		{Sum, Float32, mib},
 		{Sum, Int32, mib},
@@ -75,5 +77,26 @@ func BenchmarkLoop(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkKernels measures the loops of Sum, Prod, Max and Min through
+// Reduce on operands of 4 KiB, which stay in the first-level cache: the
+// loops' own cost, without the memory's.
+func BenchmarkKernels(b *testing.B) {
+	const size = 4 << 10
+	for _, o := range []*Op{Sum, Prod, Max, Min} {
+		for _, typ := range []Type{Float64, Float32, Int64, Int32, Uint8} {
+			b.Run(fmt.Sprintf("%v/%v", o, typ), func(b *testing.B) {
+				in, inout := make([]byte, size), make([]byte, size)
+				b.SetBytes(size)
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := o.Reduce(typ, in, inout); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

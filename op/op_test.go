@@ -14,7 +14,9 @@ import (
 // computed in a wider domain (uint64 bits, float64, complex128, cmp.Compare),
 // never from the kernels.
 
-var lengths = []int{0, 1, 7, 1000}
+// lengths straddle the unrolled loops' width (unroll, 8): none, a tail
+// alone, whole trips, and whole trips with a tail.
+var lengths = []int{0, 1, 7, 8, 9, 15, 16, 17, 1000, 1003}
 
 // predefinedOps is every predefined op, for the sweeps.
 var predefinedOps = []*Op{Sum, Prod, Max, Min, Land, Lor, Lxor, Band, Bor, Bxor, MaxLoc, MinLoc, Replace, NoOp}
@@ -237,6 +239,19 @@ func checkOp[T Numeric](t *testing.T, o *Op, gen func(n, seed int) []T, ref func
 		for i := range in {
 			if !same(in[i], inBefore[i]) {
 				t.Fatalf("%v on %v, n=%d: in[%d] changed from %v to %v", o, typ, n, i, inBefore[i], in[i])
+			}
+		}
+		// in and inout the same buffer (Reduce allows it): x ⊕ x
+		both := gen(n, 3)
+		for i, x := range both {
+			want[i] = ref(o, x, x)
+		}
+		if err := o.Reduce(typ, Bytes(both), Bytes(both)); err != nil {
+			t.Fatalf("%v on %v, n=%d, one buffer: %v", o, typ, n, err)
+		}
+		for i := range want {
+			if !same(both[i], want[i]) {
+				t.Fatalf("%v on %v, n=%d, one buffer: element %d: %v, want %v", o, typ, n, i, both[i], want[i])
 			}
 		}
 	}
@@ -620,9 +635,10 @@ func FuzzReduce(f *testing.F) {
 	})
 }
 
-// Sum's registered loops (vector ones with GOEXPERIMENT=simd on an AVX2
-// machine) agree bit for bit with the portable loop, at every length
-// around the vector widths and with values whose sums round.
+// Sum's registered loops (unrolled, or vector ones with GOEXPERIMENT=simd
+// on an AVX2 machine) agree bit for bit with the one-element loop, at
+// every length around the unrolled and vector widths and with values
+// whose sums round.
 func TestSumKernelsMatchPortable(t *testing.T) {
 	check := func(name string, n int, got, want any) {
 		t.Helper()
@@ -642,10 +658,10 @@ func TestSumKernelsMatchPortable(t *testing.T) {
 			i32[i], j32[i] = int32(i)<<28, int32(i)*7
 		}
 		w64, w32, k64, k32 := slices.Clone(g64), slices.Clone(g32), slices.Clone(j64), slices.Clone(j32)
-		sum(f64, w64)
-		sum(f32, w32)
-		sum(i64, k64)
-		sum(i32, k32)
+		sumPlain(f64, w64)
+		sumPlain(f32, w32)
+		sumPlain(i64, k64)
+		sumPlain(i32, k32)
 		for _, err := range []error{ReduceSlices(Sum, f64, g64), ReduceSlices(Sum, f32, g32), ReduceSlices(Sum, i64, j64), ReduceSlices(Sum, i32, j32)} {
 			if err != nil {
 				t.Fatal(err)
@@ -655,5 +671,76 @@ func TestSumKernelsMatchPortable(t *testing.T) {
 		check("float32", n, g32, w32)
 		check("int64", n, j64, k64)
 		check("int32", n, j32, k32)
+	}
+}
+
+// The unrolled loops of Sum, Prod, Max and Min agree bit for bit with the
+// one-element loops at every length through three unrolled trips, on
+// values whose sums and products round, NaNs and signed zeros included,
+// and with in and inout one buffer.
+func TestUnrolledKernelsMatchPlain(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		check func(t *testing.T, n int)
+	}{
+		{"float64", matchPlain(func(i, seed int) float64 { return roundingFloat(i, seed) })},
+		{"float32", matchPlain(func(i, seed int) float32 { return float32(roundingFloat(i, seed)) })},
+		{"int64", matchPlain(func(i, seed int) int64 { return int64(mix(i, seed)) })},
+		{"int32", matchPlain(func(i, seed int) int32 { return int32(mix(i, seed)) })},
+		{"uint8", matchPlain(func(i, seed int) uint8 { return uint8(mix(i, seed)) })},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for n := range 3*unroll + 2 {
+				c.check(t, n)
+			}
+		})
+	}
+}
+
+// roundingFloat mixes values of different magnitudes, whose sums and
+// products round, with the special values.
+func roundingFloat(i, seed int) float64 {
+	h := mix(i, seed)
+	switch h % 10 {
+	case 0:
+		return math.NaN()
+	case 1:
+		return math.Copysign(0, -1)
+	case 2:
+		return 0
+	case 3:
+		return math.Inf(1)
+	}
+	return (float64(h>>11)/float64(1<<53) - 0.5) * math.Pow(10, float64(h>>3%24)-8)
+}
+
+func matchPlain[T ~int32 | ~int64 | ~uint8 | ~float32 | ~float64](val func(i, seed int) T) func(t *testing.T, n int) {
+	return func(t *testing.T, n int) {
+		t.Helper()
+		for _, c := range []struct {
+			op    *Op
+			plain func(in, inout []T)
+		}{
+			{Sum, sumPlain[T]}, {Prod, prodPlain[T]}, {Max, maximumPlain[T]}, {Min, minimumPlain[T]},
+		} {
+			in, got := make([]T, n), make([]T, n)
+			for i := range n {
+				in[i], got[i] = val(i, 1), val(i, 2)
+			}
+			want, self, selfWant := slices.Clone(got), slices.Clone(in), slices.Clone(in)
+			c.plain(in, want)
+			c.plain(selfWant, selfWant)
+			if err := ReduceSlices(c.op, in, got); err != nil {
+				t.Fatal(err)
+			}
+			if err := ReduceSlices(c.op, self, self); err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				if !same(got[i], want[i]) || !same(self[i], selfWant[i]) {
+					t.Fatalf("%v, %d elements: element %d: got %v (one buffer %v), want %v (%v)", c.op, n, i, got[i], self[i], want[i], selfWant[i])
+				}
+			}
+		}
 	}
 }
