@@ -124,7 +124,7 @@
 // the others on the shared stream:
 //
 //   - guest → host: a guest link counts the bytes it wrote that the host
-//     has not yet credited. At the window (link-up's, 1 MiB) WriteFrame
+//     has not yet credited. At the window (link-up's, 4 MiB) WriteFrame
 //     reports not ready; credit bringing it to a quarter of the window
 //     calls HandleWritable. The host forwards each frame to the real link
 //     at once and credits it back, except while that link is above its

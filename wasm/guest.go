@@ -450,7 +450,12 @@ func (e hostFailure) Unwrap() error { return peer.ErrProcFailed }
 // hands it to a Dial waiting for it.
 func (g *Guest) linkUp(m *Msg) error {
 	l := &guestLink{g: g, rank: m.Rank, maxFrame: int(m.N), high: int(m.Window), low: int(m.Window) / 4}
-	l.batch = max(int(m.N), int(m.Window)/8)
+	// credit goes back in eighths of the window, whatever the frame size:
+	// what the guest holds back stays below the quarter at which the host
+	// resumes a link it stopped (a batch of a whole frame, once frames
+	// could be as large as a quarter of the window, could hold back more
+	// and stop that link for good); a frame that large is credited alone
+	l.batch = max(1, int(m.Window)/8)
 	err := g.ep.Attach(m.Rank, l)
 	g.mu.Lock()
 	s := &g.slots[m.Rank]

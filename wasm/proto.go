@@ -16,8 +16,11 @@ import (
 // sides send theirs first (HostHello, Join); a mismatch is refused with a
 // message naming both, never guessed around. Version 2 added the job's
 // growth limit and the late flag to welcome, and the name service's
-// messages (name, name-answer, name-cancel).
-const Version = 2
+// messages (name, name-answer, name-cancel). Version 3 raised MaxFrame
+// from 65,535 bytes to a 1 MiB payload and its header: a version 2 guest
+// refuses a link-up with such frames and any message longer than its
+// MaxMessage, so the two cannot be mixed.
+const Version = 3
 
 // Protocol limits.
 const (
@@ -27,9 +30,15 @@ const (
 	// protocol error, so a broken peer cannot make the reader size
 	// anything absurd.
 	MaxMessage = 1 + 4 + MaxFrame
-	// MaxFrame is the largest frame a hosted link carries: a WebRTC data
-	// channel's largest message (peer.MaxWebRTCFrame).
-	MaxFrame = 65535
+	// MaxFrame is the largest frame a hosted link carries, header
+	// included: a 1 MiB payload in one frame, so a 1 MiB message
+	// crosses the guest↔host hop once, not in 17 frames of 64 KiB (each
+	// hop costs the guest a wake-up and a host call or two, some 100 µs
+	// on the loaded development machine). A link carries the smaller of
+	// it and the real link's own (a WebRTC data channel's is
+	// peer.MaxWebRTCFrame). It costs each guest a read buffer and a
+	// write buffer of this size, grown only when a frame needs them.
+	MaxFrame = 1<<20 + peer.HeaderLen
 	// KeyLen is the length of the key a socket stream's two ends prove
 	// themselves with: the host presents the first half in its hello,
 	// the guest the second half in its join. A process that took the
@@ -238,6 +247,10 @@ const (
 	maxOpName       = 32
 	maxOpComm       = 128
 	maxOpErr        = 1024
+	// maxTelemetryMessage bounds a telemetry message as MaxMessage did
+	// before version 3 made room for 1 MiB frames: the host reports
+	// each message's operations at once, and a batch stays small.
+	maxTelemetryMessage = 1 + 4 + 65535
 )
 
 // Message layout: every message is a little-endian length (of what
@@ -426,7 +439,7 @@ func opLen(op *Op) int {
 // message allows are cut (at a byte: the host makes them valid UTF-8).
 func AppendTelemetry(b []byte, dropped int, ops []Op) ([]byte, int) {
 	n, size := 0, 4+2
-	for n < len(ops) && n < MaxTelemetryOps && (n == 0 || 1+size+opLen(&ops[n]) <= MaxMessage) {
+	for n < len(ops) && n < MaxTelemetryOps && (n == 0 || 1+size+opLen(&ops[n]) <= maxTelemetryMessage) {
 		size += opLen(&ops[n])
 		n++
 	}

@@ -67,3 +67,20 @@ func TestStop(t *testing.T) {
 		})
 	}
 }
+
+// TestWASIPairExchange: two wazero guests of this process, linked by a
+// memory link between their hosts (frames of wasm.MaxFrame), send each
+// other messages of 1 B, 64 KiB, 1 MiB and 8 MiB+1 both directions at
+// once; each guest checks what it received byte for byte and by CRC-32
+// (testdata/rank's -mode exchange).
+func TestWASIPairExchange(t *testing.T) {
+	leaktest.Check(t)
+	p := hosttest.Compile(t, "wazero", host.Compile)
+	exchange := []string{"-mode", "exchange"}
+	out := hosttest.RunJob(t, p, 2, map[int][]string{0: exchange, 1: exchange}, nil)
+	for r, o := range out {
+		require.NoError(t, o.Err, "rank %d", r)
+		require.Zero(t, o.Status, "rank %d's exit status: %s", r, o.Output)
+		require.Contains(t, o.Output, fmt.Sprintf("rank %d exchanged 4 messages intact", r))
+	}
+}

@@ -28,7 +28,9 @@ const (
 	// guest's link reports not ready at Window (as a data channel does at
 	// its high-water mark) and becomes writable again at Window/4; the
 	// host stops reading a link whose frames the guest has not consumed.
-	Window = 1 << 20
+	// Four of the largest frames (wasm.MaxFrame), so a stream of 1 MiB
+	// messages keeps the hop busy while credit comes back.
+	Window = 4 << 20
 	// creditBatch is the host's step for returning credit to the guest:
 	// at most this much is held back, below the guest's low-water mark,
 	// so a guest that stalled always gets writable again.

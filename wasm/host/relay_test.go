@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/meshmpi/meshmpi/internal/leaktest"
+	"github.com/meshmpi/meshmpi/peer"
 	"github.com/meshmpi/meshmpi/wasm"
 	"github.com/meshmpi/meshmpi/wasm/host"
 	"github.com/meshmpi/meshmpi/wasm/internal/hosttest"
@@ -95,4 +97,36 @@ func TestGuestNeverJoins(t *testing.T) {
 	require.NoError(t, err)
 	guestEnd.Close()
 	require.NoError(t, <-done)
+}
+
+// TestGuestVersionMismatch: a guest built for another protocol version
+// (an older one reads neither the link-up's frame sizes nor messages as
+// long as this host sends) is refused before the host joins anything:
+// the refusal names both versions, and Serve returns ErrNotSupported.
+func TestGuestVersionMismatch(t *testing.T) {
+	leaktest.Check(t)
+	var key [wasm.KeyLen]byte
+	for _, v := range []uint16{wasm.Version - 1, wasm.Version + 1} {
+		hostEnd, guestEnd := net.Pipe()
+		done := make(chan error, 1)
+		go func() { done <- host.Serve(context.Background(), hostEnd, host.Config{Key: key}) }()
+		rd := wasm.NewReader(bufio.NewReader(guestEnd))
+		m, err := rd.Next()
+		require.NoError(t, err)
+		require.Equal(t, wasm.MsgHostHello, m.Type)
+		require.EqualValues(t, wasm.Version, m.Version)
+		join := wasm.AppendJoin(nil, key)
+		binary.LittleEndian.PutUint16(join[5:], v)
+		_, err = guestEnd.Write(join)
+		require.NoError(t, err)
+		m, err = rd.Next()
+		require.NoError(t, err)
+		require.Equal(t, wasm.MsgRefused, m.Type)
+		want := fmt.Sprintf("the host speaks protocol version %d, the guest %d", wasm.Version, v)
+		require.Equal(t, want, m.Text)
+		err = <-done
+		require.ErrorIs(t, err, peer.ErrNotSupported)
+		require.ErrorContains(t, err, want)
+		guestEnd.Close()
+	}
 }

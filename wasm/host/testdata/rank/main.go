@@ -5,15 +5,21 @@
 //	trap   a barrier, then an out-of-bounds store: the runtime traps
 //	peerfail  a barrier, then a receive from rank 0 that must fail with ErrProcFailed
 //	echo   ranksuite.Echo for rank 1, the benchmarks' driver
+//	exchange  sends rank 1-r messages of 1 B, 64 KiB, 1 MiB and 8 MiB+1
+//	       while receiving its messages of those sizes (a job of 2), each
+//	       checked byte for byte and by its CRC-32 against what the other
+//	       rank made
 //	exit   exits with status 3 without joining a job
 //	sleep  sleeps for an hour without joining a job (until its host stops it)
 //	spin   says so, then computes for ever without calling its host
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"time"
 	"unsafe"
@@ -23,7 +29,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "suite", "suite, trap, echo, peerfail, exit, sleep or spin")
+	mode := flag.String("mode", "suite", "suite, trap, echo, peerfail, exchange, exit, sleep or spin")
 	flag.Parse()
 	if *mode == "exit" {
 		fmt.Println("exiting with 3")
@@ -59,6 +65,8 @@ func main() {
 		err = ranksuite.Echo(world, 1)
 	case "peerfail":
 		err = ranksuite.PeerFails(world, 0)
+	case "exchange":
+		err = exchange(world)
 	default:
 		err = fmt.Errorf("unknown mode %q", *mode)
 	}
@@ -83,4 +91,57 @@ func trap() {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "rank:", err)
 	os.Exit(1)
+}
+
+// exchangeSizes are the messages of -mode exchange: eager, one frame
+// of the largest eager, one whole largest frame of the guest/host
+// stream (wasm.MaxFrame's payload), and many of them with a byte over.
+var exchangeSizes = []int{1, 64 << 10, 1 << 20, 8<<20 + 1}
+
+// exchange sends the other rank of a job of two each message of
+// exchangeSizes while it receives that rank's, both directions at once,
+// and checks every message received against the one the other rank
+// made.
+func exchange(world *meshmpi.Comm) error {
+	me, other := world.Rank(), 1-world.Rank()
+	for _, n := range exchangeSizes {
+		out, in := pattern(me, n), make([]byte, n)
+		send, err := meshmpi.Isend(world, out, other, n%1000)
+		if err != nil {
+			return err
+		}
+		st, err := meshmpi.Recv(world, in, other, n%1000)
+		if err != nil {
+			return fmt.Errorf("receiving %d bytes: %w", n, err)
+		}
+		if _, err := send.Wait(context.Background()); err != nil {
+			return fmt.Errorf("sending %d bytes: %w", n, err)
+		}
+		want := pattern(other, n)
+		if st.Bytes != n || crc32.ChecksumIEEE(in) != crc32.ChecksumIEEE(want) {
+			return fmt.Errorf("received %d of %d bytes with CRC-32 %08x, want %08x", st.Bytes, n, crc32.ChecksumIEEE(in), crc32.ChecksumIEEE(want))
+		}
+		for i := range in {
+			if in[i] != want[i] {
+				return fmt.Errorf("%d-byte message differs at byte %d", n, i)
+			}
+		}
+	}
+	fmt.Printf("rank %d exchanged %d messages intact\n", me, len(exchangeSizes))
+	return nil
+}
+
+// pattern is rank's n-byte message: every offset's byte differs from
+// its neighbours' and from the other rank's, so a frame out of place
+// or a byte lost shows.
+func pattern(rank, n int) []byte {
+	b := make([]byte, n)
+	x := uint32(rank+1)*0x9e3779b9 ^ uint32(n)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		b[i] = byte(x)
+	}
+	return b
 }
