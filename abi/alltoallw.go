@@ -47,8 +47,11 @@ func (c *collCall) sideN(counts, displs, types uintptr, n int, aint bool) ([]int
 		if err != nil {
 			return nil, nil, nil, 0, 0, err
 		}
+		if e.str != nil {
+			return nil, nil, nil, 0, 0, errorf(errUnsupported, "the w-forms take the Go type, which the C binding does not compile for %s (over %d runs of basic elements)", e, maxRuns)
+		}
 		ts[r] = e.g
-		if l, h := e.lay.Span(cs[r]); h > l {
+		if l, h := e.span(cs[r]); h > l {
 			l, h = l+ds[r], h+ds[r]
 			if !any || l < lo {
 				lo = l

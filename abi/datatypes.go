@@ -26,9 +26,15 @@ import (
 const (
 	typeNull  uintptr = 0x200
 	firstType uintptr = 0x6000000 // the types the program makes
-
-	maxRuns = 1 << 24 // basic runs a typemap may hold
 )
+
+// maxRuns is the basic runs past which a typemap is not flattened: a
+// repetition's is kept strided (strided.go), any other is an error.
+const maxRuns = 1 << 24
+
+// forceStrided keeps every repetition strided, whatever its size: a test
+// knob, so small types take the strided paths.
+var forceStrided = false
 
 // The combiners of include/mpi.h.
 const (
@@ -81,6 +87,11 @@ type flat struct {
 	basic  dtype // the predefined type of every basic element; k nil if they differ or there is none
 	mixed  bool
 	basics int // basic elements in one element
+	// a repetition's shape (contiguous, vector, hvector, resized), and
+	// when the type is past maxRuns, its strided typemap (strided.go)
+	// instead of runs and lay
+	rep *repeat
+	str *strided
 }
 
 var types struct {
@@ -167,6 +178,14 @@ func (e *typeEntry) flatten() error {
 
 func (e *typeEntry) build() error {
 	f := e.flat
+	if r := f.rep; r != nil {
+		if err := r.old.flatten(); err != nil {
+			return err
+		}
+		if r.old.str != nil || r.runs() > maxRuns || forceStrided {
+			return e.buildStrided()
+		}
+	}
 	total := 0
 	var err error
 	f.blocks(func(b block) {
@@ -174,6 +193,10 @@ func (e *typeEntry) build() error {
 			return
 		}
 		if err = b.old.flatten(); err != nil {
+			return
+		}
+		if b.old.str != nil {
+			err = errorf(errArg, "%s holds %s, whose typemap of over %d runs of basic elements the C binding keeps strided only under contiguous, vector, hvector and resized types", e.g, b.old.g, maxRuns)
 			return
 		}
 		if b.old.dense() {
@@ -254,13 +277,19 @@ func appendBrun(runs []brun, off, n int, h uintptr) []brun {
 // construct makes and registers a derived type: g is the Go API's type,
 // blocks its typemap in the binding's terms.
 func construct(g *meshmpi.Datatype, err error, comb int32, ints, aints, counts []int, olds []*typeEntry, blocks func(func(block)), out uintptr) error {
+	return constructRep(g, err, comb, ints, aints, counts, olds, blocks, nil, out)
+}
+
+// constructRep is construct for a repetition, whose shape rep keeps the
+// typemap strided past maxRuns.
+func constructRep(g *meshmpi.Datatype, err error, comb int32, ints, aints, counts []int, olds []*typeEntry, blocks func(func(block)), rep *repeat, out uintptr) error {
 	if err != nil {
 		return err
 	}
 	if out == 0 {
 		return errorf(errArg, "newtype is NULL")
 	}
-	e := &typeEntry{g: g, combiner: comb, ints: ints, aints: aints, counts: counts, olds: olds, flat: &flat{blocks: blocks}}
+	e := &typeEntry{g: g, combiner: comb, ints: ints, aints: aints, counts: counts, olds: olds, flat: &flat{blocks: blocks, rep: rep}}
 	return addType(e, out)
 }
 
@@ -296,7 +325,7 @@ func contiguous(call string, n int64, oldh, out uintptr, large bool) C.int {
 		if large {
 			ints, counts = nil, ints
 		}
-		err = construct(g, gerr, combContiguous, ints, nil, counts, olds, blocksOf([]block{{0, olds[0], int(n)}}), out)
+		err = constructRep(g, gerr, combContiguous, ints, nil, counts, olds, blocksOf([]block{{0, olds[0], int(n)}}), &repeat{1, int(n), 0, olds[0]}, out)
 	}
 	return raise(self, call, err)
 }
@@ -339,7 +368,7 @@ func vector(call string, n, bl, stride int64, oldh, out uintptr, bytes, large bo
 			yield(block{i * step, o, int(bl)})
 		}
 	}
-	return raise(self, call, construct(g, err, comb, ints, aints, counts, olds, blocks, out))
+	return raise(self, call, constructRep(g, err, comb, ints, aints, counts, olds, blocks, &repeat{int(n), int(bl), step, o}, out))
 }
 
 //export mpiabi_Type_vector
@@ -582,7 +611,7 @@ func resized(call string, oldh uintptr, lb, extent int64, out uintptr, large boo
 	if large {
 		aints, counts = nil, aints
 	}
-	return raise(self, call, construct(g, err, combResized, nil, aints, counts, olds, blocksOf([]block{{0, olds[0], 1}}), out))
+	return raise(self, call, constructRep(g, err, combResized, nil, aints, counts, olds, blocksOf([]block{{0, olds[0], 1}}), &repeat{1, 1, 0, olds[0]}, out))
 }
 
 //export mpiabi_Type_create_resized
@@ -925,21 +954,11 @@ func (e *typeEntry) elements(b int64) int64 {
 	}
 	whole, rest := b/size, b%size
 	n := whole * int64(e.basics)
-	for _, r := range e.runs {
-		if rest == 0 {
-			break
-		}
-		bs := int64(dtypes[r.h].size)
-		if k := rest / bs; k < int64(r.n) {
-			if rest%bs != 0 {
-				return undefined
-			}
-			return n + k
-		}
-		n += int64(r.n)
-		rest -= int64(r.n) * bs
+	if s := e.str; s != nil {
+		rest, n = s.descend(rest, n, true)
+		return elementsIn(s.in.runs, rest, n)
 	}
-	return n
+	return elementsIn(e.runs, rest, n)
 }
 
 func (e *typeEntry) String() string { return fmt.Sprint(e.g) }
@@ -955,15 +974,11 @@ func (e *typeEntry) bytesOf(n int64) int64 {
 	}
 	whole, rest := n/int64(e.basics), n%int64(e.basics)
 	b := whole * int64(e.size())
-	for _, r := range e.runs {
-		if rest == 0 {
-			break
-		}
-		k := min(rest, int64(r.n))
-		b += k * int64(dtypes[r.h].size)
-		rest -= k
+	if s := e.str; s != nil {
+		rest, b = s.descend(rest, b, false)
+		return bytesIn(s.in.runs, rest, b)
 	}
-	return b
+	return bytesIn(e.runs, rest, b)
 }
 
 // sizeOr is e's size, or the predefined type h's when e is nil.

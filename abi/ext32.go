@@ -39,6 +39,9 @@ func ext32Of(h uintptr) (ext32, error) {
 
 // ext32Size is the external32 bytes of one element of e.
 func (e *typeEntry) ext32Size() (int, error) {
+	if e.str != nil {
+		return 0, errorf(errUnsupported, "external32 of %s (over %d runs of basic elements) is not supported by the C binding", e, maxRuns)
+	}
 	n := 0
 	for _, r := range e.runs {
 		x, err := ext32Of(r.h)

@@ -47,7 +47,7 @@ func newUserOp[T meshmpi.Numeric](name string, fn, dth uintptr, commute, large b
 	unit, laid := 1, false
 	if e != nil {
 		unit = e.size() / int(unsafe.Sizeof(*new(T)))
-		_, dense := e.lay.Contiguous(2)
+		_, dense := e.contiguous(2)
 		laid = !dense || e.g.LowerBound() != 0
 	}
 	return meshmpi.NewOp(name, commute, func(in, inout []T) {
@@ -60,15 +60,15 @@ func newUserOp[T meshmpi.Numeric](name string, fn, dth uintptr, commute, large b
 				unsafe.Pointer(unsafe.SliceData(inout)), C.int64_t(n), C.uintptr_t(dth), C.int(b2i(large)))
 			return
 		}
-		lo, hi := e.lay.Span(n)
+		lo, hi := e.span(n)
 		lo, hi = min(lo, 0), max(hi, 1) // the origin inside the buffers
 		a, b := make([]byte, hi-lo), make([]byte, hi-lo)
 		pin, pio := meshmpi.Bytes(in), meshmpi.Bytes(inout)
-		e.lay.Unpack(a, -lo, 0, pin)
-		e.lay.Unpack(b, -lo, 0, pio)
+		e.unpack(a, -lo, 0, pin)
+		e.unpack(b, -lo, 0, pio)
 		C.mpiabi_call_user_fn(C.uintptr_t(fn), unsafe.Pointer(&a[-lo]), unsafe.Pointer(&b[-lo]),
 			C.int64_t(n), C.uintptr_t(dth), C.int(b2i(large)))
-		e.lay.Pack(pio, b, -lo, 0)
+		e.pack(pio, b, -lo, 0)
 	})
 }
 

@@ -183,9 +183,9 @@ func irecv(call string, buf uintptr, n int64, dth uintptr, src, tag int32, comm,
 	}
 	if isDerived(dth) {
 		if t, ok := derivedType(dth); ok {
-			r, err := irecvDerived(t, buf, n, src, tag, comm, m)
+			r, stg, err := irecvDerived(t, buf, n, src, tag, comm, m)
 			if err == nil {
-				err = addReq(r, comm, t.size(), req)
+				err = addReqStg(r, comm, t.size(), stg, req)
 			}
 			return raise(comm, call, err)
 		}
@@ -226,9 +226,10 @@ func mpiabi_Recv_init_c(buf uintptr, n int64, dt uintptr, src, tag int32, comm, 
 func sendrecv(call string, sbuf uintptr, sn int64, sdt uintptr, dest, stag int32,
 	rbuf uintptr, rn int64, rdt uintptr, src, rtag int32, comm, st uintptr) C.int {
 	var r *meshmpi.Request
+	var stg *staging // a strided receive type's packed copy
 	var err error
 	if t, ok := derivedType(rdt); ok {
-		r, err = irecvDerived(t, rbuf, rn, src, rtag, comm, nonblocking)
+		r, stg, err = irecvDerived(t, rbuf, rn, src, rtag, comm, nonblocking)
 	} else {
 		var e *commEntry
 		var rd dtype
@@ -253,6 +254,10 @@ func sendrecv(call string, sbuf uintptr, sn int64, sdt uintptr, dest, stag int32
 	}
 	s, rerr := r.Wait(nil)
 	_ = r.Free()
+	if serr == nil && rerr == nil {
+		stg.unpack()
+	}
+	stg.release()
 	if serr != nil {
 		return raise(comm, call, serr)
 	}

@@ -62,7 +62,7 @@ func pack(call string, in uintptr, n int64, h, out uintptr, outsize int64, pos, 
 			return raise(comm, call, err)
 		}
 		mem, origin := span(e, in, int(n))
-		e.lay.Pack(cbytes(out+uintptr(at), int(bytes)), mem, origin, 0)
+		e.pack(cbytes(out+uintptr(at), int(bytes)), mem, origin, 0)
 	}
 	writePos(pos, at+bytes, large)
 	return errSuccess
@@ -96,7 +96,7 @@ func unpack(call string, in uintptr, insize int64, pos, out uintptr, n int64, h,
 			return raise(comm, call, err)
 		}
 		mem, origin := span(e, out, int(n))
-		e.lay.Unpack(mem, origin, 0, cbytes(in+uintptr(at), int(bytes)))
+		e.unpack(mem, origin, 0, cbytes(in+uintptr(at), int(bytes)))
 	}
 	writePos(pos, at+bytes, large)
 	return errSuccess

@@ -30,7 +30,7 @@ import (
 // negative lower bound, MPI_BOTTOM with absolute addresses) is reached by
 // wrapping the type in an Hindexed that shifts it up.
 func typedView(e *typeEntry, addr uintptr, n int) ([]byte, int, *meshmpi.Datatype, error) {
-	lo, hi := e.lay.Span(n)
+	lo, hi := e.span(n)
 	if hi <= lo {
 		return nil, n, e.g, nil
 	}
@@ -76,7 +76,7 @@ func derivedArgs(comm, buf uintptr, n int64, e *typeEntry) (*commEntry, error) {
 // at address 0 or below: a NULL buffer (MPI_BOTTOM reaches memory only
 // through absolute displacements).
 func nullBuffer(e *typeEntry, addr uintptr, n int) error {
-	if lo, hi := e.lay.Span(n); hi > lo && int(addr)+lo <= 0 {
+	if lo, hi := e.span(n); hi > lo && int(addr)+lo <= 0 {
 		return errorf(errBuffer, "buffer is NULL with %d elements of %s", n, e)
 	}
 	return nil
@@ -86,6 +86,16 @@ func sendDerived(e *typeEntry, buf uintptr, n int64, dest, tag int32, comm uintp
 	c, err := derivedArgs(comm, buf, n, e)
 	if err != nil {
 		return err
+	}
+	if e.str != nil { // the Go type is not compiled: send a packed copy
+		var s staging
+		p, pn := s.add(e, buf, int(n), true, false)
+		defer s.release()
+		s.pack()
+		if sync {
+			return meshmpi.Ssend(c.c, view[byte](p, pn), rankIn(dest), tagIn(tag))
+		}
+		return meshmpi.Send(c.c, view[byte](p, pn), rankIn(dest), tagIn(tag))
 	}
 	b, k, g, err := typedView(e, buf, int(n))
 	if err != nil {
@@ -102,6 +112,17 @@ func recvDerived(e *typeEntry, buf uintptr, n int64, src, tag int32, comm uintpt
 	if err != nil {
 		return meshmpi.Status{}, err
 	}
+	if e.str != nil { // into a packed copy, then only the bytes received out of it
+		var s staging
+		p, pn := s.add(e, buf, int(n), false, false)
+		defer s.release()
+		st, err := meshmpi.Recv(c.c, view[byte](p, pn), rankIn(src), tagIn(tag))
+		if got := min(st.Bytes, pn); got > 0 {
+			mem, origin := span(e, buf, int(n))
+			e.unpack(mem, origin, 0, cbytes(p, got))
+		}
+		return st, err
+	}
 	b, k, g, err := typedView(e, buf, int(n))
 	if err != nil {
 		return meshmpi.Status{}, err
@@ -110,13 +131,14 @@ func recvDerived(e *typeEntry, buf uintptr, n int64, src, tag int32, comm uintpt
 }
 
 // isendDerived starts a send: IsendTyped and SendTypedInit where the Go
-// API has them, a packed copy sent as bytes for the synchronous forms.
+// API has them, a packed copy sent as bytes for the synchronous forms and
+// strided types.
 func isendDerived(e *typeEntry, buf uintptr, n int64, dest, tag int32, comm uintptr, sync bool, m mode) (*meshmpi.Request, *staging, error) {
 	c, err := derivedArgs(comm, buf, n, e)
 	if err != nil {
 		return nil, nil, err
 	}
-	if !sync {
+	if !sync && e.str == nil {
 		b, k, g, err := typedView(e, buf, int(n))
 		if err != nil {
 			return nil, nil, err
@@ -136,10 +158,15 @@ func isendDerived(e *typeEntry, buf uintptr, n int64, dest, tag int32, comm uint
 	}
 	pb := view[byte](p, pn)
 	var r *meshmpi.Request
-	if m == persistent {
+	switch {
+	case m == persistent && sync:
 		r, err = meshmpi.SsendInit(c.c, pb, rankIn(dest), tagIn(tag))
-	} else {
+	case m == persistent:
+		r, err = meshmpi.SendInit(c.c, pb, rankIn(dest), tagIn(tag))
+	case sync:
 		r, err = meshmpi.Issend(c.c, pb, rankIn(dest), tagIn(tag))
+	default:
+		r, err = meshmpi.Isend(c.c, pb, rankIn(dest), tagIn(tag))
 	}
 	if err != nil {
 		s.release()
@@ -148,19 +175,40 @@ func isendDerived(e *typeEntry, buf uintptr, n int64, dest, tag int32, comm uint
 	return r, s, nil
 }
 
-func irecvDerived(e *typeEntry, buf uintptr, n int64, src, tag int32, comm uintptr, m mode) (*meshmpi.Request, error) {
+// irecvDerived starts a receive: IrecvTyped and RecvTypedInit on the
+// buffer in place, or for a strided type a packed copy, unpacked at
+// completion (the staging it returns).
+func irecvDerived(e *typeEntry, buf uintptr, n int64, src, tag int32, comm uintptr, m mode) (*meshmpi.Request, *staging, error) {
 	c, err := derivedArgs(comm, buf, n, e)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if e.str != nil {
+		s := &staging{persistent: m == persistent, owed: m != persistent}
+		p, pn := s.add(e, buf, int(n), false, true)
+		var r *meshmpi.Request
+		if m == persistent {
+			r, err = meshmpi.RecvInit(c.c, view[byte](p, pn), rankIn(src), tagIn(tag))
+		} else {
+			r, err = meshmpi.Irecv(c.c, view[byte](p, pn), rankIn(src), tagIn(tag))
+		}
+		if err != nil {
+			s.release()
+			return nil, nil, err
+		}
+		return r, s, nil
 	}
 	b, k, g, err := typedView(e, buf, int(n))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var r *meshmpi.Request
 	if m == persistent {
-		return meshmpi.RecvTypedInit(c.c, b, k, g, rankIn(src), tagIn(tag))
+		r, err = meshmpi.RecvTypedInit(c.c, b, k, g, rankIn(src), tagIn(tag))
+	} else {
+		r, err = meshmpi.IrecvTyped(c.c, b, k, g, rankIn(src), tagIn(tag))
 	}
-	return meshmpi.IrecvTyped(c.c, b, k, g, rankIn(src), tagIn(tag))
+	return r, nil, err
 }
 
 // staging is the packed copies of an operation's derived-type buffers:
@@ -214,7 +262,7 @@ func (s *staging) addBlocks(e *typeEntry, addrs []uintptr, ns []int, in, out boo
 // span is the C memory n elements of e at addr touch, and the origin's
 // offset in it.
 func span(e *typeEntry, addr uintptr, n int) ([]byte, int) {
-	lo, hi := e.lay.Span(n)
+	lo, hi := e.span(n)
 	if hi <= lo {
 		return nil, 0
 	}
@@ -244,7 +292,7 @@ func (s *staging) pack() {
 		p := cbytes(side.p, side.bytes)
 		for _, b := range side.blocks {
 			mem, origin := span(side.e, b.addr, b.n)
-			side.e.lay.Pack(p[b.pos:b.pos+b.n*side.e.size()], mem, origin, 0)
+			side.e.pack(p[b.pos:b.pos+b.n*side.e.size()], mem, origin, 0)
 		}
 	}
 	s.owed = true
@@ -269,7 +317,7 @@ func (s *staging) unpack() {
 		p := cbytes(side.p, side.bytes)
 		for _, b := range side.blocks {
 			mem, origin := span(side.e, b.addr, b.n)
-			side.e.lay.Unpack(mem, origin, 0, p[b.pos:b.pos+b.n*side.e.size()])
+			side.e.unpack(mem, origin, 0, p[b.pos:b.pos+b.n*side.e.size()])
 		}
 	}
 }

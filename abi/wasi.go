@@ -193,7 +193,7 @@ func (g *WASIGuest) bottom(dt uint64) bool {
 	if !ok || e.flatten() != nil { // an unflattened type has no layout yet
 		return false
 	}
-	lo, hi := e.lay.Span(1)
+	lo, hi := e.span(1)
 	return hi > lo && lo > 0
 }
 

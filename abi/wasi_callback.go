@@ -188,7 +188,7 @@ func typeSpan(dt uintptr, n int64) (lo, hi int) {
 		if e.flatten() != nil {
 			return 0, 0
 		}
-		lo, hi = e.lay.Span(int(n))
+		lo, hi = e.span(int(n))
 		return min(lo, 0), max(hi, 1)
 	}
 	d, err := lookupType(dt)
