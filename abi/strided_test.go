@@ -286,6 +286,31 @@ func TestStridedP2P(t *testing.T) {
 			check(t, dst)
 		})
 	}
+	// a shorter message into a strided receive changes only its bytes
+	t.Run("Irecv of fewer bytes", func(t *testing.T) {
+		dst := fresh()
+		if rc := mpiabi_Irecv(addr(&dst[0]), 1, v, 0, 4, self, req); rc != errSuccess {
+			t.Fatalf("MPI_Irecv: %d", rc)
+		}
+		if rc := mpiabi_Send(s, 1000, mpiChar, 0, 4, self); rc != errSuccess {
+			t.Fatalf("MPI_Send: %d", rc)
+		}
+		if rc := mpiabi_Wait(req, st); rc != errSuccess {
+			t.Fatalf("MPI_Wait: %d", rc)
+		}
+		for i := range dst {
+			want := byte(0xee)
+			if i%2 == 0 && i < 2000 {
+				want = src[i/2]
+			}
+			if dst[i] != want {
+				t.Fatalf("byte %d: %#x, want %#x", i, dst[i], want)
+			}
+		}
+	})
+	if rc := mpiabi_Sendrecv(s, 1, v, 0, 3, addr(&fresh()[0]), 1, v, 0, 3, self, st); rc != errSuccess {
+		t.Fatalf("MPI_Sendrecv: %d", rc)
+	}
 	var n int64
 	if rc := mpiabi_Get_elements_c(st, v, addr(&n)); rc != errSuccess || n != blocks {
 		t.Fatalf("MPI_Get_elements_c: rc %d, %d elements, want %d", rc, n, blocks)

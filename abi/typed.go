@@ -184,8 +184,14 @@ func irecvDerived(e *typeEntry, buf uintptr, n int64, src, tag int32, comm uintp
 		return nil, nil, err
 	}
 	if e.str != nil {
-		s := &staging{persistent: m == persistent, owed: m != persistent}
-		p, pn := s.add(e, buf, int(n), false, true)
+		// the copy starts as the buffer is (packed at each start), so
+		// that a shorter message leaves the rest of the buffer as it
+		// was when the whole copy is unpacked (MPI-4.1 §3.2.4)
+		s := &staging{persistent: m == persistent}
+		p, pn := s.add(e, buf, int(n), true, true)
+		if m != persistent {
+			s.pack()
+		}
 		var r *meshmpi.Request
 		if m == persistent {
 			r, err = meshmpi.RecvInit(c.c, view[byte](p, pn), rankIn(src), tagIn(tag))
