@@ -106,3 +106,39 @@ func TestAlgorithmsFuse(t *testing.T) {
 	require.Positive(t, fused["reduce_scatter_block/pairwise"])
 	require.Zero(t, fused["allreduce/recursive_doubling"], "its reduce waits for a send")
 }
+
+// ReduceScatterBlock's recursive_halving reduces what it receives as it
+// lands wherever its shape allows: in every halving round after the first
+// (the first receives into the accumulator and reduces the input in, no
+// copy either), and in the last round straight into the receive buffer,
+// so the reduced block is not copied out of scratch afterwards. At 2 ranks,
+// the 1 MiB case of issue 20, that is a copy of the kept half into the
+// receive buffer and one fused receive-reduce.
+func TestReduceScatterBlockFuses(t *testing.T) {
+	alg, ok := algorithmNamed(coll.ReduceScatterBlock, "recursive_halving")
+	require.True(t, ok)
+	for _, c := range []struct{ size, fused int }{{2, 1}, {4, 1}, {8, 2}, {16, 3}} {
+		for rank := range c.size {
+			a := coll.Args{Coll: coll.ReduceScatterBlock, Rank: rank, Size: c.size, Count: 1001, ElemSize: 8, Type: op.Float64, Op: op.Sum}
+			p, err := coll.Build(alg, &a)
+			require.NoError(t, err)
+			require.Equal(t, c.fused, countKind(p, coll.StepRecvReduce), "size %d rank %d: fused steps", c.size, rank)
+			intoRecv := 0
+			for _, s := range p.Steps {
+				if s.Kind == coll.StepRecvReduce && s.B.Buf == coll.BufRecv {
+					intoRecv++
+				}
+			}
+			require.Equal(t, 1, intoRecv, "size %d rank %d: the last fold lands in the receive buffer", c.size, rank)
+		}
+	}
+}
+
+func algorithmNamed(c coll.Coll, name string) (coll.Algorithm, bool) {
+	for _, a := range coll.Algorithms(c) {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return coll.Algorithm{}, false
+}
