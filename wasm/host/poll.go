@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -115,9 +116,18 @@ type bell struct {
 	// done is the run's context's: the guest's host calls stop it once
 	// closed (withBell)
 	done <-chan struct{}
-	// onWrite, once the relay runs, takes what the guest wrote to its
-	// stream, on the guest's goroutine (stream.go)
-	onWrite atomic.Pointer[func()]
+	// stream, once the relay runs, reads what the guest wrote to its
+	// stream, on the guest's goroutine (stream.go): it takes the bytes
+	// of the guest's writes from its memory, or drains the socket after
+	// wazero's fd_write put them there
+	stream atomic.Pointer[streamReader]
+	// streamFD is the guest's descriptor of its stream, plus one (0: not
+	// known yet): the first it writes to that is not stdio, its join (a
+	// guest has no other socket to write to)
+	streamFD atomic.Uint32
+	// iovs is the guest's fd_write's iovecs, as slices of its memory
+	// (the guest's goroutine only, one call at a time)
+	iovs [][]byte
 }
 
 type bellKey struct{}
@@ -174,20 +184,65 @@ func (c checked) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	c.std.Call(ctx, mod, stack)
 }
 
-// guestWrite is wazero's fd_write, checked, after which the relay reads
-// what the guest wrote to a socket (stream.go).
+// guestWrite is wazero's fd_write, checked; a write to the guest's
+// stream, once the relay reads it, goes to the relay straight from the
+// guest's memory (stream.go's take), or, when the relay cannot take it
+// now, to the socket, which the relay then drains.
 type guestWrite struct{ std api.GoModuleFunction }
 
 func (c guestWrite) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	b, _ := ctx.Value(bellKey{}).(*bell)
 	stopIfDone(ctx, mod, b)
 	fd := api.DecodeU32(stack[0])
-	c.std.Call(ctx, mod, stack)
-	if b != nil && fd > 2 { // not stdio: the stream, in a rank
-		if f := b.onWrite.Load(); f != nil {
-			(*f)()
-		}
+	if b == nil || fd <= 2 { // stdio, or no rank
+		c.std.Call(ctx, mod, stack)
+		return
 	}
+	b.streamFD.CompareAndSwap(0, fd+1)
+	s := b.stream.Load()
+	if s != nil && b.streamFD.Load() == fd+1 && b.take(mod, s, stack) {
+		return
+	}
+	if s != nil {
+		s.inSocket.Store(true)
+	}
+	c.std.Call(ctx, mod, stack)
+	if s != nil {
+		s.drain()
+	}
+}
+
+// take hands the stream's reader the bytes of the guest's fd_write(fd,
+// iovs, iovs_len, result.nwritten) in place of the socket, and answers
+// the call as wazero's would (all written); false leaves the call to
+// wazero (the reader cannot take them now, or the iovecs are not in the
+// guest's memory, which wazero's fd_write reports).
+func (b *bell) take(mod api.Module, s *streamReader, stack []uint64) bool {
+	mem := mod.Memory()
+	iovs, n, result := api.DecodeU32(stack[1]), api.DecodeU32(stack[2]), api.DecodeU32(stack[3])
+	b.iovs = b.iovs[:0]
+	total := uint64(0)
+	for i := range n {
+		ptr, ok1 := mem.ReadUint32Le(iovs + 8*i)
+		size, ok2 := mem.ReadUint32Le(iovs + 8*i + 4)
+		p, ok3 := mem.Read(ptr, size)
+		if !ok1 || !ok2 || !ok3 {
+			return false
+		}
+		if total+uint64(size) > math.MaxUint32 {
+			return false // more than a write can report: wazero's fd_write refuses it
+		}
+		b.iovs = append(b.iovs, p)
+		total += uint64(size)
+	}
+	if _, ok := mem.Read(result, 4); !ok || !s.take(b.iovs) {
+		clear(b.iovs) // keep no view of the guest's memory
+		return false
+	}
+	clear(b.iovs)
+	mem.WriteUint32Le(result, uint32(total))
+	stack[0] = 0 // ESUCCESS
+	return true
 }
 
 // checkedCalls are the WASI functions that stop a guest whose run ended,

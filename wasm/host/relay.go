@@ -150,21 +150,22 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 	// the handshake's reader buffered goes first all the same
 	pre, _ := br.Peek(br.Buffered())
 	s := newStreamReader(rc, pre, r.handle, func() { _ = gs.SetReadDeadline(time.Now()) })
-	gs.onGuestWrite(s.drain)
+	gs.onGuestWrite(s)
 	return r.readStream(s)
 }
 
 // guestSocket is a stream that is a socket the host can read and write
-// without blocking, whose guest can be rung and tells of its writes
-// (ringingConn): the relay then reads the guest's messages on the
-// guest's goroutine too (stream.go) and writes a memory link's frames
-// without a hand-off to the writer (HandleFrameFlow).
+// without blocking, whose guest can be rung and hands over its writes
+// (ringingConn): the relay then takes the guest's messages on the
+// guest's goroutine too, from its memory (stream.go), and writes a
+// memory link's frames without a hand-off to the writer
+// (HandleFrameFlow).
 type guestSocket interface {
 	io.ReadWriteCloser
 	SyscallConn() (syscall.RawConn, error)
 	SetReadDeadline(time.Time) error
 	ring()
-	onGuestWrite(f func())
+	onGuestWrite(s *streamReader)
 }
 
 // errGuestDone is the cause that ends a relay whose guest closed the

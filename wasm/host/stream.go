@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/meshmpi/meshmpi/wasm"
@@ -33,6 +34,22 @@ import (
 // they stay in stream order; the guest's side never waits for it (the
 // reader, which holds it, reads until the socket is empty).
 
+// Why the guest's writes are taken from its memory.
+//
+// Read from the socket, every byte a guest sends crossed the kernel
+// twice: wazero's fd_write copied it from the guest's memory into the
+// socket, and the relay's read copied it out again, two system calls and
+// two copies per frame, most of the host's time on a 1 MiB message. Now
+// the relay's own fd_write (poll.go's guestWrite), once the relay reads
+// the stream (after the welcome), hands the guest's iovecs to take,
+// which handles the messages in them straight from the guest's memory
+// (a frame for a memory link is copied once, into the other guest's
+// queue) and keeps only the beginning of a message the write cut in its
+// buffer. Ordering holds: take first drains the socket, where writes
+// before it, or those made while the reader goroutine held the lock
+// (take does not wait for it: the guest's bytes then go through the
+// socket, as before), still are.
+
 // streamReader reads the guest's messages from a socket without
 // blocking, for the reader goroutine (run) and the guest's fd_write
 // (drain) alike.
@@ -46,6 +63,11 @@ type streamReader struct {
 	// err ends the stream for good: its end, a read error, the first
 	// error handle returned
 	err error
+
+	// inSocket says the guest may have written to the socket since take
+	// last drained it: before take first ran, or a write take left to
+	// wazero (guestWrite sets it first)
+	inSocket atomic.Bool
 
 	// wake makes the reader goroutine look at err (the stream's read
 	// deadline, moved to now): drain may end the stream while it waits
@@ -67,6 +89,7 @@ var errAgain = errors.New("no bytes to read yet")
 func newStreamReader(rc syscall.RawConn, pre []byte, handle func(*wasm.Msg) error, wake func()) *streamReader {
 	s := &streamReader{rc: rc, handle: handle, wake: wake, buf: make([]byte, 4+wasm.MaxMessage+64<<10)}
 	s.w = copy(s.buf, pre)
+	s.inSocket.Store(true)
 	s.readFn = func(fd uintptr) bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -155,26 +178,114 @@ func (s *streamReader) readOnce(fd uintptr) {
 
 // handleBuffered handles every whole message in buf[r:w].
 func (s *streamReader) handleBuffered() error {
-	for s.w-s.r >= 4 {
-		n := int(binary.LittleEndian.Uint32(s.buf[s.r:]))
-		if n < 1 || n > wasm.MaxMessage {
-			return fmt.Errorf("%w: message length %d (want 1 … %d)", wasm.ErrProtocol, n, wasm.MaxMessage)
+	n, err := s.handleIn(s.buf[s.r:s.w])
+	s.r += n
+	if s.r == s.w {
+		s.r, s.w = 0, 0
+	}
+	return err
+}
+
+// handleIn handles the whole messages at the start of b and returns the
+// bytes they took; what is left is the beginning of a message.
+func (s *streamReader) handleIn(b []byte) (int, error) {
+	done := 0
+	for len(b)-done >= 4 {
+		n, err := messageLen(b[done:])
+		if err != nil {
+			return done, err
 		}
-		if s.w-s.r < 4+n {
-			return nil
+		if len(b)-done < 4+n {
+			break
 		}
-		b := s.buf[s.r+4 : s.r+4+n]
-		s.r += 4 + n
-		m, err := wasm.Decode(wasm.MsgType(b[0]), b[1:])
+		body := b[done+4 : done+4+n]
+		done += 4 + n
+		m, err := wasm.Decode(wasm.MsgType(body[0]), body[1:])
 		if err == nil {
 			err = s.handle(&m)
 		}
 		if err != nil {
-			return err
+			return done, err
 		}
 	}
-	if s.r == s.w {
-		s.r, s.w = 0, 0
+	return done, nil
+}
+
+// messageLen reads a message's length prefix, at least 4 bytes at b.
+func messageLen(b []byte) (int, error) {
+	n := int(binary.LittleEndian.Uint32(b))
+	if n < 1 || n > wasm.MaxMessage {
+		return 0, fmt.Errorf("%w: message length %d (want 1 … %d)", wasm.ErrProtocol, n, wasm.MaxMessage)
 	}
-	return nil
+	return n, nil
+}
+
+// take handles what the guest's fd_write hands its stream, the iovecs
+// in the guest's memory, in place of the socket (see "Why the guest's
+// writes are taken from its memory"), and reports whether it did: not
+// while the reader goroutine handles messages, nor once the stream
+// ended; the guest's bytes then go through the socket as before. It
+// never waits. The frames handled alias the guest's memory, which
+// stands still while its fd_write runs.
+func (s *streamReader) take(iovs [][]byte) bool {
+	if !s.mu.TryLock() {
+		return false
+	}
+	// first whatever earlier writes left in the socket, in stream order
+	if s.err == nil && s.inSocket.Load() {
+		s.inSocket.Store(false)
+		s.rc.Control(s.controlFn)
+	}
+	if s.err != nil {
+		s.mu.Unlock()
+		s.wake() // the reader goroutine returns it; the socket write fails
+		return false
+	}
+	for _, p := range iovs {
+		s.feed(p)
+	}
+	ended := s.err != nil
+	s.mu.Unlock()
+	if ended {
+		s.wake()
+	}
+	return true
+}
+
+// feed handles bytes of the stream that did not come through the
+// socket: whole messages straight from p, a message begun in the
+// buffer completed from p, the beginning of one kept in the buffer.
+// s.mu held; the socket was drained first.
+func (s *streamReader) feed(p []byte) {
+	for len(p) > 0 && s.err == nil {
+		if s.w == s.r {
+			n, err := s.handleIn(p)
+			if err != nil {
+				s.err = err
+				return
+			}
+			// less than a message is left, which the buffer holds
+			s.r, s.w = 0, copy(s.buf, p[n:])
+			return
+		}
+		if s.r > 0 {
+			s.w = copy(s.buf, s.buf[s.r:s.w])
+			s.r = 0
+		}
+		want := 4 - s.w // the rest of the length, then of the message
+		if s.w >= 4 {
+			n, err := messageLen(s.buf)
+			if err != nil {
+				s.err = err
+				return
+			}
+			want = 4 + n - s.w
+		}
+		k := copy(s.buf[s.w:s.w+min(want, len(p))], p)
+		s.w += k
+		p = p[k:]
+		if err := s.handleBuffered(); err != nil {
+			s.err = err
+		}
+	}
 }

@@ -267,7 +267,7 @@ func (c ringingConn) SyscallConn() (syscall.RawConn, error) {
 
 func (c ringingConn) ring() { c.b.ring() }
 
-func (c ringingConn) onGuestWrite(f func()) { c.b.onWrite.Store(&f) }
+func (c ringingConn) onGuestWrite(s *streamReader) { c.b.stream.Store(s) }
 
 func (c ringingConn) Close() error {
 	err := c.Conn.Close()
