@@ -19,9 +19,10 @@ import (
 // *meshmpi.Datatype (which moves it in point-to-point and Alltoallw), the
 // constructor's arguments (MPI_Type_get_contents) and the binding's own
 // flat typemap: the runs of basic elements that packing for collectives,
-// MPI_Pack and MPI_Get_elements walk, compiled into an op.Layout. The
-// predefined types get an entry too, made on first need, so every type
-// answers the same questions.
+// MPI_Pack and MPI_Get_elements walk, compiled into an op.Layout; past
+// maxRuns runs a repetition keeps a strided typemap instead (strided.go).
+// The predefined types get an entry too, made on first need, so every
+// type answers the same questions.
 
 const (
 	typeNull  uintptr = 0x200
