@@ -43,13 +43,14 @@ func TestNativeLinkPath(t *testing.T) {
 			for _, l := range []*webrtcLink{la, lb} {
 				require.Equal(t, tc.native, l.nat != nil)
 				require.Equal(t, tc.native, l.pc == nil)
-				require.Equal(t, MaxWebRTCFrame, l.MaxFrame())
+				require.Equal(t, pathFrame(tc.cfg), l.MaxFrame())
 				if tc.native {
 					require.Equal(t, nativeMTU, l.nat.mtu)
 					require.Equal(t, "host", l.Path().Local)
 				}
 			}
-			for i, n := range []int{0, 1, 8, 8 << 10, 64 << 10, 64<<10 + 1, MaxWebRTCFrame - HeaderLen, MaxWebRTCFrame - HeaderLen + 1, 256 << 10, 1 << 20, 3<<20 + 7} {
+			f := pathFrame(tc.cfg)
+			for i, n := range []int{0, 1, 8, 8 << 10, 64 << 10, 64<<10 + 1, f - HeaderLen, f - HeaderLen + 1, 256 << 10, 1 << 20, 3<<20 + 7} {
 				src := [2][]byte{pattern(n, i), pattern(n, i+100)}
 				dst := [2][]byte{make([]byte, n), make([]byte, n)}
 				sa, sb, ra, rb := a.GetOp(), b.GetOp(), a.GetOp(), b.GetOp()

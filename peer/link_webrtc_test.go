@@ -94,7 +94,7 @@ func TestWebRTCEndpoints(t *testing.T) {
 	hangGuard(t, 30*time.Second)
 	a, b, la, lb := webrtcEndpoints(t, loopbackConfig)
 	for _, l := range []*webrtcLink{la, lb} {
-		require.Equal(t, MaxWebRTCFrame, l.MaxFrame())
+		require.Equal(t, pionFrame, l.MaxFrame())
 	}
 
 	const n = 200
@@ -544,8 +544,17 @@ func (r *frameRec) next(tb testing.TB, d time.Duration) []byte {
 	return nil
 }
 
-// Between two of our links each end advertises MaxWebRTCFrame, so a frame
-// of exactly that size crosses in one message; one byte more is refused
+// pathFrame is the frame limit between two of our links over cfg's path.
+func pathFrame(cfg WebRTCConfig) int {
+	if cfg.NativeRemote {
+		return MaxWebRTCFrame
+	}
+	return pionFrame
+}
+
+// Between two of our links each end advertises its path's limit
+// (MaxWebRTCFrame on the native path, pionFrame on pion's), so a frame of
+// exactly that size crosses in one message; one byte more is refused
 // with an error before anything is sent, and the link carries on.
 func TestWebRTCFrameLimit(t *testing.T) {
 	for _, p := range bothPaths {
@@ -555,12 +564,13 @@ func TestWebRTCFrameLimit(t *testing.T) {
 			la, lb := connectWebRTCPair(t, p.cfg)
 			defer la.Close()
 			defer lb.Close()
-			require.Equal(t, MaxWebRTCFrame, la.MaxFrame())
-			require.Equal(t, MaxWebRTCFrame, lb.MaxFrame())
+			limit := pathFrame(p.cfg)
+			require.Equal(t, limit, la.MaxFrame())
+			require.Equal(t, limit, lb.MaxFrame())
 			ra, rb := newFrameRec(), newFrameRec()
 			la.Bind(ra)
 			lb.Bind(rb)
-			for i, n := range []int{HeaderLen + 1, MaxWebRTCFrame - 1, MaxWebRTCFrame} {
+			for i, n := range []int{HeaderLen + 1, limit - 1, limit} {
 				f := pattern(n, i)
 				_, err := la.WriteFrame(f[:HeaderLen], f[HeaderLen:])
 				require.NoError(t, err, "%d-byte frame", n)
@@ -569,7 +579,7 @@ func TestWebRTCFrameLimit(t *testing.T) {
 				require.NoError(t, err, "%d-byte frame back", n)
 				require.Equal(t, f, ra.next(t, 10*time.Second), "%d-byte frame back", n)
 			}
-			over := pattern(MaxWebRTCFrame+1, 9)
+			over := pattern(limit+1, 9)
 			ok, err := la.WriteFrame(over[:HeaderLen], over[HeaderLen:])
 			require.False(t, ok)
 			require.ErrorContains(t, err, "exceeds")
@@ -620,9 +630,9 @@ func setMaxMessage(line string) func(string) string {
 // A remote that advertises a smaller max-message-size than ours (a
 // standard peer: pion's unset value, RFC 8841's 64K, or none at all) gets
 // frames of its size, and one that advertises more (Firefox, pion's
-// default) gets MaxWebRTCFrame; the other direction keeps ours. Messages
-// around the frame sizes cross intact both ways on every link, over both
-// paths.
+// default) gets the path's limit; the other direction keeps ours.
+// Messages around the frame sizes cross intact both ways on every link,
+// over both paths.
 func TestWebRTCRemoteFrameSize(t *testing.T) {
 	for _, p := range bothPaths {
 		for _, tc := range []struct {
@@ -653,8 +663,9 @@ func TestWebRTCRemoteFrameSize(t *testing.T) {
 				lb := <-accepted
 				require.NoError(t, err)
 				require.NotNil(t, lb)
-				require.Equal(t, tc.want, la.MaxFrame(), "dialer")
-				require.Equal(t, MaxWebRTCFrame, lb.MaxFrame(), "acceptor")
+				want := min(tc.want, pathFrame(p.cfg))
+				require.Equal(t, want, la.MaxFrame(), "dialer")
+				require.Equal(t, pathFrame(p.cfg), lb.MaxFrame(), "acceptor")
 
 				a, err := NewEndpoint(Config{Rank: 0, Size: 2})
 				require.NoError(t, err)
@@ -664,7 +675,7 @@ func TestWebRTCRemoteFrameSize(t *testing.T) {
 				require.NoError(t, b.Attach(0, lb))
 				defer a.Close(nil)
 				defer b.Close(nil)
-				for i, n := range []int{64 << 10, 64<<10 + 1, tc.want - HeaderLen, tc.want - HeaderLen + 1, 256 << 10, 1 << 20} {
+				for i, n := range []int{64 << 10, 64<<10 + 1, want - HeaderLen, want - HeaderLen + 1, 256 << 10, 1 << 20} {
 					exchange(t, a, b, int32(i), n)
 				}
 			})
@@ -717,7 +728,7 @@ func TestWebRTCEager64KiB(t *testing.T) {
 
 // A side with a smaller MaxFrame (a WASI host: its guest's limit)
 // advertises it, and its remote sends frames of that size; it still
-// sends MaxWebRTCFrame ones itself. On both paths, either side.
+// sends its path's largest itself. On both paths, either side.
 func TestWebRTCConfigMaxFrame(t *testing.T) {
 	for _, p := range bothPaths {
 		for _, dialerSmall := range []bool{false, true} {
@@ -725,7 +736,7 @@ func TestWebRTCConfigMaxFrame(t *testing.T) {
 				leaktest.Check(t)
 				hangGuard(t, 60*time.Second)
 				small := p.cfg
-				small.MaxFrame = StandardWebRTCFrame
+				small.MaxFrame = 50_000
 				cfgA, cfgB := p.cfg, small
 				if dialerSmall {
 					cfgA, cfgB = small, p.cfg
@@ -745,7 +756,7 @@ func TestWebRTCConfigMaxFrame(t *testing.T) {
 				lb := <-accepted
 				require.NoError(t, err)
 				require.NotNil(t, lb)
-				wantA, wantB := StandardWebRTCFrame, MaxWebRTCFrame
+				wantA, wantB := 50_000, pathFrame(p.cfg)
 				if dialerSmall {
 					wantA, wantB = wantB, wantA
 				}

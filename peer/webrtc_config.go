@@ -25,13 +25,19 @@ const (
 	// between native ranks, at most a few hundred with a browser).
 	DefaultSetupTimeout = 10 * time.Second
 	// MaxWebRTCFrame is the largest frame a WebRTC link sends or accepts,
-	// header included, and the max-message-size a native rank
-	// advertises: Chromium's own (262,144), so that two browsers, or a
-	// browser and a native rank, move a 64 KiB message eagerly in one
-	// frame and a 1 MiB one in 5 frames rather than 17. A link sends
+	// header included, and the max-message-size a native rank advertises
+	// on the native data path: Chromium's own (262,144), so that two
+	// browsers, or two native ranks, move a 64 KiB message eagerly in one
+	// frame and a 1 MiB one in 5 frames rather than 17 (pion's path, a
+	// browser's link to a native rank, keeps StandardWebRTCFrame:
+	// pionFrame in link_webrtc.go says why). A link sends
 	// frames of at most min(the remote's max-message-size, this): a peer
 	// that advertises less gets frames of its size, one that advertises
-	// none StandardWebRTCFrame.
+	// none StandardWebRTCFrame. The water marks hold 4 such frames
+	// (HighWater) and refill with one still queued (LowWater); the SCTP
+	// receive windows on our side hold several (native path 4 MiB,
+	// pion's default 1 MiB), which a message must fit whole to be
+	// reassembled.
 	MaxWebRTCFrame = 256 << 10
 	// StandardWebRTCFrame is the largest message a peer that advertises
 	// no max-message-size accepts (pion's value; RFC 8841 §6 says 64K).

@@ -60,9 +60,8 @@
 //   - raw: the baseline alone, latency and bw over two pion PeerConnections
 //     in this process on loopback, set up as meshmpi's link is (detached,
 //     negotiated data channel; loopback host candidates only, UDP4, no
-//     mDNS; 4 MiB UDP socket buffers; messages of at most
-//     peer.MaxWebRTCFrame (262,144) bytes, a larger one written in
-//     several; flow control on the buffered amount with
+//     mDNS; 4 MiB UDP socket buffers; at most 65535-byte messages, a larger
+//     message written in several; flow control on the buffered amount with
 //     the link's 1 MiB / 256 KiB high and low water marks). Raw latency is
 //     the same ping-pong; raw bw writes the same window of messages, then
 //     the receiver, having read them all, writes the 4-byte ack. Each side

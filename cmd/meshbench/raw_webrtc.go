@@ -20,9 +20,10 @@ import (
 // set up as meshmpi's WebRTC link sets up its own (peer/link_webrtc.go),
 // and the point-to-point benchmarks run straight over their data channel.
 const (
-	// rawMaxMessage is the largest data-channel message, as the link's:
-	// a larger message is written as several of at most this size.
-	rawMaxMessage = peer.MaxWebRTCFrame
+	// rawMaxMessage is the largest data-channel message, as on the
+	// link's pion path (peer.WebRTCConfig.API advertises it): a larger
+	// message is written as several of at most this size.
+	rawMaxMessage = peer.StandardWebRTCFrame
 	rawSetup      = 20 * time.Second // bounds the pair's set-up
 	rawStall      = 30 * time.Second // longest wait for the buffered amount to fall
 )
@@ -31,7 +32,7 @@ var errRawClosed = errors.New("raw pair closed")
 
 // rawPair is two detached data channels, 0 and 1, joined over loopback:
 // negotiated (id 0, no DCEP round trip), ordered and reliable, messages
-// of at most peer.MaxWebRTCFrame bytes (both sides advertise it), flow
+// of at most peer.StandardWebRTCFrame bytes (pion's path's frame), flow
 // control on the buffered amount with the link's water marks
 // (peer.DefaultHighWater, peer.DefaultLowWater) and UDP sockets with
 // peer.DefaultSocketBuffer buffers.
