@@ -42,7 +42,9 @@ func isendrecv(call string, sbuf uintptr, sn int64, sdt uintptr, dest, stag int3
 	var rb []byte
 	var size int
 	if err == nil {
-		_, rb, size, err = p2pSide(&stg, comm, rbuf, rn, rdt, false, true)
+		// the receive side's copy is packed too: a shorter message must
+		// leave the rest of the buffer as it was (MPI-4.1 §3.2.4)
+		_, rb, size, err = p2pSide(&stg, comm, rbuf, rn, rdt, true, true)
 	}
 	if err == nil && stg != nil {
 		err = stg.check()

@@ -158,11 +158,15 @@ func mrecv(call string, buf uintptr, n int64, dth, msg, st uintptr) C.int {
 		if _, err := derivedArgs(m.comm, buf, n, t); err != nil {
 			return raise(m.comm, call, err)
 		}
+		// into a packed copy, then only the bytes received out of it: a
+		// shorter message leaves the rest of the buffer as it was
 		var stg staging
-		p, pn := stg.add(t, buf, int(n), false, true)
-		stg.owed = true
+		p, pn := stg.add(t, buf, int(n), false, false)
 		s, err := meshmpi.Mrecv(m.m, view[byte](p, pn))
-		stg.unpack()
+		if got := min(s.Bytes, pn); got > 0 {
+			mem, origin := span(t, buf, int(n))
+			t.unpack(mem, origin, 0, cbytes(p, got))
+		}
 		stg.release()
 		setStatus(st, s, false, 0)
 		return raise(m.comm, call, err)
@@ -208,8 +212,12 @@ func imrecv(call string, buf uintptr, n int64, dth, msg, req uintptr) C.int {
 		if _, err := derivedArgs(m.comm, buf, n, t); err != nil {
 			return raise(m.comm, call, err)
 		}
-		stg := &staging{owed: true}
-		p, pn := stg.add(t, buf, int(n), false, true)
+		// the copy starts as the buffer is, so that a shorter message
+		// leaves the rest of it as it was when the whole copy is
+		// unpacked (MPI-4.1 §3.2.4)
+		stg := &staging{}
+		p, pn := stg.add(t, buf, int(n), true, true)
+		stg.pack()
 		r, err := meshmpi.Imrecv(m.m, view[byte](p, pn))
 		if err != nil {
 			stg.release()
