@@ -39,17 +39,20 @@ type ordered interface {
 
 func sum[T Numeric](in, inout []T) {
 	inout = inout[:len(in)] // one bounds check, not one per element
-	n := len(in) &^ (unroll - 1)
-	for i := 0; i < n; i += unroll {
-		a, b := in[i:i+unroll:i+unroll], inout[i:i+unroll:i+unroll]
-		b[0] = a[0] + b[0]
-		b[1] = a[1] + b[1]
-		b[2] = a[2] + b[2]
-		b[3] = a[3] + b[3]
-		b[4] = a[4] + b[4]
-		b[5] = a[5] + b[5]
-		b[6] = a[6] + b[6]
-		b[7] = a[7] + b[7]
+	n := 0
+	if unrolledLoops {
+		n = len(in) &^ (unroll - 1)
+		for i := 0; i < n; i += unroll {
+			a, b := in[i:i+unroll:i+unroll], inout[i:i+unroll:i+unroll]
+			b[0] = a[0] + b[0]
+			b[1] = a[1] + b[1]
+			b[2] = a[2] + b[2]
+			b[3] = a[3] + b[3]
+			b[4] = a[4] + b[4]
+			b[5] = a[5] + b[5]
+			b[6] = a[6] + b[6]
+			b[7] = a[7] + b[7]
+		}
 	}
 	sumPlain(in[n:], inout[n:])
 }
@@ -65,17 +68,20 @@ func sumPlain[T Numeric](in, inout []T) {
 
 func prod[T Numeric](in, inout []T) {
 	inout = inout[:len(in)]
-	n := len(in) &^ (unroll - 1)
-	for i := 0; i < n; i += unroll {
-		a, b := in[i:i+unroll:i+unroll], inout[i:i+unroll:i+unroll]
-		b[0] = a[0] * b[0]
-		b[1] = a[1] * b[1]
-		b[2] = a[2] * b[2]
-		b[3] = a[3] * b[3]
-		b[4] = a[4] * b[4]
-		b[5] = a[5] * b[5]
-		b[6] = a[6] * b[6]
-		b[7] = a[7] * b[7]
+	n := 0
+	if unrolledLoops {
+		n = len(in) &^ (unroll - 1)
+		for i := 0; i < n; i += unroll {
+			a, b := in[i:i+unroll:i+unroll], inout[i:i+unroll:i+unroll]
+			b[0] = a[0] * b[0]
+			b[1] = a[1] * b[1]
+			b[2] = a[2] * b[2]
+			b[3] = a[3] * b[3]
+			b[4] = a[4] * b[4]
+			b[5] = a[5] * b[5]
+			b[6] = a[6] * b[6]
+			b[7] = a[7] * b[7]
+		}
 	}
 	prodPlain(in[n:], inout[n:])
 }
@@ -91,17 +97,20 @@ func prodPlain[T Numeric](in, inout []T) {
 // specification: a NaN operand gives NaN, and max(-0, +0) is +0.
 func maximum[T ordered](in, inout []T) {
 	inout = inout[:len(in)]
-	n := len(in) &^ (unroll - 1)
-	for i := 0; i < n; i += unroll {
-		a, b := in[i:i+unroll:i+unroll], inout[i:i+unroll:i+unroll]
-		b[0] = max(a[0], b[0])
-		b[1] = max(a[1], b[1])
-		b[2] = max(a[2], b[2])
-		b[3] = max(a[3], b[3])
-		b[4] = max(a[4], b[4])
-		b[5] = max(a[5], b[5])
-		b[6] = max(a[6], b[6])
-		b[7] = max(a[7], b[7])
+	n := 0
+	if unrolledLoops {
+		n = len(in) &^ (unroll - 1)
+		for i := 0; i < n; i += unroll {
+			a, b := in[i:i+unroll:i+unroll], inout[i:i+unroll:i+unroll]
+			b[0] = max(a[0], b[0])
+			b[1] = max(a[1], b[1])
+			b[2] = max(a[2], b[2])
+			b[3] = max(a[3], b[3])
+			b[4] = max(a[4], b[4])
+			b[5] = max(a[5], b[5])
+			b[6] = max(a[6], b[6])
+			b[7] = max(a[7], b[7])
+		}
 	}
 	maximumPlain(in[n:], inout[n:])
 }
@@ -115,17 +124,20 @@ func maximumPlain[T ordered](in, inout []T) {
 
 func minimum[T ordered](in, inout []T) {
 	inout = inout[:len(in)]
-	n := len(in) &^ (unroll - 1)
-	for i := 0; i < n; i += unroll {
-		a, b := in[i:i+unroll:i+unroll], inout[i:i+unroll:i+unroll]
-		b[0] = min(a[0], b[0])
-		b[1] = min(a[1], b[1])
-		b[2] = min(a[2], b[2])
-		b[3] = min(a[3], b[3])
-		b[4] = min(a[4], b[4])
-		b[5] = min(a[5], b[5])
-		b[6] = min(a[6], b[6])
-		b[7] = min(a[7], b[7])
+	n := 0
+	if unrolledLoops {
+		n = len(in) &^ (unroll - 1)
+		for i := 0; i < n; i += unroll {
+			a, b := in[i:i+unroll:i+unroll], inout[i:i+unroll:i+unroll]
+			b[0] = min(a[0], b[0])
+			b[1] = min(a[1], b[1])
+			b[2] = min(a[2], b[2])
+			b[3] = min(a[3], b[3])
+			b[4] = min(a[4], b[4])
+			b[5] = min(a[5], b[5])
+			b[6] = min(a[6], b[6])
+			b[7] = min(a[7], b[7])
+		}
 	}
 	minimumPlain(in[n:], inout[n:])
 }
