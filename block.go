@@ -39,6 +39,13 @@ func (p *proc) parkUntil(x completion, b blockedIn) {
 	for !x.Finished() {
 		<-x.Done()
 	}
+	if p.timedOut.Load() {
+		// past EnvTimeout the rank reported this call and lingers
+		// before exiting 124: a peer that timed out first and exited
+		// fails the call, and returning that failure would let the
+		// program exit with its own status instead
+		select {}
+	}
 	p.unpark()
 }
 

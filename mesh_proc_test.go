@@ -178,6 +178,75 @@ func TestMeshRankTimeout(t *testing.T) {
 	}
 }
 
+// A rank past EnvTimeout exits 124 even when, while it lingers after its
+// report, the peer it waits for dies: the failure that peer's exit raises
+// in its parked Recv never reaches the program, whose own error exit
+// would otherwise win (CI saw exit 7 for a rank of TestMeshRankTimeout
+// whose peer timed out first). Rank 1 has no timeout and is killed once
+// rank 0 has reported; a kill landing after rank 0's exit proves nothing
+// but cannot fail.
+func TestMeshTimeoutOutlivesPeerExit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("WebRTC jobs in -short mode")
+	}
+	spec := localJobs(t, nil)(t, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
+	defer cancel()
+	reported := make(chan struct{})
+	var cmds [2]*exec.Cmd
+	var errs [2]*syncBuffer
+	for r := range 2 {
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), rankMainEnv+"=deadlock",
+			EnvSignal+"="+spec.Signal, EnvJob+"="+spec.Job, EnvToken+"="+spec.Token, fmt.Sprintf("%s=%d", EnvRank, r))
+		errs[r] = &syncBuffer{}
+		if r == 0 {
+			cmd.Env = append(cmd.Env, EnvTimeout+"=1s")
+			errs[r].seen, errs[r].signal = "timed out after 1s", reported
+		}
+		cmd.Stderr = errs[r]
+		require.NoError(t, cmd.Start())
+		cmds[r] = cmd
+	}
+	select {
+	case <-reported:
+	case <-ctx.Done():
+		t.Fatalf("rank 0 never reported its timeout:\n%s", errs[0])
+	}
+	require.NoError(t, cmds[1].Process.Kill())
+	_ = cmds[1].Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, cmds[0].Wait(), &exit, "stderr:\n%s", errs[0])
+	require.Equal(t, 124, exit.ExitCode(), "rank 0:\n%s", errs[0])
+	require.Contains(t, errs[0].String(), "meshmpi: rank 0 timed out after 1s (MESHMPI_TIMEOUT): Recv(from rank 1, tag 7) on world")
+}
+
+// syncBuffer is a process's standard error that a test may read while
+// the process writes, and that closes signal once seen appears in it.
+type syncBuffer struct {
+	mu     sync.Mutex
+	b      strings.Builder
+	seen   string
+	signal chan struct{}
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.b.Write(p)
+	if b.signal != nil && strings.Contains(b.b.String(), b.seen) {
+		close(b.signal)
+		b.signal = nil
+	}
+	return len(p), nil
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
 // rankProc is a rank process of a job (rankMain) and its standard error.
 type rankProc struct {
 	cmd    *exec.Cmd

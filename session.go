@@ -292,6 +292,7 @@ func (s *Session) limitRun() error {
 		return fmt.Errorf("%s=%q: want a positive duration: %w", EnvTimeout, v, ErrArg)
 	}
 	s.limit = time.AfterFunc(d, func() {
+		s.p.timedOut.Store(true)
 		what := s.p.report()
 		if what == "" {
 			what = "running, not blocked in meshmpi"

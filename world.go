@@ -45,6 +45,11 @@ type proc struct {
 
 	blockMu sync.Mutex
 	blocked blockedIn // what the rank is parked in (block.go)
+	// timedOut is set when EnvTimeout ran out (Session.limitRun): a
+	// parked call then never returns, so the process's exit is the
+	// timeout's (124), not that of an error a peer's own timeout exit
+	// raised while this rank lingered.
+	timedOut atomic.Bool
 
 	self     *Comm // Comm.Self's, made on first use
 	selfOnce sync.Once
