@@ -3,8 +3,6 @@
 package abi
 
 import (
-	"encoding/binary"
-
 	"github.com/meshmpi/meshmpi/op"
 )
 
@@ -198,30 +196,13 @@ func (s *strided) runs1(l *nest, k int, p, buf []byte, base, r int, pack bool) [
 		n := min(len(p), sz-r)
 		m := buf[o+r : o+r+n]
 		if pack {
-			copyRun(p[:n], m)
+			op.CopyRun(p[:n], m)
 		} else {
-			copyRun(m, p[:n])
+			op.CopyRun(m, p[:n])
 		}
 		p, r, o = p[n:], 0, o+l.step
 	}
 	return p
-}
-
-// copyRun copies src to dst, equally long: the short runs of vectors of
-// basic elements as single loads and stores, not a memmove call each (as
-// op's kernels do).
-func copyRun(dst, src []byte) {
-	switch len(src) {
-	case 8:
-		binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src))
-	case 4:
-		binary.LittleEndian.PutUint32(dst, binary.LittleEndian.Uint32(src))
-	case 16:
-		binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src))
-		binary.LittleEndian.PutUint64(dst[8:], binary.LittleEndian.Uint64(src[8:]))
-	default:
-		copy(dst, src)
-	}
 }
 
 // span is the bytes count elements touch from the first one's origin,

@@ -138,9 +138,9 @@ func (l *Layout) move(p, buf []byte, origin, pos int, pack bool) {
 		o := base + s.Off + in
 		n := min(s.Len-in, len(p))
 		if pack {
-			copyRun(p[:n], buf[o:o+n])
+			CopyRun(p[:n], buf[o:o+n])
 		} else {
-			copyRun(buf[o:o+n], p[:n])
+			CopyRun(buf[o:o+n], p[:n])
 		}
 		p = p[n:]
 		if len(p) == 0 {
@@ -153,11 +153,12 @@ func (l *Layout) move(p, buf []byte, origin, pos int, pack bool) {
 	}
 }
 
-// copyRun copies src to dst, equally long. The short runs of strided
+// CopyRun copies src to dst, equally long. The short runs of strided
 // layouts (a matrix column is a run of 8 bytes per row) move as single
 // loads and stores, which the compiler makes of these byte-order calls,
-// instead of a memmove call each.
-func copyRun(dst, src []byte) {
+// instead of a memmove call each; the C binding's strided typemaps
+// (package abi) pack their runs with it too.
+func CopyRun(dst, src []byte) {
 	switch len(src) {
 	case 8:
 		binary.LittleEndian.PutUint64(dst, binary.LittleEndian.Uint64(src))
