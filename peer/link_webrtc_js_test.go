@@ -300,14 +300,7 @@ func TestJSLinkFrameLimit(t *testing.T) {
 // data channel.
 func TestJSLinkMessages(t *testing.T) {
 	la, lb := connectLinks(t, WebRTCConfig{})
-	a, err := NewEndpoint(Config{Rank: 0, Size: 2})
-	require.NoError(t, err)
-	b, err := NewEndpoint(Config{Rank: 1, Size: 2})
-	require.NoError(t, err)
-	require.NoError(t, a.Attach(1, la))
-	require.NoError(t, b.Attach(0, lb))
-	defer a.Close(nil)
-	defer b.Close(nil)
+	a, b := attachedPair(t, la, lb)
 	for i, n := range []int{64 << 10, 64<<10 + 1, MaxWebRTCFrame - HeaderLen, MaxWebRTCFrame - HeaderLen + 1, 256 << 10, 1 << 20} {
 		exchange(t, a, b, int32(i), n)
 	}

@@ -667,14 +667,7 @@ func TestWebRTCRemoteFrameSize(t *testing.T) {
 				require.Equal(t, want, la.MaxFrame(), "dialer")
 				require.Equal(t, pathFrame(p.cfg), lb.MaxFrame(), "acceptor")
 
-				a, err := NewEndpoint(Config{Rank: 0, Size: 2})
-				require.NoError(t, err)
-				b, err := NewEndpoint(Config{Rank: 1, Size: 2})
-				require.NoError(t, err)
-				require.NoError(t, a.Attach(1, la))
-				require.NoError(t, b.Attach(0, lb))
-				defer a.Close(nil)
-				defer b.Close(nil)
+				a, b := attachedPair(t, la, lb)
 				for i, n := range []int{64 << 10, 64<<10 + 1, want - HeaderLen, want - HeaderLen + 1, 256 << 10, 1 << 20} {
 					exchange(t, a, b, int32(i), n)
 				}
@@ -762,14 +755,7 @@ func TestWebRTCConfigMaxFrame(t *testing.T) {
 				}
 				require.Equal(t, wantA, la.MaxFrame(), "dialer")
 				require.Equal(t, wantB, lb.MaxFrame(), "acceptor")
-				a, err := NewEndpoint(Config{Rank: 0, Size: 2})
-				require.NoError(t, err)
-				b, err := NewEndpoint(Config{Rank: 1, Size: 2})
-				require.NoError(t, err)
-				require.NoError(t, a.Attach(1, la))
-				require.NoError(t, b.Attach(0, lb))
-				defer a.Close(nil)
-				defer b.Close(nil)
+				a, b := attachedPair(t, la, lb)
 				for i, n := range []int{64 << 10, 64<<10 + 1, 256 << 10, 1 << 20} {
 					exchange(t, a, b, int32(i), n)
 				}
