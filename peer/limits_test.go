@@ -253,7 +253,19 @@ func flood(t testing.TB, a, b *Endpoint, total int64, size int) {
 		total>>20, size, limit>>20, st.UnexpectedBytes>>10, st.UnexpectedPeak>>10, st.LinkWindow>>10, during>>20, startRSS, duringRSS)
 	require.LessOrEqual(t, st.UnexpectedPeak, limit, "unexpected data past the endpoint's limit")
 	require.LessOrEqual(t, during, limit+slack, "the receiver's heap grew past its limit")
-	require.False(t, sends[n-1].Finished(), "a send past the receiver's credit completed before its receive")
+	// Eager sends complete once written, rendezvous sends only when
+	// received, and the sender can never hold more than the link's window
+	// of eager credit while nothing is received. Which sends went eager
+	// depends on when the top-up grant arrived (on a slow machine, after
+	// most of the loop), so count them instead of naming one.
+	finished := 0
+	for _, op := range sends {
+		if op.Finished() {
+			finished++
+		}
+	}
+	require.LessOrEqual(t, int64(finished)*eagerCost(size), st.LinkWindow, "sends past the receiver's credit completed before their receives")
+	require.Less(t, finished, n, "every send completed before its receive")
 
 	got := make([]byte, size)
 	r := b.GetOp()
