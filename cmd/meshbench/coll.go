@@ -15,7 +15,7 @@ import (
 
 // The collectives and forms -mode coll knows, in their default order.
 var (
-	collNames = []string{"barrier", "bcast", "allreduce", "allgather", "alltoall", "scan", "reducescatterblock"}
+	collNames = []string{"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "scan", "reducescatterblock"}
 	formNames = []string{"blocking", "nonblocking", "persistent"}
 )
 
@@ -64,7 +64,7 @@ func parseCollConfig(colls, forms, ranks, sizes string, iters int) (collConfig, 
 	if cfg.sizes, err = parseInts("sizes", sizes, 1, 1<<30); err != nil {
 		return cfg, err
 	}
-	for _, name := range []string{"allreduce", "scan", "reducescatterblock"} {
+	for _, name := range []string{"reduce", "allreduce", "scan", "reducescatterblock"} {
 		if !slices.Contains(cfg.colls, name) {
 			continue
 		}
@@ -232,7 +232,8 @@ type collOps struct {
 }
 
 // newCollOps allocates one rank's buffers for a collective of size bytes
-// per rank: the bcast buffer (root 0), the allreduce vector (float64, Sum),
+// per rank: the bcast buffer (root 0), the reduce (root 0) or allreduce
+// vector (float64, Sum),
 // the allgather contribution, the alltoall block sent to each rank
 // (osu_alltoall's size), the scan vector (float64, Sum), or the
 // reducescatterblock input (float64, Sum), of which each rank gets
@@ -252,6 +253,16 @@ func newCollOps(w *meshmpi.Comm, name string, size int, hs ...meshmpi.Hint) (col
 			func() error { return meshmpi.Bcast(w, buf, 0, hs...) },
 			func() (*meshmpi.Request, error) { return meshmpi.Ibcast(w, buf, 0, hs...) },
 			func() (*meshmpi.Request, error) { return meshmpi.BcastInit(w, buf, 0, hs...) },
+		}, nil
+	case "reduce":
+		send, recv := make([]float64, size/8), make([]float64, size/8)
+		for i := range send {
+			send[i] = float64(w.Rank() + i)
+		}
+		return collOps{
+			func() error { return meshmpi.Reduce(w, send, recv, meshmpi.Sum, 0, hs...) },
+			func() (*meshmpi.Request, error) { return meshmpi.Ireduce(w, send, recv, meshmpi.Sum, 0, hs...) },
+			func() (*meshmpi.Request, error) { return meshmpi.ReduceInit(w, send, recv, meshmpi.Sum, 0, hs...) },
 		}, nil
 	case "allreduce":
 		send, recv := make([]float64, size/8), make([]float64, size/8)

@@ -66,13 +66,13 @@
 //     the same ping-pong; raw bw writes the same window of messages, then
 //     the receiver, having read them all, writes the 4-byte ack. Each side
 //     receives into a buffer as large as a meshmpi rank's.
-//   - coll (osu_barrier, osu_bcast, osu_allreduce, osu_allgather,
-//     osu_alltoall, osu_scan, osu_reduce_scatter): one table per collective, world size and form. Every
+//   - coll (osu_barrier, osu_bcast, osu_reduce, osu_allreduce,
+//     osu_allgather, osu_alltoall, osu_scan, osu_reduce_scatter): one table per collective, world size and form. Every
 //     rank times each call on its own; between calls the ranks meet in an
 //     untimed Barrier (not for barrier itself); the figure is the mean over
 //     the ranks of each rank's mean latency, in microseconds, as OSU's
-//     "Avg Latency(us)". Bcast's root is rank 0; allreduce, scan and
-//     reducescatterblock sum float64s.
+//     "Avg Latency(us)". Bcast's and reduce's root is rank 0; reduce,
+//     allreduce, scan and reducescatterblock sum float64s.
 //   - ready (always over WebRTC): for each job size of -ready-ranks
 //     (default 4,16), -reps times (default 5): n goroutines call
 //     meshmpi.Join, one per rank, on a fresh job; Ready is the time from

@@ -125,9 +125,16 @@ type bell struct {
 	// known yet): the first it writes to that is not stdio, its join (a
 	// guest has no other socket to write to)
 	streamFD atomic.Uint32
-	// iovs is the guest's fd_write's iovecs, as slices of its memory
-	// (the guest's goroutine only, one call at a time)
+	// iovs is the guest's fd_write's or fd_read's iovecs, as slices of
+	// its memory (the guest's goroutine only, one call at a time)
 	iovs [][]byte
+	// pull, once the relay runs, is its queue of messages for the guest,
+	// which the guest's fd_read copies into its memory itself (guestRead)
+	pull atomic.Pointer[outQueue]
+	// drained says the guest read the socket empty once since pull was
+	// set: what the host wrote to it before (the welcome) is read, and
+	// the queue comes next (the guest's goroutine only)
+	drained bool
 }
 
 type bellKey struct{}
@@ -245,6 +252,71 @@ func (b *bell) take(mod api.Module, s *streamReader, stack []uint64) bool {
 	return true
 }
 
+// guestRead is wazero's fd_read, checked; a read of the guest's stream,
+// once the relay's queue is the guest's to pull, copies the queue into
+// the guest's memory, after what the socket held from before (see
+// "Why the guest pulls its messages").
+type guestRead struct{ std api.GoModuleFunction }
+
+// errnoAgain is WASI's EAGAIN.
+const errnoAgain = 6
+
+func (c guestRead) Call(ctx context.Context, mod api.Module, stack []uint64) {
+	b, _ := ctx.Value(bellKey{}).(*bell)
+	stopIfDone(ctx, mod, b)
+	var q *outQueue
+	if b != nil {
+		q = b.pull.Load()
+	}
+	fd := stack[0]
+	if q == nil || b.streamFD.Load() != api.DecodeU32(fd)+1 {
+		c.std.Call(ctx, mod, stack)
+		return
+	}
+	if !b.drained {
+		c.std.Call(ctx, mod, stack)
+		if stack[0] != errnoAgain {
+			return
+		}
+		b.drained = true
+		stack[0] = fd // the call's result took the parameter's place
+	}
+	if b.pullInto(mod, q, stack) {
+		return
+	}
+	c.std.Call(ctx, mod, stack) // nothing queued: EAGAIN, or the stream's end
+}
+
+// pullInto answers the guest's fd_read(fd, iovs, iovs_len,
+// result.nread) from the queue, as wazero's would; false when the queue
+// is empty or the iovecs are not in the guest's memory.
+func (b *bell) pullInto(mod api.Module, q *outQueue, stack []uint64) bool {
+	mem := mod.Memory()
+	iovs, n, result := api.DecodeU32(stack[1]), api.DecodeU32(stack[2]), api.DecodeU32(stack[3])
+	if _, ok := mem.Read(result, 4); !ok || !q.pending() {
+		return false
+	}
+	b.iovs = b.iovs[:0]
+	for i := range n {
+		ptr, ok1 := mem.ReadUint32Le(iovs + 8*i)
+		size, ok2 := mem.ReadUint32Le(iovs + 8*i + 4)
+		p, ok3 := mem.Read(ptr, size)
+		if !ok1 || !ok2 || !ok3 {
+			clear(b.iovs)
+			return false
+		}
+		b.iovs = append(b.iovs, p)
+	}
+	k := q.pullInto(b.iovs)
+	clear(b.iovs)
+	if k == 0 {
+		return false
+	}
+	mem.WriteUint32Le(result, uint32(k))
+	stack[0] = 0 // ESUCCESS
+	return true
+}
+
 // checkedCalls are the WASI functions that stop a guest whose run ended,
 // besides poll_oneoff: those a Go guest calls often.
 var checkedCalls = []string{"clock_time_get", "fd_read", "fd_write"}
@@ -282,8 +354,11 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, stock bool) (*polle
 		}
 		d := defs[name]
 		var g api.GoModuleFunction = checked{f}
-		if name == "fd_write" {
+		switch name {
+		case "fd_write":
 			g = guestWrite{f}
+		case "fd_read":
+			g = guestRead{f}
 		}
 		b.NewFunctionBuilder().
 			WithGoModuleFunction(g, d.ParamTypes(), d.ResultTypes()).
@@ -389,7 +464,12 @@ func (p *poller) poll(ctx context.Context, mod api.Module, stack []uint64, b *be
 			s := subs[i*subSize:]
 			switch s[8] {
 			case wasiRead:
-				r, ok := p.peek(ctx, mod, b, out, binary.LittleEndian.Uint32(s[16:]))
+				fd := binary.LittleEndian.Uint32(s[16:])
+				if q := b.pull.Load(); q != nil && b.drained && b.streamFD.Load() == fd+1 && q.pending() {
+					ready[i] = true // queued for the guest to pull
+					break
+				}
+				r, ok := p.peek(ctx, mod, b, out, fd)
 				if !ok {
 					return false
 				}

@@ -141,6 +141,11 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 		// opens meanwhile pushes through the queue until it is set
 		r.raw.Store(newRawWriter(rc, gs.ring))
 	}
+	if rc != nil {
+		// the guest reads the queue itself from here on (pull)
+		r.out.setPull(gs.ring)
+		gs.onGuestRead(r.out)
+	}
 	r.out.setDirect(true)
 	go r.writer()
 	if rc == nil {
@@ -166,6 +171,7 @@ type guestSocket interface {
 	SetReadDeadline(time.Time) error
 	ring()
 	onGuestWrite(s *streamReader)
+	onGuestRead(q *outQueue)
 }
 
 // errGuestDone is the cause that ends a relay whose guest closed the
@@ -745,19 +751,39 @@ func (goneLink) WriteFrame(hdr, payload []byte) (bool, error) {
 func (goneLink) MaxFrame() int { return peer.HeaderLen + 1 }
 func (goneLink) Close() error  { return nil }
 
+// Why the guest pulls its messages.
+//
+// Written to the socket, every byte for a guest crossed the kernel twice
+// (the relay's write, the guest's fd_read through wazero), two system
+// calls and two copies per frame, besides the copy into this queue. Once
+// the relay runs on a wazero guest's socket, the queue is the guest's to
+// pull: nothing more is written to the socket, a push rings the guest,
+// its poll_oneoff reports the stream readable while the queue holds
+// bytes, and its fd_read (poll.go's guestRead) copies them from here
+// into its memory, one copy. What the socket held from before (the
+// welcome) is read first: fd_read reads the socket until it is empty
+// once, and only then the queue; at the stream's end the socket reports
+// it, after the queue is read.
+
 // outQueue is the host's messages to the guest, appended by any goroutine
 // into one buffer that the writer swaps out whole: steady state allocates
 // nothing, and many small messages go out in one write. One write at a
 // time: the writer's or a link reader's (pushTake), whoever finds none
 // under way.
 type outQueue struct {
-	mu     sync.Mutex
-	buf    []byte
-	spare  []byte        // nil while a write is under way
-	rest   []byte        // what a write left for the writer (giveRest), before buf
-	restOf []byte        // the buffer rest is the tail of, for give
-	direct bool          // the writer runs, so link readers may write (pushTake)
-	wake   chan struct{} // cap 1
+	mu  sync.Mutex
+	buf []byte
+	// pull: the guest's fd_read copies the queue into its memory itself
+	// (pullInto), from buf[off:]; no write to the socket is handed out
+	// any more, and a push rings the guest (guestRing)
+	pull      bool
+	off       int
+	guestRing atomic.Pointer[func()]
+	spare     []byte        // nil while a write is under way
+	rest      []byte        // what a write left for the writer (giveRest), before buf
+	restOf    []byte        // the buffer rest is the tail of, for give
+	direct    bool          // the writer runs, so link readers may write (pushTake)
+	wake      chan struct{} // cap 1
 }
 
 func newOutQueue() *outQueue {
@@ -778,17 +804,64 @@ func (q *outQueue) push(b []byte) {
 }
 
 func (q *outQueue) ring() {
+	if f := q.guestRing.Load(); f != nil {
+		(*f)()
+		return
+	}
 	select {
 	case q.wake <- struct{}{}:
 	default:
 	}
 }
 
+// setPull makes the guest read the queue from its memory (pullInto):
+// set before any write is handed out, so that what the socket holds
+// (the welcome) is all that comes before the queue. ring rings the guest.
+func (q *outQueue) setPull(ring func()) {
+	q.mu.Lock()
+	q.pull = true
+	q.guestRing.Store(&ring)
+	q.mu.Unlock()
+}
+
+// pending reports whether the guest has bytes to pull.
+func (q *outQueue) pending() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.buf) > q.off
+}
+
+// pullInto copies the queue's first bytes into iovs (the guest's memory,
+// its fd_read's) and returns how many.
+func (q *outQueue) pullInto(iovs [][]byte) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	for _, p := range iovs {
+		k := copy(p, q.buf[q.off:])
+		q.off += k
+		n += k
+		if k < len(p) {
+			break
+		}
+	}
+	switch {
+	case q.off == len(q.buf):
+		q.buf, q.off = q.buf[:0], 0
+	case q.off >= 64<<10 && q.off > len(q.buf)/2:
+		// the guest reads in pieces while more comes: keep the buffer
+		// from growing for ever
+		q.buf = q.buf[:copy(q.buf, q.buf[q.off:])]
+		q.off = 0
+	}
+	return n
+}
+
 // pushTake is push that takes the queued bytes for its caller to write
 // when no write is under way (ok); the caller then gives them back.
 func (q *outQueue) pushTake(b []byte) (out []byte, ok bool) {
 	q.buf = b
-	if q.spare == nil || !q.direct {
+	if q.spare == nil || !q.direct || q.pull {
 		q.mu.Unlock()
 		q.ring()
 		return nil, false
@@ -809,7 +882,7 @@ func (q *outQueue) take(stop <-chan struct{}) (b []byte, ok bool) {
 			q.mu.Unlock()
 			return b, true
 		}
-		if len(q.buf) > 0 && q.spare != nil {
+		if len(q.buf) > 0 && q.spare != nil && !q.pull {
 			b, q.buf, q.spare = q.buf, q.spare[:0], nil
 			q.mu.Unlock()
 			return b, true

@@ -269,6 +269,8 @@ func (c ringingConn) ring() { c.b.ring() }
 
 func (c ringingConn) onGuestWrite(s *streamReader) { c.b.stream.Store(s) }
 
+func (c ringingConn) onGuestRead(q *outQueue) { c.b.pull.Store(q) }
+
 func (c ringingConn) Close() error {
 	err := c.Conn.Close()
 	c.b.ring()
