@@ -131,10 +131,6 @@ type bell struct {
 	// pull, once the relay runs, is its queue of messages for the guest,
 	// which the guest's fd_read copies into its memory itself (guestRead)
 	pull atomic.Pointer[outQueue]
-	// drained says the guest read the socket empty once since pull was
-	// set: what the host wrote to it before (the welcome) is read, and
-	// the queue comes next (the guest's goroutine only)
-	drained bool
 }
 
 type bellKey struct{}
@@ -254,12 +250,10 @@ func (b *bell) take(mod api.Module, s *streamReader, stack []uint64) bool {
 
 // guestRead is wazero's fd_read, checked; a read of the guest's stream,
 // once the relay's queue is the guest's to pull, copies the queue into
-// the guest's memory, after what the socket held from before (see
-// "Why the guest pulls its messages").
+// the guest's memory (see "Why the guest pulls its messages"); the
+// socket then answers only when the queue is empty: EAGAIN, or the
+// stream's end.
 type guestRead struct{ std api.GoModuleFunction }
-
-// errnoAgain is WASI's EAGAIN.
-const errnoAgain = 6
 
 func (c guestRead) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	b, _ := ctx.Value(bellKey{}).(*bell)
@@ -268,23 +262,27 @@ func (c guestRead) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	if b != nil {
 		q = b.pull.Load()
 	}
-	fd := stack[0]
-	if q == nil || b.streamFD.Load() != api.DecodeU32(fd)+1 {
+	if q == nil || b.streamFD.Load() != api.DecodeU32(stack[0])+1 {
 		c.std.Call(ctx, mod, stack)
 		return
 	}
-	if !b.drained {
-		c.std.Call(ctx, mod, stack)
-		if stack[0] != errnoAgain {
-			return
-		}
-		b.drained = true
-		stack[0] = fd // the call's result took the parameter's place
-	}
+	params := [4]uint64(stack[:4])
 	if b.pullInto(mod, q, stack) {
 		return
 	}
-	c.std.Call(ctx, mod, stack) // nothing queued: EAGAIN, or the stream's end
+	c.std.Call(ctx, mod, stack)
+	if stack[0] != 0 {
+		return // EAGAIN, or the stream failed
+	}
+	// the stream's end, or nothing: the relay may have queued its last
+	// messages and closed the stream after the queue was found empty,
+	// and those come first
+	if n, ok := mod.Memory().ReadUint32Le(api.DecodeU32(params[3])); ok && n == 0 {
+		copy(stack, params[:])
+		if !b.pullInto(mod, q, stack) {
+			stack[0] = 0
+		}
+	}
 }
 
 // pullInto answers the guest's fd_read(fd, iovs, iovs_len,
@@ -465,7 +463,7 @@ func (p *poller) poll(ctx context.Context, mod api.Module, stack []uint64, b *be
 			switch s[8] {
 			case wasiRead:
 				fd := binary.LittleEndian.Uint32(s[16:])
-				if q := b.pull.Load(); q != nil && b.drained && b.streamFD.Load() == fd+1 && q.pending() {
+				if q := b.pull.Load(); q != nil && b.streamFD.Load() == fd+1 && q.pending() {
 					ready[i] = true // queued for the guest to pull
 					break
 				}

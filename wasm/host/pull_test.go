@@ -17,10 +17,24 @@ import (
 func TestOutQueuePull(t *testing.T) {
 	q := newOutQueue()
 	rings := 0
-	q.setPull(func() { rings++ })
-	q.setDirect(true)
+	// what the relay queued while it joined (link-ups) is not the
+	// guest's to read before the queue is set, and follows the welcome
+	early := []byte("link-up")
+	q.push(append(q.lock(), early...))
 	require.False(t, q.pending())
-	var want, got []byte
+	require.Zero(t, q.pullInto([][]byte{make([]byte, 10)}))
+	welcome := []byte("welcome")
+	q.setPull(welcome, func() { rings++ })
+	require.Equal(t, 1, rings, "setting the queue rings the guest")
+	rings = 0
+	q.setDirect(true)
+	require.True(t, q.pending())
+	want := append(append([]byte(nil), welcome...), early...)
+	got := make([]byte, len(want))
+	require.Equal(t, len(want), q.pullInto([][]byte{got}))
+	require.Equal(t, want, got)
+	require.False(t, q.pending())
+	want, got = nil, nil
 	push := func(n int) {
 		b := q.lock()
 		for i := range n {

@@ -137,15 +137,14 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 		}
 	}
 	if rc != nil {
-		// after join: a memory link that another guest of this process
-		// opens meanwhile pushes through the queue until it is set
-		r.raw.Store(newRawWriter(rc, gs.ring))
-	}
-	if rc != nil {
-		// the guest reads the queue itself from here on (pull)
-		r.out.setPull(gs.ring)
+		// the guest pulls its messages from the queue, the welcome first
+		// (see "Why the guest pulls its messages")
 		gs.onGuestRead(r.out)
+		r.out.setPull(r.welcome, gs.ring)
+	} else if _, err := rw.Write(r.welcome); err != nil {
+		return fmt.Errorf("wasm host: welcoming the guest: %w", err)
 	}
+	r.welcome = nil
 	r.out.setDirect(true)
 	go r.writer()
 	if rc == nil {
@@ -227,7 +226,7 @@ type relay struct {
 	tel     *hostTelemetry // what the guest reports, when the job's telemetry is on
 
 	out        *outQueue
-	raw        atomic.Pointer[rawWriter] // the stream's non-blocking writes; nil: not a socket, or not yet
+	welcome    []byte // the guest's welcome, from join to Serve
 	stopWriter chan struct{}
 	writerDone chan struct{} // nil until the writer starts
 
@@ -310,9 +309,7 @@ func (r *relay) join(job Job, agent string) error {
 	if r.limit > w.Size {
 		gw.Max = r.limit
 	}
-	if _, err := r.rw.Write(wasm.AppendWelcome(nil, gw)); err != nil {
-		return fmt.Errorf("wasm host: welcoming the guest: %w", err)
-	}
+	r.welcome = wasm.AppendWelcome(nil, gw)
 	return nil
 }
 
@@ -443,28 +440,6 @@ func (r *relay) dial(rank int) {
 }
 
 func (r *relay) push(b []byte) { r.out.push(b) }
-
-// pushFlow is push from a memory link's writer, which must not wait:
-// when no write to the guest is under way it writes what it can at once
-// without blocking (a goroutine hand-off less on a frame's way to the
-// guest) and leaves the rest to the writer.
-func (r *relay) pushFlow(b []byte) {
-	raw := r.raw.Load()
-	if raw == nil {
-		r.push(b)
-		return
-	}
-	b, ok := r.out.pushTake(b)
-	if !ok {
-		return // the writer, or a link's reader, writes it
-	}
-	n := raw.write(b)
-	if n == len(b) {
-		r.out.give(b)
-		return
-	}
-	r.out.giveRest(b, n) // the socket is full, or failed: the writer goes on (and sees why)
-}
 
 // pushNow is push from a link's reader, which holds no lock of the
 // relay's: when no write to the guest is under way it writes the queue
@@ -635,7 +610,7 @@ func (hl *hostLink) HandleFrameFlow(hdr, payload []byte) (ready bool) {
 		hl.held = true
 	}
 	hl.mu.Unlock()
-	hl.r.pushFlow(wasm.AppendData(hl.r.out.lock(), hl.rank, hdr, payload))
+	hl.r.push(wasm.AppendData(hl.r.out.lock(), hl.rank, hdr, payload))
 	return ready
 }
 
@@ -760,10 +735,15 @@ func (goneLink) Close() error  { return nil }
 // pull: nothing more is written to the socket, a push rings the guest,
 // its poll_oneoff reports the stream readable while the queue holds
 // bytes, and its fd_read (poll.go's guestRead) copies them from here
-// into its memory, one copy. What the socket held from before (the
-// welcome) is read first: fd_read reads the socket until it is empty
-// once, and only then the queue; at the stream's end the socket reports
-// it, after the queue is read.
+// into its memory, one copy. The socket then carries only the guest's
+// writes one way and, the other way, the host's hello, which the guest
+// reads whole before it asks to join; so the welcome is the queue's
+// first message (setPull), and at the stream's end the socket reports
+// it once the queue is read. (A first version wrote the welcome to the
+// socket and had the guest read the socket until it was empty before
+// the queue; a guest that had read the welcome and parked before the
+// queue was set was never told of the queue again: it hung in its first
+// collective, about one mixed job in twelve.)
 
 // outQueue is the host's messages to the guest, appended by any goroutine
 // into one buffer that the writer swaps out whole: steady state allocates
@@ -814,21 +794,26 @@ func (q *outQueue) ring() {
 	}
 }
 
-// setPull makes the guest read the queue from its memory (pullInto):
-// set before any write is handed out, so that what the socket holds
-// (the welcome) is all that comes before the queue. ring rings the guest.
-func (q *outQueue) setPull(ring func()) {
+// setPull makes the guest read the queue from its memory (pullInto),
+// first bytes first (its welcome: what was queued meanwhile follows it),
+// and rings the guest. Nothing is written to the guest's socket after
+// its hello, which the guest reads before it joins, so the queue is all
+// the guest reads from then on.
+func (q *outQueue) setPull(first []byte, ring func()) {
 	q.mu.Lock()
+	b := make([]byte, 0, max(cap(q.buf), len(first)+len(q.buf)))
+	q.buf = append(append(b, first...), q.buf...)
 	q.pull = true
 	q.guestRing.Store(&ring)
 	q.mu.Unlock()
+	ring()
 }
 
 // pending reports whether the guest has bytes to pull.
 func (q *outQueue) pending() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.buf) > q.off
+	return q.pull && len(q.buf) > q.off
 }
 
 // pullInto copies the queue's first bytes into iovs (the guest's memory,
@@ -837,6 +822,9 @@ func (q *outQueue) pullInto(iovs [][]byte) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	n := 0
+	if !q.pull {
+		return 0
+	}
 	for _, p := range iovs {
 		k := copy(p, q.buf[q.off:])
 		q.off += k
@@ -928,38 +916,4 @@ func (q *outQueue) giveRest(b []byte, n int) {
 	q.rest, q.restOf = b[n:], b
 	q.mu.Unlock()
 	q.ring()
-}
-
-// rawWriter writes to the guest's socket without blocking: one write
-// call, whatever it takes; the guest's bell rings when it took some.
-type rawWriter struct {
-	rc   syscall.RawConn
-	ring func()
-	// one write at a time (the out queue's): its state and the function
-	// the descriptor is lent to, made once
-	b  []byte
-	n  int
-	fn func(fd uintptr) bool
-}
-
-func newRawWriter(rc syscall.RawConn, ring func()) *rawWriter {
-	w := &rawWriter{rc: rc, ring: ring}
-	w.fn = func(fd uintptr) bool {
-		if n, err := fdWrite(fd, w.b); err == nil && n > 0 {
-			w.n = n
-		}
-		return true // never wait for room: the writer does
-	}
-	return w
-}
-
-// write writes what of b the socket takes now and reports how much.
-func (w *rawWriter) write(b []byte) int {
-	w.b, w.n = b, 0
-	_ = w.rc.Write(w.fn) // a closed stream: the writer finds out
-	w.b = nil
-	if w.n > 0 {
-		w.ring()
-	}
-	return w.n
 }
