@@ -14,3 +14,11 @@ func CompileStockPoll(ctx context.Context, module []byte, cacheDir string) (*Pro
 // PollCalls is how many poll_oneoff calls p's guests have made: the
 // benchmarks report it per operation (hosttest.Poller).
 func (p *Program) PollCalls() int64 { return p.poll.calls.Load() }
+
+// SetBeforePull makes every relay call f before it sets its guest's
+// queue (nil: nothing), for TestGuestParkedBeforePull.
+func SetBeforePull(f func()) { beforePull = f }
+
+// PollSleeps is how many times p's guests went to sleep in poll_oneoff
+// waiting for their stream.
+func (p *Program) PollSleeps() int64 { return p.poll.sleeps.Load() }

@@ -84,3 +84,31 @@ func TestWASIPairExchange(t *testing.T) {
 		require.Contains(t, o.Output, fmt.Sprintf("rank %d exchanged 4 messages intact", r))
 	}
 }
+
+// TestGuestParkedBeforePull: a guest that waits for its welcome, asleep
+// in poll_oneoff, before its relay sets up the queue it pulls its
+// messages from, is woken and reads it. The relays here set their queue
+// only once a guest slept after they joined; when the welcome went to
+// the socket and the queue came after it, such a guest read the welcome,
+// parked, and was never told of the queue (mixed jobs hung in their first
+// collective, about one in twelve).
+func TestGuestParkedBeforePull(t *testing.T) {
+	leaktest.Check(t)
+	p := hosttest.Compile(t, "wazero", host.Compile)
+	host.SetBeforePull(func() {
+		// the guest sleeps again every 2 ms while it waits; the limit
+		// only keeps a guest that never waits from hanging the test
+		limit := time.Now().Add(hosttest.JobLimit)
+		for s := p.PollSleeps(); p.PollSleeps() == s && time.Now().Before(limit); {
+			time.Sleep(time.Millisecond)
+		}
+	})
+	t.Cleanup(func() { host.SetBeforePull(nil) })
+	exchange := []string{"-mode", "exchange"}
+	out := hosttest.RunJob(t, p, 2, map[int][]string{0: exchange, 1: exchange}, nil)
+	for r, o := range out {
+		require.NoError(t, o.Err, "rank %d", r)
+		require.Zero(t, o.Status, "rank %d's exit status: %s", r, o.Output)
+		require.Contains(t, o.Output, fmt.Sprintf("rank %d exchanged 4 messages intact", r))
+	}
+}

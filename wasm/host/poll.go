@@ -382,6 +382,7 @@ type poller struct {
 	std, recv api.GoModuleFunction
 	stock     bool
 	calls     atomic.Int64 // for the benchmarks: polls per operation show a spin
+	sleeps    atomic.Int64 // times a guest went to sleep waiting, for the tests
 }
 
 // Call implements api.GoModuleFunction: poll_oneoff(in, out,
@@ -508,6 +509,7 @@ func (p *poller) poll(ctx context.Context, mod api.Module, stack []uint64, b *be
 		if writes > 0 {
 			nap = min(nap, time.Until(writeAt))
 		}
+		p.sleeps.Add(1)
 		b.timer.Reset(nap)
 		select {
 		case <-b.c:

@@ -139,6 +139,9 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 	if rc != nil {
 		// the guest pulls its messages from the queue, the welcome first
 		// (see "Why the guest pulls its messages")
+		if beforePull != nil {
+			beforePull()
+		}
 		gs.onGuestRead(r.out)
 		r.out.setPull(r.welcome, gs.ring)
 	} else if _, err := rw.Write(r.welcome); err != nil {
@@ -172,6 +175,10 @@ type guestSocket interface {
 	onGuestWrite(s *streamReader)
 	onGuestRead(q *outQueue)
 }
+
+// beforePull, set by a test, runs before a guest's queue is set: it
+// lets the guest park first.
+var beforePull func()
 
 // errGuestDone is the cause that ends a relay whose guest closed the
 // stream or exited: no error, the guest's exit status tells how it went.
