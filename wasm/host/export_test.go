@@ -22,3 +22,7 @@ func SetBeforePull(f func()) { beforePull = f }
 // PollSleeps is how many times p's guests went to sleep in poll_oneoff
 // waiting for their stream.
 func (p *Program) PollSleeps() int64 { return p.poll.sleeps.Load() }
+
+// Budgeted reports whether p's module counts down a loop budget
+// (loopbudget.go) instead of wazero's termination checks.
+func (p *Program) Budgeted() bool { return p.budgeted }

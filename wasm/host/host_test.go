@@ -39,6 +39,7 @@ func TestTrappingGuest(t *testing.T) {
 func TestStop(t *testing.T) {
 	leaktest.Check(t)
 	p := hosttest.Compile(t, "wazero", host.Compile)
+	require.True(t, p.Budgeted(), "a Go guest's loops count down a budget (loopbudget.go)")
 	for _, mode := range []string{"suite", "sleep", "spin"} {
 		t.Run(mode, func(t *testing.T) {
 			job := hosttest.Job(t, 2) // the second rank never comes

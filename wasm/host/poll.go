@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -125,12 +126,28 @@ type bell struct {
 	// known yet): the first it writes to that is not stdio, its join (a
 	// guest has no other socket to write to)
 	streamFD atomic.Uint32
+	// budget is the guest's loop budget (loopbudget.go), nil in a
+	// module without one; budgetMu orders the host's writes to it (the
+	// guest's own are its machine code's)
+	budget   api.MutableGlobal
+	budgetMu sync.Mutex
 	// iovs is the guest's fd_write's or fd_read's iovecs, as slices of
 	// its memory (the guest's goroutine only, one call at a time)
 	iovs [][]byte
 	// pull, once the relay runs, is its queue of messages for the guest,
 	// which the guest's fd_read copies into its memory itself (guestRead)
 	pull atomic.Pointer[outQueue]
+}
+
+// refill sets the guest's loop budget to n iterations: loopBudget when
+// it ran out, 1 to have the guest call its host at its next iteration.
+func (b *bell) refill(n uint64) {
+	if b.budget == nil {
+		return
+	}
+	b.budgetMu.Lock()
+	b.budget.Set(n)
+	b.budgetMu.Unlock()
 }
 
 type bellKey struct{}
@@ -315,6 +332,21 @@ func (b *bell) pullInto(mod api.Module, q *outQueue, stack []uint64) bool {
 	return true
 }
 
+// guestYield is WASI's sched_yield, which a budgeted guest also calls
+// when its loop budget runs out (loopbudget.go): the guest is back in
+// Go here, where the runtime may stop the world; it stops if its run
+// ended, and gets a new budget.
+type guestYield struct{}
+
+func (guestYield) Call(ctx context.Context, mod api.Module, stack []uint64) {
+	b, _ := ctx.Value(bellKey{}).(*bell)
+	stopIfDone(ctx, mod, b)
+	if b != nil {
+		b.refill(loopBudget)
+	}
+	stack[0] = 0 // ESUCCESS
+}
+
 // checkedCalls are the WASI functions that stop a guest whose run ended,
 // besides poll_oneoff: those a Go guest calls often.
 var checkedCalls = []string{"clock_time_get", "fd_read", "fd_write"}
@@ -365,6 +397,10 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, stock bool) (*polle
 			Export(name)
 	}
 	i32 := api.ValueTypeI32
+	b.NewFunctionBuilder().
+		WithGoModuleFunction(guestYield{}, nil, []api.ValueType{i32}).
+		WithResultNames("errno").
+		Export("sched_yield")
 	b.NewFunctionBuilder().
 		WithGoModuleFunction(p, []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}).
 		WithParameterNames("in", "out", "nsubscriptions", "result.nevents").

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/experimental/sock"
 	"github.com/tetratelabs/wazero/sys"
@@ -42,6 +43,10 @@ type Program struct {
 	rt   wazero.Runtime
 	mod  wazero.CompiledModule
 	poll *poller // its guests' poll_oneoff
+	// budgeted: the module's loops count down the budget global
+	// (loopbudget.go); false: wazero's own termination checks stop a
+	// computing guest
+	budgeted bool
 }
 
 // Compile compiles a wasip1 module. cacheDir keeps the machine code
@@ -72,11 +77,20 @@ func compile(ctx context.Context, module []byte, cacheDir string, stockPoll bool
 // many goroutines as the process has processors: a module of a few MB
 // takes a core-second or more, and a cold start waits for all of it.
 func compileWith(ctx context.Context, module []byte, cacheDir string, stockPoll bool) (*Program, error) {
-	// termination checks in the machine code: a guest that computes
-	// without calling its host must still stop when its run ends (a
-	// job's --timeout, an Abort, Ctrl-C); the host calls stop it sooner
-	// (poll.go, "Stopping a guest")
-	cfg := wazero.NewRuntimeConfig().WithCloseOnContextDone(true)
+	// a guest that computes without calling its host must still stop
+	// when its run ends (a job's --timeout, an Abort, Ctrl-C), and let
+	// the garbage collector stop the world: its loops count down a
+	// budget and call the host when it runs out (loopbudget.go), or, in
+	// a module the rewriter does not handle, wazero puts its own,
+	// costlier, checks in the machine code; the host calls stop it
+	// sooner (poll.go, "Stopping a guest")
+	cfg := wazero.NewRuntimeConfig()
+	budgeted, berr := addLoopBudget(module)
+	if berr == nil {
+		module = budgeted
+	} else {
+		cfg = cfg.WithCloseOnContextDone(true)
+	}
 	if cacheDir != "" {
 		cache, err := wazero.NewCompilationCacheWithDir(cacheDir)
 		if err != nil {
@@ -98,7 +112,7 @@ func compileWith(ctx context.Context, module []byte, cacheDir string, stockPoll 
 		rt.Close(ctx)
 		return nil, fmt.Errorf("wasm host: compile: %w", err)
 	}
-	return &Program{rt: rt, mod: mod, poll: poll}, nil
+	return &Program{rt: rt, mod: mod, poll: poll, budgeted: berr == nil}, nil
 }
 
 // InstantiateClosedCalls defines package wasm's host functions (module
@@ -201,7 +215,7 @@ func (p *Program) run(ctx context.Context, r Rank, key [wasm.KeyLen]byte, log *s
 		serveErr = Serve(runCtx, ringingConn{conn, wake}, Config{Job: r.Job, Key: key, Logger: log, Reports: r.Reports, console: tap,
 			Agent: "meshmpi wasip1 (wazero)"})
 	})
-	mod, ierr := p.rt.InstantiateModule(sctx, p.mod, cfg)
+	mod, ierr := p.instantiate(sctx, runCtx, cfg, wake)
 	close(exited)
 	log.Debug("guest exited", "err", ierr)
 	if mod != nil {
@@ -229,6 +243,32 @@ func (p *Program) run(ctx context.Context, r Rank, key [wasm.KeyLen]byte, log *s
 		err = errors.Join(err, serveErr)
 	}
 	return status, err, false
+}
+
+// instantiate instantiates the program's module and runs its _start
+// (wazero's InstantiateModule); a budgeted module's guest gets its
+// budget through b, and the budget runs out at once when runCtx ends.
+func (p *Program) instantiate(ctx, runCtx context.Context, cfg wazero.ModuleConfig, b *bell) (api.Module, error) {
+	if !p.budgeted {
+		return p.rt.InstantiateModule(ctx, p.mod, cfg)
+	}
+	mod, err := p.rt.InstantiateModule(ctx, p.mod, cfg.WithStartFunctions())
+	if err != nil {
+		return mod, err
+	}
+	g, ok := mod.ExportedGlobal(budgetGlobal).(api.MutableGlobal)
+	start := mod.ExportedFunction("_start")
+	if !ok || start == nil {
+		return mod, fmt.Errorf("wasm host: the module has no %s or no _start", budgetGlobal)
+	}
+	b.budget = g
+	defer context.AfterFunc(runCtx, func() { b.refill(1) })()
+	_, err = start.Call(ctx)
+	var ee *sys.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 0 {
+		err = nil // proc_exit(0), as InstantiateModule reports it
+	}
+	return mod, err
 }
 
 // ringingConn is the host's end of a guest's stream: whatever reaches
