@@ -53,29 +53,30 @@ import (
 //
 // A call with a relative clock alone (the Go runtime's sleep, when no
 // goroutine waits for a descriptor) sleeps here too, so that the run's
-// end wakes it (see "Why the guest runs without termination checks").
+// end wakes it (see "Stopping a guest").
 // Anything else (no bell in the context, a descriptor that is not a
 // connected socket, an absolute clock) goes to wazero's poll_oneoff
 // unchanged.
 
 // Stopping a guest.
 //
-// wazero stops a running guest when its context ends only if the module
-// was compiled with WithCloseOnContextDone, which puts a check at every
-// loop header and function entry with a loop; in wazero v1.12 that check
-// leaves the machine code for Go and comes back (ExitCodeCheckModuleExitCode
-// in its call engine), and Go's wasm code has such a loop in nearly every
-// function. Profiled in BenchmarkRelay's 8-byte ping-pong, the checks
-// were the largest single cost of the guest's side, some 20-25 us of CPU
-// per round trip on the 2-core development machine. They stay: without
-// them a guest computing without calling its host (no allocation, no
-// clock, no I/O: a Go loop, which never yields in wasm) could not be
-// stopped at all, and meshrun --timeout hung on a spinning rank
-// (TestStop's "spin"). The host functions a Go guest calls all the time
-// check too: this poll_oneoff (where a waiting rank sleeps),
-// clock_time_get, fd_read and fd_write close the module with wazero's
-// exit code for the run's end and unwind the guest (as proc_exit does),
-// so a waiting guest stops at once.
+// A guest that computes without calling its host (no allocation, no
+// clock, no I/O: a Go loop, which never yields in wasm) must still stop
+// when its run ends, and must come back to Go now and then, since the
+// garbage collector's stop-the-world waits for every goroutine, and one
+// in machine code cannot be preempted. wazero's termination checks
+// (WithCloseOnContextDone) do both by leaving the machine code for Go at
+// every loop iteration; profiled in BenchmarkRelay's 8-byte ping-pong
+// they were the largest single cost of the guest's side, some 20-25 µs
+// of CPU per round trip. A Go guest's loops count down a budget instead
+// and call sched_yield (guestYield) when it runs out (loopbudget.go,
+// "Why loops count down a budget"); modules the rewriter does not handle
+// keep wazero's checks (TestStop's "spin" stops either way). The host
+// functions a Go guest calls all the time check too: this poll_oneoff
+// (where a waiting rank sleeps), clock_time_get, fd_read, fd_write and
+// sched_yield close the module with wazero's exit code for the run's end
+// and unwind the guest (as proc_exit does), so a waiting guest stops at
+// once.
 
 // WASI preview 1 layouts (snapshot-01 "subscription" and "event").
 const (
@@ -173,8 +174,8 @@ func withBell(ctx context.Context, b *bell) context.Context {
 	return context.WithValue(ctx, bellKey{}, b)
 }
 
-// stopIfDone ends the guest's run if its context ended (see "Why the
-// guest runs without termination checks"): it closes the module with
+// stopIfDone ends the guest's run if its context ended (see "Stopping a
+// guest"): it closes the module with
 // the exit code wazero's own checks would have used and unwinds the
 // guest, as proc_exit does.
 func stopIfDone(ctx context.Context, mod api.Module, b *bell) {
