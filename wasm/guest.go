@@ -238,6 +238,15 @@ func (g *Guest) Start(ep Endpoint) {
 func (g *Guest) Close() {
 	g.close.Do(func() {
 		g.closing.Store(true)
+		// the end of the stream first, then the descriptor: wazero's
+		// socket close (v1.12) shuts down nothing, so the host saw the
+		// stream end only when its drain timed out, 5 s after the guest
+		// exited; a shutdown of the writing half reaches it at once
+		// (not under wmu: a write blocked on a full socket holds it, and
+		// the close below is what unblocks it)
+		if cw, ok := g.rw.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		}
 		g.rw.Close()
 		g.mu.Lock()
 		started := g.started
