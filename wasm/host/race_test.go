@@ -2,74 +2,10 @@
 
 package host
 
-import (
-	"context"
-	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strings"
-	"sync"
+import "github.com/meshmpi/meshmpi/wasm/internal/wazerowarm"
 
-	"github.com/tetratelabs/wazero"
-
-	"github.com/meshmpi/meshmpi/internal/gobuild"
-	"github.com/meshmpi/meshmpi/internal/testbin"
-)
-
-// Under the race detector wazero's compiler, running in the test process,
-// takes some ten times as long: TestGuestWaitsToWrite's compile of its
-// guest into a fresh cache took 1 to 2 minutes of a loaded machine (its
-// hang guard is 2). warmCache fills the cache from cmd/meshrun's
-// wazerocompile, a process without the race detector, and the test's
-// compile then loads the machine code, which is the same either way
-// (Compile's). A cache is keyed by wazero's version, which wazero reads
-// from the process's build info: a test binary of this package lists no
-// modules, so its wazero says "dev" where wazerocompile's says go.mod's
-// v1.12.0, and a cache one fills the other never reads; wazerocompile is
-// built with this process's version set (-X). A warm-up that fails costs
-// only time: the compile then does the work.
-func init() { warmCache = warmFromHelper }
-
-var wazeroCompile = sync.OnceValues(func() (string, error) {
-	ver, err := cacheVersion()
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(testbin.Dir(), "wazerocompile-host")
-	return out, gobuild.Go{}.Build(context.Background(), out, "github.com/meshmpi/meshmpi/cmd/meshrun/testdata/wazerocompile",
-		"-ldflags=-X github.com/tetratelabs/wazero/internal/version.version="+ver)
-})
-
-// cacheVersion is the wazero version this process keys its caches by:
-// wazero names a cache's directory wazero-VERSION-GOARCH-GOOS.
-func cacheVersion() (string, error) {
-	dir, err := os.MkdirTemp(testbin.Dir(), "version-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(dir)
-	if _, err := wazero.NewCompilationCacheWithDir(dir); err != nil {
-		return "", err
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return "", err
-	}
-	for _, e := range entries {
-		v, ok := strings.CutPrefix(e.Name(), "wazero-")
-		if v, ok2 := strings.CutSuffix(v, "-"+runtime.GOARCH+"-"+runtime.GOOS); ok && ok2 && v != "" {
-			return v, nil
-		}
-	}
-	return "", errors.New("no wazero-VERSION directory in a new cache")
-}
-
-func warmFromHelper(path, dir string) {
-	exe, err := wazeroCompile()
-	if err != nil {
-		return
-	}
-	_ = exec.Command(exe, path, dir).Run()
-}
+// Under the race detector the guest's first compile into a fresh cache
+// is some ten times slower (TestGuestWaitsToWrite's took 1 to 2 minutes
+// of a loaded machine; its hang guard is 2): the cache is filled by a
+// process without it (wazerowarm).
+func init() { warmCache = wazerowarm.Warm }
