@@ -83,23 +83,6 @@ func connectLinks(tb testing.TB, cfg WebRTCConfig) (Link, Link) {
 
 // exchange sends an n-byte message each way at once between a (rank 0)
 // and b (rank 1) and checks both arrive intact.
-// attachedPair makes world ranks 0 and 1 of a 2-rank world linked by la
-// (rank 0's link to 1) and lb; the test's end closes them.
-func attachedPair(t *testing.T, la, lb Link) (*Endpoint, *Endpoint) {
-	t.Helper()
-	a, err := NewEndpoint(Config{Rank: 0, Size: 2})
-	require.NoError(t, err)
-	b, err := NewEndpoint(Config{Rank: 1, Size: 2})
-	require.NoError(t, err)
-	require.NoError(t, a.Attach(1, la))
-	require.NoError(t, b.Attach(0, lb))
-	t.Cleanup(func() {
-		a.Close(nil)
-		b.Close(nil)
-	})
-	return a, b
-}
-
 func exchange(t *testing.T, a, b *Endpoint, tag int32, n int) {
 	t.Helper()
 	src := [2][]byte{pattern(n, int(tag)), pattern(n, int(tag)+100)}

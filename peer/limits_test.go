@@ -181,18 +181,8 @@ func heapAlloc() int64 {
 // memoryPair returns two endpoints over memory links, rank 1 with the
 // given unexpected-message limit.
 func memoryPair(t testing.TB, limit int64) (*Endpoint, *Endpoint) {
-	a, err := NewEndpoint(Config{Rank: 0, Size: 2})
-	require.NoError(t, err)
-	b, err := NewEndpoint(Config{Rank: 1, Size: 2, UnexpectedLimit: limit})
-	require.NoError(t, err)
 	la, lb := NewMemoryLinks(0)
-	require.NoError(t, a.Attach(1, la))
-	require.NoError(t, b.Attach(0, lb))
-	t.Cleanup(func() {
-		a.Close(nil)
-		b.Close(nil)
-	})
-	return a, b
+	return attachedPair(t, la, lb, limit)
 }
 
 // rssMiB is the process's resident set, or 0 where /proc does not say.

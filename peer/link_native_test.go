@@ -143,7 +143,7 @@ func TestNativeOfferStandardAnswer(t *testing.T) {
 	require.Equal(t, standardMTU, dialer.nat.mtu)
 	require.NotNil(t, answerer.pc)
 
-	a, b := attachedPair(t, la, lb)
+	a, b := attachedPair(t, la, lb, 0)
 	msg, got := pattern(300_000, 7), make([]byte, 300_000)
 	s, r := a.GetOp(), b.GetOp()
 	require.NoError(t, b.StartRecv(r, 0, 0, 1, got))

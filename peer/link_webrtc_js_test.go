@@ -300,7 +300,7 @@ func TestJSLinkFrameLimit(t *testing.T) {
 // data channel.
 func TestJSLinkMessages(t *testing.T) {
 	la, lb := connectLinks(t, WebRTCConfig{})
-	a, b := attachedPair(t, la, lb)
+	a, b := attachedPair(t, la, lb, 0)
 	for i, n := range []int{64 << 10, 64<<10 + 1, MaxWebRTCFrame - HeaderLen, MaxWebRTCFrame - HeaderLen + 1, 256 << 10, 1 << 20} {
 		exchange(t, a, b, int32(i), n)
 	}

@@ -35,16 +35,7 @@ func connectWebRTCPair(tb testing.TB, cfg WebRTCConfig) (*webrtcLink, *webrtcLin
 func webrtcEndpoints(tb testing.TB, cfg WebRTCConfig) (*Endpoint, *Endpoint, *webrtcLink, *webrtcLink) {
 	tb.Helper()
 	la, lb := connectWebRTCPair(tb, cfg)
-	a, err := NewEndpoint(Config{Rank: 0, Size: 2})
-	require.NoError(tb, err)
-	b, err := NewEndpoint(Config{Rank: 1, Size: 2})
-	require.NoError(tb, err)
-	require.NoError(tb, a.Attach(1, la))
-	require.NoError(tb, b.Attach(0, lb))
-	tb.Cleanup(func() {
-		a.Close(nil)
-		b.Close(nil)
-	})
+	a, b := attachedPair(tb, la, lb, 0)
 	return a, b, la, lb
 }
 
@@ -416,16 +407,7 @@ func TestWebRTCUnexpectedFlood(t *testing.T) {
 		total, limit = int64(gib)<<30, DefaultUnexpectedLimit
 	}
 	la, lb := connectWebRTCPair(t, loopbackConfig)
-	a, err := NewEndpoint(Config{Rank: 0, Size: 2})
-	require.NoError(t, err)
-	b, err := NewEndpoint(Config{Rank: 1, Size: 2, UnexpectedLimit: limit})
-	require.NoError(t, err)
-	require.NoError(t, a.Attach(1, la))
-	require.NoError(t, b.Attach(0, lb))
-	t.Cleanup(func() {
-		a.Close(nil)
-		b.Close(nil)
-	})
+	a, b := attachedPair(t, la, lb, limit)
 	flood(t, a, b, total, LazyFrame-HeaderLen)
 }
 
@@ -667,7 +649,7 @@ func TestWebRTCRemoteFrameSize(t *testing.T) {
 				require.Equal(t, want, la.MaxFrame(), "dialer")
 				require.Equal(t, pathFrame(p.cfg), lb.MaxFrame(), "acceptor")
 
-				a, b := attachedPair(t, la, lb)
+				a, b := attachedPair(t, la, lb, 0)
 				for i, n := range []int{64 << 10, 64<<10 + 1, want - HeaderLen, want - HeaderLen + 1, 256 << 10, 1 << 20} {
 					exchange(t, a, b, int32(i), n)
 				}
@@ -755,7 +737,7 @@ func TestWebRTCConfigMaxFrame(t *testing.T) {
 				}
 				require.Equal(t, wantA, la.MaxFrame(), "dialer")
 				require.Equal(t, wantB, lb.MaxFrame(), "acceptor")
-				a, b := attachedPair(t, la, lb)
+				a, b := attachedPair(t, la, lb, 0)
 				for i, n := range []int{64 << 10, 64<<10 + 1, 256 << 10, 1 << 20} {
 					exchange(t, a, b, int32(i), n)
 				}

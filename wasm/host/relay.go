@@ -124,7 +124,8 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 		_, _ = rw.Write(wasm.AppendRefused(nil, msg))
 		return fmt.Errorf("wasm host: %s: %w", msg, peer.ErrNotSupported)
 	}
-	if err := r.join(cfg.Job, cfg.Agent); err != nil {
+	welcome, err := r.join(cfg.Job, cfg.Agent)
+	if err != nil {
 		_, _ = rw.Write(wasm.AppendRefused(nil, err.Error()))
 		return err
 	}
@@ -143,11 +144,10 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 			beforePull()
 		}
 		gs.onGuestRead(r.out)
-		r.out.setPull(r.welcome, gs.ring)
-	} else if _, err := rw.Write(r.welcome); err != nil {
+		r.out.setPull(welcome, gs.ring)
+	} else if _, err := rw.Write(welcome); err != nil {
 		return fmt.Errorf("wasm host: welcoming the guest: %w", err)
 	}
-	r.welcome = nil
 	r.out.setDirect(true)
 	go r.writer()
 	if rc == nil {
@@ -233,7 +233,6 @@ type relay struct {
 	tel     *hostTelemetry // what the guest reports, when the job's telemetry is on
 
 	out        *outQueue
-	welcome    []byte // the guest's welcome, from join to Serve
 	stopWriter chan struct{}
 	writerDone chan struct{} // nil until the writer starts
 
@@ -247,8 +246,9 @@ type relay struct {
 	leaveOnce sync.Once
 }
 
-// join joins the job for the guest and writes the welcome.
-func (r *relay) join(job Job, agent string) error {
+// join joins the job for the guest and returns the guest's welcome
+// message, which Serve delivers.
+func (r *relay) join(job Job, agent string) ([]byte, error) {
 	d := job.JoinTimeout
 	if d <= 0 {
 		d = meshmpi.DefaultJoinTimeout
@@ -268,7 +268,7 @@ func (r *relay) join(job Job, agent string) error {
 	// the host holds the guest's links: its certificate is the rank's
 	id, err := peer.NewIdentity()
 	if err != nil {
-		return fmt.Errorf("wasm host: %w", err)
+		return nil, fmt.Errorf("wasm host: %w", err)
 	}
 	do.Fingerprint = id.Fingerprint()
 	// the host's other guests wait for this one's mesh if they hear of
@@ -277,12 +277,12 @@ func (r *relay) join(job Job, agent string) error {
 	defer release()
 	client, err := signaling.Dial(ctx, job.Signal, job.ID, job.Token, &do)
 	if err != nil {
-		return fmt.Errorf("wasm host: %w", err)
+		return nil, fmt.Errorf("wasm host: %w", err)
 	}
 	w := client.Welcome()
 	if err := meshmpi.CheckSettings(w.Settings); err != nil {
 		client.Close()
-		return fmt.Errorf("wasm host: %w", err)
+		return nil, fmt.Errorf("wasm host: %w", err)
 	}
 	net := mesh.Net{ICEServers: w.ICEServers, Loopback: w.Settings[meshmpi.SettingNetwork] == "loopback", Identity: id,
 		Aborted: func(rank, code int, reason string) {
@@ -309,15 +309,14 @@ func (r *relay) join(job Job, agent string) error {
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w: %w", err, context.Cause(ctx))
 		}
-		return fmt.Errorf("wasm host: join job %q as rank %d: %w", job.ID, w.Rank, err)
+		return nil, fmt.Errorf("wasm host: join job %q as rank %d: %w", job.ID, w.Rank, err)
 	}
 	r.log.Debug("joined", "job", job.ID, "rank", w.Rank, "size", w.Size, "max", w.Max, "late", w.Late)
 	gw := wasm.Welcome{Rank: w.Rank, Size: w.Size, Late: w.Late, Settings: w.Settings}
 	if r.limit > w.Size {
 		gw.Max = r.limit
 	}
-	r.welcome = wasm.AppendWelcome(nil, gw)
-	return nil
+	return wasm.AppendWelcome(nil, gw), nil
 }
 
 // readStream is readLoop over a socket (stream.go).
