@@ -23,23 +23,30 @@ import (
 )
 
 // hangLimit bounds every meshrun a test starts: one still running then has
-// hung, and the test stops it and fails. The limit is most of the test
-// binary's own (go test -timeout, less a margin for the report), not a
-// fixed budget: a WASI job's meshrun compiles its module in the test
-// process, which the race detector slows about tenfold and a loaded
-// machine more still, and a run that ends sooner ends the wait sooner.
+// hung, and the test stops it and fails. It is generous (a WASI job's
+// meshrun compiles its module in the test process, which the race
+// detector slows about tenfold and a loaded machine more still; a job
+// that ends sooner ends the wait sooner), and it ends before the test
+// binary's own limit (go test -timeout, counted from the binary's start,
+// less a margin for the report): a hang then fails its own test, with
+// the job's output, instead of the whole binary with a goroutine dump
+// that names no test.
 func hangLimit() time.Duration {
-	const margin, fallback = 30 * time.Second, 10 * time.Minute
+	const margin, most = 30 * time.Second, 8 * time.Minute
 	f := flag.Lookup("test.timeout")
 	if f == nil {
-		return fallback
+		return most
 	}
 	d, err := time.ParseDuration(f.Value.String())
 	if err != nil || d <= 0 {
-		return fallback
+		return most
 	}
-	return max(d-margin, margin)
+	return min(most, max(time.Until(binaryStart.Add(d))-margin, margin))
 }
+
+// binaryStart is when the test binary started, roughly: go test's
+// -timeout counts from then.
+var binaryStart = time.Now()
 
 // meshrunRun is one meshrun running in the test process.
 type meshrunRun struct {
@@ -48,7 +55,8 @@ type meshrunRun struct {
 	reports        chan os.Signal // SIGQUIT: a hang report
 	stdout, stderr notifyBuffer
 	status         chan int
-	ctx            context.Context // ends at the hang limit
+	limit          time.Duration   // hangLimit when it started
+	ctx            context.Context // ends at the limit
 	cancel         context.CancelFunc
 }
 
@@ -57,7 +65,8 @@ func start(args ...string) *meshrunRun {
 	m := &meshrunRun{args: args, sigc: make(chan os.Signal, 2), reports: make(chan os.Signal, 1), status: make(chan int, 1)}
 	m.stdout.written = make(chan struct{}, 1)
 	m.stderr.written = make(chan struct{}, 1)
-	m.ctx, m.cancel = context.WithTimeout(context.Background(), hangLimit())
+	m.limit = hangLimit()
+	m.ctx, m.cancel = context.WithTimeout(context.Background(), m.limit)
 	go func() { m.status <- run(args, &m.stdout, &m.stderr, m.sigc, m.reports) }()
 	return m
 }
@@ -109,7 +118,7 @@ func (m *meshrunRun) wait(t *testing.T) int {
 	case <-m.status:
 	case <-time.After(30 * time.Second):
 	}
-	t.Fatalf("meshrun %q hung: still running after %v\nstdout:\n%s\nstderr:\n%s", m.args, hangLimit(), m.stdout.String(), m.stderr.String())
+	t.Fatalf("meshrun %q hung: still running after %v\nstdout:\n%s\nstderr:\n%s", m.args, m.limit, m.stdout.String(), m.stderr.String())
 	return 0
 }
 

@@ -76,19 +76,63 @@ func Options(path string) []chromedp.ExecAllocatorOption {
 
 // Launch starts a browser and returns a chromedp context on its first tab;
 // cancel stops the browser. The browser has started when Launch returns.
+//
+// A start is bounded: a chromium that has started but does not answer its
+// DevTools pipe within startLimit (chromedp itself waits for ever) is
+// killed and started again, at most startAttempts times, and Launch fails
+// saying so. On a loaded CI machine one start in many hung that way, and
+// the test that launched it with it, until go test's -timeout ended the
+// whole binary.
 func Launch(ctx context.Context) (context.Context, context.CancelFunc, error) {
 	path, err := Find()
 	if err != nil {
 		return nil, nil, err
 	}
-	actx, acancel := chromedp.NewExecAllocator(ctx, Options(path)...)
-	bctx, bcancel := chromedp.NewContext(actx)
-	cancel := func() { bcancel(); acancel() }
-	if err := chromedp.Do(bctx); err != nil { // starts the browser
+	var errs []error
+	for range startAttempts {
+		actx, acancel := chromedp.NewExecAllocator(ctx, Options(path)...)
+		bctx, bcancel := chromedp.NewContext(actx)
+		cancel := func() { bcancel(); acancel() }
+		err := within(startLimit, cancel, func() error { return chromedp.Do(bctx) }) // starts the browser
+		if err == nil {
+			return bctx, cancel, nil
+		}
 		cancel()
-		return nil, nil, fmt.Errorf("browsertest: start %s: %w", path, err)
+		errs = append(errs, err)
+		if ctx.Err() != nil || !errors.Is(err, errNoAnswer) {
+			break
+		}
 	}
-	return bctx, cancel, nil
+	return nil, nil, fmt.Errorf("browsertest: start %s: %w", path, errors.Join(errs...))
+}
+
+// startLimit bounds one start of the browser, and the opening of a tab:
+// seconds normally, tens of seconds on a loaded 2-core machine. (A
+// variable for the test of the bound.)
+var startLimit = 90 * time.Second
+
+// startAttempts is how many times Launch starts a browser that does not
+// answer.
+const startAttempts = 3
+
+// errNoAnswer is a browser (or tab) that did not answer within startLimit.
+var errNoAnswer = errors.New("no answer from the browser")
+
+// within runs do, and when it has not returned after limit calls abort
+// (which must make do return) and reports errNoAnswer.
+func within(limit time.Duration, abort func(), do func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- do() }()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		abort()
+		<-done
+		return fmt.Errorf("%w within %v", errNoAnswer, limit)
+	}
 }
 
 // GrantMedia gives origin the microphone permission: Chrome publishes its
@@ -181,11 +225,15 @@ func (b *Browser) NewTab(name, origin string) (context.Context, error) {
 // with the media permission granted for origin (GrantMedia). The tab
 // closes with the browser.
 func OpenTab(bctx context.Context, origin string) (context.Context, error) {
-	ctx, _ := chromedp.NewContext(bctx) // ends with the browser
-	if err := chromedp.Do(ctx); err != nil {
+	ctx, cancel := chromedp.NewContext(bctx) // ends with the browser
+	if err := within(startLimit, cancel, func() error { return chromedp.Do(ctx) }); err != nil {
+		cancel()
 		return nil, fmt.Errorf("browsertest: new tab: %w", err)
 	}
-	if err := GrantMedia(ctx, origin); err != nil {
+	grant, stop := context.WithTimeout(ctx, startLimit) // the tab has started: a derived context is safe
+	defer stop()
+	if err := GrantMedia(grant, origin); err != nil {
+		cancel()
 		return nil, err
 	}
 	return ctx, nil
