@@ -173,6 +173,9 @@ func (c *Comm) check() error {
 		return fmt.Errorf("%s was freed: %w", c, ErrComm)
 	}
 	if c.p.finalized.Load() {
+		if cause := c.p.endCause.Load(); cause != nil {
+			return fmt.Errorf("%s: %w", c, *cause)
+		}
 		return fmt.Errorf("%s: rank finalized: %w", c, ErrComm)
 	}
 	return nil

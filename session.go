@@ -226,8 +226,7 @@ func (s *Session) Abort(cause error) {
 	}
 	// first the endpoint, outside once: a Finalize stuck in its barrier
 	// holds once and needs this to fail
-	s.p.finalized.Store(true)
-	s.p.ep.Close(fmt.Errorf("rank aborted: %w: %w", ErrProcFailed, cause))
+	s.p.endWith(fmt.Errorf("rank aborted: %w: %w", ErrProcFailed, cause))
 	s.once.Do(func() {
 		s.mesh.Close()
 		s.err = fmt.Errorf("finalize after abort: %w", ErrProcFailed)
@@ -249,8 +248,7 @@ func (s *Session) jobAborted(rank, code int, reason string) {
 	// the endpoint first, here, so pending operations fail with the
 	// abort rather than with the aborting rank's departure, told next
 	cause := fmt.Errorf("the job ends: %w: %w", e, ErrProcFailed)
-	s.p.finalized.Store(true)
-	s.p.ep.Close(cause)
+	s.p.endWith(cause)
 	// the mesh not on its own goroutine, which closing it waits for
 	go s.Abort(cause)
 }
@@ -363,8 +361,7 @@ func Main(n int, fn func(world *Comm) error, opts ...Option) error {
 			// the rank fails alone, as a crash would: its links drop
 			// now, and its signaling connection with the process, not
 			// closed cleanly (a clean close is a rank that finished)
-			s.p.finalized.Store(true)
-			s.p.ep.Close(fmt.Errorf("rank %d failed: %w: %w", s.p.world.rank, ErrProcFailed, err))
+			s.p.endWith(fmt.Errorf("rank %d failed: %w: %w", s.p.world.rank, ErrProcFailed, err))
 		} else {
 			s.Abort(err)
 		}

@@ -29,6 +29,10 @@ type proc struct {
 	waiting  []int   // parent ids of the constructions in progress
 
 	finalized atomic.Bool
+	// endCause is why the rank ended other than by Finalize (its own
+	// Abort, another rank's, its failure under --keep-going): its later
+	// calls fail with it (Comm.check), as its pending ones do (endWith)
+	endCause atomic.Pointer[error]
 	// finalizing: the rank is in Finalize, where peers that finished it
 	// close their links: a closed link fails only what waits on that
 	// peer, not every collective of the communicators it belongs to
@@ -266,6 +270,14 @@ func Run(n int, fn func(world *Comm) error, opts ...Option) error {
 				q.ep.Close(cause)
 			}
 		})
+}
+
+// endWith ends the rank for cause, not by Finalize: its pending
+// operations fail with cause, and so do its later calls.
+func (p *proc) endWith(cause error) {
+	p.endCause.CompareAndSwap(nil, &cause)
+	p.finalized.Store(true)
+	p.ep.Close(cause)
 }
 
 // runHook, if set (by tests), sees an in-process world's ranks and, if
