@@ -26,3 +26,7 @@ func (p *Program) PollSleeps() int64 { return p.poll.sleeps.Load() }
 // Budgeted reports whether p's module counts down a loop budget
 // (loopbudget.go) instead of wazero's termination checks.
 func (p *Program) Budgeted() bool { return p.budgeted }
+
+// StreamLooks is how many syscalls read or peeked the stream socket of
+// p's guests once they pulled their messages (poller.streamLooks).
+func (p *Program) StreamLooks() int64 { return p.poll.streamLooks.Load() }

@@ -173,3 +173,23 @@ func (l *logRecords) find(msg string) (string, bool) {
 	}
 	return "", false
 }
+
+// TestGuestPullsWithoutSyscalls: once a guest pulls its messages from
+// its relay's queue, its socket carries nothing to it until the host
+// closes its end, so a read or a poll that finds the queue empty answers
+// without a syscall (bell.hostClosed); 2 ranks of the suite (thousands
+// of messages, each a read that then finds the queue empty and a poll)
+// look at their sockets only at the stream's end, if at all.
+func TestGuestPullsWithoutSyscalls(t *testing.T) {
+	leaktest.Check(t)
+	p := hosttest.Compile(t, "wazero", host.Compile)
+	suite := []string{"-mode", "suite"}
+	out := hosttest.RunJob(t, p, 2, map[int][]string{0: suite, 1: suite}, nil)
+	for r, o := range out {
+		require.NoError(t, o.Err, "rank %d", r)
+		require.Zero(t, o.Status, "rank %d's exit status: %s", r, o.Output)
+	}
+	t.Logf("stream socket reads and peeks: %d; poll_oneoff calls: %d", p.StreamLooks(), p.PollCalls())
+	require.Greater(t, p.PollCalls(), int64(100), "the guests waited for their messages")
+	require.LessOrEqual(t, p.StreamLooks(), int64(2*4), "syscalls on the stream sockets while the hosts' ends were open")
+}

@@ -138,6 +138,19 @@ type bell struct {
 	// pull, once the relay runs, is its queue of messages for the guest,
 	// which the guest's fd_read copies into its memory itself (guestRead)
 	pull atomic.Pointer[outQueue]
+	// hostClosed is set just before the host closes its end of the
+	// stream: until then, once the guest pulls, its socket holds nothing
+	// for it to read, and a read of an empty queue is EAGAIN without a
+	// syscall (guestRead, poller.poll); from then on the socket says the
+	// stream ended
+	hostClosed atomic.Bool
+}
+
+// streamOpen reports whether a read of the guest's stream (fd) with an
+// empty queue q can only find nothing: q is the guest's to pull, fd is
+// its stream and the host has not closed its end.
+func (b *bell) streamOpen(q *outQueue, fd uint32) bool {
+	return q != nil && b.streamFD.Load() == fd+1 && !b.hostClosed.Load()
 }
 
 // refill sets the guest's loop budget to n iterations: loopBudget when
@@ -271,7 +284,10 @@ func (b *bell) take(mod api.Module, s *streamReader, stack []uint64) bool {
 // the guest's memory (see "Why the guest pulls its messages"); the
 // socket then answers only when the queue is empty: EAGAIN, or the
 // stream's end.
-type guestRead struct{ std api.GoModuleFunction }
+type guestRead struct {
+	std api.GoModuleFunction
+	p   *poller
+}
 
 func (c guestRead) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	b, _ := ctx.Value(bellKey{}).(*bell)
@@ -288,6 +304,11 @@ func (c guestRead) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	if b.pullInto(mod, q, stack) {
 		return
 	}
+	if b.streamOpen(q, api.DecodeU32(params[0])) && !q.pending() {
+		stack[0] = wasiAgain // the socket holds nothing: no syscall to say so
+		return
+	}
+	c.p.streamLooks.Add(1)
 	c.std.Call(ctx, mod, stack)
 	if stack[0] != 0 {
 		return // EAGAIN, or the stream failed
@@ -389,7 +410,7 @@ func instantiateWASI(ctx context.Context, rt wazero.Runtime, stock bool) (*polle
 		case "fd_write":
 			g = guestWrite{f}
 		case "fd_read":
-			g = guestRead{f}
+			g = guestRead{f, p}
 		}
 		b.NewFunctionBuilder().
 			WithGoModuleFunction(g, d.ParamTypes(), d.ResultTypes()).
@@ -420,6 +441,10 @@ type poller struct {
 	stock     bool
 	calls     atomic.Int64 // for the benchmarks: polls per operation show a spin
 	sleeps    atomic.Int64 // times a guest went to sleep waiting, for the tests
+	// streamLooks counts the syscalls that read or peek a pulling
+	// guest's stream socket, for the tests: none while the host's end
+	// is open (bell.hostClosed)
+	streamLooks atomic.Int64
 }
 
 // Call implements api.GoModuleFunction: poll_oneoff(in, out,
@@ -501,9 +526,18 @@ func (p *poller) poll(ctx context.Context, mod api.Module, stack []uint64, b *be
 			switch s[8] {
 			case wasiRead:
 				fd := binary.LittleEndian.Uint32(s[16:])
-				if q := b.pull.Load(); q != nil && b.streamFD.Load() == fd+1 && q.pending() {
+				q := b.pull.Load()
+				stream := q != nil && b.streamFD.Load() == fd+1
+				if stream && q.pending() {
 					ready[i] = true // queued for the guest to pull
 					break
+				}
+				if b.streamOpen(q, fd) {
+					ready[i] = false // nothing queued, and the socket holds nothing
+					break
+				}
+				if stream {
+					p.streamLooks.Add(1)
 				}
 				r, ok := p.peek(ctx, mod, b, out, fd)
 				if !ok {

@@ -312,6 +312,7 @@ func (c ringingConn) onGuestWrite(s *streamReader) { c.b.stream.Store(s) }
 func (c ringingConn) onGuestRead(q *outQueue) { c.b.pull.Store(q) }
 
 func (c ringingConn) Close() error {
+	c.b.hostClosed.Store(true) // before the socket says so: see bell.hostClosed
 	err := c.Conn.Close()
 	c.b.ring()
 	return err
