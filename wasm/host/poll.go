@@ -146,13 +146,6 @@ type bell struct {
 	hostClosed atomic.Bool
 }
 
-// streamOpen reports whether a read of the guest's stream (fd) with an
-// empty queue q can only find nothing: q is the guest's to pull, fd is
-// its stream and the host has not closed its end.
-func (b *bell) streamOpen(q *outQueue, fd uint32) bool {
-	return q != nil && b.streamFD.Load() == fd+1 && !b.hostClosed.Load()
-}
-
 // refill sets the guest's loop budget to n iterations: loopBudget when
 // it ran out, 1 to have the guest call its host at its next iteration.
 func (b *bell) refill(n uint64) {
@@ -304,7 +297,7 @@ func (c guestRead) Call(ctx context.Context, mod api.Module, stack []uint64) {
 	if b.pullInto(mod, q, stack) {
 		return
 	}
-	if b.streamOpen(q, api.DecodeU32(params[0])) && !q.pending() {
+	if !b.hostClosed.Load() && !q.pending() {
 		stack[0] = wasiAgain // the socket holds nothing: no syscall to say so
 		return
 	}
@@ -532,7 +525,7 @@ func (p *poller) poll(ctx context.Context, mod api.Module, stack []uint64, b *be
 					ready[i] = true // queued for the guest to pull
 					break
 				}
-				if b.streamOpen(q, fd) {
+				if stream && !b.hostClosed.Load() {
 					ready[i] = false // nothing queued, and the socket holds nothing
 					break
 				}
