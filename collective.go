@@ -130,10 +130,10 @@ func (q *collRequest) done() <-chan struct{}    { return q.run.Done() }
 func (q *collRequest) endpoint() *peer.Endpoint { return q.c.p.ep }
 
 func (q *collRequest) result(keep bool) (Status, error) {
-	if q.t0 != 0 {
-		q.recordDone()
-	}
 	err := q.run.Err()
+	if q.t0 != 0 {
+		q.recordDone(err)
+	}
 	name := q.run.Plan().Name
 	if !keep { // a persistent run stays registered until its request is freed
 		q.c.leave(q.run, err == nil)
@@ -146,8 +146,12 @@ func (q *collRequest) result(keep bool) (Status, error) {
 		q.broken = true
 	}
 	if err != nil {
-		// an error reported here answers any earlier notice
+		// an error reported here answers any earlier notice, and any
+		// disagreement a trail found
 		q.c.late.take()
+		if q.c.ntrails.Load() > 0 {
+			_ = q.c.sweepTrails(false)
+		}
 		if keep {
 			q.c.failedAt(q.seq)
 		}
@@ -161,8 +165,23 @@ func (q *collRequest) result(keep bool) (Status, error) {
 			err = q.c.failLate(name, q.seq, s)
 			return Status{Err: err}, err
 		}
+		if err = q.c.trailsFailed(name, q.seq); err != nil {
+			return Status{Err: err}, err
+		}
 	}
 	return Status{}, nil
+}
+
+// settledResult is result for a blocking collective that returns
+// settled, its run left as a trail (colltrail.go).
+func (q *collRequest) settledResult() error {
+	if q.t0 != 0 {
+		q.recordDone(nil) // settled: a success so far
+	}
+	if s, ok := q.c.late.take(); ok {
+		return q.c.failLate(q.run.Plan().Name, q.seq, s)
+	}
+	return q.c.trailsFailed(q.run.Plan().Name, q.seq)
 }
 
 // collErr gives engine errors their MPI class, and says a disagreement
@@ -225,6 +244,11 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		if s, ok := c.late.take(); ok {
 			return nil, c.failLate(a.Coll.String(), seq, s)
 		}
+		// an earlier blocking one returned before its agreement tokens
+		// came: they may have come by now (colltrail.go)
+		if err := c.trailsFailed(a.Coll.String(), seq); err != nil {
+			return nil, err
+		}
 	}
 	// refuse fails the call before it sends anything: the other ranks
 	// would wait for this one's part, so they are told (collcontrol.go)
@@ -275,12 +299,17 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 		w.enter(ep)
 		err := q.start()
 		if err == nil {
-			w.spin(ep, run.Finished)
+			w.spin(ep, run.Settled)
 		}
 		w.leave(ep)
 		if err != nil {
 			return nil, err
 		}
+		c.p.parkUntil(settledRun{run}, q.block())
+		if !run.Finished() && c.addTrail(&q) {
+			return nil, q.settledResult()
+		}
+		// no room for a trail, or the run is ending: wait for its end
 		c.p.parkUntil(run, q.block())
 		_, err = q.result(false)
 		return nil, err

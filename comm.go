@@ -86,6 +86,8 @@ type Comm struct {
 	control  [4]byte      // the pending control notice
 	late     lateMismatch // mismatches reported after they completed here (collcontrol.go)
 
+	commTrails // blocking collectives that returned before their tokens came (colltrail.go)
+
 	commFT // failures, revocation, agreement (ft.go)
 }
 
@@ -469,6 +471,8 @@ func (c *Comm) Free() error {
 		c.ftDone.Store(true)
 		c.p.ep.CancelTagged(c.ftContext(), 0, 0, errFreed)
 	})
+	// the trails that finish from now on sweep themselves (trailReaper)
+	_ = c.sweepTrails(false)
 	c.drop()
 	return nil
 }

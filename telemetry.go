@@ -202,9 +202,9 @@ func (r *recorder) done(recs []opRecord) {
 
 // recordDone records a collective request's completion (its run's
 // outcome), before result hands its run back.
-func (q *collRequest) recordDone() {
+func (q *collRequest) recordDone(err error) {
 	plan := q.run.Plan()
-	q.c.p.rec.record(opKind(q.kind), q.c, -1, max(plan.Need[coll.BufSend], plan.Need[coll.BufRecv]), q.t0, q.run.Err())
+	q.c.p.rec.record(opKind(q.kind), q.c, -1, max(plan.Need[coll.BufSend], plan.Need[coll.BufRecv]), q.t0, err)
 	q.t0 = 0
 }
 

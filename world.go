@@ -154,6 +154,10 @@ func (p *proc) finalize() error {
 	// the barrier also compares the ranks' counts of world collectives:
 	// the AND of every count and of every complement gives back a rank's
 	// own only if all are equal, so every rank sees a difference
+	// the world's blocking collectives that returned before their
+	// agreement tokens came: every rank sent its tokens before it came
+	// here, so they come (colltrail.go)
+	trailErr := p.world.sweepTrails(true)
 	seq := p.world.seq.Load()
 	vec := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, seq), ^seq)
 	res, _, err := p.world.agreeOn(vec, "Finalize", true)
@@ -188,6 +192,9 @@ func (p *proc) finalize() error {
 		// ranks that finalized first are closed by now, not failed)
 		slices.Sort(lost)
 		err = fmt.Errorf("%s failed: %w", rankList(lost), ErrProcFailed)
+	}
+	if err == nil {
+		err = trailErr
 	}
 	if err != nil {
 		return fmt.Errorf("finalize: %w", err)

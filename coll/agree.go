@@ -60,6 +60,14 @@ package coll
 // so two roots, none, a root other than the one the other group names,
 // or a group that disagrees on it, always meet a token of another role.
 //
+// A token receive that no step of the rank's own waits for (a Bcast
+// root's, a Reduce leaf's) only checks: a Run is settled without it
+// (Run.Settled), and a blocking call returns then, leaving the run to
+// finish, as MPICH's eager root returns before its receivers arrive. A
+// disagreement it shows still fails the run, and the run still tells the
+// other ranks at once (Transport.Abandon); the caller reports it in a
+// later call.
+//
 // Receives match on the sequence bits and the source only, so a token and
 // data between the same pair must not be confused: on every rank the
 // tokens are the first messages to a peer and the first receives from it,

@@ -194,6 +194,7 @@ func Build(alg Algorithm, a *Args) (*Plan, error) {
 		return nil, err
 	}
 	p.Tokens = tokens
+	p.run.markTrails(p.Steps, tokens)
 	if cacheable {
 		planCache.Lock()
 		if planCache.m == nil {

@@ -35,6 +35,7 @@ type Run struct {
 	draining  bool
 	inflight  int32 // steps issued and not complete
 	left      int32 // steps not complete
+	core      int32 // steps not complete that are not trailing (runGraph.trail)
 	err       error
 	ended     bool  // finish was called for this start (or none was made)
 	abortNext error // an Abort while not active: fails the next start
@@ -42,6 +43,10 @@ type Run struct {
 	abandoning bool
 
 	finished atomic.Bool
+	// settled: every step but the trailing ones has completed without
+	// error (Settled). Written under mu, so a late writer never marks
+	// the next start.
+	settled atomic.Bool
 	// parked: a waiter asked for Done since the start; only then does a
 	// completion put a token in done, a channel operation under a lock
 	// that the completing rank, often on another core, otherwise skips
@@ -185,6 +190,8 @@ func (r *Run) Reset() {
 	copy(r.pending, r.plan.run.ndeps)
 	r.ready = r.ready[:0]
 	r.inflight, r.left, r.err, r.ended, r.abandoning = 0, r.plan.run.live, nil, false, false
+	r.core = r.plan.run.live - r.plan.run.ntrail
+	r.settled.Store(false)
 	if r.parked.Swap(false) { // only a parked waiter's completion leaves a token
 		select {
 		case <-r.done:
@@ -272,6 +279,9 @@ const (
 func (r *Run) stepDone(id int32, err error) {
 	r.pending[id] = stepDone
 	r.left--
+	if !r.plan.run.trailing(id) {
+		r.core--
+	}
 	if err != nil && r.err == nil {
 		r.err = err
 	}
@@ -350,15 +360,60 @@ func (r *Run) drainLocked() {
 	r.ended = r.ended || end
 	abandon := r.err != nil && !r.abandoning
 	r.abandoning = r.abandoning || abandon
+	// only trailing steps left: settled, marked under the lock (a Reset
+	// of the next start, once the run has finished, is too)
+	settle := !r.ended && r.err == nil && r.core == 0 && !r.settled.Load()
+	if settle {
+		r.settled.Swap(true) // a full barrier before parked's load (see Done)
+	}
 	// read under the lock: once the run ends its owner may recycle it
 	err, t, tag := r.err, r.t, r.tag
 	r.mu.Unlock()
 	if abandon {
 		t.Abandon(tag, err)
 	}
+	if settle && r.parked.Load() {
+		// may be stale by now (the run finished and started again),
+		// which Done's waiters allow
+		select {
+		case r.done <- struct{}{}:
+		default:
+		}
+	}
 	if end {
 		r.finish()
 	}
+}
+
+// Settled reports whether the run has finished, or has only trailing
+// steps left: agreement-token receives that nothing waits for (agree.go).
+// A settled run has done everything the caller's buffers take part in,
+// and its result so far is success; a trailing step may still fail it
+// (the ranks disagree), which its Err then says once it has finished.
+// A blocking collective returns once its run is settled and looks at the
+// rest later, so a rank whose part needs no other rank's (a Bcast root)
+// does not wait for the others to arrive.
+func (r *Run) Settled() bool { return r.settled.Load() || r.finished.Load() }
+
+// SettledDone is Done for a waiter of Settled.
+func (r *Run) SettledDone() <-chan struct{} {
+	r.parked.Swap(true)
+	if r.Settled() {
+		return closedDone
+	}
+	return r.done
+}
+
+// SetWaker makes w the run's waker for the rest of this start, unless it
+// has ended already (false).
+func (r *Run) SetWaker(w Waker) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		return false
+	}
+	r.waker = w
+	return true
 }
 
 // start starts transfer step id on its channel, without r.mu.
@@ -475,17 +530,27 @@ func (p *Plan) PutRun(r *Run) {
 	p.poolMu.Unlock()
 }
 
-// RunCache keeps one idle Run of a plan for one transport (a
-// communicator's memo of the plan): that Run keeps its channels from one
+// RunCache keeps a few idle Runs of a plan for one transport (a
+// communicator's memo of the plan): they keep their channels from one
 // call to the next, which a Run in the plan's pool, shared by every
-// transport, cannot. The zero value is ready.
-type RunCache struct{ spare atomic.Pointer[Run] }
+// transport, cannot. A blocking call uses one at a time, but one whose
+// run is left settled (Run.Settled) takes the next while it finishes.
+// The zero value is ready.
+type RunCache struct {
+	spare [cachedRuns]atomic.Pointer[Run]
+}
 
-// Get is p.GetRun that takes the cached Run first; p is the plan the
+// cachedRuns is how many idle Runs a RunCache keeps.
+const cachedRuns = 4
+
+// Get is p.GetRun that takes a cached Run first; p is the plan the
 // cache is for.
 func (c *RunCache) Get(p *Plan, t Transport, tag uint32, w Waker) *Run {
-	if c.spare.Load() != nil {
-		if r := c.spare.Swap(nil); r != nil {
+	for i := range c.spare {
+		if c.spare[i].Load() == nil {
+			continue
+		}
+		if r := c.spare[i].Swap(nil); r != nil {
 			r.tag, r.waker = tag, w
 			r.bind(t)
 			return r
@@ -494,14 +559,17 @@ func (c *RunCache) Get(p *Plan, t Transport, tag uint32, w Waker) *Run {
 	return p.GetRun(t, tag, w)
 }
 
-// Put gives back a finished Run from Get: to the cache if it is empty,
+// Put gives back a finished Run from Get: to the cache if it has room,
 // else to the plan's pool. Its owner no longer lets Abort reach it, so a
 // pending abort is dropped.
 func (c *RunCache) Put(r *Run) {
 	r.bufs[BufSend], r.bufs[BufRecv], r.waker, r.abortNext = nil, nil, nil, nil
-	if !c.spare.CompareAndSwap(nil, r) {
-		r.plan.PutRun(r)
+	for i := range c.spare {
+		if c.spare[i].CompareAndSwap(nil, r) {
+			return
+		}
 	}
+	r.plan.PutRun(r)
 }
 
 // maxPooledRuns bounds the idle Runs a plan keeps.

@@ -21,7 +21,30 @@ type runGraph struct {
 	ndeps []int32 // per step: how many steps it waits for
 	roots []int32 // steps that wait for none, in step order
 	live  int32   // steps a Run executes: all but the removed no-ops
+	// trail marks the trailing steps (nil if none): agreement-token
+	// receives no other step waits for. They only check the ranks'
+	// arguments, so a Run is settled before they complete (Run.Settled).
+	trail  []bool
+	ntrail int32
 }
+
+// markTrails marks the trailing steps among the first tokens steps of a
+// plan (its agreement tokens, agree.go).
+func (g *runGraph) markTrails(steps []Step, tokens int) {
+	for i := range tokens {
+		if steps[i].Kind != StepRecv || g.off[i+1] != g.off[i] {
+			continue
+		}
+		if g.trail == nil {
+			g.trail = make([]bool, len(steps))
+		}
+		g.trail[i] = true
+		g.ntrail++
+	}
+}
+
+// trailing reports whether step id is a trailing step.
+func (g *runGraph) trailing(id int32) bool { return g.trail != nil && g.trail[id] }
 
 // newRunGraph builds the run graph of steps whose dependencies are deps
 // (duplicates allowed).
