@@ -125,11 +125,40 @@ func (q *collRequest) start() error {
 	return nil
 }
 
-func (q *collRequest) finished() bool           { return q.run.Finished() }
-func (q *collRequest) done() <-chan struct{}    { return q.run.Done() }
+// finished reports whether the collective completed here: its run
+// finished or, unless it is persistent, settled (coll.Run.Settled) while
+// the communicator has room for another trail (colltrail.go).
+func (q *collRequest) finished() bool {
+	if q.persistent {
+		return q.run.Finished()
+	}
+	return q.run.Finished() || q.run.Settled() && q.c.ntrails.Load() < maxTrails
+}
+
+func (q *collRequest) done() <-chan struct{} {
+	if q.persistent || q.c.ntrails.Load() >= maxTrails {
+		return q.run.Done()
+	}
+	return q.run.SettledDone()
+}
+
 func (q *collRequest) endpoint() *peer.Endpoint { return q.c.p.ep }
 
 func (q *collRequest) result(keep bool) (Status, error) {
+	if !keep && !q.run.Finished() {
+		// settled: only its agreement tokens are left, and the run stays
+		// as a trail; with no room for one (or if it is just ending),
+		// this waits for them
+		if q.c.addTrail(q) {
+			err := q.settledResult()
+			q.run = nil
+			if err != nil {
+				return Status{Err: err}, err
+			}
+			return Status{}, nil
+		}
+		q.c.p.parkUntil(q.run, q.block())
+	}
 	err := q.run.Err()
 	if q.t0 != 0 {
 		q.recordDone(err)
@@ -306,11 +335,6 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 			return nil, err
 		}
 		c.p.parkUntil(settledRun{run}, q.block())
-		if !run.Finished() && c.addTrail(&q) {
-			return nil, q.settledResult()
-		}
-		// no room for a trail, or the run is ending: wait for its end
-		c.p.parkUntil(run, q.block())
 		_, err = q.result(false)
 		return nil, err
 	case nonblocking:

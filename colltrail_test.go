@@ -15,24 +15,25 @@ import (
 // root, a Reduce or Gather leaf. check validates a rank's result.
 var earlyCalls = map[string]struct {
 	first func(rank int) bool
-	call  func(w *Comm) (check func() error, err error)
+	call  func(w *Comm, form collForm) (check func() error, err error)
 }{
-	"bcast root": {func(r int) bool { return r == 0 }, func(w *Comm) (func() error, error) {
+	"bcast root": {func(r int) bool { return r == 0 }, func(w *Comm, form collForm) (func() error, error) {
 		b := []int64{int64(w.Rank() + 10)}
-		err := Bcast(w, b, 0)
+		err := runForm(form, func() error { return Bcast(w, b, 0) }, func() (*Request, error) { return Ibcast(w, b, 0) }, nil)
 		return func() error { return expectEq("bcast", b[0], int64(10)) }, err
 	}},
-	"scatter root": {func(r int) bool { return r == 0 }, func(w *Comm) (func() error, error) {
+	"scatter root": {func(r int) bool { return r == 0 }, func(w *Comm, form collForm) (func() error, error) {
 		s, got := make([]int64, w.Size()), []int64{-1}
 		for i := range s {
 			s[i] = int64(100 + i)
 		}
-		err := Scatter(w, s, got, 0)
+		err := runForm(form, func() error { return Scatter(w, s, got, 0) }, func() (*Request, error) { return Iscatter(w, s, got, 0) }, nil)
 		return func() error { return expectEq("scatter", got[0], int64(100+w.Rank())) }, err
 	}},
-	"reduce leaves": {func(r int) bool { return r != 0 }, func(w *Comm) (func() error, error) {
+	"reduce leaves": {func(r int) bool { return r != 0 }, func(w *Comm, form collForm) (func() error, error) {
 		got := []int64{0}
-		err := Reduce(w, []int64{int64(w.Rank())}, got, Sum, 0)
+		in := []int64{int64(w.Rank())}
+		err := runForm(form, func() error { return Reduce(w, in, got, Sum, 0) }, func() (*Request, error) { return Ireduce(w, in, got, Sum, 0) }, nil)
 		n := int64(w.Size())
 		return func() error {
 			if w.Rank() != 0 {
@@ -41,9 +42,10 @@ var earlyCalls = map[string]struct {
 			return expectEq("reduce", got[0], n*(n-1)/2)
 		}, err
 	}},
-	"gather leaves": {func(r int) bool { return r != 0 }, func(w *Comm) (func() error, error) {
+	"gather leaves": {func(r int) bool { return r != 0 }, func(w *Comm, form collForm) (func() error, error) {
 		got := make([]int64, w.Size())
-		err := Gather(w, []int64{int64(w.Rank())}, got, 0)
+		in := []int64{int64(w.Rank())}
+		err := runForm(form, func() error { return Gather(w, in, got, 0) }, func() (*Request, error) { return Igather(w, in, got, 0) }, nil)
 		return func() error {
 			for i, v := range got {
 				if w.Rank() == 0 && v != int64(i) {
@@ -56,49 +58,51 @@ var earlyCalls = map[string]struct {
 }
 
 // A rank whose part of a rooted collective needs nothing from the others
-// returns without waiting for them to call it, as MPICH's eager root
-// does: here the ranks that finish first send each other rank a message
+// returns (blocking) or completes (nonblocking) without waiting for them
+// to call it, as MPICH's eager root does: here the ranks that finish first send each other rank a message
 // that rank receives before it makes the call, an order that hung when
 // every rank waited for its agreement tokens. The ranks' next collective
 // finds the tokens arrived and agreeing.
 func TestRootedCallReturnsBeforeOthersArrive(t *testing.T) {
 	for name, ec := range earlyCalls {
-		for n := 2; n <= 4; n++ {
-			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
-				world(t, n, func(w *Comm) error {
-					r := w.Rank()
-					var check func() error
-					var err error
-					if ec.first(r) {
-						check, err = ec.call(w)
-						for o := range n {
-							if !ec.first(o) && err == nil {
-								err = Send(w, []int64{1}, o, 5)
+		for form, fname := range []string{"blocking", "nonblocking"} {
+			for n := 2; n <= 4; n++ {
+				t.Run(fmt.Sprintf("%s/%s/n=%d", name, fname, n), func(t *testing.T) {
+					world(t, n, func(w *Comm) error {
+						r := w.Rank()
+						var check func() error
+						var err error
+						if ec.first(r) {
+							check, err = ec.call(w, collForm(form))
+							for o := range n {
+								if !ec.first(o) && err == nil {
+									err = Send(w, []int64{1}, o, 5)
+								}
+							}
+						} else {
+							for o := range n {
+								if ec.first(o) && err == nil {
+									_, err = Recv(w, []int64{0}, o, 5)
+								}
+							}
+							if err == nil {
+								check, err = ec.call(w, collForm(form))
 							}
 						}
-					} else {
-						for o := range n {
-							if ec.first(o) && err == nil {
-								_, err = Recv(w, []int64{0}, o, 5)
-							}
+						if err != nil {
+							return err
 						}
-						if err == nil {
-							check, err = ec.call(w)
+						if err := check(); err != nil {
+							return err
 						}
-					}
-					if err != nil {
-						return err
-					}
-					if err := check(); err != nil {
-						return err
-					}
-					got := []int64{0}
-					if err := Allreduce(w, []int64{1}, got, Sum); err != nil {
-						return err
-					}
-					return expectEq("allreduce after", got[0], int64(n))
-				}, WithTimeout(2*time.Minute))
-			})
+						got := []int64{0}
+						if err := Allreduce(w, []int64{1}, got, Sum); err != nil {
+							return err
+						}
+						return expectEq("allreduce after", got[0], int64(n))
+					}, WithTimeout(2*time.Minute))
+				})
+			}
 		}
 	}
 }

@@ -367,17 +367,22 @@ func (r *Run) drainLocked() {
 		r.settled.Swap(true) // a full barrier before parked's load (see Done)
 	}
 	// read under the lock: once the run ends its owner may recycle it
-	err, t, tag := r.err, r.t, r.tag
+	err, t, tag, w := r.err, r.t, r.tag, r.waker
 	r.mu.Unlock()
 	if abandon {
 		t.Abandon(tag, err)
 	}
-	if settle && r.parked.Load() {
+	if settle {
 		// may be stale by now (the run finished and started again),
-		// which Done's waiters allow
-		select {
-		case r.done <- struct{}{}:
-		default:
+		// which Done's waiters and wakers allow
+		if r.parked.Load() {
+			select {
+			case r.done <- struct{}{}:
+			default:
+			}
+		}
+		if w != nil {
+			w.Wake()
 		}
 	}
 	if end {
