@@ -201,8 +201,8 @@ func (q *collRequest) result(keep bool) (Status, error) {
 	return Status{}, nil
 }
 
-// settledResult is result for a blocking collective that returns
-// settled, its run left as a trail (colltrail.go).
+// settledResult is result for a collective that completes settled, its
+// run left as a trail (colltrail.go).
 func (q *collRequest) settledResult() error {
 	if q.t0 != 0 {
 		q.recordDone(nil) // settled: a success so far

@@ -12,9 +12,10 @@ import (
 // agree.go) that only check that every rank called it with the same
 // arguments; on some ranks nothing else waits for them (a Bcast root
 // sends its data and only receives a token). A blocking collective
-// returns once its run is settled (coll.Run.Settled): its data has gone
-// and come, its buffers are the caller's again. The run, left waiting
-// for its last tokens, becomes a trail of the communicator. The next
+// returns, and a nonblocking one completes, once its run is settled
+// (coll.Run.Settled): its data has gone and come, its buffers are the
+// caller's again. The run, left waiting for its last tokens, becomes a
+// trail of the communicator. The next
 // collective call on it looks at the trails that have finished: a token
 // that showed a disagreement fails that call (the ranks that disagreed
 // were told at once, as ever, and every rank's next call fails), and the
@@ -25,11 +26,11 @@ import (
 // receivers; a program that sends after a Bcast what its peer receives
 // before it (unsafe in MPI's terms, but common) no longer deadlocks.
 
-// maxTrails bounds the trails of a communicator: past it, a blocking
-// collective waits for its own tokens, as before trails.
+// maxTrails bounds the trails of a communicator: past it, a collective
+// waits for its own tokens, as before trails.
 const maxTrails = 4
 
-// collTrail is a blocking collective that returned before its tokens.
+// collTrail is a collective that completed before its tokens came.
 type collTrail struct {
 	seq uint32
 	run *coll.Run
@@ -49,7 +50,7 @@ type settledRun struct{ r *coll.Run }
 func (s settledRun) Finished() bool        { return s.r.Settled() }
 func (s settledRun) Done() <-chan struct{} { return s.r.SettledDone() }
 
-// addTrail makes settled blocking collective q a trail of its
+// addTrail makes settled collective q a trail of its
 // communicator; false if it cannot be (the communicator has maxTrails,
 // or q's run has just finished): then q's caller takes its result as
 // usual.

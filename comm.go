@@ -86,7 +86,7 @@ type Comm struct {
 	control  [4]byte      // the pending control notice
 	late     lateMismatch // mismatches reported after they completed here (collcontrol.go)
 
-	commTrails // blocking collectives that returned before their tokens came (colltrail.go)
+	commTrails // collectives that completed before their tokens came (colltrail.go)
 
 	commFT // failures, revocation, agreement (ft.go)
 }

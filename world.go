@@ -154,7 +154,7 @@ func (p *proc) finalize() error {
 	// the barrier also compares the ranks' counts of world collectives:
 	// the AND of every count and of every complement gives back a rank's
 	// own only if all are equal, so every rank sees a difference
-	// the world's blocking collectives that returned before their
+	// the world's collectives that completed before their
 	// agreement tokens came: every rank sent its tokens before it came
 	// here, so they come (colltrail.go)
 	trailErr := p.world.sweepTrails(true)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/meshmpi/meshmpi/coll"
 	"github.com/meshmpi/meshmpi/op"
+	"github.com/stretchr/testify/require"
 )
 
 // maskedFabric is a fabric of one collective call that matches as the
@@ -276,4 +277,56 @@ func TestDataLeads(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A token receive that no step waits for trails: a Bcast root's run is
+// settled once its data has gone, before the other rank sends its token,
+// and finishes when the token comes; a token that shows a disagreement
+// fails the settled run. A plan without trailing steps is never settled
+// before it finishes.
+func TestTrailingTokenSettles(t *testing.T) {
+	bcast := findAlg(t, collAlg{coll.Bcast, "binomial"})
+	args := func(root1 int) []coll.Args {
+		return []coll.Args{
+			{Coll: coll.Bcast, Rank: 0, Size: 2, Root: 0, Count: 1, ElemSize: 8, Type: op.Int64},
+			{Coll: coll.Bcast, Rank: 1, Size: 2, Root: root1, Count: 1, ElemSize: 8, Type: op.Int64},
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		root1 int
+	}{{"agree", 0}, {"disagree", 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &maskedFabric{queues: map[[2]int]*maskedQueue{}}
+			a := args(tc.root1)
+			runs := make([]*coll.Run, 2)
+			for r := range a {
+				p, err := coll.Build(bcast, &a[r])
+				require.NoError(t, err)
+				runs[r] = coll.NewRun(p, maskedEndpoint{f, r, 2}, coll.Tag(1, coll.Signature(&a[r], bcast.Name)), nil)
+				require.NoError(t, runs[r].Bind(make([]byte, p.Need[coll.BufSend]), make([]byte, p.Need[coll.BufRecv])))
+			}
+			require.NoError(t, runs[0].Start())
+			require.True(t, runs[0].Settled(), "the root's data has gone: only its token receive is left")
+			require.False(t, runs[0].Finished())
+			require.NoError(t, runs[1].Start())
+			require.True(t, runs[0].Finished())
+			if tc.root1 == 0 {
+				require.NoError(t, runs[0].Err())
+				require.True(t, runs[1].Finished())
+				require.NoError(t, runs[1].Err())
+			} else {
+				require.ErrorIs(t, runs[0].Err(), coll.ErrMismatch, "rank 1's data met rank 0's token receive")
+			}
+		})
+	}
+	allreduce := findAlg(t, collAlg{coll.Allreduce, "recursive_doubling"})
+	a := coll.Args{Coll: coll.Allreduce, Rank: 0, Size: 2, Count: 1, ElemSize: 8, Type: op.Int64, Op: op.Sum}
+	p, err := coll.Build(allreduce, &a)
+	require.NoError(t, err)
+	f := &maskedFabric{queues: map[[2]int]*maskedQueue{}}
+	run := coll.NewRun(p, maskedEndpoint{f, 0, 2}, coll.Tag(1, coll.Signature(&a, allreduce.Name)), nil)
+	require.NoError(t, run.Bind(make([]byte, p.Need[coll.BufSend]), make([]byte, p.Need[coll.BufRecv])))
+	require.NoError(t, run.Start())
+	require.False(t, run.Settled(), "an allreduce waits for its peer's data")
 }
