@@ -137,6 +137,29 @@ func TestGuestStreamEnds(t *testing.T) {
 	require.NotContains(t, end, "timeout", "the stream ended by the drain's deadline, not by the guest")
 }
 
+// TestGuestExitEndsStream: a guest that exits in the job without
+// finalizing (os.Exit on an error) leaves a stream that wazero never
+// closes; the relay handles what it wrote and ends the stream at its
+// exit, instead of waiting out its drain (guestDrain, 5 s) before the
+// job hears the rank left.
+func TestGuestExitEndsStream(t *testing.T) {
+	leaktest.Check(t)
+	p := hosttest.Compile(t, "wazero", host.Compile)
+	job := hosttest.Job(t, 1)
+	var logged logRecords
+	w := &hosttest.LogWriter{T: t}
+	status, err := p.Run(context.Background(), host.Rank{Job: job, Name: "rank", Args: []string{"-mode", "exitjoined"}, Stdout: w, Stderr: w,
+		Logger: slog.New(&logged)})
+	require.NoError(t, err)
+	require.Equal(t, 3, status, w.String())
+	require.Contains(t, w.String(), "exiting with 3 in the job")
+	_, ok := logged.find("guest stream ended after its exit")
+	require.True(t, ok, "the relay did not end the stream at the guest's exit: %v", logged.all())
+	for _, l := range logged.all() {
+		require.NotContains(t, l, "timeout", "the stream ended by the drain's deadline")
+	}
+}
+
 // logRecords is a slog.Handler that keeps every record as a line.
 type logRecords struct {
 	mu    sync.Mutex

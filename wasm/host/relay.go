@@ -91,7 +91,7 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	r := &relay{rw: rw, log: log, ctx: ctx, cancel: cancel, out: newOutQueue(), stopWriter: make(chan struct{}), reports: cfg.Reports,
 		console: cfg.console}
-	stopWatch := watchStream(ctx, rw)
+	stopWatch := watchStream(ctx, rw, r.endStream)
 	defer func() {
 		stopWatch()
 		cause := context.Cause(ctx) // before teardown ends ctx
@@ -157,6 +157,12 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 	// the handshake's reader buffered goes first all the same
 	pre, _ := br.Peek(br.Buffered())
 	s := newStreamReader(rc, pre, r.handle, func() { _ = gs.SetReadDeadline(time.Now()) })
+	r.stream.Store(s)
+	if r.ctx.Err() != nil {
+		// the guest exited while this was being set up: watchStream
+		// may have looked for the stream before it was stored
+		s.endAfterExit()
+	}
 	gs.onGuestWrite(s)
 	return r.readStream(s)
 }
@@ -190,14 +196,28 @@ var errGuestDone = errors.New("the guest left")
 const guestDrain = 5 * time.Second
 
 // watchStream ends the stream when ctx ends: it closes it, unless the
-// guest exited (drainAfterExit).
-func watchStream(ctx context.Context, rw io.ReadWriteCloser) (stop func() bool) {
+// guest exited; then end ends it after what the guest wrote last
+// (false: it cannot, and drainAfterExit bounds the wait instead).
+func watchStream(ctx context.Context, rw io.ReadWriteCloser, end func() bool) (stop func() bool) {
 	return context.AfterFunc(ctx, func() {
-		if context.Cause(ctx) == errGuestDone && drainAfterExit(rw) {
+		if context.Cause(ctx) == errGuestDone && (end() || drainAfterExit(rw)) {
 			return
 		}
 		rw.Close()
 	})
+}
+
+// endStream ends the stream of a guest that exited once the reader has
+// what the guest wrote (streamReader.endAfterExit); false if the relay
+// reads no socket (yet).
+func (r *relay) endStream() bool {
+	s := r.stream.Load()
+	if s == nil {
+		return false
+	}
+	s.endAfterExit()
+	r.log.Debug("guest stream ended after its exit", "rank", r.rank)
+	return true
 }
 
 // drainAfterExit keeps the stream of a guest that exited open for
@@ -233,6 +253,7 @@ type relay struct {
 	tel     *hostTelemetry // what the guest reports, when the job's telemetry is on
 
 	out        *outQueue
+	stream     atomic.Pointer[streamReader] // the guest's stream, once the relay reads it as a socket
 	stopWriter chan struct{}
 	writerDone chan struct{} // nil until the writer starts
 

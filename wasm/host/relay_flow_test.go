@@ -195,7 +195,7 @@ func TestStreamAfterGuestExit(t *testing.T) {
 			hostEnd := &watchedConn{Conn: pipeEnd, acted: make(chan struct{})}
 			defer hostEnd.Close()
 			ctx, cancel := context.WithCancelCause(context.Background())
-			stop := watchStream(ctx, hostEnd)
+			stop := watchStream(ctx, hostEnd, func() bool { return false })
 			defer stop()
 			last := wasm.AppendData(nil, 1, make([]byte, peer.HeaderLen), []byte("decision"))
 			wrote := make(chan error, 1)

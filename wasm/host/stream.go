@@ -137,6 +137,29 @@ func (s *streamReader) drain() {
 	}
 }
 
+// endAfterExit ends the stream of a guest that exited, without waiting
+// for the end of the stream: wazero (v1.12) closes no socket of a guest
+// that exits without closing it, as a program that calls os.Exit does,
+// so the end never came and the relay waited out its drain (guestDrain,
+// 5 s) before the job heard that the rank had left. Nothing the guest
+// wrote can be on its way by now: its fd_write returned, and loopback
+// TCP queues the bytes at the receiver before write returns (as drain
+// relies on). So what the socket holds now is the rest of the stream:
+// this handles it, ends the stream there (io.EOF; the beginning of a
+// message the guest never finished is dropped with it) and wakes the
+// reader goroutine to return.
+func (s *streamReader) endAfterExit() {
+	s.mu.Lock()
+	if s.err == nil {
+		s.rc.Control(s.controlFn) // as drain: no descriptor lock
+	}
+	if s.err == nil {
+		s.err = io.EOF
+	}
+	s.mu.Unlock()
+	s.wake()
+}
+
 // consume handles the buffered messages and reads more until the socket
 // is empty (errAgain) or the stream ends (s.err, returned). s.mu held.
 func (s *streamReader) consume(fd uintptr) error {

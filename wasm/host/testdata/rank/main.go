@@ -29,7 +29,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "suite", "suite, trap, echo, peerfail, exchange, exit, sleep or spin")
+	mode := flag.String("mode", "suite", "suite, trap, echo, peerfail, exchange, exit, exitjoined, sleep or spin")
 	flag.Parse()
 	if *mode == "exit" {
 		fmt.Println("exiting with 3")
@@ -63,6 +63,10 @@ func main() {
 	case "echo":
 		fmt.Printf("rank %d echoes rank 1\n", world.Rank())
 		err = ranksuite.Echo(world, 1)
+	case "exitjoined":
+		// a program that leaves on an error: no Finalize, no Close
+		fmt.Println("exiting with 3 in the job")
+		os.Exit(3)
 	case "peerfail":
 		err = ranksuite.PeerFails(world, 0)
 	case "exchange":
