@@ -59,7 +59,13 @@ import (
 // added 27.4 KB raw, 9.4 KB gzipped (resilient 1.5016 → 1.5106 MiB,
 // measured at the commits before and after it; everything else of that
 // round left the build unchanged; no new package): the bar is 1.52 MiB.
-const maxGzipped = 1_593_835 // 1.52 MiB
+// Rooted collectives that return before their agreement tokens (a
+// communicator's trails: their sweep at every call and in Finalize, the
+// reaper of a freed communicator's, the runs' settled state, a run cache
+// of four), linked into every rank, added 22 KB raw, 6.4 KB gzipped
+// (resilient 1.518 → 1.525 MiB at the commits before and after them; no
+// new package): the bar is 1.53 MiB.
+const maxGzipped = 1_604_321 // 1.53 MiB
 
 func TestBrowserBuildSize(t *testing.T) {
 	if testing.Short() {
