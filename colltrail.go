@@ -67,8 +67,8 @@ func (c *Comm) addTrail(q *collRequest) bool {
 }
 
 // sweepTrails ends the trails whose runs have finished: unregisters
-// them, gives back their communicator references and runs. With wait, it
-// first waits for every trail to finish. It returns the first trail's
+// them, gives back their communicator references and runs. With wait
+// (Finalize), it first waits for every trail to finish. It returns the first trail's
 // failure that says the ranks disagreed (other failures, a failed or
 // revoked member, fail the communicator's later collectives themselves).
 func (c *Comm) sweepTrails(wait bool) error {
@@ -79,8 +79,8 @@ func (c *Comm) sweepTrails(wait bool) error {
 	for i := range c.ntrails.Load() {
 		t := c.trails[i]
 		c.trails[i] = collTrail{}
-		if wait {
-			c.p.parkUntil(t.run, blockedIn{call: t.run.Plan().Name, comm: c, run: t.run})
+		if wait { // Finalize's: a hang report says so
+			c.p.parkUntil(t.run, blockedIn{call: "Finalize: " + t.run.Plan().Name, comm: c, run: t.run})
 		}
 		if !t.run.Finished() {
 			c.trails[kept] = t

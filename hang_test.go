@@ -35,6 +35,24 @@ func TestRunTimeoutReportsHang(t *testing.T) {
 	require.Contains(t, msg, "a deadlock")
 }
 
+// A Bcast that a rank never calls: the root returned from it at once
+// (its token from rank 1 trails), and its Finalize waits for that token;
+// the report says so, and rank 1 waits in Finalize's barrier.
+func TestRunTimeoutReportsTrailInFinalize(t *testing.T) {
+	err := Run(2, func(w *Comm) error {
+		if w.Rank() == 0 {
+			return Bcast(w, []int64{1}, 0)
+		}
+		return nil
+	}, WithTimeout(5*time.Second))
+	require.ErrorIs(t, err, ErrTimeout)
+	msg := err.Error()
+	t.Log(msg)
+	require.Regexp(t, `rank 0: Finalize: bcast \(\w+\) on world, step \d+ of \d+: waiting for a message from rank 1`, msg)
+	require.Contains(t, msg, "rank 1: Finalize or a communicator constructor on world")
+	require.Contains(t, msg, "a deadlock")
+}
+
 // A rank that computes forever is not called deadlocked.
 func TestRunTimeoutRunningRank(t *testing.T) {
 	stop := make(chan struct{})
