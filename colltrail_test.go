@@ -214,3 +214,46 @@ func TestFreedCommTrailsReaped(t *testing.T) {
 		}
 	}))
 }
+
+// The same on an intercommunicator, whose tokens carry roles: a Bcast
+// root (group A's rank 0) returns before group B's ranks, which receive
+// its message on the world first, call the Bcast.
+func TestInterBcastRootReturnsBeforeOthersArrive(t *testing.T) {
+	for _, split := range [][2]int{{1, 1}, {2, 2}, {1, 3}} {
+		t.Run(fmt.Sprintf("%d+%d", split[0], split[1]), func(t *testing.T) {
+			world(t, split[0]+split[1], func(w *Comm) error {
+				x, err := newInter(w, split[0])
+				if err != nil {
+					return err
+				}
+				b := []int64{int64(w.Rank() + 10)}
+				switch {
+				case x.g == 0 && x.r == 0:
+					if err := Bcast(x.c, b, Root); err != nil {
+						return err
+					}
+					for o := split[0]; o < w.Size(); o++ {
+						if err := Send(w, []int64{1}, o, 5); err != nil {
+							return err
+						}
+					}
+				case x.g == 0:
+					if err := Bcast(x.c, b, ProcNull); err != nil {
+						return err
+					}
+				default:
+					if _, err := Recv(w, []int64{0}, 0, 5); err != nil {
+						return err
+					}
+					if err := Bcast(x.c, b, 0); err != nil {
+						return err
+					}
+					if err := expectEq("bcast", b[0], int64(10)); err != nil {
+						return err
+					}
+				}
+				return errors.Join(Barrier(x.c), x.c.Free())
+			}, WithTimeout(2*time.Minute))
+		})
+	}
+}
