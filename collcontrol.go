@@ -151,9 +151,17 @@ func (l *lateMismatch) take() (uint32, bool) {
 // (reported) was found mismatched after it completed here, and tells the
 // other ranks so that none waits for this one.
 func (c *Comm) failLate(k string, seq, reported uint32) error {
-	c.failedAt(seq) // later notices about reported mark nothing
+	return c.failForEarlier(k, seq, lateErr(reported))
+}
+
+// failForEarlier fails collective seq (k) here for err, a disagreement
+// on an earlier one found after that one completed here (a late notice,
+// a trail), and tells the other ranks without marking them, so that
+// none waits for this one.
+func (c *Comm) failForEarlier(k string, seq uint32, err error) error {
+	c.failedAt(seq) // later notices about the earlier one mark nothing
 	c.notify(seq, true)
-	return fmt.Errorf("%s on %s: %w", k, c, lateErr(reported))
+	return fmt.Errorf("%s on %s: %w", k, c, err)
 }
 
 func lateErr(reported uint32) error {

@@ -188,13 +188,9 @@ func (q *collRequest) result(keep bool) (Status, error) {
 		return Status{Err: err}, err
 	}
 	if !keep {
-		// an earlier collective was reported mismatched after it had
-		// completed here: this one, pending when the notice came, fails
-		if s, ok := q.c.late.take(); ok {
-			err = q.c.failLate(name, q.seq, s)
-			return Status{Err: err}, err
-		}
-		if err = q.c.trailsFailed(name, q.seq); err != nil {
+		// an earlier collective was found mismatched after it had
+		// completed here: this one, pending when that came out, fails
+		if err = q.c.earlierFailed(name, q.seq); err != nil {
 			return Status{Err: err}, err
 		}
 	}
@@ -207,10 +203,17 @@ func (q *collRequest) settledResult() error {
 	if q.t0 != 0 {
 		q.recordDone(nil) // settled: a success so far
 	}
-	if s, ok := q.c.late.take(); ok {
-		return q.c.failLate(q.run.Plan().Name, q.seq, s)
+	return q.c.earlierFailed(q.run.Plan().Name, q.seq)
+}
+
+// earlierFailed fails collective seq (k) if an earlier one was found
+// mismatched after it had completed here: by another rank, which sent a
+// notice (collcontrol.go), or by this rank's trail (colltrail.go).
+func (c *Comm) earlierFailed(k string, seq uint32) error {
+	if s, ok := c.late.take(); ok {
+		return c.failLate(k, seq, s)
 	}
-	return q.c.trailsFailed(q.run.Plan().Name, q.seq)
+	return c.trailsFailed(k, seq)
 }
 
 // collErr gives engine errors their MPI class, and says a disagreement
@@ -268,14 +271,9 @@ func (c *Comm) collective(form collForm, a coll.Args, send, recv []byte, hs []Hi
 	}
 	seq := c.seq.Add(1) - 1
 	if form != persistent {
-		// an earlier collective was reported mismatched after it had
-		// completed here: this call fails instead (collcontrol.go)
-		if s, ok := c.late.take(); ok {
-			return nil, c.failLate(a.Coll.String(), seq, s)
-		}
-		// an earlier blocking one returned before its agreement tokens
-		// came: they may have come by now (colltrail.go)
-		if err := c.trailsFailed(a.Coll.String(), seq); err != nil {
+		// an earlier collective was found mismatched after it had
+		// completed here: this call fails instead
+		if err := c.earlierFailed(a.Coll.String(), seq); err != nil {
 			return nil, err
 		}
 	}

@@ -68,9 +68,10 @@ func (c *Comm) addTrail(q *collRequest) bool {
 
 // sweepTrails ends the trails whose runs have finished: unregisters
 // them, gives back their communicator references and runs. With wait
-// (Finalize), it first waits for every trail to finish. It returns the first trail's
-// failure that says the ranks disagreed (other failures, a failed or
-// revoked member, fail the communicator's later collectives themselves).
+// (Finalize), it first waits for every trail to finish. It returns the
+// first trail's failure that says the ranks disagreed (other failures, a
+// failed or revoked member, fail the communicator's later collectives
+// themselves).
 func (c *Comm) sweepTrails(wait bool) error {
 	c.trailMu.Lock()
 	defer c.trailMu.Unlock()
@@ -102,20 +103,17 @@ func (c *Comm) sweepTrails(wait bool) error {
 
 // trailsFailed sweeps the trails and, if one found that the ranks
 // disagreed, fails collective seq (k) for it and tells the other ranks,
-// so that none waits for this one (as failLate). Called when a call
+// so that none waits for this one. Called when a call
 // starts and when it completes, so that a disagreement found meanwhile
 // fails the call pending when it was found, as a late notice does.
 func (c *Comm) trailsFailed(k string, seq uint32) error {
 	if c.ntrails.Load() == 0 {
 		return nil
 	}
-	err := c.sweepTrails(false)
-	if err == nil {
-		return nil
+	if err := c.sweepTrails(false); err != nil {
+		return c.failForEarlier(k, seq, err)
 	}
-	c.failedAt(seq)
-	c.notify(seq, true)
-	return fmt.Errorf("%s on %s: %w", k, c, err)
+	return nil
 }
 
 // trailReaper is the waker of a trail's run: once its communicator is

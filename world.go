@@ -151,13 +151,13 @@ const finalizeLinger = 10 * time.Second
 func (p *proc) finalize() error {
 	p.finalizing.Store(true)
 	lost := p.world.failedMembers() // the ranks that failed before the barrier ended
+	// the world's collectives that completed before their agreement
+	// tokens came: every rank sent its tokens before it came here, so
+	// they come (colltrail.go)
+	trailErr := p.world.sweepTrails(true)
 	// the barrier also compares the ranks' counts of world collectives:
 	// the AND of every count and of every complement gives back a rank's
 	// own only if all are equal, so every rank sees a difference
-	// the world's collectives that completed before their
-	// agreement tokens came: every rank sent its tokens before it came
-	// here, so they come (colltrail.go)
-	trailErr := p.world.sweepTrails(true)
 	seq := p.world.seq.Load()
 	vec := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, seq), ^seq)
 	res, _, err := p.world.agreeOn(vec, "Finalize", true)

@@ -375,15 +375,7 @@ func (r *Run) drainLocked() {
 	if settle {
 		// may be stale by now (the run finished and started again),
 		// which Done's waiters and wakers allow
-		if r.parked.Load() {
-			select {
-			case r.done <- struct{}{}:
-			default:
-			}
-		}
-		if w != nil {
-			w.Wake()
-		}
+		r.tell(w)
 	}
 	if end {
 		r.finish()
@@ -481,6 +473,12 @@ func (r *Run) finish() {
 	}
 	// parked may already be the next start's (the owner saw finished and
 	// restarted): a token for it is stale, which Done's waiters allow
+	r.tell(w)
+}
+
+// tell gives a parked waiter a token and wakes w, if any: the run
+// completed or settled.
+func (r *Run) tell(w Waker) {
 	if r.parked.Load() {
 		select {
 		case r.done <- struct{}{}:

@@ -124,14 +124,8 @@ func TestGuestParkedBeforePull(t *testing.T) {
 // Every job of WASI ranks took 5 s longer to end without it.
 func TestGuestStreamEnds(t *testing.T) {
 	leaktest.Check(t)
-	p := hosttest.Compile(t, "wazero", host.Compile)
-	job := hosttest.Job(t, 1)
-	var logged logRecords
-	w := &hosttest.LogWriter{T: t}
-	status, err := p.Run(context.Background(), host.Rank{Job: job, Name: "rank", Args: []string{"-mode", "suite"}, Stdout: w, Stderr: w,
-		Logger: slog.New(&logged)})
-	require.NoError(t, err)
-	require.Zero(t, status, w.String())
+	status, out, logged := runLogged(t, "suite")
+	require.Zero(t, status, out)
 	end, ok := logged.find("guest stream ended")
 	require.True(t, ok, "the relay saw no end of the stream before its drain timed out: %v", logged.all())
 	require.NotContains(t, end, "timeout", "the stream ended by the drain's deadline, not by the guest")
@@ -144,20 +138,28 @@ func TestGuestStreamEnds(t *testing.T) {
 // job hears the rank left.
 func TestGuestExitEndsStream(t *testing.T) {
 	leaktest.Check(t)
-	p := hosttest.Compile(t, "wazero", host.Compile)
-	job := hosttest.Job(t, 1)
-	var logged logRecords
-	w := &hosttest.LogWriter{T: t}
-	status, err := p.Run(context.Background(), host.Rank{Job: job, Name: "rank", Args: []string{"-mode", "exitjoined"}, Stdout: w, Stderr: w,
-		Logger: slog.New(&logged)})
-	require.NoError(t, err)
-	require.Equal(t, 3, status, w.String())
-	require.Contains(t, w.String(), "exiting with 3 in the job")
+	status, out, logged := runLogged(t, "exitjoined")
+	require.Equal(t, 3, status, out)
+	require.Contains(t, out, "exiting with 3 in the job")
 	_, ok := logged.find("guest stream ended after its exit")
 	require.True(t, ok, "the relay did not end the stream at the guest's exit: %v", logged.all())
 	for _, l := range logged.all() {
 		require.NotContains(t, l, "timeout", "the stream ended by the drain's deadline")
 	}
+}
+
+// runLogged runs testdata/rank in mode as the one rank of a job under
+// wazero, keeping the host's log: its exit status, its output and the
+// log records.
+func runLogged(t *testing.T, mode string) (int, string, *logRecords) {
+	t.Helper()
+	p := hosttest.Compile(t, "wazero", host.Compile)
+	logged := new(logRecords)
+	w := &hosttest.LogWriter{T: t}
+	status, err := p.Run(context.Background(), host.Rank{Job: hosttest.Job(t, 1), Name: "rank", Args: []string{"-mode", mode}, Stdout: w, Stderr: w,
+		Logger: slog.New(logged)})
+	require.NoError(t, err)
+	return status, w.String(), logged
 }
 
 // logRecords is a slog.Handler that keeps every record as a line.
