@@ -44,7 +44,7 @@ func (e *Endpoint) complete(op *Op, err error) {
 		sc.CompleteFrom(id, src, n, err)
 	} else if c != nil {
 		c.Complete(id, n, err)
-	} else {
+	} else if op.waiting.Load() {
 		select {
 		case op.done <- struct{}{}:
 		default:

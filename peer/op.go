@@ -100,7 +100,12 @@ type Op struct {
 	buf   []byte
 
 	state     atomic.Uint32
-	done      chan struct{} // one token per completion; created once
+	done      chan struct{} // a token per completion that a waiter asked for; created once
+	// waiting is set by Done: a goroutine may sleep on done, so the
+	// completer sends it a token. Without one (a waiter that polls, or a
+	// completer) a completion costs no channel operation, whose lock
+	// was a fifth of a message's cost.
+	waiting atomic.Bool
 	completer Completer
 	cid       int32
 	auto      bool // the endpoint owns the op: back to the pool after Complete
@@ -133,9 +138,26 @@ type Op struct {
 // is what Complete is given.
 func (op *Op) SetCompleter(c Completer, id int32) { op.completer, op.cid = c, id }
 
-// Done returns a channel that receives a token when op completes. A token may
-// be stale (left from an earlier start), so check Finished after waking.
-func (op *Op) Done() <-chan struct{} { return op.done }
+// Done returns a channel that receives a token when op completes, or a
+// closed one if it has. A token may be stale (left from an earlier
+// start), so check Finished after waking.
+func (op *Op) Done() <-chan struct{} {
+	// Dekker with complete: it stores opDone, then looks at waiting; we
+	// store waiting, then look at the state. One of the two sees the
+	// other's write, so a waiter never sleeps through its completion.
+	op.waiting.Store(true)
+	if op.state.Load() == opDone {
+		return closedDone
+	}
+	return op.done
+}
+
+// closedDone is the channel Done returns for a finished op.
+var closedDone = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // Finished reports whether op has completed.
 func (op *Op) Finished() bool { return op.state.Load() == opDone }
@@ -151,7 +173,7 @@ func (op *Op) Result() Result { return op.res }
 
 // arm prepares op for a new start.
 func (op *Op) arm(kind opKind, peer int, ctx uint32, tag int32, buf []byte) {
-	if op.completer == nil { // with a completer, complete leaves done alone
+	if op.waiting.Swap(false) { // only a waiter's start can have left a token
 		select { // drop a token a previous start left unread
 		case <-op.done:
 		default:
