@@ -213,6 +213,11 @@ func (q *p2pRequest) result(keep bool) (Status, error) {
 		q.c.p.ep.PutOp(q.op)
 		q.op = nil
 	}
+	return q.status(res)
+}
+
+// status is the Status and error of an operation that ended with res.
+func (q *p2pRequest) status(res peer.Result) (Status, error) {
 	st := Status{Bytes: res.N, Count: res.N / q.elem, Cancelled: res.Cancelled}
 	if q.kind != p2pSend {
 		st.Source, st.Tag = q.c.peerRank(res.Source), res.Tag
@@ -273,6 +278,21 @@ func (q *p2pRequest) release() {
 // run performs a blocking operation: start, wait, result, with the Op back
 // in the pool. Nothing here allocates unless the operation fails.
 func (q *p2pRequest) run() (Status, error) {
+	if q.kind == p2pSend && q.mode == peer.Standard && q.rank != ProcNull {
+		// an eager message with nothing before it leaves now, no Op
+		// taken (a held reference would guard nothing the call does
+		// not already hold: it ends before returning)
+		if rec := q.c.p.rec; rec != nil && q.user {
+			q.t0 = rec.now()
+		}
+		if sent, err := q.c.p.ep.SendEager(q.world, q.ctx, int32(q.tag), q.buf); sent {
+			res := peer.Result{N: len(q.buf), Err: err}
+			if err != nil {
+				res.N = 0
+			}
+			return q.status(res)
+		}
+	}
 	q.c.hold()
 	q.held = true
 	if err := q.start(); err != nil {

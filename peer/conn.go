@@ -88,37 +88,50 @@ func (c *conn) enqueue(op *Op, q *opList) {
 	c.drainLocked()
 }
 
-// writeFast writes op's eager frame holding the writer's token, taken
-// with nothing queued, and gives the token back. Sends queued while it
-// wrote (their enqueue found the token taken) are drained after: the
-// queued count is read after the token is given back, and such a send
-// counted itself before it tried the token.
+// writeFast writes op's eager frame holding the writer's token (see
+// writeEager) and completes op.
 func (c *conn) writeFast(op *Op) {
-	h := Header{Kind: KindEager, Context: op.ctx, Tag: op.tag, Seq: op.seq, Total: uint64(len(op.buf)), Source: uint32(c.ep.rank)}
-	ready, err := c.write(h, op.buf)
+	c.drop(op, c.writeEager(op.ctx, op.tag, op.seq, op.buf))
+}
+
+// writeEager writes an eager frame holding the writer's token, taken
+// with nothing queued, and gives the token back; it returns the error
+// the frame met. Sends queued while it wrote (their enqueue found the
+// token taken) are drained after: the queued count is read after the
+// token is given back, and such a send counted itself before it tried
+// the token.
+func (c *conn) writeEager(ctx uint32, tag int32, seq uint32, buf []byte) error {
+	h := Header{Kind: KindEager, Context: ctx, Tag: tag, Seq: seq, Total: uint64(len(buf)), Source: uint32(c.ep.rank)}
+	ready, err := c.write(h, buf)
 	if err != nil {
 		err = Failure(fmt.Sprintf("link to rank %d", c.rank), err)
 	}
-	c.drop(op, err)
 	if err == nil && ready {
-		c.writing.Store(false)
-		if c.queued.Load() != 0 || c.dead.Load() {
-			c.mu.Lock()
-			c.drainLocked()
-		}
-		return
+		c.release()
+		return nil
 	}
 	c.mu.Lock()
 	if err != nil {
 		c.writing.Store(false)
 		c.failWritten(err)
-		return
+		return err
 	}
 	// not ready: block unless the link said writable during the write
 	c.blocked.Store(!c.rearm)
 	c.rearm = false
 	c.writing.Store(false)
 	c.drainLocked()
+	return nil
+}
+
+// release gives back the writer's token, taken with nothing queued, and
+// drains what was queued (or failed) while it was held.
+func (c *conn) release() {
+	c.writing.Store(false)
+	if c.queued.Load() != 0 || c.dead.Load() {
+		c.mu.Lock()
+		c.drainLocked()
+	}
 }
 
 // failWritten fails the conn after a write failed, the writer's token

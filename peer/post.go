@@ -51,10 +51,46 @@ func (e *Endpoint) StartSend(op *Op, mode Mode, dst int, ctx uint32, tag int32, 
 	return nil
 }
 
+// SendEager sends buf to world rank dst at once if it can go eagerly
+// with nothing before it on the link: no Op, the frame written from buf
+// on the caller's goroutine, the send complete when sent is true (err
+// then says whether the frame was delivered; a failed link fails the
+// peer as a queued send would). Otherwise (a large message, no credit,
+// frames queued or being written, a blocked, dead or unmade link, a bad
+// rank) it does nothing and reports false, and the caller starts the
+// send on an Op. A blocking send's Op (taken, armed, completed and
+// given back) cost a third of its time.
+func (e *Endpoint) SendEager(dst int, ctx uint32, tag int32, buf []byte) (sent bool, err error) {
+	if dst < 0 || dst >= e.size {
+		return false, nil
+	}
+	c := e.conns[dst].Load()
+	if c == nil || len(buf) > max(c.eagerMax, 0) || c.queued.Load() != 0 || c.blocked.Load() || c.dead.Load() ||
+		!c.writing.CompareAndSwap(false, true) {
+		return false, nil
+	}
+	if !c.takeCredit(eagerCost(len(buf))) {
+		c.release()
+		return false, nil
+	}
+	return true, c.writeEager(ctx, tag, c.nextMsgID(), buf)
+}
+
 // SendNotify starts a send on an Op of the endpoint's own, which reports
 // its completion to c.Complete(id, …) and goes back to the pool: the
 // collective engine's transfers, with nothing for the caller to release.
 func (e *Endpoint) SendNotify(mode Mode, dst int, ctx uint32, tag int32, buf []byte, c Completer, id int32) error {
+	if mode == Standard {
+		if sent, err := e.SendEager(dst, ctx, tag, buf); sent {
+			n := len(buf)
+			if err != nil {
+				n = 0
+			}
+			c.Complete(id, n, err)
+			e.wake()
+			return nil
+		}
+	}
 	op := e.GetOp()
 	op.completer, op.cid, op.auto = c, id, true
 	if err := e.StartSend(op, mode, dst, ctx, tag, buf); err != nil {
