@@ -99,13 +99,13 @@ type Op struct {
 	mask  int32 // tag bits a receive matches on (-1: all)
 	buf   []byte
 
-	state     atomic.Uint32
-	done      chan struct{} // a token per completion that a waiter asked for; created once
+	state atomic.Uint32
+	done  chan struct{} // a token per completion that a waiter asked for; created once
 	// waiting is set by Done: a goroutine may sleep on done, so the
 	// completer sends it a token. Without one (a waiter that polls, or a
 	// completer) a completion costs no channel operation, whose lock
 	// was a fifth of a message's cost.
-	waiting atomic.Bool
+	waiting   atomic.Bool
 	completer Completer
 	cid       int32
 	auto      bool // the endpoint owns the op: back to the pool after Complete
