@@ -82,3 +82,68 @@ func TestSendEager(t *testing.T) {
 		})
 	}
 }
+
+// Done is ready for an op that completed before it was called (no
+// token was sent then: nobody had asked), and gets a token for one that
+// completes after.
+func TestDoneReady(t *testing.T) {
+	a, b := newEndpoint(t, 0, 2), newEndpoint(t, 1, 2)
+	la, lb := NewMemoryLinks(0)
+	require.NoError(t, a.Attach(1, la))
+	require.NoError(t, b.Attach(0, lb))
+	r := b.GetOp()
+	got, msg := make([]byte, 8), []byte("8 bytes!")
+	ready := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	for _, doneFirst := range []bool{false, true, false, true} {
+		require.NoError(t, b.StartRecv(r, 0, 0, 1, got))
+		var ch <-chan struct{}
+		if doneFirst {
+			ch = r.Done()
+			require.False(t, ready(ch), "a token left from an earlier start")
+		}
+		sent, err := a.SendEager(1, 0, 1, msg) // handed over on this goroutine
+		require.True(t, sent)
+		require.NoError(t, err)
+		require.True(t, r.Finished())
+		if !doneFirst {
+			ch = r.Done()
+		}
+		require.True(t, ready(ch), "done first: %v", doneFirst)
+	}
+}
+
+// A goroutine that sleeps on Done wakes for its op's completion however
+// the two race: Done's look at the state and the completer's look at
+// the waiter flag cannot both miss (a miss would hang this test), and a
+// token a start left behind never wakes the next start for good.
+func TestDoneWakesWaiter(t *testing.T) {
+	a, b := newEndpoint(t, 0, 2), newEndpoint(t, 1, 2)
+	la, lb := NewMemoryLinks(0)
+	require.NoError(t, a.Attach(1, la))
+	require.NoError(t, b.Attach(0, lb))
+	r := b.GetOp()
+	got, msg := make([]byte, 8), []byte("a message")[:8]
+	for i := range 20000 {
+		require.NoError(t, b.StartRecv(r, 0, 0, 1, got))
+		go func() {
+			if i%2 == 0 {
+				if sent, _ := a.SendEager(1, 0, 1, msg); sent {
+					return
+				}
+			}
+			s := a.GetOp()
+			_ = a.StartSend(s, Standard, 1, 0, 1, msg)
+		}()
+		for !r.Finished() {
+			<-r.Done()
+		}
+		require.NoError(t, r.Result().Err)
+	}
+}
