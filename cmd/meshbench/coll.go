@@ -140,8 +140,12 @@ func runColl(out io.Writer, lk *links, cfg collConfig) error {
 				}
 				fmt.Fprintf(out, "# meshmpi %s latency, %s (%s links, %d %s%s)\n", name, form, lk.name, n, ranks, alg)
 				fmt.Fprintf(out, "%-10s%18s\n", "# Size", "Avg Latency(us)")
-				if err := collTable(out, lk, name, form, n, sizes, cfg.iters, cfg.hints()); err != nil {
+				figs, err := collTable(lk, name, form, n, sizes, cfg.iters, cfg.hints())
+				if err != nil {
 					return fmt.Errorf("%s %s on %d ranks: %w", name, form, n, err)
+				}
+				for i, size := range sizes {
+					fmt.Fprintf(out, "%-10d%18.2f\n", size, figs[i])
 				}
 			}
 		}
@@ -149,14 +153,16 @@ func runColl(out io.Writer, lk *links, cfg collConfig) error {
 	return nil
 }
 
-// collTable runs one table in one world of n ranks. As in the OSU
-// collective benchmarks, every rank times each call on its own, ranks meet
-// in a barrier between calls (untimed; not for barrier itself), and the
-// figure is the mean over ranks of each rank's mean latency.
-func collTable(out io.Writer, lk *links, name, form string, n int, sizes []int, base int, hs []meshmpi.Hint) error {
+// collTable runs one table in one world of n ranks and returns its
+// figure per size (µs). As in the OSU collective benchmarks, every rank
+// times each call on its own, ranks meet in a barrier between calls
+// (untimed; not for barrier itself), and the figure is the mean over
+// ranks of each rank's mean latency.
+func collTable(lk *links, name, form string, n int, sizes []int, base int, hs []meshmpi.Hint) ([]float64, error) {
 	ctx := context.Background()
-	return lk.run(n, func(w *meshmpi.Comm) error {
-		for _, size := range sizes {
+	figs := make([]float64, len(sizes))
+	return figs, lk.run(n, func(w *meshmpi.Comm) error {
+		for si, size := range sizes {
 			ops, err := newCollOps(w, name, size, hs...)
 			if err != nil {
 				return err
@@ -217,7 +223,7 @@ func collTable(out io.Writer, lk *links, name, form string, n int, sizes []int, 
 				return err
 			}
 			if w.Rank() == 0 {
-				fmt.Fprintf(out, "%-10d%18.2f\n", size, sum[0]/float64(n))
+				figs[si] = sum[0] / float64(n)
 			}
 		}
 		return nil

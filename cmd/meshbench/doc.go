@@ -142,7 +142,15 @@
 //     call (meshmpi.Algorithm), so variants can be timed side by side in
 //     interleaved runs; every collective of -colls must have it;
 //   - -segment (default 0: none): meshmpi.Segment's bound on one message of
-//     the algorithms that segment or pipeline.
+//     the algorithms that segment or pipeline;
+//   - -mpich run.sh (memory links): the anchor in the same run. Each of
+//     -rounds (default 5) runs meshmpi's tables on each -ranks count and
+//     then the MPI reference (run.sh N mpich shm: collbench.c, the same
+//     OSU convention; -openmpi adds Open MPI), and meshbench prints every
+//     figure and a table of medians with meshmpi's ratio to the better
+//     reference. The reference has barrier, bcast, reduce, allreduce,
+//     allgather and alltoall blocking, and allreduce's nonblocking and
+//     persistent forms (back to back); the other rows show "-".
 //
 // A collective size up to 8 KiB runs a tenth of -iters (1000 by default,
 // as osu_allreduce), larger sizes proportionally fewer; worlds of more
@@ -158,6 +166,7 @@
 //	go run ./cmd/meshbench -mode latency -max 4096 -iters 10000
 //	go run ./cmd/meshbench -mode coll -colls allreduce -forms persistent -ranks 2,8
 //	go run ./cmd/meshbench -mode coll -colls allgather -forms blocking -ranks 8 -alg gather_bcast
+//	go run ./cmd/meshbench -mode coll -ranks 2 -sizes 8 -forms blocking -mpich ../shared/reference/mpi-bench/run.sh
 //	go run ./cmd/meshbench -link webrtc
 //	go run ./cmd/meshbench -link webrtc -mode bw -min 65536 -max 1048576
 //	go run ./cmd/meshbench -link webrtc -mode coll -ranks 4 -colls allreduce -sizes 8

@@ -104,7 +104,8 @@ type config struct {
 	readyRanks []int  // -mode ready
 	reps       int    // -mode ready
 	costRanks  []int  // -mode conncost
-	mpich      string // -mpich: MPICH's run.sh, for -link samehost
+	mpich      string // -mpich: MPICH's run.sh, for -link samehost and -mode coll
+	openmpi    bool   // -openmpi: -mode coll's reference runs Open MPI too
 	wasi       bool   // -wasi: WASI ranks of one process too, for -link samehost
 }
 
@@ -133,7 +134,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	mode := fs.String("mode", "all", "benchmark: latency, bw, raw, coll, ready, conncost or all")
 	link := fs.String("link", linkMemory, "link between the ranks: memory, webrtc, browser-native, browser-browser, wasi-native or samehost")
-	mpich := fs.String("mpich", "", "-link samehost: MPICH's reference run.sh, run in every round")
+	mpich := fs.String("mpich", "", "-link samehost, or -mode coll on memory links: MPICH's reference run.sh, run in every round (-mode coll: on each -ranks count, medians of -rounds, default 5)")
+	openmpi := fs.Bool("openmpi", false, "-mode coll with -mpich: run the reference with Open MPI too; the ratio is to the better of the two")
 	wasi := fs.Bool("wasi", false, "-link samehost: also two WASI ranks of one host process, in every round")
 	minSize := fs.Int("min", 1, "smallest message size in bytes (0 adds the empty message; latency, bw, raw)")
 	maxSize := fs.Int("max", 16<<20, "largest message size in bytes (latency, bw, raw)")
@@ -157,7 +159,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
-	cfg := config{mode: *mode, link: *link, iters: *iters, rounds: *rounds, reps: *reps, mpich: *mpich, wasi: *wasi}
+	cfg := config{mode: *mode, link: *link, iters: *iters, rounds: *rounds, reps: *reps, mpich: *mpich, openmpi: *openmpi, wasi: *wasi}
 	switch cfg.mode {
 	case "latency", "bw", "raw", "coll", "ready", "conncost", "all":
 	default:
@@ -194,6 +196,20 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		if !set["rounds"] {
 			cfg.rounds = webrtcRounds
 		}
+	}
+	if cfg.mpich != "" && cfg.link != linkMemory && cfg.link != linkSameHost {
+		return cfg, fmt.Errorf("-mpich is for -link samehost and for -mode coll on memory links (-link %s)", cfg.link)
+	}
+	if cfg.mpich != "" && cfg.link == linkMemory {
+		if cfg.mode != "coll" {
+			return cfg, fmt.Errorf("-mpich on memory links is for -mode coll (-mode %s)", cfg.mode)
+		}
+		if !set["rounds"] {
+			cfg.rounds = 5
+		}
+	}
+	if cfg.openmpi && (cfg.mpich == "" || cfg.mode != "coll") {
+		return cfg, fmt.Errorf("-openmpi runs -mode coll's reference: give -mpich the run.sh too")
 	}
 	if cfg.link == linkSameHost {
 		if !set["min"] && !set["max"] {
@@ -356,7 +372,16 @@ func run(out io.Writer, cfg config) (err error) {
 		sep()
 		printComparison(out, cmp)
 	}
-	if coll {
+	if coll && cfg.mpich != "" {
+		impls := []string{"mpich"}
+		if cfg.openmpi {
+			impls = append(impls, "openmpi")
+		}
+		sep()
+		if err := runCollReference(out, lk, cfg.coll, cfg.rounds, cfg.mpich, impls); err != nil {
+			return fmt.Errorf("coll: %w", err)
+		}
+	} else if coll {
 		sep()
 		if err := runColl(out, lk, cfg.coll); err != nil {
 			return fmt.Errorf("coll: %w", err)

@@ -190,9 +190,15 @@ func TestParseArgs(t *testing.T) {
 	require.Equal(t, 4096, cfg.coll.segment)
 	require.Len(t, cfg.coll.hints(), 2)
 
+	cfg, err = parseArgs([]string{"-mode", "coll", "-mpich", "run.sh", "-openmpi"}, io.Discard)
+	require.NoError(t, err)
+	require.Equal(t, 5, cfg.rounds, "the issue's bars are medians of at least 5 rounds")
+	require.True(t, cfg.openmpi)
+
 	for _, bad := range [][]string{
 		{"-mode", "nope"}, {"-link", "tcp"}, {"-iters", "0"}, {"-reps", "0"}, {"-rounds", "0"},
 		{"-min", "8", "-max", "4"}, {"-ready-ranks", "1"}, {"-cost-ranks", "x"}, {"extra"}, {"-segment", "-1"},
+		{"-mpich", "run.sh"}, {"-mode", "coll", "-openmpi"}, {"-mode", "coll", "-link", "webrtc", "-mpich", "run.sh"},
 	} {
 		_, err := parseArgs(bad, io.Discard)
 		require.Error(t, err, "%q", bad)

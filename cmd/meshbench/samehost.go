@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -128,31 +127,14 @@ func sameHostRound(jobs *jobServer, link string, plan ranksuite.Plan) ([]ranksui
 // mpichShm runs MPICH's reference (run.sh 2 mpich shm) and returns its
 // pingpong (µs, one way) and bw (MB/s) figures by size.
 func mpichShm(script string) (lat, bw map[int]float64, err error) {
-	out, err := exec.Command("bash", script, "2", "mpich", "shm").Output()
+	figs, err := runReference(script, "mpich", 2)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", script, err)
+		return nil, nil, err
 	}
-	lat, bw = map[int]float64{}, map[int]float64{}
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
-	for sc.Scan() {
-		// R <impl> <np> <test> <bytes> <avg> <min> <max> <iters>
-		f := strings.Fields(sc.Text())
-		if len(f) < 6 || f[0] != "R" {
-			continue
-		}
-		size, err1 := strconv.Atoi(f[4])
-		v, err2 := strconv.ParseFloat(f[5], 64)
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		switch f[3] {
-		case "pingpong":
-			lat[size] = v / 2 // its round trip's half: osu_latency's one way
-		case "bw":
-			bw[size] = v
-		}
-	}
-	return lat, bw, nil
+	// collbench's pingpong is one way already (its round trip halved);
+	// before 2026-11-30 it was halved again here, MPICH's latency shown
+	// at half its value
+	return figs["pingpong"], figs["bw"], nil
 }
 
 // runSameHost is -link samehost.
@@ -245,13 +227,13 @@ func runSameHost(out io.Writer, cfg config, mpich string, wasi bool) (err error)
 	})
 	for _, k := range keys {
 		bench, size, _ := strings.Cut(k, " ")
-		a, w, m := medianF(got["auto"][k]), medianF(got["webrtc"][k]), medianF(ref[k])
+		a, w, m := medianOf(got["auto"][k]), medianOf(got["webrtc"][k]), medianOf(ref[k])
 		ratio := "-"
 		if m > 0 {
 			// the bars: latency as a multiple of MPICH's, bandwidth as a fraction
 			ratio = strconv.FormatFloat(a/m, 'f', 2, 64) + "×"
 		}
-		wv, wr := medianF(got["wasi"][k]), "-"
+		wv, wr := medianOf(got["wasi"][k]), "-"
 		if wv > 0 && a > 0 {
 			wr = strconv.FormatFloat(wv/a, 'f', 2, 64) + "×"
 		}
@@ -272,18 +254,4 @@ func fmtRef(v float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
-}
-
-// medianF is the middle figure of xs (the mean of the middle two), 0 for
-// none.
-func medianF(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

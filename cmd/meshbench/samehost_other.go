@@ -14,3 +14,8 @@ func sameHostChild() bool { return false }
 func runSameHost(io.Writer, config, string, bool) error {
 	return errors.New("-link samehost runs native processes: not in this build")
 }
+
+// runCollReference runs the MPI reference's processes (coll_reference.go).
+func runCollReference(io.Writer, *links, collConfig, int, string, []string) error {
+	return errors.New("-mode coll with -mpich runs the MPI reference's processes: not in this build")
+}
