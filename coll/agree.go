@@ -27,9 +27,10 @@ package coll
 // r is posted at once, with r+1's: the receive then takes that message
 // whatever either rank made of the call, and fails if the two disagree. So
 // where the algorithm's own data has that shape (Algorithm.DataLeads: the
-// root's first send to the rank after it, as in a binomial Bcast), the
-// data opens the edge and its token is left out, on both sides by each
-// rank's own arguments:
+// root's first send to the rank after it, as in a binomial Bcast; or
+// Algorithm.DataEnds: the first send of the rank before the root to the
+// root, as in a 2-rank Reduce or Gather), the data opens the edge and
+// its token is left out, on both sides by each rank's own arguments:
 //
 //	root:            send data → root+1 (no token)   receive token ← root-1
 //	root+1:          send token → root+2             receive data ← root (no token)
@@ -98,8 +99,9 @@ const (
 // addTokens adds the token steps of a's plan to b, which must be empty,
 // and returns how many it added: a plan's first n steps are its tokens.
 // dataLeads leaves out the ring token from the root to the next rank
-// (Algorithm.DataLeads).
-func addTokens(b *Builder, a *Args, dataLeads bool) int {
+// (Algorithm.DataLeads), dataEnds the one from the rank before the root
+// to the root (Algorithm.DataEnds).
+func addTokens(b *Builder, a *Args, dataLeads, dataEnds bool) int {
 	if !a.Coll.Rooted() || a.Nbr != nil {
 		return 0
 	}
@@ -114,12 +116,13 @@ func addTokens(b *Builder, a *Args, dataLeads bool) int {
 		}
 	}
 	if a.RemoteSize == 0 {
-		if dataLeads && a.Size > 1 {
+		if (dataLeads || dataEnds) && a.Size > 1 {
 			next, prev := (a.Rank+1)%a.Size, (a.Rank+a.Size-1)%a.Size
-			if a.Rank != a.Root {
+			// an edge r → r+1 keeps its token unless data opens it
+			if !(dataLeads && a.Rank == a.Root || dataEnds && next == a.Root) {
 				tok(StepSend, next, 0)
 			}
-			if prev != a.Root {
+			if !(dataLeads && prev == a.Root || dataEnds && a.Rank == a.Root) {
 				tok(StepRecv, prev, 0)
 			}
 			return len(b.steps)

@@ -229,46 +229,60 @@ func rootsCounts(args []coll.Args) [][2]int {
 	return out
 }
 
-// TestDataLeads checks the shape Algorithm.DataLeads promises wherever it
-// holds: the root's first message to the next rank is data it sends
-// waiting for nothing, and that rank's first receive from the root one
-// that waits for nothing.
+// TestDataLeads checks the shape Algorithm.DataLeads and DataEnds promise
+// wherever they hold: on the edge the data opens (the root to the next
+// rank, or the rank before the root to the root), the sender's first
+// message to the receiver is data it sends waiting for nothing, and the
+// receiver's first receive from the sender one that waits for nothing.
 func TestDataLeads(t *testing.T) {
 	for c := range coll.NumColls {
 		for _, alg := range coll.Algorithms(c) {
-			if alg.DataLeads == nil {
-				continue
-			}
-			for n := 2; n <= 9; n++ {
-				for root := range n {
-					for _, count := range []int{0, 1, 9, 100} {
-						for _, seg := range []int{0, 8, 24} {
-							a := coll.Args{Coll: c, Size: n, Root: root, Count: count, ElemSize: 8, Type: op.Int64, Segment: seg}
-							if !alg.DataLeads(&a) {
-								continue
-							}
-							next := (root + 1) % n
-							for _, end := range []struct {
-								rank, peer int
-								kind       coll.StepKind
-							}{{root, next, coll.StepSend}, {next, root, coll.StepRecv}} {
-								a.Rank = end.rank
-								p, err := coll.Build(alg, &a)
-								if err != nil {
-									t.Fatal(err)
+			for _, edge := range []struct {
+				name  string
+				holds func(*coll.Args) bool
+				from  func(root, n int) int // the edge's sender; the receiver is the next rank
+			}{
+				{"DataLeads", alg.DataLeads, func(root, n int) int { return root }},
+				{"DataEnds", alg.DataEnds, func(root, n int) int { return (root + n - 1) % n }},
+			} {
+				if edge.holds == nil {
+					continue
+				}
+				for n := 2; n <= 9; n++ {
+					for root := range n {
+						for _, count := range []int{0, 1, 9, 100} {
+							for _, seg := range []int{0, 8, 24} {
+								a := coll.Args{Coll: c, Size: n, Root: root, Count: count, ElemSize: 8, Type: op.Int64, Segment: seg}
+								if c == coll.Reduce {
+									a.Op = op.Sum
 								}
-								first := -1
-								for i, s := range p.Steps {
-									send := s.Kind == coll.StepSend
-									recv := s.Kind == coll.StepRecv || s.Kind == coll.StepRecvReduce
-									if int(s.Peer) == end.peer && (send && end.kind == coll.StepSend || recv && end.kind == coll.StepRecv) {
-										first = i
-										break
+								if !edge.holds(&a) {
+									continue
+								}
+								from := edge.from(root, n)
+								to := (from + 1) % n
+								for _, end := range []struct {
+									rank, peer int
+									send       bool
+								}{{from, to, true}, {to, from, false}} {
+									a.Rank = end.rank
+									p, err := coll.Build(alg, &a)
+									if err != nil {
+										t.Fatal(err)
 									}
-								}
-								if first < 0 || p.Steps[first].Kind != end.kind || p.Steps[first].NDeps != 0 || p.Steps[first].A.Len == 0 {
-									t.Fatalf("%s n=%d root %d count %d segment %d: rank %d's first %s with %d is step %d, not one of data waiting for nothing (%+v)",
-										p.Name, n, root, count, seg, end.rank, end.kind, end.peer, first, p.Steps)
+									first := -1
+									for i, s := range p.Steps {
+										send := s.Kind == coll.StepSend
+										recv := s.Kind == coll.StepRecv || s.Kind == coll.StepRecvReduce
+										if int(s.Peer) == end.peer && (send && end.send || recv && !end.send) {
+											first = i
+											break
+										}
+									}
+									if first < 0 || p.Steps[first].NDeps != 0 || p.Steps[first].A.Len == 0 {
+										t.Fatalf("%s %s n=%d root %d count %d segment %d: rank %d's first transfer with %d (send %v) is step %d, not one of data waiting for nothing (%+v)",
+											p.Name, edge.name, n, root, count, seg, end.rank, end.peer, end.send, first, p.Steps)
+									}
 								}
 							}
 						}

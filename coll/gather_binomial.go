@@ -28,7 +28,10 @@ import "github.com/meshmpi/meshmpi/coll/internal/topo"
 func init() {
 	Register(Algorithm{Coll: Gather, Name: "binomial",
 		Desc:  "binomial tree to the root, subtrees as contiguous pieces; ⌈log2 n⌉ levels",
-		Build: buildGatherBinomial})
+		Build: buildGatherBinomial,
+		// at 2 ranks the other rank's block is its first message to the
+		// root, waiting for nothing
+		DataEnds: func(a *Args) bool { return a.Size == 2 && a.Bytes(a.Count) > 0 }})
 }
 
 func buildGatherBinomial(b *Builder, a *Args) error {

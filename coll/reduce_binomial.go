@@ -44,7 +44,13 @@ import "github.com/meshmpi/meshmpi/coll/internal/topo"
 func init() {
 	Register(Algorithm{Coll: Reduce, Name: "binomial",
 		Desc:  "binomial tree to the root, pipelined by segment; rank-order tree at 0 for non-commutative ops",
-		Build: buildReduceBinomial})
+		Build: buildReduceBinomial,
+		// at 2 ranks the other rank's data to the root is its first
+		// message, waiting for nothing, when the tree is rooted at the
+		// root (a non-commutative op roots it at rank 0)
+		DataEnds: func(a *Args) bool {
+			return a.Size == 2 && a.Bytes(a.Count) > 0 && (a.Commutative() || a.Root == 0)
+		}})
 }
 
 func buildReduceBinomial(b *Builder, a *Args) error {

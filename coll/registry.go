@@ -61,6 +61,12 @@ type Algorithm struct {
 	// the root one that waits for nothing, so the ring token of that edge
 	// is left out (TestDataLeads checks the shape).
 	DataLeads func(a *Args) bool
+	// DataEnds is DataLeads for the ring's edge into the root: rank
+	// (Root-1) mod Size's first message to the root is data it sends
+	// waiting for nothing, and the root's first receive from it one that
+	// waits for nothing (a 2-rank Reduce or Gather), so that edge's
+	// token is left out.
+	DataEnds func(a *Args) bool
 }
 
 var registry [NumColls][]Algorithm
@@ -184,7 +190,7 @@ func Build(alg Algorithm, a *Args) (*Plan, error) {
 		}
 	}
 	b := NewBuilder(a.Op, a.Type)
-	tokens := addTokens(b, a, alg.DataLeads != nil && alg.DataLeads(a)) // agree.go
+	tokens := addTokens(b, a, alg.DataLeads != nil && alg.DataLeads(a), alg.DataEnds != nil && alg.DataEnds(a)) // agree.go
 	if err := alg.Build(b, a); err != nil {
 		return nil, fmt.Errorf("%s %s: %w", a.Coll, alg.Name, err)
 	}
