@@ -12,8 +12,8 @@ import (
 func TestSendEager(t *testing.T) {
 	small := []byte("eight by")
 	// sized by the link's eager limit, known once it is attached
-	atLimit := func(limit int) []byte { return pattern(limit, 1) }
-	pastLimit := func(limit int) []byte { return pattern(limit+1, 1) }
+	atLimit := func(limit int) []byte { return bytesOf(limit) }
+	pastLimit := func(limit int) []byte { return bytesOf(limit + 1) }
 	cases := []struct {
 		name  string
 		setup func(a *Endpoint, raw *rawLink) // a's link to rank 1 is raw
@@ -146,4 +146,13 @@ func TestDoneWakesWaiter(t *testing.T) {
 		}
 		require.NoError(t, r.Result().Err)
 	}
+}
+
+// bytesOf is n bytes of a repeating pattern.
+func bytesOf(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7 + 1)
+	}
+	return b
 }
