@@ -29,7 +29,8 @@ package coll
 // where the algorithm's own data has that shape (Algorithm.DataLeads: the
 // root's first send to the rank after it, as in a binomial Bcast; or
 // Algorithm.DataEnds: the first send of the rank before the root to the
-// root, as in a 2-rank Reduce or Gather), the data opens the edge and
+// root, as in a binomial Reduce or Gather of 2, 3, 5 or 9 ranks, where that
+// rank is a leaf and the root's child), the data opens the edge and
 // its token is left out, on both sides by each rank's own arguments:
 //
 //	root:            send data → root+1 (no token)   receive token ← root-1

@@ -229,6 +229,9 @@ func rootsCounts(args []coll.Args) [][2]int {
 	return out
 }
 
+// firstOf is a non-commutative op: it leaves inout as it is.
+var firstOf = op.New("first", false, func(in, inout []int64) {})
+
 // TestDataLeads checks the shape Algorithm.DataLeads and DataEnds promise
 // wherever they hold: on the edge the data opens (the root to the next
 // rank, or the rank before the root to the root), the sender's first
@@ -251,10 +254,16 @@ func TestDataLeads(t *testing.T) {
 				for n := 2; n <= 9; n++ {
 					for root := range n {
 						for _, count := range []int{0, 1, 9, 100} {
-							for _, seg := range []int{0, 8, 24} {
+							for _, v := range []struct {
+								seg int
+								op  *op.Op
+							}{{0, op.Sum}, {8, op.Sum}, {24, op.Sum}, {0, firstOf}, {8, firstOf}} {
+								seg := v.seg
 								a := coll.Args{Coll: c, Size: n, Root: root, Count: count, ElemSize: 8, Type: op.Int64, Segment: seg}
 								if c == coll.Reduce {
-									a.Op = op.Sum
+									a.Op = v.op
+								} else if v.op != op.Sum {
+									continue
 								}
 								if !edge.holds(&a) {
 									continue

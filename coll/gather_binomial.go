@@ -29,9 +29,10 @@ func init() {
 	Register(Algorithm{Coll: Gather, Name: "binomial",
 		Desc:  "binomial tree to the root, subtrees as contiguous pieces; ⌈log2 n⌉ levels",
 		Build: buildGatherBinomial,
-		// at 2 ranks the other rank's block is its first message to the
-		// root, waiting for nothing
-		DataEnds: func(a *Args) bool { return a.Size == 2 && a.Bytes(a.Count) > 0 }})
+		// the rank before the root (relative n-1, a leaf) sends its block
+		// straight to the root, waiting for nothing, when n-1 is a power
+		// of two (its parent is relative 0)
+		DataEnds: func(a *Args) bool { return a.Bytes(a.Count) > 0 && (a.Size-1)&(a.Size-2) == 0 }})
 }
 
 func buildGatherBinomial(b *Builder, a *Args) error {

@@ -45,11 +45,12 @@ func init() {
 	Register(Algorithm{Coll: Reduce, Name: "binomial",
 		Desc:  "binomial tree to the root, pipelined by segment; rank-order tree at 0 for non-commutative ops",
 		Build: buildReduceBinomial,
-		// at 2 ranks the other rank's data to the root is its first
-		// message, waiting for nothing, when the tree is rooted at the
+		// the rank before the root (relative n-1, a leaf) sends its data
+		// straight to the root, waiting for nothing, when n-1 is a power
+		// of two (its parent is relative 0) and the tree is rooted at the
 		// root (a non-commutative op roots it at rank 0)
 		DataEnds: func(a *Args) bool {
-			return a.Size == 2 && a.Bytes(a.Count) > 0 && (a.Commutative() || a.Root == 0)
+			return a.Bytes(a.Count) > 0 && (a.Size-1)&(a.Size-2) == 0 && (a.Commutative() || a.Root == 0)
 		}})
 }
 

@@ -64,8 +64,8 @@ type Algorithm struct {
 	// DataEnds is DataLeads for the ring's edge into the root: rank
 	// (Root-1) mod Size's first message to the root is data it sends
 	// waiting for nothing, and the root's first receive from it one that
-	// waits for nothing (a 2-rank Reduce or Gather), so that edge's
-	// token is left out.
+	// waits for nothing (a binomial Reduce or Gather where that rank is
+	// a child of the root), so that edge's token is left out.
 	DataEnds func(a *Args) bool
 }
 

@@ -34,7 +34,10 @@ import (
 func init() {
 	Register(Algorithm{Coll: Scatter, Name: "binomial",
 		Desc:  "binomial tree from the root, subtrees as contiguous pieces; ⌈log2 n⌉ levels",
-		Build: buildScatterBinomial})
+		Build: buildScatterBinomial,
+		// the root's first message to relative rank 1 (a leaf) is its
+		// block, waiting for nothing, as in the binomial Bcast
+		DataLeads: func(a *Args) bool { return a.Bytes(a.Count) > 0 }})
 }
 
 func buildScatterBinomial(b *Builder, a *Args) error {
