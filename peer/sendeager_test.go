@@ -87,10 +87,7 @@ func TestSendEager(t *testing.T) {
 // token was sent then: nobody had asked), and gets a token for one that
 // completes after.
 func TestDoneReady(t *testing.T) {
-	a, b := newEndpoint(t, 0, 2), newEndpoint(t, 1, 2)
-	la, lb := NewMemoryLinks(0)
-	require.NoError(t, a.Attach(1, la))
-	require.NoError(t, b.Attach(0, lb))
+	a, b := memoryPair(t, 0)
 	r := b.GetOp()
 	got, msg := make([]byte, 8), []byte("8 bytes!")
 	ready := func(ch <-chan struct{}) bool {
@@ -124,10 +121,7 @@ func TestDoneReady(t *testing.T) {
 // the waiter flag cannot both miss (a miss would hang this test), and a
 // token a start left behind never wakes the next start for good.
 func TestDoneWakesWaiter(t *testing.T) {
-	a, b := newEndpoint(t, 0, 2), newEndpoint(t, 1, 2)
-	la, lb := NewMemoryLinks(0)
-	require.NoError(t, a.Attach(1, la))
-	require.NoError(t, b.Attach(0, lb))
+	a, b := memoryPair(t, 0)
 	r := b.GetOp()
 	got, msg := make([]byte, 8), []byte("a message")[:8]
 	for i := range 20000 {
