@@ -254,10 +254,10 @@ func (s *Session) jobAborted(rank, code int, reason string) {
 }
 
 // evicted is told that the job declared this rank failed (a peer lost its
-// link to it, or it stopped answering): its endpoint is closed with err
-// already, so every operation fails with it. A process that is this rank
-// ends at once, saying why: a rank declared failed is failed for good
-// (fail-stop), and the job goes on without it.
+// link to it, or it stopped answering): its endpoint closes with err next,
+// so every operation fails with it. A process that is this rank ends at
+// once, saying why: a rank declared failed is failed for good (fail-stop),
+// and the job goes on without it.
 func (s *Session) evicted(err error) {
 	if s.p.finalized.Load() || !s.exitOnAbort.Load() {
 		return

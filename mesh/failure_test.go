@@ -50,8 +50,16 @@ func startFailJob(t *testing.T, ctx context.Context, size int) *failJob {
 		ch := make(chan error, 1)
 		c, err := signaling.Dial(ctx, srv.URL(), "failure", toks[r], &signaling.DialOptions{Rank: &r, Fingerprint: id.Fingerprint()})
 		require.NoError(t, err)
-		m := New(c, Net{Loopback: true, Identity: id, Evicted: func(err error) { ch <- err }})
-		ep, err := peer.NewEndpoint(peer.Config{Rank: r, Size: size, Dialer: m})
+		var ep *peer.Endpoint
+		m := New(c, Net{Loopback: true, Identity: id, Evicted: func(err error) {
+			// told first, while the endpoint is open: a process that ends
+			// here must say why before its failed operations return
+			if _, _, perr := ep.Iprobe(peer.AnySource, 1, 9); perr != nil {
+				err = fmt.Errorf("%w (%v): %w", errToldLate, perr, err)
+			}
+			ch <- err
+		}})
+		ep, err = peer.NewEndpoint(peer.Config{Rank: r, Size: size, Dialer: m})
 		require.NoError(t, err)
 		m.Start(ep)
 		t.Cleanup(func() {
@@ -65,6 +73,23 @@ func startFailJob(t *testing.T, ctx context.Context, size int) *failJob {
 		require.NoError(t, m.m.WaitReady(ctx))
 	}
 	return j
+}
+
+// errToldLate marks an eviction told after the endpoint closed.
+var errToldLate = errors.New("Net.Evicted told after the endpoint closed")
+
+// toldEvicted waits until rank's Net.Evicted was told, and returns its
+// error; it must have been told before the endpoint closed.
+func (j *failJob) toldEvicted(t *testing.T, ctx context.Context, rank int) error {
+	t.Helper()
+	select {
+	case err := <-j.evicted[rank]:
+		require.NotErrorIs(t, err, errToldLate)
+		return err
+	case <-ctx.Done():
+		t.Fatalf("rank %d was not told it was evicted", rank)
+		return nil
+	}
 }
 
 // departure waits until the server announced rank's departure.
@@ -146,13 +171,9 @@ func TestLinkLossSpreads(t *testing.T) {
 	require.ErrorContains(t, err, "rank 1 was evicted from the job")
 	err = waitOpCtx(t, ctx, any1) // a wildcard receive too: its endpoint is closed
 	require.ErrorIs(t, err, signaling.ErrDeclaredFailed)
-	select {
-	case err := <-j.evicted[1]:
-		require.ErrorIs(t, err, signaling.ErrDeclaredFailed)
-		require.ErrorContains(t, err, "rank 1 was declared failed: rank 0 lost its link to it")
-	case <-ctx.Done():
-		t.Fatal("rank 1 was not told it was evicted")
-	}
+	err = j.toldEvicted(t, ctx, 1)
+	require.ErrorIs(t, err, signaling.ErrDeclaredFailed)
+	require.ErrorContains(t, err, "rank 1 was declared failed: rank 0 lost its link to it")
 	d := j.departure(t, ctx, 1)
 	require.True(t, d.Declared)
 	require.Equal(t, uint64(1), j.srv.Stats().Declared)
@@ -260,12 +281,8 @@ func TestJobEndedEvicts(t *testing.T) {
 		} else {
 			require.ErrorContains(t, err, fmt.Sprintf("link to rank %d: ", 1-r), "rank %d", r)
 		}
-		select {
-		case err := <-j.evicted[r]:
-			require.ErrorIs(t, err, signaling.ErrJobGone)
-			require.ErrorContains(t, err, fmt.Sprintf("rank %d was evicted from the job", r))
-		case <-ctx.Done():
-			t.Fatalf("rank %d was not told it was evicted", r)
-		}
+		err = j.toldEvicted(t, ctx, r)
+		require.ErrorIs(t, err, signaling.ErrJobGone)
+		require.ErrorContains(t, err, fmt.Sprintf("rank %d was evicted from the job", r))
 	}
 }

@@ -30,10 +30,11 @@ type Net struct {
 	// it stopped answering pings: it was frozen, or cut off): the job goes
 	// on without it, for good; or when the job ended under it (the
 	// server's EndJob: the organizer ended it, or its time limit passed).
-	// The endpoint has been closed with err by then (an endpoint without
-	// Close(error) has had every peer reported lost with it), which wraps
-	// signaling.ErrDeclaredFailed or signaling.ErrJobGone, and
-	// peer.ErrProcFailed, and says why.
+	// It is told before the endpoint closes with err (an endpoint without
+	// Close(error) has every peer reported lost with it), so that a
+	// process ending here says why before a failed operation returns to
+	// its program; err wraps signaling.ErrDeclaredFailed or
+	// signaling.ErrJobGone, and peer.ErrProcFailed, and says why.
 	// It is called once, on the mesh's goroutine: it must not call Close.
 	Evicted func(err error)
 
@@ -560,7 +561,7 @@ func (m *Mesh) route() {
 // failed and left (err says why): its endpoint closes with err (or, for
 // an endpoint that cannot be closed, every peer is lost to it), so
 // nothing it waits for hangs and nothing it sends goes on without the job
-// knowing, and Net.Evicted is told.
+// knowing. Net.Evicted is told before that.
 func (m *Mesh) evicted(err error) {
 	err = fmt.Errorf("rank %d was evicted from the job: %w: %w", m.rank, peer.ErrProcFailed, err)
 	m.mu.Lock()
@@ -568,6 +569,13 @@ func (m *Mesh) evicted(err error) {
 	m.mu.Unlock()
 	if stopped {
 		return // Close came first: this rank has left already
+	}
+	// Net.Evicted first: a process that is this rank ends there, saying
+	// why; told after the endpoint closed, it could lose the race to the
+	// application, whose failed operation returns and ends the process
+	// with its own words first
+	if m.net.Evicted != nil {
+		m.net.Evicted(err)
 	}
 	if c, ok := m.ep.(endpointCloser); ok {
 		c.Close(err) // every operation fails, wildcard receives too
@@ -577,9 +585,6 @@ func (m *Mesh) evicted(err error) {
 				m.ep.FailPeer(r, err)
 			}
 		}
-	}
-	if m.net.Evicted != nil {
-		m.net.Evicted(err)
 	}
 }
 
