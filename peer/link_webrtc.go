@@ -124,6 +124,7 @@ type webrtcLink struct {
 // offer asks for it; otherwise a pion peer connection and its negotiated
 // data channel. cfg is valid, defaults applied.
 func connect(ctx context.Context, cfg WebRTCConfig, sig Signaler, offerer bool) (Link, error) {
+	raiseGCFloor(cfg.GCFloor) // pion's per-packet garbage (gcfloor.go)
 	ctx, cancel := context.WithTimeout(ctx, DefaultSetupTimeout)
 	defer cancel()
 	setup := newRTCSetup()

@@ -1,7 +1,11 @@
 package peer
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -19,6 +23,11 @@ const (
 	// DefaultSocketBuffer is the UDP send and receive buffer size asked of
 	// the kernel (which caps it at its rmem_max/wmem_max). Native only.
 	DefaultSocketBuffer = 4 << 20
+	// DefaultGCFloor is the heap a process with a native WebRTC link
+	// keeps out of its collector's way (WebRTCConfig.GCFloor): pion's
+	// per-packet garbage then does not make it collect every few MiB.
+	// Native only.
+	DefaultGCFloor = 16 << 20
 	// DefaultSetupTimeout bounds DialWebRTC and AcceptWebRTC when the
 	// context has no earlier deadline: a peer that cannot be reached is
 	// reported lost within the 10 s a job allows (set-up takes about 4 ms
@@ -95,6 +104,54 @@ type WebRTCConfig struct {
 	// limit, which the frames it relays must fit. No effect in the
 	// browser, whose descriptions advertise the browser's own.
 	MaxFrame int
+	// GCFloor is the heap, in bytes, that the collector of a process
+	// with a native WebRTC link leaves alone (gcfloor.go says why and
+	// how): the process keeps the largest asked of it for good. 0 means
+	// the environment's EnvGCFloor, or DefaultGCFloor where it is unset;
+	// negative, none. No effect in the browser or a WASI guest, whose
+	// links are not pion's.
+	GCFloor int
+}
+
+// EnvGCFloor sets the GC floor of a process's native WebRTC links where
+// WebRTCConfig.GCFloor is 0: bytes, with an optional KiB, MiB or GiB
+// suffix; 0 turns it off.
+const EnvGCFloor = "MESHMPI_GC_FLOOR"
+
+// envGCFloor reads EnvGCFloor: DefaultGCFloor where it is unset, -1
+// where it is 0.
+func envGCFloor() (int, error) {
+	v := strings.TrimSpace(os.Getenv(EnvGCFloor))
+	if v == "" {
+		return DefaultGCFloor, nil
+	}
+	n, err := parseBytes(v)
+	if err != nil {
+		return 0, fmt.Errorf("peer: %s=%q: %w", EnvGCFloor, v, err)
+	}
+	if n == 0 {
+		return -1, nil
+	}
+	return n, nil
+}
+
+// parseBytes reads a byte count with an optional KiB, MiB or GiB suffix.
+func parseBytes(s string) (int, error) {
+	num, unit := s, 1
+	for _, u := range []struct {
+		suffix string
+		n      int
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			num, unit = strings.TrimSpace(v), u.n
+			break
+		}
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 0 || n > math.MaxInt/unit {
+		return 0, errors.New("want a byte count, with an optional KiB, MiB or GiB suffix")
+	}
+	return n * unit, nil
 }
 
 func (c WebRTCConfig) withDefaults() WebRTCConfig {
@@ -110,6 +167,9 @@ func (c WebRTCConfig) withDefaults() WebRTCConfig {
 	if c.MaxFrame == 0 || c.MaxFrame > MaxWebRTCFrame {
 		c.MaxFrame = MaxWebRTCFrame
 	}
+	if c.GCFloor == 0 {
+		c.GCFloor, _ = envGCFloor() // Validate reports a bad value
+	}
 	return c
 }
 
@@ -118,6 +178,9 @@ func (c WebRTCConfig) Validate() error {
 	c = c.withDefaults()
 	if c.HighWater < 0 || c.LowWater < 0 || c.LowWater >= c.HighWater {
 		return fmt.Errorf("peer: webrtc water marks low %d, high %d: want 0 ≤ low < high", c.LowWater, c.HighWater)
+	}
+	if _, err := envGCFloor(); c.GCFloor == 0 && err != nil {
+		return err
 	}
 	if c.MaxFrame <= HeaderLen {
 		return fmt.Errorf("peer: webrtc MaxFrame %d: want 0 or more than a %d-byte header", c.MaxFrame, HeaderLen)
