@@ -49,6 +49,12 @@ var Rules = []Rule{
 	{Coll: Allgather, Alg: "ring"},
 	{Coll: Allgatherv, Alg: "ring"},
 
+	// ranks sharing cores, tiny blocks: fewest messages, for n² blocks
+	// moved (8 ranks on 2 cores, 8 B blocks, 3 interleaved rounds at load
+	// ~1.6: 16.4–17.8 µs against Bruck's 24.2–26.3, 16 ranks 33–36
+	// against 54–56; 64 B level at 8, 42 against 57–63 at 16; 256 B
+	// Bruck's; 2026-11-30)
+	{Coll: Alltoall, MaxSize: 16, MaxBytes: 64, When: Oversubscribed, Alg: "gather_bcast"},
 	{Coll: Alltoall, MaxBytes: 256, Alg: "bruck"},
 	// ranks sharing cores: one step instead of n-1 rounds of context
 	// switches (8 ranks on 2 cores, 3 interleaved rounds at load 4.5:
