@@ -19,10 +19,11 @@ import (
 // keeps a ballast: a pointer-free allocation that is never written,
 // which takes address space but, fresh from the OS, no memory, and adds
 // its size to the live heap the goal is computed from. Measured between
-// two native processes over the native data path (3 interleaved rounds,
-// load ~1.5): 64 KiB messages 74–83 → 94–110 MB/s, 1 MiB 99–126 →
-// 137–163 MB/s with 16 MiB; 32 and 64 MiB gained no more. The price is
-// up to the floor's size in garbage between collections under traffic.
+// two native processes over the native data path (BenchmarkWebRTCTwoProcs,
+// 5 interleaved rounds against the build before, load ~2, medians): 64 KiB
+// messages 89 → 114 MB/s, 1 MiB 123 → 173 MB/s; 16 MiB gains about what
+// 32, 64 and 128 do. The price is up to the floor's size in garbage
+// between collections under traffic.
 //
 // A memory limit (GOMEMLIMIT, debug.SetMemoryLimit) counts the ballast
 // as heap, so the floor stays under a quarter of it: the collector must

@@ -20,8 +20,10 @@ const gcFloorChild = "MESHMPI_TEST_GCFLOOR_CHILD"
 
 // The first native WebRTC link raises the process's GC floor: the heap
 // goal then stays above the ballast, which costs no resident memory; an
-// environment of 0 turns it off; a memory limit holds it to a quarter of
-// the limit; a bad value fails the link, naming the variable.
+// environment of 0 turns it off, a config's own value comes before the
+// environment's, and a negative one turns it off; a memory limit holds it
+// to a quarter of the limit; a bad value fails the link, naming the
+// variable.
 func TestGCFloor(t *testing.T) {
 	if c := os.Getenv(gcFloorChild); c != "" {
 		gcFloorCase(t, c)
@@ -34,6 +36,8 @@ func TestGCFloor(t *testing.T) {
 		{"limit", ""},
 		{"bad", "16MB"},
 		{"resident", ""},
+		{"config", "24MiB"}, // WebRTCConfig.GCFloor comes before the environment
+		{"configoff", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestGCFloor$", "-test.count=1", "-test.v")
@@ -67,10 +71,17 @@ func gcFloorCase(t *testing.T, c string) {
 		debug.SetMemoryLimit(32 << 20)
 		defer debug.SetMemoryLimit(-1)
 	}
-	la, lb := connectLinks(t, WebRTCConfig{Loopback: true})
+	cfg := WebRTCConfig{Loopback: true}
+	switch c {
+	case "config":
+		cfg.GCFloor = 20 << 20
+	case "configoff":
+		cfg.GCFloor = -1
+	}
+	la, lb := connectLinks(t, cfg)
 	defer la.Close()
 	defer lb.Close()
-	want := map[string]int{"default": DefaultGCFloor, "off": 0, "set": 24 << 20, "limit": 8 << 20}[c]
+	want := map[string]int{"default": DefaultGCFloor, "off": 0, "set": 24 << 20, "limit": 8 << 20, "config": 20 << 20, "configoff": 0}[c]
 	require.Equal(t, want, gcFloor())
 	runtime.GC()
 	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}

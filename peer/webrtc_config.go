@@ -127,7 +127,7 @@ func envGCFloor() (int, error) {
 	}
 	n, err := parseBytes(v)
 	if err != nil {
-		return 0, fmt.Errorf("peer: %s=%q: %w", EnvGCFloor, v, err)
+		return 0, fmt.Errorf("%s=%q: %w", EnvGCFloor, v, err)
 	}
 	if n == 0 {
 		return -1, nil
