@@ -360,9 +360,16 @@ func (c *countedConn) ReadFrom(p []byte) (int, net.Addr, error) {
 	return n, addr, err
 }
 
+// WriteTo counts the bytes before it writes them, so that whatever a peer
+// has received is counted by then (counted after, a test that read the
+// stats once the peer had answered saw only the answer), and takes back
+// what the write did not send.
 func (c *countedConn) WriteTo(p []byte, addr net.Addr) (int, error) {
+	c.s.relayed.Add(uint64(len(p)))
 	n, err := c.PacketConn.WriteTo(p, addr)
-	c.s.relayed.Add(uint64(max(n, 0)))
+	if unsent := len(p) - max(n, 0); unsent > 0 {
+		c.s.relayed.Add(-uint64(unsent))
+	}
 	return n, err
 }
 

@@ -191,3 +191,30 @@ func TestListenErrors(t *testing.T) {
 		})
 	}
 }
+
+// checkingConn is a relay socket whose WriteTo looks at the server's
+// count as it writes, and writes only short of what it is given.
+type checkingConn struct {
+	net.PacketConn
+	s        *Server
+	atWrite  uint64
+	accepted int
+}
+
+func (c *checkingConn) WriteTo(p []byte, _ net.Addr) (int, error) {
+	c.atWrite = c.s.Stats().Relayed
+	return min(len(p), c.accepted), nil
+}
+
+// A relayed write is counted before it leaves, so a peer that received
+// it finds it counted; what a short write did not send is taken back.
+func TestRelayedCountedBeforeWrite(t *testing.T) {
+	s := listen(t, Config{})
+	w := &checkingConn{s: s, accepted: 5}
+	c := &countedConn{PacketConn: w, s: s}
+	n, err := c.WriteTo([]byte("through the relay"), nil)
+	require.NoError(t, err)
+	require.Equal(t, 5, n)
+	require.Equal(t, uint64(17), w.atWrite, "counted before the write")
+	require.Equal(t, uint64(5), s.Stats().Relayed, "the unsent bytes taken back")
+}
