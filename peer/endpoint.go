@@ -71,6 +71,8 @@ type Endpoint struct {
 	slotGen   []uint32
 	freeSlots []uint32
 	closed    error
+	// shut is set with closed, under mu: sends check it without the lock
+	shut atomic.Bool
 	// unexpected-queue accounting (credit.go): the limits, the credit
 	// held by unexpected eager messages and its peak, and the bound on
 	// one peer's unexpected rendezvous announcements
@@ -167,6 +169,17 @@ func (e *Endpoint) conn(rank int) *conn {
 	c := e.newLinklessConn(rank)
 	if !e.conns[rank].CompareAndSwap(nil, c) {
 		return e.conns[rank].Load()
+	}
+	if e.shut.Load() {
+		// Close sets shut and then fails the conns it finds, so one made
+		// since fails here instead of dialing (an in-process world's
+		// dialer links at once: a send to a rank of an aborted world went
+		// through)
+		e.mu.Lock()
+		err := e.closed
+		e.mu.Unlock()
+		c.fail(err)
+		return c
 	}
 	go func() {
 		l, err := e.dialer.Dial(e.dialCtx, rank)
@@ -350,6 +363,7 @@ func (e *Endpoint) Close(err error) {
 		return
 	}
 	e.closed = err
+	e.shut.Store(true)
 	e.mu.Unlock()
 	e.stopDials()
 	for i := range e.conns {

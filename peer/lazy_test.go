@@ -153,3 +153,32 @@ func TestLazyDialFailure(t *testing.T) {
 	require.NoError(t, wait(got).Err)
 	require.Equal(t, byte(7), buf[0])
 }
+
+// A closed endpoint makes no link and sends nothing: a send to a rank it
+// never linked to fails with the close's cause without dialing (an
+// in-process world's dialer links at once, whatever its context says:
+// a rank of an aborted world sent to a rank that had failed, and the
+// send succeeded), and an eager send to a linked rank is not taken.
+func TestClosedEndpointSendsNothing(t *testing.T) {
+	eps, d := lazyWorld(t, 3)
+	// rank 0 links to rank 1 only
+	s, r := eps[0].GetOp(), eps[1].GetOp()
+	require.NoError(t, eps[1].StartRecv(r, 0, 0, 1, make([]byte, 8)))
+	require.NoError(t, eps[0].StartSend(s, Standard, 1, 0, 1, make([]byte, 8)))
+	require.NoError(t, wait(s).Err)
+	require.NoError(t, wait(r).Err)
+
+	cause := fmt.Errorf("world aborted by rank 2: %w", ErrProcFailed)
+	eps[0].Close(cause)
+	for _, dst := range []int{1, 2} {
+		sent, err := eps[0].SendEager(dst, 0, 1, make([]byte, 8))
+		require.False(t, sent, "eager send to rank %d after close", dst)
+		require.NoError(t, err)
+		op := eps[0].GetOp()
+		require.NoError(t, eps[0].StartSend(op, Standard, dst, 0, 1, make([]byte, 8)))
+		require.ErrorIs(t, wait(op).Err, cause, "send to rank %d after close", dst)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	require.Len(t, d.pairs, 1, "a closed endpoint dialed")
+}

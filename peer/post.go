@@ -27,6 +27,15 @@ func (e *Endpoint) StartSend(op *Op, mode Mode, dst int, ctx uint32, tag int32, 
 	}
 	op.arm(opSend, dst, ctx, tag, buf)
 	op.mode = mode
+	if e.shut.Load() {
+		// closed: its conns may not all have failed yet, and a send
+		// must not leave a rank whose pending operations fail
+		e.mu.Lock()
+		err := e.closed
+		e.mu.Unlock()
+		e.complete(op, err)
+		return nil
+	}
 	c := e.conn(dst)
 	if c == nil {
 		e.complete(op, fmt.Errorf("no link to rank %d: %w", dst, ErrProcFailed))
@@ -65,7 +74,7 @@ func (e *Endpoint) SendEager(dst int, ctx uint32, tag int32, buf []byte) (sent b
 		return false, nil
 	}
 	c := e.conns[dst].Load()
-	if c == nil || len(buf) > max(c.eagerMax, 0) || c.queued.Load() != 0 || c.blocked.Load() || c.dead.Load() ||
+	if c == nil || e.shut.Load() || len(buf) > max(c.eagerMax, 0) || c.queued.Load() != 0 || c.blocked.Load() || c.dead.Load() ||
 		!c.writing.CompareAndSwap(false, true) {
 		return false, nil
 	}
