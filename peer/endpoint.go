@@ -175,10 +175,7 @@ func (e *Endpoint) conn(rank int) *conn {
 		// since fails here instead of dialing (an in-process world's
 		// dialer links at once: a send to a rank of an aborted world went
 		// through)
-		e.mu.Lock()
-		err := e.closed
-		e.mu.Unlock()
-		c.fail(err)
+		c.fail(e.closeCause())
 		return c
 	}
 	go func() {
@@ -193,6 +190,13 @@ func (e *Endpoint) conn(rank int) *conn {
 		}
 	}()
 	return c
+}
+
+// closeCause is what Close was given, once shut is set.
+func (e *Endpoint) closeCause() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.closed
 }
 
 // newLinklessConn returns a conn for rank with no link yet: blocked, so

@@ -30,10 +30,7 @@ func (e *Endpoint) StartSend(op *Op, mode Mode, dst int, ctx uint32, tag int32, 
 	if e.shut.Load() {
 		// closed: its conns may not all have failed yet, and a send
 		// must not leave a rank whose pending operations fail
-		e.mu.Lock()
-		err := e.closed
-		e.mu.Unlock()
-		e.complete(op, err)
+		e.complete(op, e.closeCause())
 		return nil
 	}
 	c := e.conn(dst)
