@@ -115,14 +115,20 @@ type lateMismatch struct {
 	anyFailed bool
 }
 
-// failedAt records that collective seq failed here.
+// failedAt records that collective seq failed here: a later notice
+// about an earlier collective marks nothing (markLate).
 func (c *Comm) failedAt(seq uint32) {
-	const mask = 1<<(32-coll.SigBits) - 1
 	c.activeMu.Lock()
+	c.failedAtLocked(seq)
+	c.activeMu.Unlock()
+}
+
+// failedAtLocked is failedAt with activeMu held.
+func (c *Comm) failedAtLocked(seq uint32) {
+	const mask = 1<<(32-coll.SigBits) - 1
 	if !c.late.anyFailed || (seq-c.late.failed)&mask < mask/2 {
 		c.late.failed, c.late.anyFailed = seq, true
 	}
-	c.activeMu.Unlock()
 }
 
 // markLate marks c for a notice about collective seq, which completed
@@ -137,13 +143,22 @@ func (c *Comm) markLate(seq uint32) {
 
 const markSet = 1 << 31
 
-// take returns the reported sequence number and clears the mark, or
-// false if there is none.
-func (l *lateMismatch) take() (uint32, bool) {
-	if l.seq.Load() == 0 { // the common case: one load
+// takeLate returns the collective a late notice reported and clears the
+// mark, or false if there is none; if there was one, collective seq,
+// which fails for it, is recorded as failed here (failedAt) in the same
+// step. Two steps let a second notice about the reported collective (two
+// ranks found the disagreement) mark the communicator again in between,
+// and fail the call after seq too.
+func (c *Comm) takeLate(seq uint32) (uint32, bool) {
+	if c.late.seq.Load() == 0 { // the common case: one load
 		return 0, false
 	}
-	v := l.seq.Swap(0)
+	c.activeMu.Lock()
+	defer c.activeMu.Unlock()
+	v := c.late.seq.Swap(0)
+	if v != 0 {
+		c.failedAtLocked(seq)
+	}
 	return v &^ markSet, v != 0
 }
 

@@ -176,13 +176,15 @@ func (q *collRequest) result(keep bool) (Status, error) {
 	}
 	if err != nil {
 		// an error reported here answers any earlier notice, and any
-		// disagreement a trail found
-		q.c.late.take()
-		if q.c.ntrails.Load() > 0 {
-			_ = q.c.sweepTrails(false)
-		}
+		// disagreement a trail found. Recorded first (a blocking call's
+		// leave did): a notice about an earlier collective that comes
+		// after the mark is cleared must find it and mark nothing.
 		if keep {
 			q.c.failedAt(q.seq)
+		}
+		q.c.takeLate(q.seq)
+		if q.c.ntrails.Load() > 0 {
+			_ = q.c.sweepTrails(false)
 		}
 		err = fmt.Errorf("%s on %s: %w", name, q.c, collErr(err))
 		return Status{Err: err}, err
@@ -210,7 +212,7 @@ func (q *collRequest) settledResult() error {
 // mismatched after it had completed here: by another rank, which sent a
 // notice (collcontrol.go), or by this rank's trail (colltrail.go).
 func (c *Comm) earlierFailed(k string, seq uint32) error {
-	if s, ok := c.late.take(); ok {
+	if s, ok := c.takeLate(seq); ok {
 		return c.failLate(k, seq, s)
 	}
 	return c.trailsFailed(k, seq)

@@ -398,3 +398,38 @@ func TestFinalizeAfterOneSidedCollective(t *testing.T) {
 	require.ErrorIs(t, err, ErrArg)
 	require.Contains(t, err.Error(), "different number of collective calls")
 }
+
+// Two ranks may both report a collective that completed here (one found
+// the disagreement in its call, one in its trail): the first notice fails
+// this rank's next call, and the second, however close behind it, marks
+// nothing, so the call after works. Taking the mark and recording the
+// failed call were two steps, and a notice in between marked the
+// communicator again (TestInterRootMismatch, about 1 run in 5,000).
+func TestSecondLateNoticeMarksNothing(t *testing.T) {
+	require.NoError(t, Run(1, func(w *Comm) error {
+		for trial := range uint32(2000) {
+			done, call := 10*trial+1, 10*trial+2 // a collective that completed here, the next call
+			w.activeMu.Lock()
+			w.late.done[w.late.n%recentSeqs] = done
+			w.late.n++
+			w.activeMu.Unlock()
+			w.seq.Store(call)
+			w.abortSeq(done, true) // the first notice
+			second := make(chan struct{})
+			go func() {
+				defer close(second)
+				for range 50 {
+					w.abortSeq(done, true)
+				}
+			}()
+			if err := w.earlierFailed("barrier", call); !errors.Is(err, ErrArg) {
+				return fmt.Errorf("trial %d: the call after a late notice: %v, want ErrArg", trial, err)
+			}
+			<-second
+			if s, ok := w.takeLate(call + 1); ok {
+				return fmt.Errorf("trial %d: a second notice about collective %d marked the communicator (the call after the failed one would fail for %d)", trial, done, s)
+			}
+		}
+		return nil
+	}))
+}
