@@ -161,7 +161,7 @@ func Serve(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (err error) {
 	if r.ctx.Err() != nil {
 		// the guest exited while this was being set up: watchStream
 		// may have looked for the stream before it was stored
-		s.endAfterExit()
+		r.endAfterExit(s)
 	}
 	gs.onGuestWrite(s)
 	return r.readStream(s)
@@ -215,9 +215,17 @@ func (r *relay) endStream() bool {
 	if s == nil {
 		return false
 	}
-	s.endAfterExit()
-	r.log.Debug("guest stream ended after its exit", "rank", r.rank)
+	r.endAfterExit(s)
 	return true
+}
+
+// endAfterExit ends s, the stream of a guest that exited, after what the
+// guest wrote, saying so first: the end lets Serve and the guest's Run
+// return, and a line logged after it could come after Run's caller had
+// looked (TestGuestExitEndsStream, in CI).
+func (r *relay) endAfterExit(s *streamReader) {
+	r.log.Debug("guest stream ended after its exit", "rank", r.rank)
+	s.endAfterExit()
 }
 
 // drainAfterExit keeps the stream of a guest that exited open for
