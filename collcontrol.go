@@ -190,28 +190,36 @@ func lateErr(reported uint32) error {
 //
 // The run is aborted with activeMu held: once the lock is released its
 // owner may leave, recycle the run (Plan.PutRun) and start it for a later
-// collective, which a late Abort would then reset or fail. Holding the
-// lock is safe: Abort with errMismatchReported withdraws this rank's
-// transfers but tells no other rank, so it never waits on another
-// communicator's activeMu.
+// collective, which a late Abort would then reset or fail. Its transfers
+// are withdrawn after the lock is released (coll.Run.AbortHeld): the
+// withdrawal writes to links, and a link it finds lost fails c's
+// collectives, under activeMu.
 func (c *Comm) abortSeq(seq uint32, mark bool) {
 	c.activeMu.Lock()
-	defer c.activeMu.Unlock()
+	later := c.abortSeqLocked(seq, mark)
+	c.activeMu.Unlock()
+	later.Run()
+}
+
+// abortSeqLocked is abortSeq with activeMu held; it returns the
+// withdrawal to run once the lock is released.
+func (c *Comm) abortSeqLocked(seq uint32, mark bool) coll.Abandonment {
 	for _, a := range c.active {
 		if a.seq == seq {
 			// a persistent run also fails its next start; the mark
 			// reaches a rank that frees it instead
-			if a.run.Abort(errMismatchReported) && mark {
+			late, later := a.run.AbortHeld(errMismatchReported)
+			if late && mark {
 				c.markLate(seq)
 			}
-			return
+			return later
 		}
 	}
 	if mark {
 		for _, s := range c.late.done[:min(c.late.n, recentSeqs)] {
 			if s == seq {
 				c.markLate(seq)
-				return
+				return coll.Abandonment{}
 			}
 		}
 	}
@@ -221,6 +229,7 @@ func (c *Comm) abortSeq(seq uint32, mark bool) {
 		}
 		c.aborted = append(c.aborted, seq)
 	}
+	return coll.Abandonment{}
 }
 
 // recentSeqs is how far behind this rank's count a notice's collective may
@@ -245,22 +254,26 @@ func (c *Comm) pending(seq uint32) bool {
 // fails the run, or its next start if it is not active.
 func (c *Comm) enter(run *coll.Run, seq uint32, persistent bool) {
 	c.activeMu.Lock()
-	defer c.activeMu.Unlock()
 	c.active = append(c.active, activeRun{seq, run, persistent})
 	kept := c.aborted[:0]
+	var later coll.Abandonment
 	for _, s := range c.aborted {
 		switch {
 		case s&^noticeNoMark == seq:
 			// a run that completed within its start (it only sends)
 			// is too late to fail: the mark fails it in its result
-			if run.Abort(errMismatchReported) && !persistent && s&noticeNoMark == 0 {
+			late, w := run.AbortHeld(errMismatchReported)
+			if late && !persistent && s&noticeNoMark == 0 {
 				c.markLate(seq)
 			}
+			later = w
 		case c.pending(s):
 			kept = append(kept, s)
 		}
 	}
 	c.aborted = kept
+	c.activeMu.Unlock()
+	later.Run() // unlocked, as abortSeq's
 }
 
 // leave unregisters a run; ok says it completed without error (a

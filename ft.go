@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/meshmpi/meshmpi/agree"
+	"github.com/meshmpi/meshmpi/coll"
 	"github.com/meshmpi/meshmpi/peer"
 )
 
@@ -219,10 +220,17 @@ func rankInComm(c *Comm, w int) string {
 // library's own exchanges on its collective context.
 func (c *Comm) failCollectives(err error) {
 	c.activeMu.Lock()
+	later := make([]coll.Abandonment, 0, len(c.active))
 	for _, a := range c.active {
-		a.run.Abort(err)
+		_, w := a.run.AbortHeld(err)
+		later = append(later, w)
 	}
 	c.activeMu.Unlock()
+	// withdrawn unlocked: a link the withdrawal finds lost fails c's
+	// collectives again, under activeMu (coll.Run.AbortHeld)
+	for _, w := range later {
+		w.Run()
+	}
 	c.p.ep.CancelTagged(c.collContext(), 0, 0, err)
 }
 

@@ -353,3 +353,46 @@ func TestTrailingTokenSettles(t *testing.T) {
 	require.NoError(t, run.Start())
 	require.False(t, run.Settled(), "an allreduce waits for its peer's data")
 }
+
+// AbortHeld fails a run but leaves the withdrawal of its transfers to
+// the caller, who holds a lock the withdrawal may need (a link it finds
+// lost fails the communicator's collectives under that lock): nothing is
+// withdrawn inside the call, and the run ends only once the caller runs
+// the withdrawal. On a run that completed, it reports the abort late and
+// leaves nothing to run.
+func TestAbortHeldLeavesWithdrawal(t *testing.T) {
+	bcast := findAlg(t, collAlg{coll.Bcast, "binomial"})
+	a := coll.Args{Coll: coll.Bcast, Rank: 0, Size: 2, Root: 0, Count: 1, ElemSize: 8, Type: op.Int64}
+	p, err := coll.Build(bcast, &a)
+	require.NoError(t, err)
+	f := &maskedFabric{queues: map[[2]int]*maskedQueue{}}
+	run := coll.NewRun(p, maskedEndpoint{f, 0, 2}, coll.Tag(1, coll.Signature(&a, bcast.Name)), nil)
+	require.NoError(t, run.Bind(make([]byte, p.Need[coll.BufSend]), make([]byte, p.Need[coll.BufRecv])))
+	require.NoError(t, run.Start())
+	require.False(t, run.Finished(), "the root waits for rank 1's token")
+	pending := func() int {
+		n := 0
+		for _, q := range f.queues {
+			n += len(q.recvs)
+		}
+		return n
+	}
+	require.Equal(t, 1, pending())
+
+	boom := errors.New("a member failed")
+	late, later := run.AbortHeld(boom)
+	require.False(t, late)
+	require.Equal(t, 1, pending(), "AbortHeld withdrew the token receive itself")
+	require.False(t, run.Finished(), "the run ended before its transfer was withdrawn")
+	later.Run()
+	require.Zero(t, pending())
+	require.True(t, run.Finished())
+	require.ErrorIs(t, run.Err(), boom)
+
+	late, later = run.AbortHeld(boom)
+	require.False(t, late, "the run had failed: the abort is not late for it")
+	later.Run() // nothing to withdraw: a no-op
+	require.NoError(t, run.Start())
+	require.True(t, run.Finished())
+	require.ErrorIs(t, run.Err(), boom, "the abort of an ended run fails its next start")
+}

@@ -299,7 +299,12 @@ func (r *Run) stepDone(id int32, err error) {
 // transfers are taken as one batch and started without it, since their
 // completion may come back inside the call: one unlock and relock per
 // batch (a round's sends and receives) instead of per transfer.
-func (r *Run) drainLocked() {
+func (r *Run) drainLocked() { r.drainWith(nil) }
+
+// drainWith is drainLocked; with later non-nil, a withdrawal the drain
+// starts (Transport.Abandon) is left in *later for the caller instead of
+// run here (AbortHeld).
+func (r *Run) drainWith(later *Abandonment) {
 	if r.draining {
 		r.mu.Unlock()
 		return
@@ -370,7 +375,11 @@ func (r *Run) drainLocked() {
 	err, t, tag, w := r.err, r.t, r.tag, r.waker
 	r.mu.Unlock()
 	if abandon {
-		t.Abandon(tag, err)
+		if later != nil {
+			*later = Abandonment{t, tag, err}
+		} else {
+			t.Abandon(tag, err)
+		}
 	}
 	if settle {
 		// may be stale by now (the run finished and started again),
@@ -448,6 +457,17 @@ func (r *Run) start(id int32) error {
 // Abort reports whether it came too late for the last start: the run
 // had completed without error.
 func (r *Run) Abort(err error) (late bool) {
+	if ended, late := r.abortLocked(err); ended {
+		return late
+	}
+	r.drainLocked()
+	return false
+}
+
+// abortLocked takes r.mu and fails the run with err: if it has ended,
+// its next start (ended; late as Abort's), and r.mu is released; else
+// now, and r.mu is held for the drain that withdraws its transfers.
+func (r *Run) abortLocked(err error) (ended, late bool) {
 	r.mu.Lock()
 	if r.ended {
 		late = r.err == nil
@@ -455,13 +475,45 @@ func (r *Run) Abort(err error) (late bool) {
 			r.abortNext = err
 		}
 		r.mu.Unlock()
-		return late
+		return true, late
 	}
 	if r.err == nil {
 		r.err = err
 	}
-	r.drainLocked()
-	return false
+	return false, false
+}
+
+// AbortHeld is Abort for a caller that holds a lock which the
+// transport's withdrawal may need: withdrawing writes to links (a credit
+// grant, a notice), a write may find its link lost, and a lost link tells
+// the run's communicator, which fails its collectives under that same
+// lock (a rank of examples/resilient deadlocked on itself so). The
+// withdrawal, if the abort starts one, is returned for the caller to Run
+// once it has let go; until then the run waits for its transfers as
+// ever.
+func (r *Run) AbortHeld(err error) (late bool, later Abandonment) {
+	if ended, late := r.abortLocked(err); ended {
+		return late, later
+	}
+	r.drainWith(&later)
+	return false, later
+}
+
+// Abandonment is a run's withdrawal of its transfers (Transport.Abandon)
+// that AbortHeld left to its caller. The zero value withdraws nothing.
+// It holds the transport and tag, not the run, which may be recycled by
+// the time it runs.
+type Abandonment struct {
+	t   Transport
+	tag uint32
+	err error
+}
+
+// Run withdraws the transfers, if there is anything to withdraw.
+func (a Abandonment) Run() {
+	if a.t != nil {
+		a.t.Abandon(a.tag, a.err)
+	}
 }
 
 func (r *Run) finish() {
