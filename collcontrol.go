@@ -256,7 +256,7 @@ func (c *Comm) enter(run *coll.Run, seq uint32, persistent bool) {
 	c.activeMu.Lock()
 	c.active = append(c.active, activeRun{seq, run, persistent})
 	kept := c.aborted[:0]
-	var later coll.Abandonment
+	var later []coll.Abandonment // two notices about seq: only the first withdraws
 	for _, s := range c.aborted {
 		switch {
 		case s&^noticeNoMark == seq:
@@ -266,14 +266,16 @@ func (c *Comm) enter(run *coll.Run, seq uint32, persistent bool) {
 			if late && !persistent && s&noticeNoMark == 0 {
 				c.markLate(seq)
 			}
-			later = w
+			later = append(later, w)
 		case c.pending(s):
 			kept = append(kept, s)
 		}
 	}
 	c.aborted = kept
 	c.activeMu.Unlock()
-	later.Run() // unlocked, as abortSeq's
+	for _, w := range later {
+		w.Run() // unlocked, as abortSeq's
+	}
 }
 
 // leave unregisters a run; ok says it completed without error (a
