@@ -324,10 +324,7 @@ func TestTrailingTokenSettles(t *testing.T) {
 			a := args(tc.root1)
 			runs := make([]*coll.Run, 2)
 			for r := range a {
-				p, err := coll.Build(bcast, &a[r])
-				require.NoError(t, err)
-				runs[r] = coll.NewRun(p, maskedEndpoint{f, r, 2}, coll.Tag(1, coll.Signature(&a[r], bcast.Name)), nil)
-				require.NoError(t, runs[r].Bind(make([]byte, p.Need[coll.BufSend]), make([]byte, p.Need[coll.BufRecv])))
+				runs[r] = maskedRun(t, f, bcast, &a[r])
 			}
 			require.NoError(t, runs[0].Start())
 			require.True(t, runs[0].Settled(), "the root's data has gone: only its token receive is left")
@@ -345,29 +342,32 @@ func TestTrailingTokenSettles(t *testing.T) {
 	}
 	allreduce := findAlg(t, collAlg{coll.Allreduce, "recursive_doubling"})
 	a := coll.Args{Coll: coll.Allreduce, Rank: 0, Size: 2, Count: 1, ElemSize: 8, Type: op.Int64, Op: op.Sum}
-	p, err := coll.Build(allreduce, &a)
-	require.NoError(t, err)
-	f := &maskedFabric{queues: map[[2]int]*maskedQueue{}}
-	run := coll.NewRun(p, maskedEndpoint{f, 0, 2}, coll.Tag(1, coll.Signature(&a, allreduce.Name)), nil)
-	require.NoError(t, run.Bind(make([]byte, p.Need[coll.BufSend]), make([]byte, p.Need[coll.BufRecv])))
+	run := maskedRun(t, &maskedFabric{queues: map[[2]int]*maskedQueue{}}, allreduce, &a)
 	require.NoError(t, run.Start())
 	require.False(t, run.Settled(), "an allreduce waits for its peer's data")
+}
+
+// maskedRun is a run of alg for a's rank (of 2) on f, its buffers bound.
+func maskedRun(t *testing.T, f *maskedFabric, alg coll.Algorithm, a *coll.Args) *coll.Run {
+	t.Helper()
+	p, err := coll.Build(alg, a)
+	require.NoError(t, err)
+	run := coll.NewRun(p, maskedEndpoint{f, a.Rank, 2}, coll.Tag(1, coll.Signature(a, alg.Name)), nil)
+	require.NoError(t, run.Bind(make([]byte, p.Need[coll.BufSend]), make([]byte, p.Need[coll.BufRecv])))
+	return run
 }
 
 // AbortHeld fails a run but leaves the withdrawal of its transfers to
 // the caller, who holds a lock the withdrawal may need (a link it finds
 // lost fails the communicator's collectives under that lock): nothing is
 // withdrawn inside the call, and the run ends only once the caller runs
-// the withdrawal. On a run that completed, it reports the abort late and
-// leaves nothing to run.
+// the withdrawal. On a run that has ended, it leaves nothing to run and
+// fails the next start.
 func TestAbortHeldLeavesWithdrawal(t *testing.T) {
 	bcast := findAlg(t, collAlg{coll.Bcast, "binomial"})
 	a := coll.Args{Coll: coll.Bcast, Rank: 0, Size: 2, Root: 0, Count: 1, ElemSize: 8, Type: op.Int64}
-	p, err := coll.Build(bcast, &a)
-	require.NoError(t, err)
 	f := &maskedFabric{queues: map[[2]int]*maskedQueue{}}
-	run := coll.NewRun(p, maskedEndpoint{f, 0, 2}, coll.Tag(1, coll.Signature(&a, bcast.Name)), nil)
-	require.NoError(t, run.Bind(make([]byte, p.Need[coll.BufSend]), make([]byte, p.Need[coll.BufRecv])))
+	run := maskedRun(t, f, bcast, &a)
 	require.NoError(t, run.Start())
 	require.False(t, run.Finished(), "the root waits for rank 1's token")
 	pending := func() int {
