@@ -37,6 +37,7 @@ func join(ctx context.Context, spec JobSpec, cfg config) (_ *Session, named bool
 		startTelemetry(s, g, cfg.telemetry) // telemetry_wasip1.go
 	}
 	g.OnAbort(s.jobAborted)
+	g.OnEvicted(s.evicted) // as Net.Evicted is told for a native rank
 	// the host tells the job; the guest exits next (Comm.Abort)
 	p.abort = func(e *AbortError) { g.Abort(e.Code, e.Where) }
 	g.Start(p.ep)

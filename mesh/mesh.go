@@ -58,8 +58,9 @@ type Endpoint interface {
 }
 
 // endpointCloser is an Endpoint that can be closed with a cause
-// (*peer.Endpoint): an evicted rank's is, so that every operation fails,
-// receives from any source included.
+// (*peer.Endpoint; a WASI host's relay, which tells its guest): an
+// evicted rank's is, so that every operation fails, receives from any
+// source included, and the rank does not go on as a job of one.
 type endpointCloser interface {
 	Close(err error)
 }

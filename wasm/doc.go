@@ -150,6 +150,13 @@
 // stopped, its stream ends and the host leaves the job for it, so the
 // other ranks see ErrProcFailed.
 //
+// A guest whose own rank the server declared failed (its host stopped
+// answering pings: frozen, or cut off) or whose job ended under it is
+// told evicted, with the reason, where every other rank's departure would
+// have let a fault-tolerant program go on as a job of one: it ends as an
+// evicted native rank does (Guest.OnEvicted, then its endpoint closes
+// with the reason).
+//
 // # Host functions
 //
 // A runtime without socket pre-opens (wasmtime-go) carries the stream

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"net"
 	"strconv"
 	"sync"
@@ -80,6 +81,22 @@ func (e *linkEndpoint) HandleFrame(hdr, payload []byte) {
 func (e *linkEndpoint) HandleWritable()       {}
 func (e *linkEndpoint) HandleClose(err error) { e.closed <- err }
 
+// greetGuest plays a host's part of the handshake on hostEnd, up to
+// the welcome w, and returns the reader of what the guest sends next.
+func greetGuest(hostEnd net.Conn, key [KeyLen]byte, w Welcome) (*Reader, error) {
+	rd := NewReader(bufio.NewReader(hostEnd))
+	if _, err := hostEnd.Write(AppendHostHello(nil, key)); err != nil {
+		return nil, err
+	}
+	if m, err := rd.Next(); err != nil {
+		return nil, err
+	} else if m.Type != MsgJoin {
+		return nil, fmt.Errorf("the guest sent %v, not join", m.Type)
+	}
+	_, err := hostEnd.Write(AppendWelcome(nil, w))
+	return rd, err
+}
+
 // TestGuestFrameLimits: a guest's link to a rank whose link-up offers
 // MaxFrame carries frames of MaxFrame and MaxFrame-1 bytes both ways,
 // intact; it refuses to write one of MaxFrame+1 with an error (no
@@ -89,17 +106,11 @@ func TestGuestFrameLimits(t *testing.T) {
 	hostEnd, guestEnd := net.Pipe()
 	defer hostEnd.Close()
 	var key [KeyLen]byte
-	rd := NewReader(bufio.NewReader(hostEnd))
 	msgs := make(chan Msg, 16)
 	go func() {
 		defer close(msgs)
-		if _, err := hostEnd.Write(AppendHostHello(nil, key)); err != nil {
-			return
-		}
-		if m, err := rd.Next(); err != nil || m.Type != MsgJoin {
-			return
-		}
-		if _, err := hostEnd.Write(AppendWelcome(nil, Welcome{Rank: 0, Size: 2})); err != nil {
+		rd, err := greetGuest(hostEnd, key, Welcome{Rank: 0, Size: 2})
+		if err != nil {
 			return
 		}
 		if _, err := hostEnd.Write(AppendLinkUp(nil, 1, MaxFrame, 4*MaxFrame)); err != nil {

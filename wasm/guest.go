@@ -68,6 +68,7 @@ type Guest struct {
 	werr error
 
 	aborted  func(rank, code int, where string) // OnAbort's; set before Start
+	evicted  func(err error)                    // OnEvicted's; set before Start
 	abortAck chan struct{}                      // closed when the host took this rank's abort
 	ackOnce  sync.Once
 
@@ -170,6 +171,14 @@ func (g *Guest) Welcome() Welcome { return g.welcome }
 // OnAbort sets what the guest is told when another rank of the job
 // calls Abort (rank, its code, where it called it); call it before Start.
 func (g *Guest) OnAbort(f func(rank, code int, where string)) { g.aborted = f }
+
+// OnEvicted sets what the guest is told when the job declared its rank
+// failed and went on without it (evicted): f runs before the endpoint
+// closes with err, as mesh.Net.Evicted does for a native rank, so that a
+// process that is this rank can end saying why before a failed operation
+// returns to its program. err matches peer.ErrProcFailed. Call it before
+// Start.
+func (g *Guest) OnEvicted(f func(err error)) { g.evicted = f }
 
 // OnReport makes the guest answer its host's report requests with f
 // (which prints what the rank is blocked in), when its host offered them
@@ -372,6 +381,10 @@ func (g *Guest) handle(m *Msg) error {
 		(*f)()
 		return nil
 	}
+	if m.Type == MsgEvicted {
+		g.evict(procFailure(m.Text))
+		return nil
+	}
 	if m.Type == MsgAbort {
 		switch {
 		case m.Rank == g.welcome.Rank: // the host told the job of ours
@@ -442,13 +455,39 @@ func linkDownError(rank int, text string) error {
 	if !strings.Contains(text, "rank "+strconv.Itoa(rank)) {
 		text = "rank " + strconv.Itoa(rank) + ": " + text
 	}
+	return procFailure(text)
+}
+
+// procFailure is a failure as the host described it, matching
+// peer.ErrProcFailed, which the text usually says already.
+func procFailure(text string) error {
 	if strings.HasSuffix(text, ": "+peer.ErrProcFailed.Error()) || strings.Contains(text, ": "+peer.ErrProcFailed.Error()+": ") {
 		return hostFailure(text)
 	}
 	return fmt.Errorf("%s: %w", text, peer.ErrProcFailed)
 }
 
-// hostFailure is a lost peer as the host described it.
+// evict ends this rank's part in the job, which the host says evicted it
+// (err): OnEvicted's function first, then the endpoint closes with err
+// (an endpoint without Close(error) has every other rank fail), so that
+// nothing the program waits for hangs and nothing goes on without the
+// job.
+func (g *Guest) evict(err error) {
+	if g.evicted != nil {
+		g.evicted(err)
+	}
+	if c, ok := g.ep.(interface{ Close(error) }); ok {
+		c.Close(err)
+		return
+	}
+	for r := range g.welcome.Limit() {
+		if r != g.welcome.Rank {
+			g.ep.FailPeer(r, err)
+		}
+	}
+}
+
+// hostFailure is a failure as the host described it.
 type hostFailure string
 
 func (e hostFailure) Error() string { return string(e) }

@@ -19,8 +19,10 @@ import (
 // messages (name, name-answer, name-cancel). Version 3 raised MaxFrame
 // from 65,535 bytes to a 1 MiB payload and its header: a version 2 guest
 // refuses a link-up with such frames and any message longer than its
-// MaxMessage, so the two cannot be mixed.
-const Version = 3
+// MaxMessage, so the two cannot be mixed. Version 4 added evicted: a
+// version 3 guest would take it for a broken host, lose every peer and
+// go on as a job of one, which is what the message prevents.
+const Version = 4
 
 // Protocol limits.
 const (
@@ -127,6 +129,14 @@ const (
 	// links and the console it sees itself (the job's telemetry setting).
 	// Sent only when the host offered OfferTelemetry.
 	MsgTelemetry
+	// MsgEvicted (H→G): the job declared this rank failed and went on
+	// without it (a peer lost its link to it, or it stopped answering
+	// pings: it was frozen or cut off), or the job ended under it; the
+	// reason. The guest ends as an evicted native rank does: its
+	// endpoint closes with the reason, and a process that is the rank
+	// exits saying so. It comes instead of every other rank's
+	// departure, after which a fault-tolerant program would go on alone.
+	MsgEvicted
 	msgEnd
 )
 
@@ -134,7 +144,7 @@ var msgNames = [msgEnd]string{MsgHostHello: "host-hello", MsgJoin: "join", MsgWe
 	MsgRefused: "refused", MsgConnect: "connect", MsgLinkUp: "link-up", MsgLinkDown: "link-down",
 	MsgClose: "close", MsgData: "data", MsgCredit: "credit", MsgAbort: "abort",
 	MsgName: "name", MsgNameAnswer: "name-answer", MsgNameCancel: "name-cancel",
-	MsgReportReady: "report-ready", MsgReport: "report", MsgTelemetry: "telemetry"}
+	MsgReportReady: "report-ready", MsgReport: "report", MsgTelemetry: "telemetry", MsgEvicted: "evicted"}
 
 // String returns the type's protocol name.
 func (t MsgType) String() string {
@@ -280,6 +290,7 @@ const (
 //	telemetry   dropped u32, count u16, count × (op str, comm str,
 //	            peer i32 (-1: none), bytes u64, start i64, end i64,
 //	            err str)
+//	evicted     reason str
 //
 // where str is a u16 length and that many bytes of UTF-8. A welcome's
 // rank is below the job's limit, max(size, max) (Welcome.Limit), and
@@ -347,8 +358,11 @@ func boolByte(v bool) byte {
 }
 
 // AppendRefused appends a refusal.
-func AppendRefused(b []byte, reason string) []byte {
-	b = appendPrefix(b, MsgRefused, 2+min(len(reason), maxText))
+func AppendRefused(b []byte, reason string) []byte { return appendReason(b, MsgRefused, reason) }
+
+// appendReason appends a message of type t whose body is reason.
+func appendReason(b []byte, t MsgType, reason string) []byte {
+	b = appendPrefix(b, t, 2+min(len(reason), maxText))
 	return appendStr(b, reason)
 }
 
@@ -396,6 +410,9 @@ func AppendAbort(b []byte, rank, code int, where string) []byte {
 	b = binary.LittleEndian.AppendUint32(b, uint32(int32(code)))
 	return appendStr(b, where)
 }
+
+// AppendEvicted appends the eviction of the guest's rank, for reason.
+func AppendEvicted(b []byte, reason string) []byte { return appendReason(b, MsgEvicted, reason) }
 
 // AppendName appends a name request: op on service, with port for
 // NamePublish ("" for the others). Names longer than MaxName are cut
@@ -491,7 +508,7 @@ func Decode(t MsgType, body []byte) (Msg, error) {
 		if d.err == nil && (m.Size < 1 || m.Max != 0 && m.Max < m.Size || m.Rank >= max(m.Size, m.Max) || m.Late != (m.Rank >= m.Size)) {
 			return m, fmt.Errorf("%w: welcome to rank %d of %d (max %d, late %v)", ErrProtocol, m.Rank, m.Size, m.Max, m.Late)
 		}
-	case MsgRefused:
+	case MsgRefused, MsgEvicted:
 		m.Text = d.str()
 	case MsgConnect, MsgClose:
 		m.Rank = d.rank()

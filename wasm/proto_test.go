@@ -42,6 +42,8 @@ func messages() [][]byte {
 		AppendNameCancel(nil, 6),
 		AppendReportReady(nil),
 		AppendReport(nil),
+		AppendEvicted(nil, "rank 2 was evicted from the job: process failed"),
+		AppendEvicted(nil, ""),
 		telemetry(0, Op{Op: "allreduce", Comm: "world", Peer: -1, Bytes: 8, Start: 1, End: 2},
 			Op{Op: "recv", Comm: "comm 3", Peer: 5, Start: 3, End: 3, Err: "receive from rank 5: proc failed"}),
 		telemetry(17),
@@ -86,6 +88,8 @@ func encode(m Msg) []byte {
 		return AppendWelcome(nil, Welcome{Rank: m.Rank, Size: m.Size, Max: m.Max, Late: m.Late, Settings: m.Settings})
 	case MsgRefused:
 		return AppendRefused(nil, m.Text)
+	case MsgEvicted:
+		return AppendEvicted(nil, m.Text)
 	case MsgConnect:
 		return AppendConnect(nil, m.Rank)
 	case MsgLinkUp:

@@ -159,42 +159,79 @@ func latencies(t *testing.T, t0 time.Time, got map[int]time.Time) detection {
 // the test's signaling server.
 func detectWASI(t *testing.T, sig syscall.Signal) detection {
 	t.Helper()
+	m, victim := startWASIVictim(t)
+	t0 := time.Now()
+	require.NoError(t, syscall.Kill(victim.cmd.Process.Pid, sig))
+	var got map[int]time.Time
+	m.waitStdout(t, func(out string) bool { got = parseDetections(out); return len(got) == 3 })
+	require.Equal(t, 0, m.wait(t), "stderr:\n%s", m.stderr.String())
+	return latencies(t, t0, got)
+}
+
+// wasiVictim is detectrank's rank 3 under WASI in a meshrun of its own.
+type wasiVictim struct {
+	cmd  *exec.Cmd
+	out  notifyBuffer // its standard output and error
+	done chan struct{}
+	err  error // how cmd ended, once done is closed
+	ctx  context.Context
+}
+
+// wait waits for the victim's meshrun to end; it fails the test if it
+// hangs.
+func (v *wasiVictim) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-v.done:
+	case <-v.ctx.Done():
+		t.Fatalf("the victim's meshrun hung:\n%s", v.out.String())
+	}
+}
+
+// startWASIVictim starts detectWASI's job (survivors with args for
+// detectrank) and returns once every rank is ready; the test's end kills
+// what is left.
+func startWASIVictim(t *testing.T, args ...string) (*meshrunRun, *wasiVictim) {
+	t.Helper()
 	srv, err := signaling.ListenLocal(signaling.Config{})
 	require.NoError(t, err)
-	defer srv.Close()
+	t.Cleanup(func() { srv.Close() })
 	job := "detect-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	tok, err := srv.Token(job, 4, map[string]string{meshmpi.SettingNetwork: "loopback"}, time.Hour)
 	require.NoError(t, err)
 	wasm := detectWASM(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), hangLimit())
-	defer cancel()
+	t.Cleanup(cancel)
 	meshrun, err := meshrunBinary()
 	require.NoError(t, err)
-	victim := exec.CommandContext(ctx, meshrun, "join", srv.URL(), "--job", job, "--token", tok, "--rank", "3", wasm, "-victim", "3")
-	var vout notifyBuffer
-	vout.written = make(chan struct{}, 1)
-	victim.Stdout, victim.Stderr = &vout, &vout
-	require.NoError(t, victim.Start())
-	defer func() {
-		_ = victim.Process.Kill()
-		_ = victim.Wait()
-	}()
-	m := start("--signal", srv.URL(), "--job", job, "--token", tok, "--rank", "0", "-n", "3", "--keep-going", "--grace", "120s", wasm, "-victim", "3")
+	v := &wasiVictim{done: make(chan struct{}), ctx: ctx}
+	v.cmd = exec.CommandContext(ctx, meshrun, "join", srv.URL(), "--job", job, "--token", tok, "--rank", "3", wasm, "-victim", "3")
+	v.out.written = make(chan struct{}, 1)
+	v.cmd.Stdout, v.cmd.Stderr = &v.out, &v.out
+	require.NoError(t, v.cmd.Start())
+	go func() { v.err = v.cmd.Wait(); close(v.done) }()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the victim's meshrun:\n%s", v.out.String())
+		}
+		_ = v.cmd.Process.Signal(syscall.SIGCONT)
+		_ = v.cmd.Process.Kill()
+		<-v.done
+	})
+	m := start(append([]string{"--signal", srv.URL(), "--job", job, "--token", tok, "--rank", "0", "-n", "3", "--keep-going", "--grace", "120s",
+		wasm, "-victim", "3"}, args...)...)
 	m.waitStdout(t, func(out string) bool { return len(readyPIDs(out)) == 3 })
-	for !strings.Contains(vout.String(), "rank 3 pid") {
+	for !strings.Contains(v.out.String(), "rank 3 pid") {
 		select {
-		case <-vout.written:
+		case <-v.out.written:
+		case <-v.done:
+			t.Fatalf("the victim's meshrun ended before it was ready (%v):\n%s", v.err, v.out.String())
 		case <-ctx.Done():
-			t.Fatalf("the victim's meshrun did not get ready:\n%s", vout.String())
+			t.Fatalf("the victim's meshrun did not get ready:\n%s", v.out.String())
 		}
 	}
-	t0 := time.Now()
-	require.NoError(t, syscall.Kill(victim.Process.Pid, sig))
-	var got map[int]time.Time
-	m.waitStdout(t, func(out string) bool { got = parseDetections(out); return len(got) == 3 })
-	require.Equal(t, 0, m.wait(t), "stderr:\n%s", m.stderr.String())
-	return latencies(t, t0, got)
+	return m, v
 }
 
 // detectWASM builds detectrank for wasip1 once.
@@ -385,8 +422,40 @@ func TestEvictedRankEnds(t *testing.T) {
 	require.Equal(t, 0, m.wait(t))
 	stderr := m.stderr.String()
 	// the rank's process ends as soon as it hears, saying why (fail-stop)
-	require.Regexp(t, `\[3\] meshmpi: rank 3 was evicted from the job: process failed: .*rank 3 was declared failed: no answer to pings within `+signaling.DefaultPingTimeout.String()+`.*: ending the process`, stderr)
+	require.Regexp(t, evictedLine(`\[3\] `), stderr)
 	require.Regexp(t, `meshrun: rank 3 failed: exited with status 1; declared failed at \d\d:\d\d:\d\d\.\d{3} \(no answer to pings within `+signaling.DefaultPingTimeout.String()+`\)`, stderr)
+}
+
+// A WASI rank frozen long enough to be declared failed, and then
+// resumed, ends as a native one does (TestEvictedRankEnds), saying it
+// was evicted, where its host used to report every other rank lost to
+// it, and a fault-tolerant program went on as a job of one (CI: a
+// frozen rank of examples/resilient resumed "1 survivors roll back").
+func TestEvictedWASIRankEnds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a WebRTC job in -short mode")
+	}
+	// the survivors end once they detected it (a WASI rank has no files
+	// to hold on: -hold is native only); the server keeps the job
+	m, v := startWASIVictim(t)
+	require.NoError(t, syscall.Kill(v.cmd.Process.Pid, syscall.SIGSTOP))
+	m.waitStdout(t, func(out string) bool { return len(parseDetections(out)) == 3 })
+	require.Equal(t, 0, m.wait(t), "stderr:\n%s", m.stderr.String())
+	require.NoError(t, syscall.Kill(v.cmd.Process.Pid, syscall.SIGCONT))
+	v.wait(t)
+	var ee *exec.ExitError
+	require.ErrorAs(t, v.err, &ee, "the victim's meshrun:\n%s", v.out.String())
+	require.Equal(t, 1, ee.ExitCode(), "the victim's meshrun:\n%s", v.out.String())
+	out := v.out.String()
+	require.Regexp(t, evictedLine(`\[3\] `), out)
+	require.Contains(t, out, "rank 3 exited with status 1")
+	require.NotContains(t, out, "detectrank:", "the program went on after its eviction")
+}
+
+// evictedLine matches what an evicted rank says as it ends, after prefix.
+func evictedLine(prefix string) string {
+	return prefix + `meshmpi: rank 3 was evicted from the job: process failed: .*rank 3 was declared failed: no answer to pings within ` +
+		signaling.DefaultPingTimeout.String() + `.*: ending the process`
 }
 
 // waitStderr is waitStdout for meshrun's standard error.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -532,6 +533,27 @@ func (r *relay) FailPeer(rank int, err error) {
 	r.mu.Unlock()
 	if hl != nil {
 		hl.closeReal()
+	}
+}
+
+// Close implements the mesh's closable endpoint: the job declared the
+// guest's rank failed and went on without it, or ended under it (err
+// says which). The guest is told so (wasm.MsgEvicted), and ends as an
+// evicted native rank does, where every other rank's departure would
+// have let a fault-tolerant program go on as a job of one; the links
+// close. The stream stays open for the guest to read it and leave.
+func (r *relay) Close(err error) {
+	r.mu.Lock()
+	if !r.closed {
+		r.push(wasm.AppendEvicted(r.out.lock(), err.Error()))
+	}
+	links := slices.Clone(r.links)
+	r.mu.Unlock()
+	r.log.Debug("evicted", "rank", r.rank, "err", err)
+	for _, hl := range links {
+		if hl != nil {
+			hl.closeReal()
+		}
 	}
 }
 

@@ -14,8 +14,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/meshmpi/meshmpi"
 	"github.com/meshmpi/meshmpi/internal/leaktest"
 	"github.com/meshmpi/meshmpi/peer"
+	"github.com/meshmpi/meshmpi/signaling"
 	"github.com/meshmpi/meshmpi/wasm"
 	"github.com/meshmpi/meshmpi/wasm/host"
 	"github.com/meshmpi/meshmpi/wasm/internal/hosttest"
@@ -129,4 +131,73 @@ func TestGuestVersionMismatch(t *testing.T) {
 		require.ErrorContains(t, err, want)
 		guestEnd.Close()
 	}
+}
+
+// TestEvictedGuestTold: when the job ends under a hosted rank (the
+// server's EndJob, which evicts every rank, as a rank declared failed
+// is), the host tells its guest it was evicted, with the reason, instead
+// of reporting every other rank lost to it: a fault-tolerant guest told
+// that would go on as a job of one.
+func TestEvictedGuestTold(t *testing.T) {
+	leaktest.Check(t)
+	srv, err := signaling.ListenLocal(signaling.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Close() })
+	const id = "evicted-guest"
+	token, err := srv.Token(id, 2, map[string]string{meshmpi.SettingNetwork: "loopback"}, time.Hour)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), hosttest.JobLimit)
+	defer cancel()
+
+	var key [wasm.KeyLen]byte
+	hostEnd, guestEnd := net.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- host.Serve(ctx, hostEnd, host.Config{Key: key,
+			Job: host.Job{Signal: srv.URL(), ID: id, Token: token, Rank: 0, JoinTimeout: time.Minute}})
+	}()
+	native := make(chan *meshmpi.Session, 1)
+	go func() {
+		s, err := meshmpi.Join(ctx, meshmpi.JobSpec{Signal: srv.URL(), Job: id, Token: token, Rank: 1})
+		if err != nil {
+			t.Errorf("rank 1 joins: %v", err)
+		}
+		native <- s
+	}()
+	rd := joinAsGuest(t, guestEnd, key)
+	s := <-native
+	require.NotNil(t, s)
+
+	require.NoError(t, srv.EndJob(id, "the organizer ended it"))
+	for {
+		m, err := rd.Next()
+		require.NoError(t, err, "the stream ended before the eviction")
+		if m.Type == wasm.MsgEvicted {
+			require.Contains(t, m.Text, "rank 0 was evicted from the job")
+			require.Contains(t, m.Text, "the organizer ended it")
+			break
+		}
+		// a link to rank 1 may come and go first; rank 1's departure
+		// must not (it is what the eviction replaces)
+		require.False(t, m.Type == wasm.MsgLinkDown && m.Cause == wasm.CauseLeft, "rank %d reported gone before the eviction: %q", m.Rank, m.Text)
+	}
+	guestEnd.Close()
+	require.NoError(t, <-served)
+	_ = s.Finalize() // fails: it was evicted too
+}
+
+// joinAsGuest plays a guest's part of the handshake on guestEnd, up to
+// the welcome, and returns the reader of what the host sends next.
+func joinAsGuest(t *testing.T, guestEnd net.Conn, key [wasm.KeyLen]byte) *wasm.Reader {
+	t.Helper()
+	rd := wasm.NewReader(bufio.NewReader(guestEnd))
+	m, err := rd.Next()
+	require.NoError(t, err)
+	require.Equal(t, wasm.MsgHostHello, m.Type)
+	_, err = guestEnd.Write(wasm.AppendJoin(nil, key))
+	require.NoError(t, err)
+	m, err = rd.Next()
+	require.NoError(t, err)
+	require.Equal(t, wasm.MsgWelcome, m.Type)
+	return rd
 }

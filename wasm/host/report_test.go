@@ -3,7 +3,6 @@
 package host_test
 
 import (
-	"bufio"
 	"context"
 	"net"
 	"testing"
@@ -31,22 +30,14 @@ func TestRelayReports(t *testing.T) {
 	require.False(t, q.Ask(), "no guest yet")
 	done := make(chan error, 1)
 	go func() { done <- host.Serve(ctx, hostEnd, host.Config{Job: job, Key: key, Reports: &q}) }()
-	rd := wasm.NewReader(bufio.NewReader(guestEnd))
-	m, err := rd.Next()
-	require.NoError(t, err)
-	require.Equal(t, wasm.MsgHostHello, m.Type)
-	_, err = guestEnd.Write(wasm.AppendJoin(nil, key))
-	require.NoError(t, err)
-	m, err = rd.Next()
-	require.NoError(t, err)
-	require.Equal(t, wasm.MsgWelcome, m.Type)
+	rd := joinAsGuest(t, guestEnd, key)
 
 	// joined, but it has not said it answers: an old guest
 	require.False(t, q.Ask())
-	_, err = guestEnd.Write(wasm.AppendReportReady(nil))
+	_, err := guestEnd.Write(wasm.AppendReportReady(nil))
 	require.NoError(t, err)
 	require.Eventually(t, q.Ask, 10*time.Second, time.Millisecond)
-	m, err = rd.Next()
+	m, err := rd.Next()
 	require.NoError(t, err)
 	require.Equal(t, wasm.MsgReport, m.Type)
 	require.True(t, q.Ask())
