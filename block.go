@@ -127,6 +127,10 @@ func (p *proc) report() string {
 		return fmt.Sprintf("Send(to rank %d, tag %d) on %s: waiting for rank %d to receive it", b.peer, b.tag, commName(b.comm), b.peer)
 	case b.call == "receive":
 		return fmt.Sprintf("Recv(from %s, %s) on %s: waiting for a message from %s", sourceName(b.peer), tagName(b.tag), commName(b.comm), sourceName(b.peer))
+	case b.call == "Agree":
+		// the agreement's tree, and whom this rank heard from: a member
+		// that never answers shows as the one missing
+		return fmt.Sprintf("Agree on %s: %s", commName(b.comm), strings.ReplaceAll(b.comm.agree.String(), "\n", "\n  "))
 	}
 	return b.call + " on " + commName(b.comm)
 }

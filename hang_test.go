@@ -53,6 +53,27 @@ func TestRunTimeoutReportsTrailInFinalize(t *testing.T) {
 	require.Contains(t, msg, "a deadlock")
 }
 
+// An agreement a rank never joins: the report gives the waiting rank's
+// side of it (the tree and whom it heard from).
+func TestRunTimeoutReportsAgree(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	err := Run(3, func(w *Comm) error {
+		if w.Rank() == 2 {
+			<-stop // never agrees
+			return nil
+		}
+		_, err := w.Agree(1)
+		return err
+	}, WithTimeout(2*time.Second))
+	require.ErrorIs(t, err, ErrTimeout)
+	msg := err.Error()
+	t.Log(msg)
+	require.Regexp(t, `rank 0: Agree on world: member 0 of 3, coordinator 0, next 1, pending 1\n    agreement 0: entered true decided false .* heard from 1\n`, msg)
+	require.Regexp(t, `rank 1: Agree on world: member 1 of 3, coordinator 0, next 1, pending 1, parent 0\n    agreement 0: entered true`, msg)
+	require.Contains(t, msg, "rank 2: running, not blocked in meshmpi")
+}
+
 // A rank that computes forever is not called deadlocked.
 func TestRunTimeoutRunningRank(t *testing.T) {
 	stop := make(chan struct{})
