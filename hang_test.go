@@ -69,7 +69,7 @@ func TestRunTimeoutReportsAgree(t *testing.T) {
 	require.ErrorIs(t, err, ErrTimeout)
 	msg := err.Error()
 	t.Log(msg)
-	require.Regexp(t, `rank 0: Agree on world: member 0 of 3, coordinator 0, next 1, pending 1\n    agreement 0: entered true decided false .* heard from 1\n`, msg)
+	require.Regexp(t, `rank 0: Agree on world: member 0 of 3, coordinator 0, next 1, pending 1\n    agreement 0: entered true decided false .* heard from 1 \(for 0, 1 members\)\n`, msg)
 	require.Regexp(t, `rank 1: Agree on world: member 1 of 3, coordinator 0, next 1, pending 1, parent 0\n    agreement 0: entered true`, msg)
 	require.Contains(t, msg, "rank 2: running, not blocked in meshmpi")
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math/bits"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -61,6 +63,8 @@ type Group struct {
 	t     Transport
 
 	mu      sync.Mutex
+	queue   []outMsg // what locked steps made, to send in turn (unlockAndSend)
+	sending bool     // a goroutine is sending queue
 	failed  []bool
 	coord   int // the lowest member not known failed: the root
 	next    uint32
@@ -122,25 +126,54 @@ func New(n, me int, nonce uint64, t Transport) *Group {
 	return &Group{n: n, me: me, nonce: nonce, t: t, failed: make([]bool, n), left: make([]bool, n), inst: map[uint32]*instance{}}
 }
 
+// outMsg is a message to send, or (done set) a completion to call.
 type outMsg struct {
-	to  int
-	msg []byte
+	to   int
+	msg  []byte
+	done func()
 }
 
 // outbox collects what a locked step sends and completes, to do once the
-// lock is released.
+// lock is released (unlockAndSend).
 type outbox struct {
 	msgs  []outMsg
 	dones []func()
 }
 
-func (o *outbox) flush(t Transport) {
-	for _, m := range o.msgs {
-		t.Send(m.to, m.msg)
-	}
+// unlockAndSend queues what o holds, releases the lock and sends what is
+// queued, in the order the locked steps made it: one goroutine at a time
+// sends (the others only queue), so two steps that unlock in turn cannot
+// send to the same member out of turn. Sent by each step after its
+// unlock, a gather for a failed coordinator could overtake the one for
+// its successor that the member made next, and the parent then kept the
+// stale one and waited for ever (examples/resilient, about 1 in 30,000
+// runs). A Send that comes back here (a lost link reported as a failure)
+// queues and returns; the sender takes it next. Called with mu held.
+func (g *Group) unlockAndSend(o *outbox) {
+	g.queue = append(g.queue, o.msgs...)
 	for _, d := range o.dones {
-		d()
+		g.queue = append(g.queue, outMsg{done: d})
 	}
+	if g.sending {
+		g.mu.Unlock()
+		return
+	}
+	g.sending = true
+	for len(g.queue) > 0 {
+		q := g.queue
+		g.queue = nil
+		g.mu.Unlock()
+		for _, m := range q {
+			if m.done != nil {
+				m.done()
+			} else {
+				g.t.Send(m.to, m.msg)
+			}
+		}
+		g.mu.Lock()
+	}
+	g.sending = false
+	g.mu.Unlock()
 }
 
 // Start enters the next agreement with contribution vec; done is called
@@ -189,8 +222,7 @@ func (g *Group) start(vec []byte, barrier bool, done func(Result)) (uint32, erro
 		in.own = append(make([]byte, 0, len(vec)), vec...)
 		g.progress(in, &o)
 	}
-	g.mu.Unlock()
-	o.flush(g.t)
+	g.unlockAndSend(&o)
 	return seq, nil
 }
 
@@ -381,7 +413,7 @@ func (g *Group) sendUp(in *instance, acc []byte, cover []uint64, mismatch bool, 
 		cover = make([]uint64, (g.n+63)/64)
 		cover[g.me/64] |= 1 << (g.me % 64)
 	}
-	o.msgs = append(o.msgs, outMsg{p, g.encodeUp(in.seq, &up{era: g.coord, low: low, vec: acc, cover: cover, mismatch: mismatch, cand: cand})})
+	o.msgs = append(o.msgs, outMsg{to: p, msg: g.encodeUp(in.seq, &up{era: g.coord, low: low, vec: acc, cover: cover, mismatch: mismatch, cand: cand})})
 }
 
 // decide takes d as agreement in's result, announced by this member's
@@ -416,7 +448,7 @@ func (g *Group) forward(in *instance, o *outbox) {
 		if msg == nil {
 			msg = g.encodeDec(in.seq, in.decBy, in.dec)
 		}
-		o.msgs = append(o.msgs, outMsg{m, msg})
+		o.msgs = append(o.msgs, outMsg{to: m, msg: msg})
 		if !in.fin {
 			in.sent = append(in.sent, m)
 		}
@@ -468,8 +500,7 @@ func (g *Group) Leave(done func()) {
 	}
 	g.leaving, g.onLeft = true, done
 	g.checkLeave(&o)
-	g.mu.Unlock()
-	o.flush(g.t)
+	g.unlockAndSend(&o)
 }
 
 // checkLeave, for a member leaving, tells the others once its agreements
@@ -484,7 +515,7 @@ func (g *Group) checkLeave(o *outbox) {
 		msg := g.header(nil, kindLeft, g.next, nil, false)
 		for m := range g.n {
 			if m != g.me && !g.failed[m] {
-				o.msgs = append(o.msgs, outMsg{m, msg})
+				o.msgs = append(o.msgs, outMsg{to: m, msg: msg})
 			}
 		}
 	}
@@ -529,8 +560,7 @@ func (g *Group) Failed(m int) {
 		g.progress(in, &o)
 	}
 	g.checkLeave(&o)
-	g.mu.Unlock()
-	o.flush(g.t)
+	g.unlockAndSend(&o)
 }
 
 // IsFailed reports whether member m is known failed here.
@@ -562,8 +592,7 @@ func (g *Group) Stop(err error) {
 		delete(g.inst, seq)
 	}
 	g.pending = 0
-	g.mu.Unlock()
-	o.flush(g.t)
+	g.unlockAndSend(&o)
 }
 
 // Receive takes a message from member from. Messages of agreements this
@@ -581,10 +610,7 @@ func (g *Group) Receive(from int, msg []byte) error {
 	}
 	var o outbox
 	g.mu.Lock()
-	defer func() {
-		g.mu.Unlock()
-		o.flush(g.t)
-	}()
+	defer g.unlockAndSend(&o)
 	if g.stopped != nil {
 		return nil
 	}
@@ -611,7 +637,7 @@ func (g *Group) Receive(from int, msg []byte) error {
 		} else if m.up.era == in.decBy && !in.barrier {
 			// a member the tree moved under this one after it decided
 			in.decTo[from/64] |= 1 << (from % 64)
-			o.msgs = append(o.msgs, outMsg{from, g.encodeDec(in.seq, in.decBy, in.dec)})
+			o.msgs = append(o.msgs, outMsg{to: from, msg: g.encodeDec(in.seq, in.decBy, in.dec)})
 		}
 		return nil
 	}
@@ -844,10 +870,23 @@ func (g *Group) String() string {
 	if g.me != g.coord {
 		fmt.Fprintf(&s, ", parent %d", g.parent())
 	}
-	for seq, in := range g.inst {
+	var failed []int
+	for m, f := range g.failed {
+		if f {
+			failed = append(failed, m)
+		}
+	}
+	if failed != nil {
+		fmt.Fprintf(&s, ", failed %v", failed)
+	}
+	for _, seq := range slices.Sorted(maps.Keys(g.inst)) {
+		in := g.inst[seq]
 		fmt.Fprintf(&s, "\n  agreement %d: entered %v decided %v (by %d) sent to %d for %d, heard from", seq, in.entered, in.dec != nil, in.decBy, in.sentTo, in.sentEra)
-		for m := range in.ups {
-			fmt.Fprintf(&s, " %d", m)
+		// each member's latest part, with the coordinator it was for
+		// (one for another is set aside) and the members it covers
+		for _, m := range slices.Sorted(maps.Keys(in.ups)) {
+			u := in.ups[m]
+			fmt.Fprintf(&s, " %d (for %d, %d members)", m, u.era, count(u.cover))
 		}
 	}
 	return s.String()

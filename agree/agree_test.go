@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -543,4 +544,65 @@ func TestAgreementTree(t *testing.T) {
 			})
 		}
 	}
+}
+
+// gateLink is a Transport whose first Send waits at a gate before it
+// sends: a goroutine held up between its step and its send.
+type gateLink struct {
+	mu      sync.Mutex
+	sent    [][]byte // what went out, in order
+	entered chan struct{}
+	gate    chan struct{}
+	first   bool
+}
+
+func (l *gateLink) Send(_ int, msg []byte) {
+	l.mu.Lock()
+	first := !l.first
+	l.first = true
+	l.mu.Unlock()
+	if first {
+		close(l.entered)
+		<-l.gate
+	}
+	l.mu.Lock()
+	l.sent = append(l.sent, msg)
+	l.mu.Unlock()
+}
+
+// Two steps of one member that unlock in turn send in turn: member 5
+// sends its part for coordinator 0, and is held up before the send goes
+// out; it learns that 0 failed, and makes its part for coordinator 1. The
+// part for 1 must go out after the one for 0, or its parent (4) keeps the
+// stale one, sets it aside and waits for a part that never comes again
+// (the hang of examples/resilient's TestResilient/first_and_last).
+func TestSendsInTurn(t *testing.T) {
+	l := &gateLink{entered: make(chan struct{}), gate: make(chan struct{})}
+	g := New(8, 5, 1, l)
+	started := make(chan error, 1)
+	go func() {
+		_, err := g.Start([]byte{1}, func(Result) {})
+		started <- err
+	}()
+	<-l.entered // the part for 0 is made, not sent
+	failed := make(chan struct{})
+	go func() { g.Failed(0); close(failed) }()
+	select {
+	case <-failed:
+	case <-started:
+		t.Fatal("Start returned before its send")
+	}
+	close(l.gate)
+	require.NoError(t, <-started)
+	<-failed
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var eras []int
+	for _, b := range l.sent {
+		m, err := g.decode(b)
+		require.NoError(t, err)
+		require.NotNil(t, m.up)
+		eras = append(eras, m.up.era)
+	}
+	require.Equal(t, []int{0, 1}, eras, "the coordinators the parts were sent for, in the order they went out")
 }
