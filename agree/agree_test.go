@@ -11,6 +11,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
 )
 
 // fabric runs a group of members in one goroutine, one event at a time,
@@ -485,7 +489,7 @@ func (discard) Send(int, []byte) {}
 // quarter of the members fail, coordinators and inner members
 // mid-broadcast included.
 func TestLargeGroupsUnderFaults(t *testing.T) {
-	runs := 300
+	runs := 1000
 	if testing.Short() {
 		runs = 40
 	}
@@ -605,4 +609,149 @@ func TestSendsInTurn(t *testing.T) {
 		eras = append(eras, m.up.era)
 	}
 	require.Equal(t, []int{0, 1}, eras, "the coordinators the parts were sent for, in the order they went out")
+}
+
+// liveNet carries a group's messages between members that run on
+// goroutines of their own, as ranks do: each pair's messages in order on
+// a goroutine of the pair's, while members start agreements and hear of
+// the victim's failure whenever their goroutines get to it. The fabric
+// above runs one event at a time and cannot find faults of timing
+// between a member's own goroutines (TestSendsInTurn's).
+type liveNet struct {
+	groups []*Group
+	queues [][]chan []byte // [from][to]
+	victim int
+	dead   atomic.Bool   // the victim's messages are lost from now on
+	stop   chan struct{} // closed at the run's end: what is sent then is lost
+	sends  atomic.Uint64
+}
+
+type liveLink struct {
+	net  *liveNet
+	from int
+}
+
+func (l liveLink) Send(to int, msg []byte) {
+	if l.from == l.net.victim && l.net.dead.Load() {
+		return
+	}
+	// a sender is held up now and then between its step and the send,
+	// as a preempted goroutine is: what another goroutine sends then
+	// must not overtake it
+	for range (l.net.sends.Add(1) * 0x9e3779b97f4a7c15 >> 61) % 4 {
+		runtime.Gosched()
+	}
+	select {
+	case l.net.queues[l.from][to] <- msg:
+	case <-l.net.stop:
+	}
+}
+
+// Members on goroutines of their own, the coordinator failing at a
+// random moment of a run of agreements and the others told of it at
+// random moments on goroutines of their own: every survivor decides
+// every agreement, all alike (AGREE_LIVE_RUNS runs, 1,000 by default;
+// the messages sent out of turn that TestSendsInTurn pins hung it within
+// a few hundred).
+func TestAgreementLiveMembers(t *testing.T) {
+	runs := 1000
+	if n, err := strconv.Atoi(os.Getenv("AGREE_LIVE_RUNS")); err == nil {
+		runs = n
+	}
+	if testing.Short() {
+		runs = 100
+	}
+	const n, rounds = 8, 4
+	for seed := range uint64(runs) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		net := &liveNet{groups: make([]*Group, n), queues: make([][]chan []byte, n), stop: make(chan struct{})}
+		for m := range n {
+			net.groups[m] = New(n, m, 1, liveLink{net, m})
+			net.queues[m] = make([]chan []byte, n)
+			for to := range n {
+				net.queues[m][to] = make(chan []byte, 1024) // more than a run sends
+			}
+		}
+		var delivery sync.WaitGroup
+		for from := range n {
+			for to := range n {
+				delivery.Go(func() {
+					for {
+						select {
+						case msg := <-net.queues[from][to]:
+							if to != net.victim || !net.dead.Load() {
+								_ = net.groups[to].Receive(from, msg)
+							}
+						case <-net.stop:
+							return
+						}
+					}
+				})
+			}
+		}
+		dieAfter := rng.IntN(rounds + 1) // agreements the victim completes
+		spins := make([]int, n)          // how long each survivor takes to hear of the failure
+		for m := range spins {
+			spins[m] = rng.IntN(2000)
+		}
+		results := make([][]Result, n)
+		var members, notices sync.WaitGroup
+		for m := range n {
+			members.Go(func() {
+				if m == net.victim {
+					for range dieAfter {
+						ch := make(chan Result, 1)
+						if _, err := net.groups[m].Start([]byte{0xff}, func(r Result) { ch <- r }); err == nil {
+							<-ch
+						}
+					}
+					net.dead.Store(true)
+					for s := range n { // each survivor hears in its own time
+						if s != m {
+							notices.Go(func() {
+								for range spins[s] {
+									runtime.Gosched()
+								}
+								net.groups[s].Failed(m)
+							})
+						}
+					}
+					return
+				}
+				for k := range rounds {
+					ch := make(chan Result, 1)
+					if _, err := net.groups[m].Start([]byte{^byte(1 << k)}, func(r Result) { ch <- r }); err != nil {
+						t.Errorf("seed %d: member %d starts round %d: %v", seed, m, k, err)
+						return
+					}
+					select {
+					case r := <-ch:
+						results[m] = append(results[m], r)
+					case <-time.After(time.Minute): // hang guard
+						var b strings.Builder
+						for _, g := range net.groups {
+							b.WriteString("\n" + g.String())
+						}
+						t.Errorf("seed %d: member %d waits in round %d:%s", seed, m, k, b.String())
+						return
+					}
+				}
+			})
+		}
+		members.Wait()
+		notices.Wait()
+		close(net.stop)
+		delivery.Wait()
+		if t.Failed() {
+			return
+		}
+		for k := range rounds {
+			first := results[1][k]
+			require.NoError(t, first.Err)
+			for m := 2; m < n; m++ {
+				require.Equal(t, first.Vec, results[m][k].Vec, "seed %d round %d: members 1 and %d disagree", seed, k, m)
+				require.Equal(t, first.Missing, results[m][k].Missing, "seed %d round %d: members 1 and %d disagree", seed, k, m)
+			}
+		}
+	}
 }
