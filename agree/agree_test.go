@@ -303,13 +303,7 @@ func (f *fabric) check() {
 // (coordinators mid-broadcast included), crashes and fenced false
 // suspicions, blocking and pipelined agreements.
 func TestAgreementUnderFaults(t *testing.T) {
-	runs := 4000
-	if n, err := strconv.Atoi(os.Getenv("AGREE_RUNS")); err == nil {
-		runs = n
-	}
-	if testing.Short() {
-		runs = 400
-	}
+	runs := testRuns("AGREE_RUNS", 4000, 400)
 	for seed := range uint64(runs) {
 		n := 1 + int(seed%8)
 		kills := int(seed/8) % n // 0 … n-1
@@ -329,13 +323,7 @@ func TestAgreementUnderFaults(t *testing.T) {
 // mid-broadcast): every survivor decides every round, and every survivor
 // is let go in the end.
 func TestAgreementLeaveUnderFaults(t *testing.T) {
-	runs := 4000
-	if n, err := strconv.Atoi(os.Getenv("AGREE_RUNS")); err == nil {
-		runs = n
-	}
-	if testing.Short() {
-		runs = 400
-	}
+	runs := testRuns("AGREE_RUNS", 4000, 400)
 	for seed := range uint64(runs) {
 		n := 2 + int(seed%7)
 		kills := 1 + int(seed/7)%(n-1) // 1 … n-1
@@ -654,13 +642,7 @@ func (l liveLink) Send(to int, msg []byte) {
 // the messages sent out of turn that TestSendsInTurn pins hung it within
 // a few hundred).
 func TestAgreementLiveMembers(t *testing.T) {
-	runs := 1000
-	if n, err := strconv.Atoi(os.Getenv("AGREE_LIVE_RUNS")); err == nil {
-		runs = n
-	}
-	if testing.Short() {
-		runs = 100
-	}
+	runs := testRuns("AGREE_LIVE_RUNS", 1000, 100)
 	const n, rounds = 8, 4
 	for seed := range uint64(runs) {
 		rng := rand.New(rand.NewPCG(seed, 7))
@@ -754,4 +736,16 @@ func TestAgreementLiveMembers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// testRuns is how many runs a randomized test makes: the environment
+// variable env's number, else full, or short in -short mode.
+func testRuns(env string, full, short int) int {
+	if n, err := strconv.Atoi(os.Getenv(env)); err == nil {
+		return n
+	}
+	if testing.Short() {
+		return short
+	}
+	return full
 }
