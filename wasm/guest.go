@@ -361,7 +361,11 @@ func (g *Guest) cutOff(err error) {
 	if g.closing.Load() {
 		return
 	}
-	err = streamEnded(err)
+	g.failOthers(streamEnded(err))
+}
+
+// failOthers fails every other rank of the job at the endpoint with err.
+func (g *Guest) failOthers(err error) {
 	for r := range g.welcome.Limit() {
 		if r != g.welcome.Rank {
 			g.ep.FailPeer(r, err)
@@ -480,11 +484,7 @@ func (g *Guest) evict(err error) {
 		c.Close(err)
 		return
 	}
-	for r := range g.welcome.Limit() {
-		if r != g.welcome.Rank {
-			g.ep.FailPeer(r, err)
-		}
-	}
+	g.failOthers(err)
 }
 
 // hostFailure is a failure as the host described it.
