@@ -50,6 +50,7 @@ func serveChild(args []string, stdin io.Reader, stdout, stderr io.Writer) error 
 	var cfg config
 	fs.IntVar(&cfg.maxJobSize, "max-job-size", 1024, "largest job")
 	fs.DurationVar(&cfg.pingInterval, "ping-interval", 0, "ping period (default: the server's)")
+	fs.DurationVar(&cfg.pingTimeout, "ping-timeout", 0, "pong wait (default: the server's)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

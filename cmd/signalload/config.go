@@ -32,6 +32,7 @@ type config struct {
 	sigArgs []string // more arguments of its `signal serve`
 
 	pingInterval time.Duration // started servers' ping period
+	pingTimeout  time.Duration // started servers' pong wait
 	maxJobSize   int           // started servers' MaxJobSize; the jobs' sizes with urls
 	verbose      bool
 	profile      string // idle: save the child server's profiles here
@@ -62,7 +63,8 @@ func parseFlags(mode string, args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.signal, "signal", "signal", "the signal binary of -server signal (go build -o /tmp/signal ./cmd/signal)")
 	fs.StringVar(&sigArgs, "signal-args", "", "more arguments of each `signal serve` (space-separated; {i} is the server's index)")
 	fs.IntVar(&c.servers, "servers", 1, "how many servers to start without -url (churn, form; idle uses one)")
-	fs.DurationVar(&c.pingInterval, "ping-interval", 0, "the started servers' ping period (default: the server's, 2s)")
+	fs.DurationVar(&c.pingInterval, "ping-interval", 0, "the started servers' ping period (default: the server's, 5s)")
+	fs.DurationVar(&c.pingTimeout, "ping-timeout", 0, "how long the started servers wait for a pong before dropping the rank (default: the server's, 3s)")
 	fs.IntVar(&c.maxJobSize, "max-job-size", 1024, "the started servers' largest job; with -url, the largest the servers take (churn's jobs have this size)")
 	fs.BoolVar(&c.verbose, "v", false, "log progress to stderr")
 	fs.StringVar(&c.profile, "profile", "", "idle with a child server: save its CPU profile over the idle period and its heap and goroutine profiles at the end in this directory")
@@ -79,8 +81,8 @@ func parseFlags(mode string, args []string, stderr io.Writer) (config, error) {
 		return bad("unexpected arguments %q", fs.Args())
 	case c.n < 1 || c.jobSize < 1 || c.inflight < 1 || c.servers < 1 || c.maxJobSize < 1:
 		return bad("-n, -job-size, -inflight, -servers and -max-job-size must be positive")
-	case c.rate <= 0 || c.duration < 0 || c.timeout <= 0 || c.pingInterval < 0:
-		return bad("-rate and -timeout must be positive, -duration and -ping-interval not negative")
+	case c.rate <= 0 || c.duration < 0 || c.timeout <= 0 || c.pingInterval < 0 || c.pingTimeout < 0:
+		return bad("-rate and -timeout must be positive, -duration, -ping-interval and -ping-timeout not negative")
 	case c.server != serverChild && c.server != serverEmbedded && c.server != serverSignal:
 		return bad("-server %q: want child, signal or embedded", c.server)
 	case mode == "form" && c.n > c.maxJobSize:

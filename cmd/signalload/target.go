@@ -142,6 +142,7 @@ func serverConfig(cfg config, secret []byte) signaling.Config {
 		MaxJobs:      1 << 20,
 		MaxJobSize:   cfg.maxJobSize,
 		PingInterval: cfg.pingInterval,
+		PingTimeout:  cfg.pingTimeout,
 	}
 }
 
@@ -190,9 +191,7 @@ const (
 func startSignal(ctx context.Context, cfg config, i int, secret []byte, stderr io.Writer) (*server, error) {
 	args := []string{"serve", "-listen", "127.0.0.1:0", "-max-conns", "1000000", "-max-jobs", "1000000",
 		"-max-job-size", strconv.Itoa(cfg.maxJobSize), "-log-level", "info", "-log-format", "json"}
-	if cfg.pingInterval > 0 {
-		args = append(args, "-ping-interval", cfg.pingInterval.String())
-	}
+	args = append(args, pingArgs(cfg)...)
 	for _, a := range cfg.sigArgs {
 		args = append(args, strings.ReplaceAll(a, "{i}", strconv.Itoa(i)))
 	}
@@ -259,6 +258,19 @@ func startSignal(ctx context.Context, cfg config, i int, secret []byte, stderr i
 	return &server{url: "ws://" + a + "/ws", probe: metricsProbe("http://" + a + "/metrics"), stop: stop}, nil
 }
 
+// pingArgs passes the ping flags that were set to a started server,
+// which has flags of the same names.
+func pingArgs(cfg config) []string {
+	var args []string
+	if cfg.pingInterval > 0 {
+		args = append(args, "-ping-interval", cfg.pingInterval.String())
+	}
+	if cfg.pingTimeout > 0 {
+		args = append(args, "-ping-timeout", cfg.pingTimeout.String())
+	}
+	return args
+}
+
 // startChild starts this binary as a server process (serveChild) and
 // waits for its address.
 func startChild(ctx context.Context, cfg config, secret []byte, stderr io.Writer) (*server, error) {
@@ -267,9 +279,7 @@ func startChild(ctx context.Context, cfg config, secret []byte, stderr io.Writer
 		return nil, err
 	}
 	args := []string{"-max-job-size", strconv.Itoa(cfg.maxJobSize)}
-	if cfg.pingInterval > 0 {
-		args = append(args, "-ping-interval", cfg.pingInterval.String())
-	}
+	args = append(args, pingArgs(cfg)...)
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), envChild+"=1", envChildSecret+"="+string(secret))
 	cmd.Stderr = stderr
