@@ -63,7 +63,14 @@ func (e *Endpoint) dataArrived(c *conn, h *Header, payload []byte) error {
 	op.copying = true
 	off := op.off
 	e.mu.Unlock()
-	n := op.land(off, op.want, payload)
+	e.landed(op, op.land(off, op.want, payload))
+	return nil
+}
+
+// landed ends the copy of n more bytes into op, which dataArrived or
+// landData began (op.copying): op completes once all its data is in, or
+// once a withdrawal that came during the copy left it to this goroutine.
+func (e *Endpoint) landed(op *Op, n int) {
 	e.mu.Lock()
 	op.copying = false
 	op.off += n
@@ -75,10 +82,57 @@ func (e *Endpoint) dataArrived(c *conn, h *Header, payload []byte) error {
 		} else {
 			e.finishRecv(op, op.want)
 		}
-		return nil
+		return
 	}
 	e.mu.Unlock()
-	return nil
+}
+
+// A DataLander is a LinkHandler that takes a rendezvous data frame's
+// payload straight from the link into the receive buffer it is for. A
+// link whose frames arrive in a stream it reads itself (a WASI guest's
+// link through its host) offers it each large frame's header first, so
+// the payload crosses into the program's memory once, not into a frame
+// buffer and then again into the receive buffer.
+type DataLander interface {
+	// LandData is for a frame whose header is hdr and whose payload,
+	// n bytes, the link has not read yet. When the frame is data for a
+	// receive waiting for it, it calls read once with the bytes of the
+	// receive buffer the payload goes to and reports true; the frame is
+	// then handled (a read error means the link failed, and the receive
+	// fails with it). Otherwise it calls nothing and reports false: the
+	// link reads the payload and calls HandleFrame as usual.
+	LandData(hdr []byte, n int, read func(dst []byte) error) bool
+}
+
+// LandData implements DataLander.
+func (c *conn) LandData(hdr []byte, n int, read func(dst []byte) error) bool {
+	var h Header
+	if h.Decode(hdr, n) != nil || h.Kind != KindData || h.Source != uint32(c.rank) {
+		return false // HandleFrame reports it
+	}
+	return c.ep.landData(c, &h, n, read)
+}
+
+// landData is dataArrived with the payload still in the link: read fills
+// the receive buffer. Anything but data for a plain receive of exactly
+// this offset (an accumulating receive reduces instead of copying, a
+// stale or unknown frame is dataArrived's to judge) is left to it.
+func (e *Endpoint) landData(c *conn, h *Header, n int, read func(dst []byte) error) bool {
+	e.mu.Lock()
+	op := e.lookup(h.RID)
+	if op == nil || op.kind != opRecv || op.res.Source != c.rank || op.acc.red != nil ||
+		h.Total != uint64(op.want) || h.Offset != uint64(op.off) || n > op.want-op.off {
+		e.mu.Unlock()
+		return false
+	}
+	op.copying = true
+	off := op.off
+	e.mu.Unlock()
+	if err := read(op.buf[off : off+n]); err != nil {
+		n = 0 // the link is failing: the receive fails with it
+	}
+	e.landed(op, n)
+	return true
 }
 
 // Slot ids name rendezvous operations on the wire: the low 20 bits index

@@ -239,6 +239,7 @@ func (g *Guest) Start(ep Endpoint) {
 		return
 	}
 	g.ep, g.started = ep, true
+	g.rd.Land = g.land
 	go g.readLoop()
 }
 
@@ -651,11 +652,48 @@ func (l *guestLink) deliver(f []byte) {
 		hdr, payload = f[:peer.HeaderLen], f[peer.HeaderLen:]
 	}
 	h.HandleFrame(hdr, payload)
-	if l.unacked += len(f); l.unacked >= l.batch {
+	l.consumed(len(f))
+}
+
+// consumed counts n bytes of frames handled and returns credit to the
+// host in batches. Reader goroutine only.
+func (l *guestLink) consumed(n int) {
+	if l.unacked += n; l.unacked >= l.batch {
 		n := l.unacked
 		l.unacked = 0
 		_ = l.g.write(AppendCredit(l.g.lockWrite(), l.rank, n)) // a failed write ends the stream
 	}
+}
+
+// land offers the handler a data frame's payload, n bytes still in the
+// stream (Reader.Land): a rendezvous payload then crosses into the
+// guest's memory once, straight into its receive buffer. Reader
+// goroutine only.
+func (l *guestLink) land(hdr []byte, n int, read func(dst []byte) error) bool {
+	l.mu.Lock()
+	h, closed := l.h, l.closed
+	l.mu.Unlock()
+	if closed || h == nil || peer.HeaderLen+n > l.maxFrame {
+		return false // deliver drops it, or handle refuses it
+	}
+	d, ok := h.(peer.DataLander)
+	if !ok || !d.LandData(hdr, n, read) {
+		return false
+	}
+	l.consumed(peer.HeaderLen + n)
+	return true
+}
+
+// land is the Reader's Land hook: the data message's link, if it has
+// one, lands it.
+func (g *Guest) land(rank int, hdr []byte, n int, read func(dst []byte) error) bool {
+	if rank >= len(g.slots) || rank == g.welcome.Rank {
+		return false // handle refuses it
+	}
+	g.mu.Lock()
+	l := g.slots[rank].link
+	g.mu.Unlock()
+	return l != nil && l.land(hdr, n, read)
 }
 
 // credit takes the host's credit and wakes a stalled writer at low water.

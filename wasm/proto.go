@@ -686,34 +686,104 @@ type Reader struct {
 	r   io.Reader
 	pre [prefixLen]byte
 	buf []byte
+
+	// Land, if set, is offered each data message of at least LandMin
+	// bytes once its rank and frame header are read, before its payload
+	// (n bytes): if it reports true it called read once with where the
+	// payload goes, and the message is handled (Next goes on to the
+	// next one); false leaves the message to Next's caller as usual.
+	// It lets a guest read a large rendezvous payload straight into its
+	// receive buffer (peer.DataLander).
+	Land     func(rank int, hdr []byte, n int, read func(dst []byte) error) bool
+	readFull func(dst []byte) error // reads into dst, keeping the error in landErr
+	landErr  error
 }
 
+// LandMin is the least message length a Reader offers its Land hook: a
+// copy saved costs less than the hook's call below it.
+const LandMin = 16 << 10
+
+// landHead is a data message's bytes before its payload: type, rank and
+// the frame's header.
+const landHead = 1 + 4 + peer.HeaderLen
+
 // NewReader returns a Reader of r; r should be buffered.
-func NewReader(r io.Reader) *Reader { return &Reader{r: r, buf: make([]byte, 0, 4096)} }
+func NewReader(r io.Reader) *Reader {
+	rd := &Reader{r: r, buf: make([]byte, 0, 4096)}
+	rd.readFull = func(dst []byte) error {
+		_, err := io.ReadFull(rd.r, dst)
+		rd.landErr = err
+		return err
+	}
+	return rd
+}
 
 // Next reads and decodes the next message. A clean end of the stream
 // between messages is io.EOF; anything else that is not a whole valid
 // message wraps ErrProtocol or is the stream's error.
 func (r *Reader) Next() (Msg, error) {
-	if _, err := io.ReadFull(r.r, r.pre[:]); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			err = fmt.Errorf("%w: stream ends inside a length", ErrProtocol)
+	for {
+		if _, err := io.ReadFull(r.r, r.pre[:]); err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				err = fmt.Errorf("%w: stream ends inside a length", ErrProtocol)
+			}
+			return Msg{}, err
 		}
-		return Msg{}, err
+		n := int(binary.LittleEndian.Uint32(r.pre[:]))
+		if n < 1 || n > MaxMessage {
+			return Msg{}, fmt.Errorf("%w: message length %d (want 1 … %d)", ErrProtocol, n, MaxMessage)
+		}
+		head := 0 // bytes of the message read
+		if r.Land != nil && n >= max(LandMin, landHead+1) {
+			// the head only: a payload that lands never needs the
+			// buffer to grow to hold it
+			b := r.grow(landHead, 0)
+			if err := r.fill(b[:landHead], n); err != nil {
+				return Msg{}, err
+			}
+			head = landHead
+			if MsgType(b[0]) == MsgData {
+				rank := binary.LittleEndian.Uint32(b[1:])
+				r.landErr = nil
+				if rank <= maxRank && r.Land(int(rank), b[5:landHead], n-landHead, r.readFull) {
+					if err := r.landErr; err != nil {
+						return Msg{}, r.inside(err, n)
+					}
+					continue
+				}
+			}
+		}
+		b := r.grow(n, head)[:n]
+		if err := r.fill(b[head:], n); err != nil {
+			return Msg{}, err
+		}
+		return Decode(MsgType(b[0]), b[1:])
 	}
-	n := int(binary.LittleEndian.Uint32(r.pre[:]))
-	if n < 1 || n > MaxMessage {
-		return Msg{}, fmt.Errorf("%w: message length %d (want 1 … %d)", ErrProtocol, n, MaxMessage)
-	}
+}
+
+// grow makes the buffer hold n bytes, keeping its first keep, and
+// returns it.
+func (r *Reader) grow(n, keep int) []byte {
 	if cap(r.buf) < n {
-		r.buf = make([]byte, n, max(n, 2*cap(r.buf)))
+		b := make([]byte, n, max(n, 2*cap(r.buf)))
+		copy(b, r.buf[:keep])
+		r.buf = b
 	}
-	b := r.buf[:n]
-	if _, err := io.ReadFull(r.r, b); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			err = fmt.Errorf("%w: stream ends inside a %d-byte message", ErrProtocol, n)
-		}
-		return Msg{}, err
+	return r.buf[:cap(r.buf)]
+}
+
+// fill reads p, a part of an n-byte message, whole.
+func (r *Reader) fill(p []byte, n int) error {
+	if _, err := io.ReadFull(r.r, p); err != nil {
+		return r.inside(err, n)
 	}
-	return Decode(MsgType(b[0]), b[1:])
+	return nil
+}
+
+// inside is the error of a read that failed inside an n-byte message.
+func (r *Reader) inside(err error, n int) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: stream ends inside a %d-byte message", ErrProtocol, n)
+	}
+	return err
 }
