@@ -66,6 +66,7 @@ type Guest struct {
 	wmu  sync.Mutex // guards wbuf, werr and writes to rw
 	wbuf []byte
 	werr error
+	vw   vecWriter // rw's two-buffer writes; nil: data messages are copied whole
 
 	aborted  func(rank, code int, where string) // OnAbort's; set before Start
 	evicted  func(err error)                    // OnEvicted's; set before Start
@@ -123,7 +124,7 @@ func Accept(ctx context.Context, ln net.Listener, key [KeyLen]byte) (*Guest, err
 // hello and key, asks to join, and returns once the host has joined the
 // job (Welcome) or failed to. On error rw is closed.
 func Connect(ctx context.Context, rw io.ReadWriteCloser, key [KeyLen]byte) (res *Guest, err error) {
-	g := &Guest{rw: rw, rd: NewReader(bufio.NewReaderSize(rw, 64<<10)), readDone: make(chan struct{}), abortAck: make(chan struct{}),
+	g := &Guest{rw: rw, vw: vecWriterOf(rw), rd: NewReader(bufio.NewReaderSize(rw, 64<<10)), readDone: make(chan struct{}), abortAck: make(chan struct{}),
 		nameSlots: make(chan struct{}, MaxNameRequests)}
 	hello := time.AfterFunc(HelloTimeout, func() { rw.Close() })
 	stop := context.AfterFunc(ctx, func() { rw.Close() })
@@ -277,17 +278,37 @@ func (g *Guest) lockWrite() []byte {
 	return g.wbuf[:0]
 }
 
-func (g *Guest) write(b []byte) error {
+func (g *Guest) write(b []byte) error { return g.writeVec(b, nil) }
+
+// writeVec is write of b followed by more, in one write where rw can
+// take two buffers: a large frame's payload is written from where the
+// program has it (a vecWriter), not copied into the write buffer.
+func (g *Guest) writeVec(b, more []byte) error {
 	defer g.wmu.Unlock()
 	g.wbuf = b
 	if g.werr != nil {
 		return g.werr
 	}
-	if _, err := g.rw.Write(b); err != nil {
+	var err error
+	switch {
+	case more == nil:
+		_, err = g.rw.Write(b)
+	case g.vw != nil:
+		err = g.vw.writeVec(b, more)
+	default:
+		g.wbuf = append(b, more...)
+		_, err = g.rw.Write(g.wbuf)
+	}
+	if err != nil {
 		g.werr = fmt.Errorf("wasm: writing to the host: %w: %w", peer.ErrProcFailed, err)
 		return g.werr
 	}
 	return nil
+}
+
+// A vecWriter writes two buffers as one write.
+type vecWriter interface {
+	writeVec(a, b []byte) error
 }
 
 // Dial implements peer.Dialer: it asks the host to connect to rank and
@@ -608,7 +629,14 @@ func (l *guestLink) WriteFrame(hdr, payload []byte) (bool, error) {
 		l.stalled = true
 	}
 	l.mu.Unlock()
-	if err := l.g.write(AppendData(l.g.lockWrite(), l.rank, hdr, payload)); err != nil {
+	var err error
+	if len(payload) >= LandMin && l.g.vw != nil {
+		// the head, then the payload from where it is
+		err = l.g.writeVec(AppendDataHead(l.g.lockWrite(), l.rank, hdr, len(payload)), payload)
+	} else {
+		err = l.g.write(AppendData(l.g.lockWrite(), l.rank, hdr, payload))
+	}
+	if err != nil {
 		return false, err
 	}
 	return ready, nil

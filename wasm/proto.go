@@ -238,6 +238,10 @@ type Msg struct {
 	Class    NameClass // NameAnswer
 	Ops      []Op      // Telemetry
 	Dropped  int       // Telemetry
+	// Payload is the rest of a data message's frame when it was
+	// decoded from two pieces (a host reading a guest's head and
+	// payload where the guest wrote them); nil: Frame is all of it.
+	Payload []byte
 }
 
 // Op is one operation a guest rank completed, as telemetry reports it
@@ -394,8 +398,13 @@ func AppendLinkDown(b []byte, rank int, c Cause, reason string) []byte {
 
 // AppendData appends a data message carrying the frame hdr+payload.
 func AppendData(b []byte, rank int, hdr, payload []byte) []byte {
-	b = appendRank(b, MsgData, rank, len(hdr)+len(payload))
-	return append(append(b, hdr...), payload...)
+	return append(AppendDataHead(b, rank, hdr, len(payload)), payload...)
+}
+
+// AppendDataHead appends the bytes of a data message before its payload:
+// the message carries the frame hdr and the n bytes written after them.
+func AppendDataHead(b []byte, rank int, hdr []byte, n int) []byte {
+	return append(appendRank(b, MsgData, rank, len(hdr)+n), hdr...)
 }
 
 // AppendCredit appends a credit of n bytes for the link to rank.

@@ -455,7 +455,7 @@ func (r *relay) handle(m *wasm.Msg) error {
 	case wasm.MsgCredit:
 		hl.credit(int(m.N))
 	case wasm.MsgData:
-		return hl.forward(m.Frame)
+		return hl.forward(m.Frame, m.Payload)
 	}
 	return nil
 }
@@ -700,9 +700,17 @@ func (hl *hostLink) HandleClose(err error) {
 
 // forward writes one of the guest's frames to the real link and returns
 // credit unless the link is above its high-water mark.
-func (hl *hostLink) forward(f []byte) error {
-	if len(f) < peer.HeaderLen || len(f) > hl.maxFrame {
-		return fmt.Errorf("%w: guest's %d-byte frame for rank %d (want %d … %d)", wasm.ErrProtocol, len(f), hl.rank, peer.HeaderLen, hl.maxFrame)
+func (hl *hostLink) forward(f, more []byte) error {
+	n := len(f) + len(more)
+	if len(f) < peer.HeaderLen || n > hl.maxFrame {
+		return fmt.Errorf("%w: guest's %d-byte frame for rank %d (want %d … %d)", wasm.ErrProtocol, n, hl.rank, peer.HeaderLen, hl.maxFrame)
+	}
+	hdr, payload := f[:peer.HeaderLen], f[peer.HeaderLen:]
+	if more != nil {
+		if len(payload) > 0 {
+			return fmt.Errorf("%w: guest's frame for rank %d in two pieces, the first past its header", wasm.ErrProtocol, hl.rank)
+		}
+		payload = more
 	}
 	hl.mu.Lock()
 	dead, l := hl.dead, hl.l
@@ -711,22 +719,22 @@ func (hl *hostLink) forward(f []byte) error {
 	if dead {
 		return nil // the guest has a LinkDown coming
 	}
-	ready, err := l.WriteFrame(f[:peer.HeaderLen], f[peer.HeaderLen:])
+	ready, err := l.WriteFrame(hdr, payload)
 	if err != nil {
 		return nil // the link reports its loss through HandleClose
 	}
 	hl.mu.Lock()
-	hl.pending += len(f)
+	hl.pending += n
 	if !ready && !hl.rearm {
 		hl.blocked = true
 	}
-	n := 0
+	credit := 0
 	if !hl.blocked && hl.pending >= creditBatch {
-		n, hl.pending = hl.pending, 0
+		credit, hl.pending = hl.pending, 0
 	}
 	hl.mu.Unlock()
-	if n > 0 {
-		hl.r.push(wasm.AppendCredit(hl.r.out.lock(), hl.rank, n))
+	if credit > 0 {
+		hl.r.push(wasm.AppendCredit(hl.r.out.lock(), hl.rank, credit))
 	}
 	return nil
 }

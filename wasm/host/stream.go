@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/meshmpi/meshmpi/peer"
 	"github.com/meshmpi/meshmpi/wasm"
 )
 
@@ -264,8 +265,10 @@ func (s *streamReader) take(iovs [][]byte) bool {
 		s.wake() // the reader goroutine returns it; the socket write fails
 		return false
 	}
-	for _, p := range iovs {
-		s.feed(p)
+	if !s.feedData(iovs) {
+		for _, p := range iovs {
+			s.feed(p)
+		}
 	}
 	ended := s.err != nil
 	s.mu.Unlock()
@@ -274,6 +277,36 @@ func (s *streamReader) take(iovs [][]byte) bool {
 	}
 	return true
 }
+
+// feedData handles a write of two iovecs that are one data message, its
+// head and its payload (the guest's two-buffer write of a large frame,
+// wasm's writev_wasip1.go): the payload goes on from the guest's memory
+// as it is, not joined to its head in the buffer first. It reports
+// false, having done nothing, for any other write. s.mu held; the
+// socket was drained first.
+func (s *streamReader) feedData(iovs [][]byte) bool {
+	if len(iovs) != 2 || s.w != s.r || s.err != nil {
+		return false
+	}
+	head, payload := iovs[0], iovs[1]
+	if len(head) != 4+dataHead || len(payload) == 0 || wasm.MsgType(head[4]) != wasm.MsgData {
+		return false
+	}
+	if n, err := messageLen(head); err != nil || 4+n != len(head)+len(payload) {
+		return false
+	}
+	m, err := wasm.Decode(wasm.MsgData, head[5:])
+	if err == nil {
+		m.Payload = payload
+		err = s.handle(&m)
+	}
+	s.err = err
+	return true
+}
+
+// dataHead is a data message's bytes before its payload, after its
+// length: type, rank and the frame's header.
+const dataHead = 1 + 4 + peer.HeaderLen
 
 // feed handles bytes of the stream that did not come through the
 // socket: whole messages straight from p, a message begun in the

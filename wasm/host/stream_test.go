@@ -116,6 +116,31 @@ func TestStreamTake(t *testing.T) {
 	}
 }
 
+// TestStreamTakeData: a write of a data message's head and payload as
+// two iovecs (a guest's large frame) is handled with its payload where
+// the guest wrote it (Msg.Payload, the same bytes), not joined to its
+// head in the buffer; a split anywhere else is joined as before.
+func TestStreamTakeData(t *testing.T) {
+	leaktest.Check(t)
+	hdr := make([]byte, peer.HeaderLen)
+	hdr[0] = 9
+	payload := bytes.Repeat([]byte{5}, wasm.LandMin)
+	head := wasm.AppendDataHead(nil, 1, hdr, len(payload))
+	p := newStreamPair(t)
+	require.True(t, p.s.take([][]byte{head, payload}))
+	require.NoError(t, p.s.err)
+	require.Len(t, p.got, 1)
+	require.Equal(t, hdr, p.got[0].Frame)
+	require.Same(t, &payload[0], &p.got[0].Payload[0], "the payload was copied")
+
+	// the same message cut one byte into its payload is one frame
+	require.True(t, p.s.take([][]byte{append(bytes.Clone(head), payload[0]), payload[1:]}))
+	require.NoError(t, p.s.err)
+	require.Len(t, p.got, 2)
+	require.Nil(t, p.got[1].Payload)
+	require.Equal(t, append(bytes.Clone(hdr), payload...), p.got[1].Frame)
+}
+
 // TestStreamTakeMalformed: a length out of bounds in a taken write ends
 // the stream with a protocol error, whether it starts the write or
 // completes one the buffer began; later writes are left to the socket.
