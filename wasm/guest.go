@@ -295,7 +295,7 @@ func (g *Guest) writeVec(b, more []byte) error {
 		_, err = g.rw.Write(b)
 	case g.vw != nil:
 		err = g.vw.writeVec(b, more)
-	default:
+	default: // rw takes one buffer: join them
 		g.wbuf = append(b, more...)
 		_, err = g.rw.Write(g.wbuf)
 	}
@@ -630,7 +630,7 @@ func (l *guestLink) WriteFrame(hdr, payload []byte) (bool, error) {
 	}
 	l.mu.Unlock()
 	var err error
-	if len(payload) >= LandMin && l.g.vw != nil {
+	if len(payload) >= LandMin {
 		// the head, then the payload from where it is
 		err = l.g.writeVec(AppendDataHead(l.g.lockWrite(), l.rank, hdr, len(payload)), payload)
 	} else {

@@ -712,9 +712,9 @@ type Reader struct {
 // copy saved costs less than the hook's call below it.
 const LandMin = 16 << 10
 
-// landHead is a data message's bytes before its payload: type, rank and
-// the frame's header.
-const landHead = 1 + 4 + peer.HeaderLen
+// DataHead is a data message's bytes before its payload, after its
+// length: type, rank and the frame's header.
+const DataHead = 1 + 4 + peer.HeaderLen
 
 // NewReader returns a Reader of r; r should be buffered.
 func NewReader(r io.Reader) *Reader {
@@ -743,18 +743,18 @@ func (r *Reader) Next() (Msg, error) {
 			return Msg{}, fmt.Errorf("%w: message length %d (want 1 … %d)", ErrProtocol, n, MaxMessage)
 		}
 		head := 0 // bytes of the message read
-		if r.Land != nil && n >= max(LandMin, landHead+1) {
+		if r.Land != nil && n >= max(LandMin, DataHead+1) {
 			// the head only: a payload that lands never needs the
 			// buffer to grow to hold it
-			b := r.grow(landHead, 0)
-			if err := r.fill(b[:landHead], n); err != nil {
+			b := r.grow(DataHead, 0)
+			if err := r.fill(b[:DataHead], n); err != nil {
 				return Msg{}, err
 			}
-			head = landHead
+			head = DataHead
 			if MsgType(b[0]) == MsgData {
 				rank := binary.LittleEndian.Uint32(b[1:])
 				r.landErr = nil
-				if rank <= maxRank && r.Land(int(rank), b[5:landHead], n-landHead, r.readFull) {
+				if rank <= maxRank && r.Land(int(rank), b[5:DataHead], n-DataHead, r.readFull) {
 					if err := r.landErr; err != nil {
 						return Msg{}, r.inside(err, n)
 					}

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/meshmpi/meshmpi/peer"
 	"github.com/meshmpi/meshmpi/wasm"
 )
 
@@ -289,7 +288,7 @@ func (s *streamReader) feedData(iovs [][]byte) bool {
 		return false
 	}
 	head, payload := iovs[0], iovs[1]
-	if len(head) != 4+dataHead || len(payload) == 0 || wasm.MsgType(head[4]) != wasm.MsgData {
+	if len(head) != 4+wasm.DataHead || len(payload) == 0 || wasm.MsgType(head[4]) != wasm.MsgData {
 		return false
 	}
 	if n, err := messageLen(head); err != nil || 4+n != len(head)+len(payload) {
@@ -303,10 +302,6 @@ func (s *streamReader) feedData(iovs [][]byte) bool {
 	s.err = err
 	return true
 }
-
-// dataHead is a data message's bytes before its payload, after its
-// length: type, rank and the frame's header.
-const dataHead = 1 + 4 + peer.HeaderLen
 
 // feed handles bytes of the stream that did not come through the
 // socket: whole messages straight from p, a message begun in the
